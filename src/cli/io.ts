@@ -1,0 +1,24 @@
+/**
+ * What a command may touch of the outside world, injected so that commands can be run in-process
+ * by tests. Only src/cli/main.ts builds one from `process`.
+ */
+export interface OutputStream {
+  write(chunk: string): unknown;
+  isTTY?: boolean;
+}
+
+export interface CliIO {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  /** Standard input, for `slugs check -` and the apply confirmation. */
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Aborted on SIGINT/SIGTERM: commands stop starting new work and finish cleanly. */
+  signal: AbortSignal;
+  /** Milliseconds since the epoch; injected so that output can be tested. */
+  now: () => number;
+}
+
+/** A command's result: the process exit code. */
+export type ExitCode = 0 | 1 | 2;

@@ -1,0 +1,56 @@
+/**
+ * The process entry: the only module that touches `process`, and the only `process.exit`.
+ */
+import { buildProgram } from './program.js';
+import type { CliIO } from './io.js';
+
+async function main(): Promise<void> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts += 1;
+    if (interrupts > 1) {
+      process.stderr.write(`\nSecond ${signal}: stopping now.\n`);
+      process.exit(130);
+    }
+    controller.abort(new Error(signal));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const io: CliIO = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+    now: () => Date.now(),
+  };
+  let code: number = 0;
+  const program = buildProgram(io, (c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(process.argv);
+  } catch (err) {
+    code = await reportFatal(err, io);
+  }
+  // Let stdout drain before leaving: a pipe may still hold a large plan.
+  process.stdout.write('', () => process.exit(code));
+}
+
+async function reportFatal(err: unknown, io: CliIO): Promise<number> {
+  const e = err as { code?: string; exitCode?: number; message?: string };
+  if (typeof e?.code === 'string' && e.code.startsWith('commander.')) {
+    // commander has already printed help, the version or the usage error.
+    return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help'
+      ? 0
+      : 1;
+  }
+  const { formatError } = await import('./format-error.js');
+  io.stderr.write(formatError(err));
+  return 1;
+}
+
+await main();

@@ -1,0 +1,43 @@
+/**
+ * The desired state: what orgs.yaml declares, after defaults are merged and `${VAR}`s are
+ * interpolated. schemas/orgs.schema.json is the source of truth for the file format; this is
+ * the loaded, normalised form that plan works from.
+ */
+import type { BillingUpdate } from '../api/types.js';
+
+export interface SourcePosition {
+  file: string;
+  /** 1-based. */
+  line: number;
+  /** 1-based. */
+  col: number;
+}
+
+export interface DesiredOrganisation {
+  /** The key under `organisations:`. */
+  slug: string;
+  id?: string;
+  /** Declared billing fields only (defaults merged under the organisation's own values). */
+  billing?: BillingUpdate;
+  invitations: { accept: string[]; revoke: string[] };
+  notificationChannels: { remove: string[] };
+  /** Where the organisation's key stands, for messages that name it. */
+  source: SourcePosition;
+}
+
+export interface DesiredState {
+  version: 1;
+  activeOrganisation?: { slug: string; source: SourcePosition };
+  /** Sorted by slug. */
+  organisations: DesiredOrganisation[];
+  /** Every file read, in the order read, with the SHA-256 of its bytes (saved plans pin these). */
+  files: Array<{ path: string; sha256: string }>;
+}
+
+/** One problem with the input, shown as `FILE:LINE:COL: message`. */
+export interface ConfigProblem {
+  file: string;
+  line: number;
+  col: number;
+  message: string;
+}

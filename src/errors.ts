@@ -1,0 +1,52 @@
+/**
+ * The few error classes orgform throws. Each has a stable `code` that scripts may match on,
+ * an optional `cause`, and a message that says what to do next. Nothing here may ever carry
+ * a credential: callers redact where the error is made (see api/redact.ts).
+ */
+export type ErrorCode =
+  | 'CONFIG_INVALID'
+  | 'CONFIG_IO'
+  | 'USAGE'
+  | 'API_ERROR'
+  | 'TRANSPORT_ERROR'
+  | 'UNSAFE_INPUT'
+  | 'PLAN_STALE'
+  | 'PLAN_INVALID'
+  | 'PLAN_UNSAFE'
+  | 'STATE_INVALID'
+  | 'STATE_LOCKED'
+  | 'INTERRUPTED'
+  | 'INTERNAL';
+
+export class OrgformError extends Error {
+  readonly code: ErrorCode;
+  /** Lines shown under the message (one per problem), already formatted. */
+  readonly details: readonly string[];
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: readonly string[] } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'OrgformError';
+    this.code = code;
+    this.details = options.details ?? [];
+  }
+}
+
+/** Bad command-line usage: exit 1 with the message, no stack. */
+export class UsageError extends OrgformError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super('USAGE', message, options);
+    this.name = 'UsageError';
+  }
+}
+
+/** Invalid desired state: every problem as `FILE:LINE:COL: message`. */
+export class ConfigError extends OrgformError {
+  constructor(message: string, details: readonly string[] = [], options: { cause?: unknown } = {}) {
+    super('CONFIG_INVALID', message, { ...options, details });
+    this.name = 'ConfigError';
+  }
+}
+
+export function isOrgformError(value: unknown): value is OrgformError {
+  return value instanceof OrgformError;
+}
