@@ -1,0 +1,73 @@
+import { OrgformError } from '../errors.js';
+import type { OperationId } from './types.js';
+
+/** The service answered with a failure status. Carries the Error body's code, message and cause. */
+export class ApiError extends OrgformError {
+  readonly operation: OperationId;
+  readonly status: number;
+  /** The Error body's `code`, when the body had the Error shape. */
+  readonly serviceCode: string | undefined;
+  readonly serviceMessage: string | undefined;
+  readonly serviceCause: string | undefined;
+  readonly attempts: number;
+  readonly requestId: string;
+
+  constructor(init: {
+    operation: OperationId;
+    target: string;
+    status: number;
+    serviceCode?: string;
+    serviceMessage?: string;
+    serviceCause?: string;
+    attempts: number;
+    requestId: string;
+    hint?: string;
+  }) {
+    const body = init.serviceCode
+      ? `${init.serviceCode}: ${init.serviceMessage ?? ''}${init.serviceCause ? ` (cause: ${init.serviceCause})` : ''}`
+      : 'no error details in the answer';
+    const tries = init.attempts > 1 ? ` after ${init.attempts} attempts` : '';
+    super('API_ERROR', `${init.operation} ${init.target} failed with HTTP ${init.status}${tries}: ${body}${init.hint ? `. ${init.hint}` : ''}`);
+    this.name = 'ApiError';
+    this.operation = init.operation;
+    this.status = init.status;
+    this.serviceCode = init.serviceCode;
+    this.serviceMessage = init.serviceMessage;
+    this.serviceCause = init.serviceCause;
+    this.attempts = init.attempts;
+    this.requestId = init.requestId;
+  }
+}
+
+export type TransportFailure =
+  | 'timeout'
+  | 'connection'
+  | 'too-large'
+  | 'bad-response'
+  | 'redirect'
+  | 'aborted';
+
+/** No usable answer: the network failed, a timeout fired, or the answer was not what the interface describes. */
+export class TransportError extends OrgformError {
+  readonly operation: OperationId;
+  readonly failure: TransportFailure;
+  readonly attempts: number;
+
+  constructor(init: { operation: OperationId; target: string; failure: TransportFailure; detail: string; attempts: number; cause?: Error }) {
+    const tries = init.attempts > 1 ? ` after ${init.attempts} attempts` : '';
+    super('TRANSPORT_ERROR', `${init.operation} ${init.target} failed${tries}: ${init.detail}`, { cause: init.cause });
+    this.name = 'TransportError';
+    this.operation = init.operation;
+    this.failure = init.failure;
+    this.attempts = init.attempts;
+  }
+}
+
+export function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}
+
+/** True when the service said the thing is not there (HTTP 404). */
+export function isNotFound(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status === 404;
+}

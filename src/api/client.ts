@@ -1,0 +1,174 @@
+/**
+ * A typed client for the eight operations of the Organisations interface. Responses are read
+ * tolerantly (unknown fields ignored, any 2xx accepted where the interface leaves the answer open)
+ * but what orgform relies on is checked at this boundary.
+ */
+import { randomUUID } from 'node:crypto';
+import { TransportError } from './api-error.js';
+import { createDispatcher, DEFAULT_TIMEOUTS, type DispatcherOptions, type RetryingDispatcher, type Timeouts } from './dispatcher.js';
+import { encodePathSegment } from './encode-segment.js';
+import { createHttp, type Http } from './http.js';
+import { resolveNextPage } from './next-page-url.js';
+import { parseBaseUrl } from './base-url.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+import type { BillingUpdate, OperationId, Organisation, OrganisationList, SlugAvailability } from './types.js';
+
+export interface ClientOptions {
+  baseUrl: string;
+  token: string;
+  timeouts?: Partial<Timeouts>;
+  /** The slow slug check's own budget. */
+  slugTimeouts?: Partial<Timeouts>;
+  retryPolicy?: Partial<RetryPolicy>;
+  maxResponseBytes?: number;
+  /** Page size asked for; the service may return fewer. */
+  pageSize?: number;
+  /** Injected for tests: a dispatcher of your own (for instance with a fake clock). */
+  transport?: RetryingDispatcher;
+  onRetry?: DispatcherOptions['onRetry'];
+  random?: () => number;
+}
+
+export interface ListOptions {
+  filter?: string;
+  pageSize?: number;
+}
+
+export interface WriteOptions {
+  /** Sent as Idempotency-Key; the same across retries of one change. */
+  idempotencyKey?: string;
+}
+
+export interface OrganisationsClient {
+  readonly baseUrl: URL;
+  listOrganisationPages(options?: ListOptions): AsyncIterable<OrganisationList>;
+  listOrganisations(options?: ListOptions): AsyncIterable<Organisation>;
+  getOrganisation(organisationId: string): Promise<Organisation>;
+  setActiveOrganisation(organisationId: string, options?: WriteOptions): Promise<Organisation | undefined>;
+  updateBillingDetails(organisationId: string, update: BillingUpdate, options?: WriteOptions): Promise<Organisation | undefined>;
+  getSlugAvailability(slug: string): Promise<SlugAvailability>;
+  acceptInvitation(organisationId: string, invitationId: string, options?: WriteOptions): Promise<void>;
+  deleteInvitation(organisationId: string, invitationId: string): Promise<void>;
+  deleteNotificationChannel(organisationId: string, channelId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_PAGE_SIZE = 500;
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+const SLUG_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 60_000, bodyMs: 30_000, totalMs: 120_000 };
+/** Pages a listing may have before orgform suspects a loop the repeat guard did not catch. */
+const MAX_PAGES = 100_000;
+
+function badResponse(operation: OperationId, target: string, detail: string): TransportError {
+  return new TransportError({ operation, target, failure: 'bad-response', detail: `the answer is not what the interface describes: ${detail}`, attempts: 1 });
+}
+
+function checkOrganisation(value: unknown, operation: OperationId, target: string): Organisation {
+  const org = value as Organisation | null;
+  if (typeof org !== 'object' || org === null || Array.isArray(org)) throw badResponse(operation, target, 'expected an Organisation object');
+  if (typeof org.id !== 'string' || org.id === '') throw badResponse(operation, target, 'the organisation has no "id"');
+  if (typeof org.slug !== 'string' || org.slug === '') throw badResponse(operation, target, `organisation "${org.id}" has no "slug"`);
+  if (org.billing !== undefined && (typeof org.billing !== 'object' || org.billing === null)) {
+    throw badResponse(operation, target, `organisation "${org.id}" has a "billing" that is not an object`);
+  }
+  return org;
+}
+
+function optionalOrganisation(value: unknown, operation: OperationId, target: string): Organisation | undefined {
+  // Operations whose success body is not shown: a body that looks like an Organisation is used, anything else ignored.
+  const v = value as Partial<Organisation> | undefined;
+  if (v && typeof v === 'object' && typeof v.id === 'string' && typeof v.slug === 'string') return checkOrganisation(v, operation, target);
+  return undefined;
+}
+
+export function createClient(options: ClientOptions): OrganisationsClient {
+  const baseUrl = parseBaseUrl(options.baseUrl);
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const slugTimeouts: Timeouts = { ...SLUG_TIMEOUTS, ...options.slugTimeouts };
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, ...options.retryPolicy };
+  const transport =
+    options.transport ?? createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random });
+  const http: Http = createHttp({
+    baseUrl,
+    token: options.token,
+    transport,
+    timeouts,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+  });
+  // '' for a bare host: the pathname of a URL is never empty, it is '/'.
+  const basePath = baseUrl.pathname.replace(/\/+$/, '');
+  const orgApi = (path: string) => new URL(`${basePath}/api/organisations/v1${path}`, baseUrl.origin);
+  const v2Api = (path: string) => new URL(`${basePath}/api/v2${path}`, baseUrl.origin);
+  const org = (id: string) => encodePathSegment(id, 'organisation id');
+  const orgTarget = (id: string) => `organisation ${JSON.stringify(id)}`;
+
+  async function* listOrganisationPages(list: ListOptions = {}): AsyncIterable<OrganisationList> {
+    let url = orgApi('/organisations');
+    url.searchParams.set('limit', String(list.pageSize ?? options.pageSize ?? DEFAULT_PAGE_SIZE));
+    if (list.filter !== undefined && list.filter !== '') url.searchParams.set('filter', list.filter);
+    const seen = new Set<string>();
+    const target = list.filter ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)';
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const { body } = await http({ operation: 'getOrganisations', method: 'GET', url, target });
+      const listing = body as OrganisationList | undefined;
+      if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
+        throw badResponse('getOrganisations', target, 'expected an object with an "organisations" array');
+      }
+      listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target));
+      yield listing;
+      const next = resolveNextPage(listing.next, url);
+      if (next.kind === 'end') return;
+      if (next.kind === 'refused') throw badResponse('getOrganisations', target, next.reason);
+      const key = next.url.toString();
+      if (seen.has(key)) throw badResponse('getOrganisations', target, 'the "next" cursor repeats an earlier page, so the listing would never end');
+      seen.add(key);
+      url = next.url;
+    }
+    throw badResponse('getOrganisations', target, `more than ${MAX_PAGES} pages`);
+  }
+
+  return {
+    baseUrl,
+    listOrganisationPages,
+    async *listOrganisations(list) {
+      for await (const page of listOrganisationPages(list)) yield* page.organisations;
+    },
+    async getOrganisation(id) {
+      const url = orgApi(`/organisations/${org(id)}`);
+      const { body } = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id) });
+      return checkOrganisation(body, 'getOrganisation', orgTarget(id));
+    },
+    async setActiveOrganisation(id, write = {}) {
+      const url = orgApi(`/organisations/${org(id)}/active`);
+      const { body } = await http({ operation: 'setActiveOrganisation', method: 'PUT', url, target: orgTarget(id), idempotencyKey: write.idempotencyKey ?? randomUUID() });
+      return optionalOrganisation(body, 'setActiveOrganisation', orgTarget(id));
+    },
+    async updateBillingDetails(id, update, write = {}) {
+      const url = orgApi(`/organisations/${org(id)}/billing`);
+      const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: update, idempotencyKey: write.idempotencyKey ?? randomUUID() });
+      return optionalOrganisation(body, 'updateBillingDetails', orgTarget(id));
+    },
+    async getSlugAvailability(slug) {
+      const target = `slug ${JSON.stringify(slug)}`;
+      const url = orgApi(`/slug/${encodePathSegment(slug, 'slug')}/availability`);
+      const { body } = await http({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts });
+      const v = body as SlugAvailability | undefined;
+      if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, 'expected a SlugAvailability with a boolean "ok"');
+      const messages = Array.isArray(v.messages) ? v.messages.filter((m): m is string => typeof m === 'string') : [];
+      return { ok: v.ok, messages };
+    },
+    async acceptInvitation(id, invitationId, write = {}) {
+      const url = orgApi(`/organisations/${org(id)}/invitations/${encodePathSegment(invitationId, 'invitation id')}/accept`);
+      await http({ operation: 'acceptInvitation', method: 'PUT', url, target: `invitation ${JSON.stringify(invitationId)} of ${orgTarget(id)}`, idempotencyKey: write.idempotencyKey ?? randomUUID() });
+    },
+    async deleteInvitation(id, invitationId) {
+      const url = orgApi(`/organisations/${org(id)}/invitations/${encodePathSegment(invitationId, 'invitation id')}`);
+      await http({ operation: 'deleteInvitation', method: 'DELETE', url, target: `invitation ${JSON.stringify(invitationId)} of ${orgTarget(id)}` });
+    },
+    async deleteNotificationChannel(id, channelId) {
+      const url = v2Api(`/o/${org(id)}/notification_channels/${encodePathSegment(channelId, 'notification channel id')}`);
+      await http({ operation: 'deleteNotificationChannel', method: 'DELETE', url, target: `notification channel ${JSON.stringify(channelId)} of ${orgTarget(id)}` });
+    },
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * The undici 7 dispatcher that every request goes through: a pooled Agent with connect, header and
+ * body timeouts, composed with undici's retry interceptor (driven by our pure retry policy) and a
+ * small interceptor that buffers request bodies so that a retried PUT can send its body again.
+ */
+import { Agent, interceptors, type Dispatcher } from 'undici';
+import { decideRetry, type RetryDecision, type RetryPolicy } from './retry-policy.js';
+
+export interface Timeouts {
+  connectMs: number;
+  /** Time to the response headers of one attempt. */
+  headersMs: number;
+  /** Longest silence between body chunks. */
+  bodyMs: number;
+  /** Whole logical request, retries and waits included (the retry budget). */
+  totalMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000, totalMs: 60_000 };
+
+/** What happened to one logical request across its attempts; read by http.ts when it ends. */
+export interface AttemptRecord {
+  startedAt: number;
+  attempts: number;
+  lastDecision?: RetryDecision;
+}
+
+export interface RetryingDispatcher {
+  dispatcher: Dispatcher;
+  /** Starts tracking a logical request; its X-Request-Id header ties the attempts to it. */
+  track(requestId: string): AttemptRecord;
+  untrack(requestId: string): void;
+  close(): Promise<void>;
+}
+
+export interface DispatcherOptions {
+  policy: RetryPolicy;
+  timeouts: Timeouts;
+  now?: () => number;
+  random?: () => number;
+  /** Told of every retry, for progress output and tests. */
+  onRetry?: (event: { requestId: string; attempt: number; delayMs: number; status?: number; errorCode?: string }) => void;
+  connections?: number;
+}
+
+type DispatchFn = Dispatcher['dispatch'];
+
+/** fetch hands the dispatcher an async iterable body, which cannot be replayed; a Buffer can. */
+function bufferRequestBody(dispatch: DispatchFn): DispatchFn {
+  return (opts, handler) => {
+    const body = opts.body as unknown;
+    if (body == null || typeof body === 'string' || body instanceof Uint8Array) return dispatch(opts, handler);
+    if (typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function') return dispatch(opts, handler);
+    (async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
+      return Buffer.concat(chunks);
+    })().then(
+      (buffered) => dispatch({ ...opts, body: buffered }, handler),
+      (err: Error) => {
+        const h = handler as Dispatcher.DispatchHandler & { onError?: (e: Error) => void };
+        if (h.onResponseError) h.onResponseError(null as never, err);
+        else h.onError?.(err);
+      },
+    );
+    return true;
+  };
+}
+
+function headerValue(headers: unknown, name: string): string | undefined {
+  if (headers == null) return undefined;
+  if (Array.isArray(headers)) {
+    // Either [k, v, k, v] or [[k, v], ...].
+    if (headers.length > 0 && Array.isArray(headers[0])) {
+      for (const [k, v] of headers as [string, string][]) if (String(k).toLowerCase() === name) return String(v);
+      return undefined;
+    }
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      if (String(headers[i]).toLowerCase() === name) return String(headers[i + 1]);
+    }
+    return undefined;
+  }
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  for (const [k, v] of Object.entries(headers as Record<string, unknown>)) {
+    if (k.toLowerCase() === name) return Array.isArray(v) ? String(v[0]) : String(v);
+  }
+  return undefined;
+}
+
+export function createDispatcher(options: DispatcherOptions): RetryingDispatcher {
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const records = new Map<string, AttemptRecord>();
+
+  const retry = (err: Error, context: { state: { counter: number }; opts: Dispatcher.DispatchOptions }, callback: (err?: Error | null) => void) => {
+    const e = err as Error & { statusCode?: number; code?: string; headers?: Record<string, string | string[] | undefined> };
+    const requestId = headerValue(context.opts.headers, 'x-request-id') ?? '';
+    const record = records.get(requestId) ?? { startedAt: now(), attempts: 0 };
+    const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
+    const retryAfterRaw = e.headers?.['retry-after'];
+    const decision = decideRetry(options.policy, {
+      attempt: context.state.counter,
+      status,
+      errorCode: status === undefined ? e.code : undefined,
+      retryAfter: Array.isArray(retryAfterRaw) ? retryAfterRaw[0] : retryAfterRaw,
+      elapsedMs: now() - record.startedAt,
+      nowMs: now(),
+      random: random(),
+    });
+    record.lastDecision = decision;
+    if (!decision.retry) {
+      callback(err);
+      return;
+    }
+    options.onRetry?.({ requestId, attempt: context.state.counter, delayMs: decision.delayMs, status, errorCode: e.code });
+    setTimeout(() => callback(null), decision.delayMs).unref?.();
+  };
+
+  const agent = new Agent({
+    connect: { timeout: options.timeouts.connectMs },
+    headersTimeout: options.timeouts.headersMs,
+    bodyTimeout: options.timeouts.bodyMs,
+    connections: options.connections ?? 64,
+    keepAliveTimeout: 10_000,
+  });
+
+  // The interceptor counts a dispatch per attempt; we count them here for error messages.
+  const countAttempts = (dispatch: DispatchFn): DispatchFn => (opts, handler) => {
+    const record = records.get(headerValue(opts.headers, 'x-request-id') ?? '');
+    if (record) record.attempts += 1;
+    return dispatch(opts, handler);
+  };
+
+  const dispatcher = agent.compose(
+    countAttempts,
+    interceptors.retry({
+      throwOnError: false,
+      // Our policy owns the limits; the interceptor's own cap is set out of its way.
+      maxRetries: Math.max(0, options.policy.maxAttempts),
+      methods: ['GET', 'PUT', 'DELETE'],
+      statusCodes: [...options.policy.retryableStatuses],
+      errorCodes: [...options.policy.retryableErrorCodes],
+      retry: retry as never,
+    }),
+    bufferRequestBody,
+  );
+
+  return {
+    dispatcher,
+    track(requestId) {
+      const record: AttemptRecord = { startedAt: now(), attempts: 0 };
+      records.set(requestId, record);
+      return record;
+    },
+    untrack(requestId) {
+      records.delete(requestId);
+    },
+    close: () => agent.close(),
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Applies a plan: organisations in parallel (bounded), each organisation's changes in order
+ * (accept, billing, revocations, channel removals), the active organisation last, after its own
+ * organisation's changes. A failure skips only what depends on it. One-shot changes are written
+ * to the journal as soon as they complete. On interrupt, nothing new starts and what is in flight
+ * finishes.
+ */
+import pLimit from 'p-limit';
+import { ApiError } from '../api/api-error.js';
+import type { OrganisationsClient } from '../api/client.js';
+import type { Change } from '../plan/types.js';
+import { journalKey, type Journal } from '../state/journal.js';
+import type { ApplyListener, ApplySummary, ChangeFailure, ChangeResult } from './events.js';
+import { ChangeFailedError, executeChange } from './execute-change.js';
+
+export interface ApplyOptions {
+  client: OrganisationsClient;
+  journal: Journal;
+  /** The journal's key for this service (its base URL). */
+  service: string;
+  parallelism: number;
+  signal?: AbortSignal;
+  onEvent?: ApplyListener;
+  now?: () => number;
+}
+
+const ONE_SHOT = new Set<Change['kind']>(['accept-invitation', 'revoke-invitation', 'remove-channel']);
+
+function describeFailure(err: unknown): ChangeFailure {
+  const underlying = err instanceof ChangeFailedError ? err.underlying : err;
+  const operation = err instanceof ChangeFailedError ? err.operation : ((underlying as { operation?: string }).operation ?? 'unknown');
+  const message = err instanceof Error ? err.message : String(err);
+  if (underlying instanceof ApiError) {
+    return {
+      operation,
+      message,
+      status: underlying.status,
+      serviceCode: underlying.serviceCode,
+      serviceMessage: underlying.serviceMessage,
+      serviceCause: underlying.serviceCause,
+    };
+  }
+  return { operation, message };
+}
+
+export async function applyPlan(changes: readonly Change[], options: ApplyOptions): Promise<ApplySummary> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const emit = options.onEvent ?? (() => undefined);
+  const results = new Map<string, ChangeResult>();
+  const limit = pLimit(options.parallelism);
+  let interrupted = false;
+  let inFlight = 0;
+  const onAbort = () => {
+    interrupted = true;
+    emit({ type: 'interrupted', at: now(), inFlight });
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  emit({ type: 'apply-start', total: changes.length, parallelism: options.parallelism, at: started });
+
+  const finish = (change: Change, result: Omit<ChangeResult, 'address' | 'organisation' | 'kind'>) => {
+    const full: ChangeResult = { address: change.address, organisation: change.organisation.slug, kind: change.kind, ...result };
+    results.set(change.address, full);
+    emit({ type: 'change-end', at: now(), ...full });
+    return full;
+  };
+
+  /** Runs one change; returns false when it failed or did not run, so that dependants are skipped. */
+  async function run(change: Change, blockedBy: string | undefined): Promise<boolean> {
+    if (blockedBy !== undefined) {
+      finish(change, { outcome: 'skipped', reason: `depends on ${blockedBy}, which did not complete`, durationMs: 0 });
+      return false;
+    }
+    if (interrupted) {
+      finish(change, { outcome: 'not-started', reason: 'apply was interrupted before it started', durationMs: 0 });
+      return false;
+    }
+    const key = change.targetId === undefined ? undefined : journalKey(change.kind, change.organisation.id, change.targetId);
+    if (key !== undefined && ONE_SHOT.has(change.kind) && options.journal.has(options.service, key)) {
+      finish(change, { outcome: 'already-done', reason: 'recorded in the state journal', durationMs: 0 });
+      return true;
+    }
+    const t0 = now();
+    inFlight += 1;
+    emit({ type: 'change-start', address: change.address, organisation: change.organisation.slug, kind: change.kind, at: t0 });
+    try {
+      const result = await executeChange(change, options.client);
+      if (key !== undefined && ONE_SHOT.has(change.kind)) {
+        await options.journal.record(options.service, key, {
+          kind: change.kind,
+          organisation: change.organisation.slug,
+          outcome: result.outcome,
+          at: new Date(now()).toISOString(),
+        });
+      }
+      finish(change, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });
+      return true;
+    } catch (err) {
+      finish(change, { outcome: 'failed', failure: describeFailure(err), durationMs: now() - t0 });
+      return false;
+    } finally {
+      inFlight -= 1;
+    }
+  }
+
+  // Group by organisation, keeping plan order within each group.
+  const groups = new Map<string, Change[]>();
+  const activeChanges: Change[] = [];
+  for (const change of changes) {
+    if (change.kind === 'set-active') activeChanges.push(change);
+    else {
+      const list = groups.get(change.organisation.slug) ?? [];
+      list.push(change);
+      groups.set(change.organisation.slug, list);
+    }
+  }
+
+  const groupDone = new Map<string, Promise<string | undefined>>();
+  for (const [slug, list] of groups) {
+    groupDone.set(
+      slug,
+      limit(async () => {
+        let blockedBy: string | undefined;
+        let failedAccept: string | undefined;
+        for (const change of list) {
+          const ok = await run(change, blockedBy);
+          // Without membership nothing else in the organisation can succeed.
+          if (!ok && change.kind === 'accept-invitation' && blockedBy === undefined) blockedBy = failedAccept = change.address;
+        }
+        return failedAccept;
+      }),
+    );
+  }
+
+  const activeRuns = activeChanges.map(async (change) => {
+    const blockedBy = await (groupDone.get(change.organisation.slug) ?? Promise.resolve(undefined));
+    await limit(() => run(change, blockedBy));
+  });
+
+  await Promise.all([...groupDone.values(), ...activeRuns]);
+  await options.journal.flush();
+  options.signal?.removeEventListener('abort', onAbort);
+
+  const ordered = changes.map((c) => results.get(c.address)).filter((r): r is ChangeResult => r !== undefined);
+  const count = (outcome: ChangeResult['outcome']) => ordered.filter((r) => r.outcome === outcome).length;
+  const summary: ApplySummary = {
+    total: changes.length,
+    applied: count('applied'),
+    alreadyDone: count('already-done'),
+    skipped: count('skipped'),
+    notStarted: count('not-started'),
+    failed: count('failed'),
+    interrupted,
+    elapsedMs: now() - started,
+    results: ordered,
+  };
+  emit({ type: 'apply-end', at: now(), summary });
+  return summary;
+}

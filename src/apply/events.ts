@@ -1,0 +1,62 @@
+/**
+ * What the apply engine reports as it goes. The engine emits these and knows nothing of terminals;
+ * views (render/apply-*.ts) decide how to show them.
+ */
+import type { Change } from '../plan/types.js';
+
+/** How one change ended. */
+export type Outcome =
+  /** The write succeeded. */
+  | 'applied'
+  /** Nothing was needed: the journal, a 404 on a retried delete, or a membership re-read showed it done. */
+  | 'already-done'
+  /** Not attempted because a change it depends on failed. */
+  | 'skipped'
+  /** Not attempted because apply was interrupted (SIGINT/SIGTERM) first. */
+  | 'not-started'
+  | 'failed';
+
+export interface ChangeFailure {
+  /** The operation that failed, e.g. updateBillingDetails. */
+  operation: string;
+  message: string;
+  status?: number;
+  /** The Error body's code, message and cause, when the service sent one. */
+  serviceCode?: string;
+  serviceMessage?: string;
+  serviceCause?: string;
+}
+
+export interface ChangeResult {
+  address: string;
+  organisation: string;
+  kind: Change['kind'];
+  outcome: Outcome;
+  /** Why it was already done, skipped or not started (for people). */
+  reason?: string;
+  failure?: ChangeFailure;
+  durationMs: number;
+}
+
+export type ApplyEvent =
+  | { type: 'apply-start'; total: number; parallelism: number; at: number }
+  | { type: 'change-start'; address: string; organisation: string; kind: Change['kind']; at: number }
+  | { type: 'change-retry'; address: string; attempt: number; delayMs: number; status?: number; errorCode?: string; at: number }
+  | ({ type: 'change-end'; at: number } & ChangeResult)
+  | { type: 'interrupted'; at: number; inFlight: number }
+  | { type: 'apply-end'; at: number; summary: ApplySummary };
+
+export interface ApplySummary {
+  total: number;
+  applied: number;
+  alreadyDone: number;
+  skipped: number;
+  notStarted: number;
+  failed: number;
+  interrupted: boolean;
+  elapsedMs: number;
+  /** Every change's result, in plan order. */
+  results: ChangeResult[];
+}
+
+export type ApplyListener = (event: ApplyEvent) => void;

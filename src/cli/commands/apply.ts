@@ -1,0 +1,200 @@
+/**
+ * `orgform apply [PLANFILE]`: a fresh plan (confirmed on a terminal, or --auto-approve), or a saved
+ * plan that is refused whole if anything it was based on changed. Wiring only: the engine is
+ * apply/apply-plan.ts and the views are render/render-apply.ts.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { ApplyEvent } from '../../apply/events.js';
+import type { DesiredState } from '../../config/types.js';
+import { OrgformError, UsageError } from '../../errors.js';
+import { findStale } from '../../plan/find-stale.js';
+import { parseSavedPlan, type SavedPlan } from '../../plan/saved-plan.js';
+import type { Plan } from '../../plan/types.js';
+import { Journal } from '../../state/journal.js';
+import { acquireLock } from '../../state/lock.js';
+import { loadDesiredState, openClient, serviceKey, statePathFor, useColor } from '../command-context.js';
+import type { CliIO, ExitCode } from '../io.js';
+import { readAnswer } from '../read-answer.js';
+import { renderPlan } from './plan.js';
+
+export interface ApplyFlags {
+  file?: string[];
+  baseUrl?: string;
+  tokenFile?: string;
+  token?: string;
+  parallelism: number;
+  format: 'text' | 'json';
+  autoApprove?: boolean;
+  state?: string;
+  target?: string[];
+  shard?: string;
+  maxChanges?: number;
+  color?: boolean;
+}
+
+async function hashFiles(paths: string[], cwd: string): Promise<Map<string, string | null>> {
+  const out = new Map<string, string | null>();
+  for (const path of paths) {
+    try {
+      out.set(path, createHash('sha256').update(await readFile(resolve(cwd, path))).digest('hex'));
+    } catch {
+      out.set(path, null);
+    }
+  }
+  return out;
+}
+
+function checkBudget(plan: Plan, maxChanges: number | undefined): void {
+  if (maxChanges === undefined || plan.changes.length <= maxChanges) return;
+  throw new OrgformError(
+    'PLAN_UNSAFE',
+    `The plan has ${plan.changes.length} changes, more than --max-changes ${maxChanges}. Nothing was changed. Review the plan; then raise --max-changes to at least ${plan.changes.length}, or apply in parts with --target or --shard.`,
+  );
+}
+
+export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
+  const planFile = args[0];
+  const interactive = io.stdin.isTTY === true && io.stdout.isTTY === true;
+  if (planFile === undefined && !flags.autoApprove && !interactive) {
+    throw new UsageError(
+      'apply asks for confirmation, but no one can answer: standard input is not a terminal. Review the plan (orgform plan), then run orgform apply --auto-approve, or save it with orgform plan --out FILE and run orgform apply FILE. Nothing was changed.',
+    );
+  }
+  if (planFile !== undefined && ((flags.file?.length ?? 0) > 0 || (flags.target?.length ?? 0) > 0 || flags.shard !== undefined)) {
+    throw new UsageError('A saved plan already fixes the files, targets and shard it covers: drop -f, --target and --shard when applying PLANFILE.');
+  }
+
+  let saved: SavedPlan | undefined;
+  let desired: DesiredState;
+  let selected: DesiredState;
+  if (planFile !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(resolve(io.cwd, planFile), 'utf8');
+    } catch (err) {
+      throw new OrgformError('PLAN_INVALID', `Cannot read the plan file ${planFile}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+    }
+    saved = parseSavedPlan(text, planFile);
+    desired = selected = saved.desired;
+  } else {
+    ({ desired, selected } = await loadDesiredState(flags, io));
+  }
+
+  const client = await openClient(flags, io);
+  const service = serviceKey(client);
+  if (saved && saved.baseUrl !== service) {
+    await client.close();
+    throw new OrgformError('PLAN_STALE', `The saved plan ${planFile} was made for ${saved.baseUrl}, not ${service}. Nothing was changed. Make a new plan against this service.`);
+  }
+  const statePath = statePathFor(flags, desired, io);
+  const lock = await acquireLock(statePath, `orgform apply${planFile ? ` ${planFile}` : ''}`).catch(async (err: unknown) => {
+    await client.close();
+    throw err;
+  });
+  const color = useColor(flags, io);
+  try {
+    if (lock.replaced) {
+      io.stderr.write(`Took over a stale lock on ${statePath} left by pid ${lock.replaced.pid} (no longer running).\n`);
+    }
+    const journal = await Journal.read(statePath);
+    const { makePlan } = await import('../../plan/make-plan.js');
+    const fresh = await makePlan(selected, { client, journal, service, parallelism: flags.parallelism });
+    let plan = fresh.plan;
+
+    if (saved) {
+      const reasons = findStale(saved.plan, saved.configFiles, {
+        organisations: fresh.observed.organisations,
+        activeId: fresh.observed.activeId,
+        problems: fresh.observed.problems,
+        fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), io.cwd),
+        baseUrl: service,
+      });
+      if (reasons.length > 0) {
+        throw new OrgformError('PLAN_STALE', `The saved plan ${planFile} is stale: what it was based on changed. Nothing was changed. Run orgform plan again.`, {
+          details: reasons,
+        });
+      }
+      plan = saved.plan;
+    } else if (flags.format === 'text') {
+      io.stdout.write(await renderPlan(plan, 'text', color));
+    }
+
+    if (plan.problems.length > 0) {
+      throw new OrgformError('PLAN_UNSAFE', `${plan.problems.length} organisation${plan.problems.length === 1 ? '' : 's'} could not be read, so the plan is incomplete. Nothing was changed. Fix the problems above (or leave those organisations out with --target), then run apply again.`, {
+        details: plan.problems.map((p) => p.message),
+      });
+    }
+    if (plan.changes.length === 0) {
+      if (flags.format === 'json') io.stdout.write(JSON.stringify({ type: 'apply_end', summary: { total: 0 } }) + '\n');
+      else if (saved) io.stdout.write('No changes. Your organisations match the configuration.\n');
+      return 0;
+    }
+    checkBudget(plan, flags.maxChanges);
+    if (flags.maxChanges !== undefined && flags.format === 'text') {
+      io.stdout.write(`Change budget: ${plan.changes.length} of at most ${flags.maxChanges}.\n`);
+    }
+    if (!saved && !flags.autoApprove) {
+      const answer = await readAnswer(`\nDo you want to perform these ${plan.changes.length} changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `, io);
+      if (answer !== 'yes') {
+        io.stdout.write('\nApply cancelled. Nothing was changed.\n');
+        return 1;
+      }
+    }
+
+    const summary = await runApply(plan, { flags, io, client, journal, service, color });
+    return summary.failed > 0 || summary.interrupted || summary.notStarted > 0 ? 1 : 0;
+  } finally {
+    await lock.release();
+    await client.close();
+  }
+}
+
+async function runApply(
+  plan: Plan,
+  ctx: { flags: ApplyFlags; io: CliIO; client: Awaited<ReturnType<typeof openClient>>; journal: Journal; service: string; color: boolean },
+) {
+  const { applyPlan } = await import('../../apply/apply-plan.js');
+  const view = await import('../../render/render-apply.js');
+  const { io, flags } = ctx;
+  const live = flags.format === 'text' && io.stdout.isTTY === true;
+  let done = 0;
+  let failed = 0;
+  const started = io.now();
+  const total = plan.changes.length;
+  const onEvent = (event: ApplyEvent) => {
+    if (flags.format === 'json') {
+      io.stdout.write(view.formatApplyEventJson(event) + '\n');
+      return;
+    }
+    if (event.type === 'change-end') {
+      done += 1;
+      if (event.outcome === 'failed') failed += 1;
+    }
+    if (live) {
+      if (event.type === 'change-end' && event.outcome === 'failed') {
+        io.stdout.write(`\r\x1b[2K${view.formatApplyLine(event) ?? ''}\n`);
+      }
+      if (event.type === 'change-end' || event.type === 'apply-start') {
+        io.stdout.write(`\r\x1b[2K${view.formatProgress({ done, total, failed, elapsedMs: io.now() - started })}`);
+      }
+      if (event.type === 'apply-end') io.stdout.write('\r\x1b[2K');
+      if (event.type === 'interrupted') io.stdout.write(`\r\x1b[2K${view.formatApplyLine(event) ?? ''}\n`);
+      return;
+    }
+    const line = view.formatApplyLine(event);
+    if (line !== undefined) io.stdout.write(line + '\n');
+  };
+  const summary = await applyPlan(plan.changes, {
+    client: ctx.client,
+    journal: ctx.journal,
+    service: ctx.service,
+    parallelism: flags.parallelism,
+    signal: io.signal,
+    onEvent,
+    now: io.now,
+  });
+  if (flags.format === 'text') io.stdout.write(view.formatApplySummary(summary, { color: ctx.color }));
+  return summary;
+}

@@ -1,0 +1,45 @@
+/**
+ * Stable change addresses: `organisations.acme.billing`, `organisations.acme.invitations.revoke.inv_2`,
+ * `activeOrganisation`. A segment that is not a plain name is quoted, so that every address is
+ * unambiguous whatever the slug or id holds.
+ */
+import type { ChangeKind } from './types.js';
+
+export function addressSegment(value: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(value) ? `.${value}` : `[${JSON.stringify(value)}]`;
+}
+
+/** The address that stands for all of one organisation's changes. */
+export function organisationAddress(slug: string): string {
+  return `organisations${addressSegment(slug)}`;
+}
+
+export function changeAddress(kind: ChangeKind, slug: string, targetId?: string): string {
+  const org = organisationAddress(slug);
+  const target = targetId === undefined ? '' : addressSegment(targetId);
+  switch (kind) {
+    case 'accept-invitation':
+      return `${org}.invitations.accept${target}`;
+    case 'billing':
+      return `${org}.billing`;
+    case 'revoke-invitation':
+      return `${org}.invitations.revoke${target}`;
+    case 'remove-channel':
+      return `${org}.notificationChannels.remove${target}`;
+    case 'set-active':
+      return 'activeOrganisation';
+    default: {
+      const unreachable: never = kind;
+      throw new Error(`unknown change kind ${String(unreachable)}`);
+    }
+  }
+}
+
+/** The order of changes within one organisation: accept first, then billing, revocations, channel removals. */
+export const KIND_ORDER: Readonly<Record<ChangeKind, number>> = {
+  'accept-invitation': 0,
+  billing: 1,
+  'revoke-invitation': 2,
+  'remove-channel': 3,
+  'set-active': 4,
+};

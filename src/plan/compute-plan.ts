@@ -1,0 +1,132 @@
+/**
+ * The difference between the desired state and what was observed, as a plan. Pure: data in,
+ * data out, deterministically sorted.
+ */
+import { BILLING_UPDATE_FIELDS, type BillingUpdate } from '../api/types.js';
+import type { DesiredOrganisation, DesiredState } from '../config/types.js';
+import type { ObservedState } from '../state/read-observed-state.js';
+import { changeAddress, KIND_ORDER } from './address.js';
+import type { Change, ChangeKind, FieldChange, ObservedOrganisation, Plan } from './types.js';
+
+export interface PlanInputs {
+  desired: DesiredState;
+  observed: ObservedState;
+  baseUrl: string;
+  /** Whether the journal records this one-shot change as done. */
+  isJournaled: (kind: ChangeKind, organisationId: string, targetId: string) => boolean;
+}
+
+const UNCHECKABLE_INVITATION = 'cannot be checked before apply: the interface cannot list invitations';
+const UNCHECKABLE_CHANNEL = 'cannot be checked before apply: the interface cannot list notification channels';
+
+function billingChange(d: DesiredOrganisation, o: ObservedOrganisation): Change | undefined {
+  if (d.billing === undefined) return undefined;
+  const fields: FieldChange[] = [];
+  for (const field of BILLING_UPDATE_FIELDS) {
+    const after = d.billing[field];
+    if (after === undefined) continue;
+    const before = o.billing?.[field] ?? null;
+    if (before !== after) fields.push({ field, before, after });
+  }
+  if (fields.length === 0) return undefined;
+  // UpdateBillingDetails is a PUT: send all four fields, the undeclared ones as they are now,
+  // so that only the declared fields change.
+  const request: BillingUpdate = {};
+  for (const field of BILLING_UPDATE_FIELDS) {
+    const value = d.billing[field] ?? o.billing?.[field] ?? undefined;
+    if (value !== undefined && value !== null) request[field] = value;
+  }
+  return {
+    address: changeAddress('billing', d.slug),
+    kind: 'billing',
+    action: 'update',
+    organisation: { slug: d.slug, id: o.id },
+    request,
+    display: o.member ? { fields } : { fields, note: 'current billing cannot be read until the invitation is accepted' },
+  };
+}
+
+function oneShot(kind: ChangeKind, d: DesiredOrganisation, o: ObservedOrganisation, targetId: string, note?: string): Change {
+  return {
+    address: changeAddress(kind, d.slug, targetId),
+    kind,
+    action: kind === 'accept-invitation' ? 'accept' : 'delete',
+    organisation: { slug: d.slug, id: o.id },
+    targetId,
+    display: note === undefined ? {} : { note },
+  };
+}
+
+function compareChanges(a: Change, b: Change): number {
+  const aActive = a.kind === 'set-active' ? 1 : 0;
+  const bActive = b.kind === 'set-active' ? 1 : 0;
+  if (aActive !== bActive) return aActive - bActive;
+  if (a.organisation.slug !== b.organisation.slug) return a.organisation.slug < b.organisation.slug ? -1 : 1;
+  if (a.kind !== b.kind) return KIND_ORDER[a.kind] - KIND_ORDER[b.kind];
+  const at = a.targetId ?? '';
+  const bt = b.targetId ?? '';
+  return at < bt ? -1 : at > bt ? 1 : 0;
+}
+
+export function computePlan(inputs: PlanInputs): Plan {
+  const { desired, observed } = inputs;
+  const changes: Change[] = [];
+  const unchanged: string[] = [];
+  const journaled: string[] = [];
+  const observedWithChanges: Record<string, ObservedOrganisation> = {};
+
+  for (const d of desired.organisations) {
+    const o = observed.organisations.get(d.slug);
+    if (o === undefined) continue; // a problem was recorded for it
+    const mine: Change[] = [];
+    if (!o.member) {
+      for (const inv of d.invitations.accept) mine.push(oneShot('accept-invitation', d, o, inv));
+    }
+    const billing = billingChange(d, o);
+    if (billing) mine.push(billing);
+    for (const inv of d.invitations.revoke) {
+      if (inputs.isJournaled('revoke-invitation', o.id, inv)) journaled.push(changeAddress('revoke-invitation', d.slug, inv));
+      else mine.push(oneShot('revoke-invitation', d, o, inv, UNCHECKABLE_INVITATION));
+    }
+    for (const ch of d.notificationChannels.remove) {
+      if (inputs.isJournaled('remove-channel', o.id, ch)) journaled.push(changeAddress('remove-channel', d.slug, ch));
+      else mine.push(oneShot('remove-channel', d, o, ch, UNCHECKABLE_CHANNEL));
+    }
+    if (mine.length === 0) unchanged.push(d.slug);
+    else {
+      changes.push(...mine);
+      observedWithChanges[d.slug] = o;
+    }
+  }
+
+  const active = desired.activeOrganisation;
+  if (active !== undefined) {
+    const target = observed.organisations.get(active.slug);
+    const targetId = target?.id ?? [...observed.slugsById].find(([, slug]) => slug === active.slug)?.[0];
+    if (targetId !== undefined && targetId !== observed.activeId) {
+      const from = observed.activeId === null ? null : (observed.slugsById.get(observed.activeId) ?? observed.activeId);
+      changes.push({
+        address: changeAddress('set-active', active.slug),
+        kind: 'set-active',
+        action: 'update',
+        organisation: { slug: active.slug, id: targetId },
+        display: { fromActive: from },
+      });
+      if (target) observedWithChanges[active.slug] = target;
+    }
+  }
+
+  changes.sort(compareChanges);
+  unchanged.sort();
+  journaled.sort();
+  return {
+    formatVersion: 1,
+    baseUrl: inputs.baseUrl,
+    changes,
+    unchanged,
+    problems: observed.problems,
+    journaled,
+    observed: Object.fromEntries(Object.entries(observedWithChanges).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    observedActiveId: observed.activeId,
+  };
+}

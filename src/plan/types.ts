@@ -1,0 +1,110 @@
+/**
+ * A plan is plain data: serialisable, deterministically sorted, with a stable address and an
+ * action per change. `display` fields explain the plan to people and never drive apply; apply
+ * reads only `kind`, `organisation`, `targetId` and `request`.
+ */
+import type { BillingUpdate, BillingUpdateField } from '../api/types.js';
+
+export type ChangeKind = 'accept-invitation' | 'billing' | 'revoke-invitation' | 'remove-channel' | 'set-active';
+
+/** Internal actions. Wire strings for the JSON view are mapped in render/json.ts by an exhaustive switch. */
+export type Action = 'accept' | 'update' | 'delete';
+
+export interface OrganisationRef {
+  slug: string;
+  id: string;
+}
+
+/** One billing field as the plan shows it: declared value vs current value. */
+export interface FieldChange {
+  field: BillingUpdateField;
+  before: string | null;
+  after: string;
+}
+
+export interface Change {
+  /** Stable and unique: `organisations.acme.billing`, `organisations.acme.invitations.revoke.inv_2`, `activeOrganisation`. */
+  address: string;
+  kind: ChangeKind;
+  action: Action;
+  /** The organisation written to (for set-active: the one made active). */
+  organisation: OrganisationRef;
+  /** The invitation or channel id, for one-shot changes. */
+  targetId?: string;
+  /** The body apply sends (billing: all four fields, undeclared ones with their current values). */
+  request?: BillingUpdate;
+  display: {
+    /** Billing: only the declared fields that differ. */
+    fields?: FieldChange[];
+    /** set-active: the slug (or id) of the organisation active now, if known. */
+    fromActive?: string | null;
+    /** Why this change is there or what cannot be known before apply. */
+    note?: string;
+  };
+}
+
+/** What a change was based on, per organisation, so that a saved plan can refuse exactly what went stale. */
+export interface ObservedOrganisation {
+  slug: string;
+  id: string;
+  /** Whether the user is a member (readable through the listing or GetOrganisation). */
+  member: boolean;
+  /** The four billing fields orgform manages, response spelling mapped to request spelling; null when absent. */
+  billing: Record<BillingUpdateField, string | null> | null;
+}
+
+export interface PlanProblem {
+  /** The organisation slug, or null for the file as a whole (activeOrganisation). */
+  organisation: string | null;
+  address: string;
+  message: string;
+}
+
+export interface Plan {
+  formatVersion: 1;
+  baseUrl: string;
+  /** Sorted by organisation slug, then by kind order, then target id; `activeOrganisation` last. */
+  changes: Change[];
+  /** Slugs of declared organisations that need nothing, sorted. */
+  unchanged: string[];
+  /** Organisations that could not be read; their changes are missing from the plan. */
+  problems: PlanProblem[];
+  /** One-shot changes skipped because the journal records them done, by address (display only). */
+  journaled: string[];
+  /** The observed values the changes depend on (organisations with changes), keyed by slug. */
+  observed: Record<string, ObservedOrganisation>;
+  /** The active organisation's id when the plan was made, if it was read. */
+  observedActiveId: string | null;
+}
+
+export interface PlanSummary {
+  change: number;
+  remove: number;
+  accept: number;
+  unchanged: number;
+  problems: number;
+}
+
+export function summarisePlan(plan: Plan): PlanSummary {
+  let change = 0;
+  let remove = 0;
+  let accept = 0;
+  for (const c of plan.changes) {
+    switch (c.action) {
+      case 'update':
+        change += 1;
+        break;
+      case 'delete':
+        remove += 1;
+        break;
+      case 'accept':
+        accept += 1;
+        break;
+      default: {
+        const unreachable: never = c.action;
+        throw new Error(`unknown action ${String(unreachable)}`);
+      }
+    }
+  }
+  return { change, remove, accept, unchanged: plan.unchanged.length, problems: plan.problems.length };
+}

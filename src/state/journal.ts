@@ -1,0 +1,169 @@
+/**
+ * The state journal: every one-shot action orgform completed (accepted, revoked, removed, or found
+ * already gone), because the interface cannot list invitations or channels. Entries are grouped by
+ * service base URL, so one journal can serve several services without mixing them.
+ *
+ * Writes are atomic (temp file, fsync, rename, fsync of the directory) and grouped: entries
+ * recorded while a write is under way go out together in the next one, and `record` resolves
+ * only once its entry is on disk.
+ */
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { OrgformError } from '../errors.js';
+import type { ChangeKind } from '../plan/types.js';
+
+export const JOURNAL_VERSION = 1;
+
+export interface JournalEntry {
+  kind: ChangeKind;
+  organisation: string;
+  outcome: 'applied' | 'already-done';
+  at: string;
+}
+
+export interface JournalData {
+  version: typeof JOURNAL_VERSION;
+  services: Record<string, Record<string, JournalEntry>>;
+}
+
+export function journalKey(kind: ChangeKind, organisationId: string, targetId: string): string {
+  return `${kind} ${organisationId} ${targetId}`;
+}
+
+function stateError(path: string, problem: string): OrgformError {
+  return new OrgformError(
+    'STATE_INVALID',
+    `The state journal ${path} ${problem}. orgform will not overwrite it: restore it from git or your pipeline cache, or move it aside to start a new one (one-shot deletions it recorded will then be planned again, and found already gone).`,
+  );
+}
+
+/** Pure: the journal's text → its data, or a clear error. Never guesses. */
+export function parseJournal(text: string, path: string): JournalData {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw stateError(path, 'is not valid JSON (corrupt or truncated)');
+  }
+  const data = value as Partial<JournalData> | null;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw stateError(path, 'is not a JSON object');
+  if (data.version !== JOURNAL_VERSION) {
+    const v = typeof data.version === 'number' ? `version ${data.version}` : 'no version';
+    throw stateError(path, `has ${v}; this orgform reads version ${JOURNAL_VERSION} (a newer orgform may have written it)`);
+  }
+  if (typeof data.services !== 'object' || data.services === null || Array.isArray(data.services)) {
+    throw stateError(path, 'has no "services" object');
+  }
+  for (const [service, entries] of Object.entries(data.services)) {
+    if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) throw stateError(path, `has a malformed entry list for ${service}`);
+  }
+  return data as JournalData;
+}
+
+export class Journal {
+  private pending: Array<() => void> = [];
+  private failures: Array<(err: unknown) => void> = [];
+  private writing: Promise<void> | null = null;
+  private dirty = false;
+  private sequence = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly data: JournalData,
+  ) {}
+
+  static empty(path: string): Journal {
+    return new Journal(path, { version: JOURNAL_VERSION, services: {} });
+  }
+
+  /** Reads the journal; a missing file is an empty journal, anything unreadable is an error. */
+  static async read(path: string): Promise<Journal> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return Journal.empty(path);
+      throw stateError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    return new Journal(path, parseJournal(text, path));
+  }
+
+  has(service: string, key: string): boolean {
+    return this.data.services[service]?.[key] !== undefined;
+  }
+
+  get(service: string, key: string): JournalEntry | undefined {
+    return this.data.services[service]?.[key];
+  }
+
+  entries(service: string): Readonly<Record<string, JournalEntry>> {
+    return this.data.services[service] ?? {};
+  }
+
+  /** Records an entry and resolves once it is durably on disk. */
+  record(service: string, key: string, entry: JournalEntry): Promise<void> {
+    (this.data.services[service] ??= {})[key] = entry;
+    this.dirty = true;
+    const done = new Promise<void>((resolve, reject) => {
+      this.pending.push(resolve);
+      this.failures.push(reject);
+    });
+    if (this.writing === null) this.writing = this.flushLoop();
+    return done;
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.dirty) {
+      this.dirty = false;
+      const resolvers = this.pending;
+      const rejecters = this.failures;
+      this.pending = [];
+      this.failures = [];
+      try {
+        await this.writeAtomically(JSON.stringify(this.data, sortedReplacer, 2) + '\n');
+        for (const r of resolvers) r();
+      } catch (err) {
+        const error = new OrgformError('STATE_INVALID', `Could not write the state journal ${this.path}: ${(err as Error).message}`, { cause: err });
+        for (const r of rejecters) r(error);
+      }
+    }
+    this.writing = null;
+  }
+
+  private async writeAtomically(text: string): Promise<void> {
+    const dir = dirname(this.path);
+    await mkdir(dir, { recursive: true });
+    this.sequence += 1;
+    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${this.sequence}.tmp`);
+    const handle = await open(temp, 'w', 0o600);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await rename(temp, this.path);
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    // The rename is durable only once the directory entry is.
+    const dirHandle = await open(dir, 'r').catch(() => null);
+    if (dirHandle) {
+      await dirHandle.sync().catch(() => undefined);
+      await dirHandle.close();
+    }
+  }
+
+  /** Waits for every recorded entry to be written. */
+  async flush(): Promise<void> {
+    while (this.writing !== null) await this.writing;
+  }
+}
+
+/** Sorted keys, so that the journal diffs cleanly when committed to git. */
+function sortedReplacer(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

@@ -1,0 +1,122 @@
+/**
+ * The state lock: one apply at a time per journal. The lock file sits beside the journal and
+ * names its holder, so that a refusal can say who holds it. A lock whose holder was a process on
+ * this host that no longer runs is stale and is taken over (the caller is told).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import { OrgformError } from '../errors.js';
+
+export interface LockInfo {
+  id: string;
+  pid: number;
+  host: string;
+  startedAt: string;
+  command: string;
+}
+
+export interface HeldLock {
+  info: LockInfo;
+  /** A stale lock that was taken over, if any. */
+  replaced?: LockInfo;
+  release(): Promise<void>;
+}
+
+export interface LockEnvironment {
+  pid: number;
+  host: string;
+  now: () => number;
+  /** Whether a process of this host is still running. */
+  isAlive: (pid: number) => boolean;
+}
+
+export function defaultLockEnvironment(): LockEnvironment {
+  return {
+    pid: process.pid,
+    host: hostname(),
+    now: Date.now,
+    isAlive(pid) {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    },
+  };
+}
+
+export function lockPathFor(statePath: string): string {
+  return `${statePath}.lock`;
+}
+
+async function readHolder(lockPath: string): Promise<LockInfo | undefined> {
+  try {
+    const info = JSON.parse(await readFile(lockPath, 'utf8')) as LockInfo;
+    return typeof info?.id === 'string' ? info : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function describeHolder(h: LockInfo): string {
+  return `pid ${h.pid} on ${h.host}, running "${h.command}" since ${h.startedAt} (lock ID ${h.id})`;
+}
+
+export async function acquireLock(statePath: string, command: string, env: LockEnvironment = defaultLockEnvironment()): Promise<HeldLock> {
+  const lockPath = lockPathFor(statePath);
+  await mkdir(dirname(lockPath), { recursive: true });
+  const info: LockInfo = {
+    id: randomBytes(6).toString('hex'),
+    pid: env.pid,
+    host: env.host,
+    startedAt: new Date(env.now()).toISOString(),
+    command,
+  };
+  let replaced: LockInfo | undefined;
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      // 'wx' fails if the file exists: creating it is the atomic test-and-set.
+      const handle = await open(lockPath, 'wx', 0o600);
+      await handle.writeFile(JSON.stringify(info, null, 2) + '\n');
+      await handle.sync();
+      await handle.close();
+      return {
+        info,
+        replaced,
+        async release() {
+          const holder = await readHolder(lockPath);
+          if (holder?.id === info.id) await unlink(lockPath).catch(() => undefined);
+        },
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = await readHolder(lockPath);
+    if (holder && holder.host === env.host && !env.isAlive(holder.pid) && attempt === 0) {
+      replaced = holder;
+      await unlink(lockPath).catch(() => undefined);
+      continue;
+    }
+    const who = holder ? describeHolder(holder) : 'an unreadable lock file';
+    throw new OrgformError(
+      'STATE_LOCKED',
+      `The state ${statePath} is locked by ${who}. Wait for that apply to finish; if it is gone for good, run: orgform force-unlock ${holder?.id ?? '<ID>'} --state ${statePath}`,
+    );
+  }
+  throw new OrgformError('STATE_LOCKED', `Could not lock ${statePath}.`);
+}
+
+/** Breaks a lock explicitly, only if its ID is the one given (so that a new holder is never broken by mistake). */
+export async function forceUnlock(statePath: string, id: string): Promise<LockInfo> {
+  const lockPath = lockPathFor(statePath);
+  const holder = await readHolder(lockPath);
+  if (!holder) throw new OrgformError('STATE_LOCKED', `There is no lock on ${statePath} (no readable ${lockPath}).`);
+  if (holder.id !== id) {
+    throw new OrgformError('STATE_LOCKED', `The lock on ${statePath} has ID ${holder.id}, not ${id}; it is held by ${describeHolder(holder)}. Nothing was changed.`);
+  }
+  await unlink(lockPath);
+  return holder;
+}
