@@ -1,6 +1,6 @@
 /**
  * What the apply engine reports as it goes. The engine emits these and knows nothing of terminals;
- * views (render/apply-*.ts) decide how to show them.
+ * views (render/render-apply*.ts) decide how to show them.
  */
 import type { Change } from '../plan/types.js';
 

@@ -31,7 +31,18 @@ function nonNegativeInt(name: string) {
   };
 }
 
-type CommandModule = { run(options: Record<string, unknown>, io: CliIO, args: string[]): Promise<ExitCode> };
+type CommandModule = { run(options: never, io: CliIO, args: string[]): Promise<ExitCode> };
+
+/** Each command's module, loaded only when that command runs (a static map, so bundlers and vitest can see it). */
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  validate: () => import('./commands/validate.js'),
+  plan: () => import('./commands/plan.js'),
+  apply: () => import('./commands/apply.js'),
+  'force-unlock': () => import('./commands/force-unlock.js'),
+  export: () => import('./commands/export.js'),
+  'slugs-check': () => import('./commands/slugs-check.js'),
+  emulator: () => import('./commands/emulator.js'),
+};
 
 export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Command {
   const program = new Command('orgform')
@@ -47,8 +58,10 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
   const load = (name: string) => async (...actionArgs: unknown[]) => {
     const cmd = actionArgs[actionArgs.length - 1] as Command;
     const options = cmd.opts();
-    const mod = (await import(`./commands/${name}.js`)) as CommandModule;
-    setExit(await mod.run(options, io, cmd.args));
+    const load = COMMANDS[name];
+    if (load === undefined) throw new Error(`no module for command ${name}`);
+    const mod = await load();
+    setExit(await mod.run(options as never, io, cmd.args));
   };
 
   const connection = (c: Command) =>

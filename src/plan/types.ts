@@ -7,7 +7,7 @@ import type { BillingUpdate, BillingUpdateField } from '../api/types.js';
 
 export type ChangeKind = 'accept-invitation' | 'billing' | 'revoke-invitation' | 'remove-channel' | 'set-active';
 
-/** Internal actions. Wire strings for the JSON view are mapped in render/json.ts by an exhaustive switch. */
+/** Internal actions. Wire strings for the JSON view are mapped in render/render-json.ts by an exhaustive switch. */
 export type Action = 'accept' | 'update' | 'delete';
 
 export interface OrganisationRef {

@@ -1,0 +1,6 @@
+import { UsageError } from '../../errors.js';
+import type { CliIO, ExitCode } from '../io.js';
+
+export async function run(_flags: unknown, _io: CliIO): Promise<ExitCode> {
+  throw new UsageError('orgform slugs-check is not available yet.');
+}

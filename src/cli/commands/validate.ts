@@ -1,0 +1,38 @@
+/**
+ * `orgform validate [-f PATH]...`: checks the config files offline. No network at all: nothing
+ * here imports the client, and the loader reads only the files named.
+ */
+import { loadConfig } from '../../config/load-config.js';
+import { countProblems, formatProblem } from '../../config/format-problem.js';
+import type { DesiredState } from '../../config/types.js';
+import type { CliIO, ExitCode } from '../io.js';
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export function summarise(state: DesiredState): string {
+  const billing = state.organisations.filter((o) => o.billing !== undefined).length;
+  const accepts = state.organisations.reduce((n, o) => n + o.invitations.accept.length, 0);
+  const revocations = state.organisations.reduce((n, o) => n + o.invitations.revoke.length, 0);
+  const removals = state.organisations.reduce((n, o) => n + o.notificationChannels.remove.length, 0);
+  const changes = billing + accepts + revocations + removals;
+  return (
+    `Valid: ${plural(state.organisations.length, 'organisation')}, ${plural(changes, 'change')} declared ` +
+    `(${billing} billing, ${plural(accepts, 'accept')}, ${plural(revocations, 'revocation')}, ${plural(removals, 'channel removal')}) ` +
+    `in ${state.files.length} file(s).`
+  );
+}
+
+export async function run(options: Record<string, unknown>, io: CliIO, _args: string[]): Promise<ExitCode> {
+  const files = Array.isArray(options.file) ? options.file.map(String) : [];
+  const result = await loadConfig(files, { cwd: io.cwd, env: io.env });
+  if (result.ok) {
+    io.stdout.write(`${summarise(result.state)}\n`);
+    return 0;
+  }
+  const lines = result.problems.map(formatProblem);
+  const fileCount = new Set(result.problems.map((p) => p.file)).size;
+  io.stderr.write(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} file(s).\n`);
+  return 1;
+}

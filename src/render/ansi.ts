@@ -1,0 +1,33 @@
+/**
+ * The few ANSI styles the text views use, and a guard that keeps text from the service or the
+ * configuration from writing escape sequences (or extra lines) to a terminal.
+ */
+export type Style = 'bold' | 'green' | 'yellow' | 'red' | 'dim';
+
+const CODES: Readonly<Record<Style, readonly [number, number]>> = {
+  bold: [1, 22],
+  dim: [2, 22],
+  green: [32, 39],
+  yellow: [33, 39],
+  red: [31, 39],
+};
+
+/** Wraps `text` in the style's codes when `color` is on; returns it unchanged otherwise. */
+export function paint(text: string, style: Style, color: boolean): string {
+  if (!color || text === '') return text;
+  const [on, off] = CODES[style];
+  return `\u001b[${on}m${text}\u001b[${off}m`;
+}
+
+// C0 controls (tab and newline included), DEL and C1 controls.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** Replaces control characters (ESC, CR, LF, …) by visible escapes such as `\u001b` and `\n`. */
+export function terminalSafe(text: string): string {
+  return text.replace(CONTROL, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}

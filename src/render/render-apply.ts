@@ -1,0 +1,117 @@
+/**
+ * Views of apply progress, all pure: a log line per event (non-TTY), the live progress line (TTY),
+ * the closing summary, and one NDJSON object per event for pipelines.
+ */
+import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../apply/events.js';
+import { paint, terminalSafe as safe } from './ansi.js';
+import { plural } from './format-value.js';
+
+/** `120 ms` below a second, `1.2 s` from there. */
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** `updateBillingDetails: HTTP 500 internal: database unavailable (cause: …)`, or the failure's message. */
+export function describeFailure(f: ChangeFailure): string {
+  const status = f.status === undefined ? '' : `HTTP ${f.status} `;
+  const body = f.serviceCode !== undefined ? `${f.serviceCode}: ${f.serviceMessage ?? f.message}` : f.message;
+  const cause = f.serviceCause === undefined ? '' : ` (cause: ${f.serviceCause})`;
+  const head = f.serviceCode === undefined && f.message.startsWith(f.operation) ? '' : `${f.operation}: `;
+  return safe(`${head}${f.serviceCode === undefined ? '' : status}${body}${cause}`);
+}
+
+/** One line per finished change, retry or interrupt; undefined for events that have no line of their own. */
+export function formatApplyLine(event: ApplyEvent): string | undefined {
+  switch (event.type) {
+    case 'change-end':
+      return resultLine(event);
+    case 'change-retry': {
+      const why = [event.status === undefined ? '' : `HTTP ${event.status}`, event.errorCode ?? ''].filter(Boolean).join(' ');
+      return `↻ ${safe(event.address)} retrying in ${formatDuration(event.delayMs)} (attempt ${event.attempt}${why ? `, ${safe(why)}` : ''})`;
+    }
+    case 'interrupted':
+      return `Interrupted: no new changes will start; waiting for ${plural(event.inFlight, 'change')} in flight to finish.`;
+    case 'apply-start':
+    case 'change-start':
+    case 'apply-end':
+      return undefined;
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unknown apply event ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+function resultLine(r: ChangeResult): string {
+  const address = safe(r.address);
+  const took = ` (${formatDuration(r.durationMs)})`;
+  const reason = r.reason === undefined ? '' : `: ${safe(r.reason)}`;
+  switch (r.outcome) {
+    case 'applied':
+      return `✓ ${address} applied${took}`;
+    case 'already-done':
+      return `✓ ${address} already done${reason}${took}`;
+    case 'skipped':
+      return `– ${address} skipped${reason}`;
+    case 'not-started':
+      return `– ${address} not started${reason}`;
+    case 'failed':
+      return `✗ ${address} failed: ${r.failure ? describeFailure(r.failure) : 'no details'}${took}`;
+    default: {
+      const unreachable: never = r.outcome;
+      throw new Error(`unknown outcome ${String(unreachable)}`);
+    }
+  }
+}
+
+/** The live TTY line: `[ 120/1000 ] 2 failed · 12.3 s`, the count padded so the line keeps its width. */
+export function formatProgress(state: { done: number; total: number; failed: number; elapsedMs: number }): string {
+  const total = String(state.total);
+  const failed = state.failed > 0 ? ` ${state.failed} failed ·` : '';
+  return `[ ${String(state.done).padStart(total.length)}/${total} ]${failed} ${(state.elapsedMs / 1000).toFixed(1)} s`;
+}
+
+export function formatApplySummary(summary: ApplySummary, options: { color: boolean }): string {
+  const { color } = options;
+  const s = summary;
+  const counts = [
+    paint(`${s.applied} applied`, 'green', color && s.applied > 0),
+    `${s.alreadyDone} already done`,
+    paint(`${s.skipped} skipped`, 'yellow', color && s.skipped > 0),
+    paint(`${s.notStarted} not started`, 'yellow', color && s.notStarted > 0),
+    paint(`${s.failed} failed`, 'red', color && s.failed > 0),
+  ];
+  const lines = [`${paint('Apply results:', 'bold', color)} ${counts.join(', ')} (${plural(s.total, 'change')} in ${formatDuration(s.elapsedMs)}).`];
+  const failures = s.results.filter((r) => r.outcome === 'failed');
+  if (failures.length > 0) {
+    lines.push('', paint('Failures:', 'bold', color));
+    for (const r of failures) lines.push(...failureLines(r, color));
+  }
+  lines.push('', closingSentence(s, color));
+  return lines.join('\n') + '\n';
+}
+
+function failureLines(r: ChangeResult, color: boolean): string[] {
+  const lines = [`  ${paint('✗', 'red', color)} ${safe(r.organisation)}: ${safe(r.address)}`];
+  const f = r.failure;
+  if (f === undefined) return [...lines, '      no details were recorded'];
+  lines.push(`      operation: ${safe(f.operation)}${f.status === undefined ? '' : ` (HTTP ${f.status})`}`);
+  if (f.serviceCode !== undefined) lines.push(`      error: ${safe(f.serviceCode)}: ${safe(f.serviceMessage ?? '')}`);
+  else lines.push(`      error: ${safe(f.message)}`);
+  if (f.serviceCause !== undefined) lines.push(`      cause: ${safe(f.serviceCause)}`);
+  return lines;
+}
+
+function closingSentence(s: ApplySummary, color: boolean): string {
+  if (s.interrupted) {
+    const failed = s.failed > 0 ? `, ${s.failed} failed` : '';
+    const text = `Apply interrupted: ${s.applied} applied, ${s.alreadyDone} already done${failed}, ${s.notStarted} not started; run orgform apply again to finish.`;
+    return paint(text, 'yellow', color);
+  }
+  if (s.failed > 0) {
+    return paint(`Apply finished with ${plural(s.failed, 'failure')}: run orgform apply again to retry what is left.`, 'red', color);
+  }
+  return paint(`Apply complete: ${s.applied} applied, ${s.alreadyDone} already done.`, 'green', color);
+}
+
+export { formatApplyEventJson } from './render-apply-json.js';

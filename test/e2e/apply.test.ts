@@ -1,0 +1,241 @@
+/**
+ * `orgform apply` end to end against the emulator over loopback HTTP.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { acquireLock } from '../../src/state/lock.js';
+import { runCli } from '../support/run-cli.js';
+import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
+
+let emulator: Emulator;
+afterEach(async () => emulator?.stop());
+
+async function setup(config = CHANGING_CONFIG, options: Parameters<typeof startEmulator>[0] = {}) {
+  emulator = await startEmulator({ slugDelayMs: 0, ...options });
+  const cwd = await makeWorkspace({ 'orgs.yaml': config });
+  const env = { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url };
+  return { cwd, env };
+}
+
+const org = (id: string) => emulator.store.dump().organisations.find((o) => o.id === id);
+const user = () => emulator.store.dump().users.find((u) => u.token === 'demo-token');
+
+describe('orgform apply', () => {
+  it('applies every change with --auto-approve, and the next plan shows No changes', async () => {
+    const { cwd, env } = await setup();
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Apply complete: 5 applied/);
+    expect(org('org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
+    expect(org('org_acme')?.billing?.customerId).toBe('cus_acme');
+    expect(user()?.memberships).toContain('org_globex');
+    expect(user()?.active).toBe('org_acme');
+    const again = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+    expect(again.stdout).toContain('No changes.');
+    expect(again.code).toBe(0);
+  });
+
+  it('records one-shot changes in the state journal beside the config file', async () => {
+    const { cwd, env } = await setup();
+    await runCli(['apply', '--auto-approve'], { cwd, env });
+    const journal = JSON.parse(await readFile(join(cwd, '.orgform', 'state.json'), 'utf8'));
+    const entries = journal.services[emulator.url];
+    expect(Object.keys(entries).sort()).toEqual([
+      'accept-invitation org_globex inv_globex_ada',
+      'remove-channel org_acme chn_acme_slack',
+      'revoke-invitation org_acme inv_acme_carol',
+    ]);
+    expect(existsSync(join(cwd, '.orgform', 'state.json.lock'))).toBe(false);
+  });
+
+  it('refuses at once without a terminal or --auto-approve, and writes nothing', async () => {
+    const { cwd, env } = await setup();
+    const result = await runCli(['apply'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/--auto-approve/);
+    expect(result.stderr).toMatch(/Nothing was changed/);
+    expect(emulator.counters.total).toBe(0);
+    expect(existsSync(join(cwd, '.orgform'))).toBe(false);
+  });
+
+  it('applies on a terminal only after the answer yes', async () => {
+    const { cwd, env } = await setup();
+    const no = await runCli(['apply'], { cwd, env, tty: true, stdin: 'no\n' });
+    expect(no.code).toBe(1);
+    expect(no.stdout).toMatch(/Apply cancelled/);
+    expect(emulator.counters.writes).toBe(0);
+    const yes = await runCli(['apply', '--no-color'], { cwd, env, tty: true, stdin: 'yes\n' });
+    expect(yes.code).toBe(0);
+    expect(emulator.counters.writes).toBe(5);
+  });
+
+  it('refuses a plan over --max-changes and says how to proceed', async () => {
+    const { cwd, env } = await setup();
+    const result = await runCli(['apply', '--auto-approve', '--max-changes', '2'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/5 changes, more than --max-changes 2/);
+    expect(result.stderr).toMatch(/--target or --shard/);
+    expect(emulator.counters.writes).toBe(0);
+  });
+
+  it('applies a saved plan without asking', async () => {
+    const { cwd, env } = await setup();
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(0);
+    expect(emulator.counters.writes).toBe(5);
+  });
+
+  it('refuses a saved plan whole when billing changed since, naming the field, and writes nothing', async () => {
+    const { cwd, env } = await setup();
+    await runCli(['plan', '--out', 'plan.json'], { cwd, env });
+    const acme = org('org_acme')!;
+    emulator.store.putOrganisation({ ...acme, billing: { ...acme.billing, billingEmail: 'someone-else@acme.example' } });
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/is stale/);
+    expect(result.stderr).toContain('organisations.acme.billing.billingEmail changed from "billing@acme.example" to "someone-else@acme.example"');
+    expect(emulator.counters.writes).toBe(0);
+  });
+
+  it('refuses a saved plan when the active organisation changed since', async () => {
+    const { cwd, env } = await setup();
+    await runCli(['plan', '--out', 'plan.json'], { cwd, env });
+    emulator.store.setActiveOrganisation('demo-token', 'org_umbrella');
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/activeOrganisation: the active organisation changed/);
+    expect(emulator.counters.writes).toBe(0);
+  });
+
+  it('refuses a saved plan when a config file changed since', async () => {
+    const { cwd, env } = await setup();
+    await runCli(['plan', '--out', 'plan.json'], { cwd, env });
+    await writeFile(join(cwd, 'orgs.yaml'), CHANGING_CONFIG.replace('finance@', 'accounts@'));
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/config file orgs.yaml changed since the plan/);
+    expect(emulator.counters.writes).toBe(0);
+  });
+
+  it('refuses a saved plan made for another base URL', async () => {
+    const { cwd, env } = await setup();
+    await runCli(['plan', '--out', 'plan.json'], { cwd, env });
+    const other = await startEmulator({ slugDelayMs: 0 });
+    try {
+      const result = await runCli(['apply', 'plan.json'], { cwd, env: { ...env, ORGFORM_BASE_URL: other.url } });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/was made for http:\/\/127\.0\.0\.1:\d+, not/);
+      expect(other.counters.total).toBe(0);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('refuses a saved plan edited by hand or truncated', async () => {
+    const { cwd, env } = await setup();
+    await runCli(['plan', '--out', 'plan.json'], { cwd, env });
+    const text = await readFile(join(cwd, 'plan.json'), 'utf8');
+    await writeFile(join(cwd, 'edited.json'), text.replace('finance@acme.example', 'evil@acme.example'));
+    await writeFile(join(cwd, 'truncated.json'), text.slice(0, text.length / 2));
+    const edited = await runCli(['apply', 'edited.json'], { cwd, env });
+    expect(edited.stderr).toMatch(/was changed after it was written/);
+    const truncated = await runCli(['apply', 'truncated.json'], { cwd, env });
+    expect(truncated.stderr).toMatch(/not valid JSON/);
+    expect(emulator.counters.writes).toBe(0);
+  });
+
+  it('keeps going after a failure, names it, exits 1, and a second run retries only what is left', async () => {
+    const { cwd, env } = await setup();
+    emulator.faults.add({ operation: 'updateBillingDetails', times: Infinity, fault: { kind: 'status', status: 500 } });
+    const first = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env } });
+    expect(first.code).toBe(1);
+    expect(first.stdout).toMatch(/organisations\.acme\.billing/);
+    expect(first.stdout).toMatch(/updateBillingDetails/);
+    expect(first.stdout).toMatch(/internal/);
+    expect(user()?.memberships).toContain('org_globex');
+    emulator.faults.clear();
+    emulator.resetCounters();
+    const second = await runCli(['apply', '--auto-approve'], { cwd, env });
+    expect(second.code).toBe(0);
+    expect(emulator.counters.writes).toBe(1);
+    expect(org('org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
+  });
+
+  it('skips the changes that depend on a failed accept, and says so', async () => {
+    const { cwd, env } = await setup(`version: 1
+activeOrganisation: globex
+organisations:
+  globex:
+    id: org_globex
+    invitations:
+      accept: [inv_missing]
+    billing:
+      billingEmail: ada@globex.example
+`);
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/organisations\.globex\.billing.*skipped/s);
+    expect(result.stdout).toMatch(/activeOrganisation.*skipped/s);
+    expect(emulator.counters.byOperation.updateBillingDetails).toBe(0);
+    expect(emulator.counters.byOperation.setActiveOrganisation).toBe(0);
+  });
+
+  it('refuses at once while another apply holds the lock, naming the holder', async () => {
+    const { cwd, env } = await setup();
+    const lock = await acquireLock(join(cwd, '.orgform', 'state.json'), 'orgform apply (test)');
+    try {
+      const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`pid ${process.pid}`);
+      expect(result.stderr).toContain(`force-unlock ${lock.info.id}`);
+      expect(emulator.counters.writes).toBe(0);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('emits one JSON object per event with --format json', async () => {
+    const { cwd, env } = await setup();
+    const result = await runCli(['apply', '--auto-approve', '--format', 'json'], { cwd, env });
+    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(events[0].type).toBe('apply_start');
+    expect(events.at(-1).type).toBe('apply_end');
+    expect(events.filter((e) => e.type === 'change_end')).toHaveLength(5);
+  });
+
+  it('converges through lost responses on every kind of write', async () => {
+    const { cwd, env } = await setup();
+    for (const operation of ['updateBillingDetails', 'acceptInvitation', 'deleteInvitation', 'deleteNotificationChannel', 'setActiveOrganisation'] as const) {
+      emulator.faults.add({ operation, fault: { kind: 'lost-response' } });
+    }
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+    expect(result.stdout + result.stderr).not.toMatch(/✗|[1-9]\d* failed/);
+    expect(result.code).toBe(0);
+    expect(user()?.active).toBe('org_acme');
+    const again = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+    expect(again.code).toBe(0);
+  });
+
+  it('on interrupt finishes what is in flight, starts nothing new, writes the journal and exits 1', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG, { latencyMs: 150 });
+    const controller = new AbortController();
+    const run = runCli(['apply', '--auto-approve', '--parallelism', '1'], { cwd, env, signal: controller.signal });
+    // Let the plan's reads and the first write start, then interrupt.
+    const started = Date.now();
+    while (emulator.counters.writes === 0 && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    const result = await run;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/interrupted/i);
+    expect(emulator.counters.writes).toBeGreaterThanOrEqual(1);
+    expect(emulator.counters.writes).toBeLessThan(5);
+    const second = await runCli(['apply', '--auto-approve'], { cwd, env });
+    expect(second.code).toBe(0);
+    expect((await runCli(['plan', '--detailed-exitcode'], { cwd, env })).code).toBe(0);
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * `orgform plan` end to end against the emulator over loopback HTTP.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { runCli } from '../support/run-cli.js';
+import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
+
+let emulator: Emulator;
+afterEach(async () => emulator?.stop());
+
+async function setup(config: string) {
+  emulator = await startEmulator({ slugDelayMs: 0 });
+  const cwd = await makeWorkspace({ 'orgs.yaml': config });
+  const env = { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url };
+  return { cwd, env };
+}
+
+describe('orgform plan', () => {
+  it('says No changes and exits 0 with --detailed-exitcode when the file matches the service', async () => {
+    const { cwd, env } = await setup(MATCHING_CONFIG);
+    const result = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('No changes.');
+    expect(result.code).toBe(0);
+  });
+
+  it('shows every change in text and exits 2 with --detailed-exitcode', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    const result = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+    expect(result.code).toBe(2);
+    for (const address of [
+      'organisations.acme.billing',
+      'organisations.acme.invitations.revoke.inv_acme_carol',
+      'organisations.acme.notificationChannels.remove.chn_acme_slack',
+      'organisations.globex.invitations.accept.inv_globex_ada',
+      'activeOrganisation',
+    ]) {
+      expect(result.stdout).toContain(address);
+    }
+    expect(result.stdout).toContain('finance@acme.example');
+    expect(result.stdout).toMatch(/Plan: 2 to change, 2 to remove, 1 to accept\./);
+  });
+
+  it('exits 0 with changes when --detailed-exitcode is not given', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    expect((await runCli(['plan'], { cwd, env })).code).toBe(0);
+  });
+
+  it('shows the same changes as JSON valid against schemas/plan.schema.json', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    const result = await runCli(['plan', '--format', 'json'], { cwd, env });
+    const doc = JSON.parse(result.stdout);
+    const schema = JSON.parse(await readFile(new URL('../../schemas/plan.schema.json', import.meta.url), 'utf8'));
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+    expect(doc.changes.map((c: { address: string }) => c.address)).toEqual([
+      'organisations.acme.billing',
+      'organisations.acme.invitations.revoke.inv_acme_carol',
+      'organisations.acme.notificationChannels.remove.chn_acme_slack',
+      'organisations.globex.invitations.accept.inv_globex_ada',
+      'activeOrganisation',
+    ]);
+  });
+
+  it('shows the same changes as Markdown for a pull request', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    const result = await runCli(['plan', '--format', 'markdown'], { cwd, env });
+    expect(result.stdout).toContain('<details>');
+    expect(result.stdout).toContain('inv_globex_ada');
+    expect(result.stdout).toContain('chn_acme_slack');
+  });
+
+  it('never writes to the service', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    await runCli(['plan'], { cwd, env });
+    await runCli(['plan', '--format', 'json'], { cwd, env });
+    expect(emulator.counters.writes).toBe(0);
+    expect(emulator.requestLog.every((r) => r.method === 'GET')).toBe(true);
+  });
+
+  it('restricts the plan to --target organisations', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    const result = await runCli(['plan', '--target', 'globex', '--format', 'json'], { cwd, env });
+    const doc = JSON.parse(result.stdout);
+    expect(doc.changes.map((c: { address: string }) => c.address)).toEqual(['organisations.globex.invitations.accept.inv_globex_ada']);
+  });
+
+  it('names an organisation it cannot find, shows the plan for the others, and exits 1', async () => {
+    const { cwd, env } = await setup(`version: 1
+organisations:
+  nowhere-inc: {}
+  acme:
+    billing:
+      billingEmail: finance@acme.example
+`);
+    const result = await runCli(['plan'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('nowhere-inc');
+    expect(result.stdout).toMatch(/declare its id/);
+    expect(result.stdout).toContain('organisations.acme.billing');
+  });
+
+  it('names the organisation and the operation when the service fails, with code, message and cause', async () => {
+    const { cwd, env } = await setup(`version: 1
+organisations:
+  globex:
+    id: org_globex
+    invitations:
+      revoke: [inv_x]
+`);
+    emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'status', status: 403, body: JSON.stringify({ code: 'forbidden', message: 'No access', cause: 'policy p1' }), contentType: 'application/json' } });
+    const result = await runCli(['plan'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/globex/);
+    expect(result.stdout).toMatch(/getOrganisation/);
+    expect(result.stdout).toMatch(/forbidden: No access \(cause: policy p1\)/);
+  });
+
+  it('saves a plan with --out that carries the observed values and the config hash', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    const result = await runCli(['plan', '--out', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(0);
+    const saved = JSON.parse(await readFile(join(cwd, 'plan.json'), 'utf8'));
+    expect(saved.orgformSavedPlan).toBe(1);
+    expect(saved.baseUrl).toBe(emulator.url);
+    expect(saved.configFiles[0].sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(saved.plan.observed.acme.billing.billingEmail).toBe('billing@acme.example');
+    expect(saved.checksum).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(saved)).not.toContain('demo-token');
+  });
+
+  it('refuses a token given on the command line', async () => {
+    const { cwd, env } = await setup(MATCHING_CONFIG);
+    const result = await runCli(['plan', '--token', 'demo-token'], { cwd, env: { ORGFORM_BASE_URL: env.ORGFORM_BASE_URL } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/Refusing --token/);
+    expect(emulator.counters.total).toBe(0);
+  });
+
+  it('reads the token from --token-file', async () => {
+    const { env } = await setup(MATCHING_CONFIG);
+    const cwd = await makeWorkspace({ 'orgs.yaml': MATCHING_CONFIG, 'token.txt': 'demo-token\n' });
+    const result = await runCli(['plan', '--token-file', 'token.txt'], { cwd, env: { ORGFORM_BASE_URL: env.ORGFORM_BASE_URL } });
+    expect(result.code).toBe(0);
+  });
+});

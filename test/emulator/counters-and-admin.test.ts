@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { call, callJson, ORG_API, orgPath, useEmulator } from './emulator-test-kit.js';
+
+const LIST = `${ORG_API}/organisations`;
+
+describe('counters', () => {
+  it('counts requests by operation, and writes only when they reach processing', async () => {
+    const emulator = await useEmulator();
+    await call(emulator, LIST);
+    await call(emulator, orgPath('org_acme'));
+    await call(emulator, orgPath('org_acme', 'active'), { method: 'PUT' });
+    await call(emulator, orgPath('org_acme', 'active'), { method: 'PUT', token: null });
+    emulator.faults.add({ fault: { kind: 'status', status: 503 } });
+    await call(emulator, orgPath('org_acme', 'active'), { method: 'PUT' });
+    await call(emulator, '/nowhere');
+    expect(emulator.counters).toMatchObject({ total: 6, writes: 1, inFlight: 0 });
+    expect(emulator.counters.byOperation).toMatchObject({ getOrganisations: 1, getOrganisation: 1, setActiveOrganisation: 3, unknown: 1, acceptInvitation: 0 });
+  });
+
+  it('sees concurrent requests in flight at once with latency', async () => {
+    const emulator = await useEmulator({ latencyMs: 200 });
+    await Promise.all(Array.from({ length: 8 }, () => call(emulator, orgPath('org_acme')).then((r) => r.text())));
+    expect(emulator.counters.maxInFlight).toBe(8);
+    expect(emulator.counters.inFlight).toBe(0);
+  });
+
+  it('adds latency before every answer', async () => {
+    const emulator = await useEmulator({ latencyMs: 200 });
+    const started = Date.now();
+    expect((await call(emulator, '/nowhere')).status).toBe(404);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+  });
+
+  it('zeroes counters and empties the log on resetCounters()', async () => {
+    const emulator = await useEmulator();
+    const counters = emulator.counters;
+    await call(emulator, LIST);
+    emulator.resetCounters();
+    expect(counters.total).toBe(0);
+    expect(counters.byOperation.getOrganisations).toBe(0);
+    expect(emulator.requestLog).toHaveLength(0);
+    await call(emulator, LIST);
+    expect(emulator.counters.total).toBe(1);
+  });
+
+  it('logs the idempotency key and request id as sent', async () => {
+    const emulator = await useEmulator();
+    await call(emulator, orgPath('org:hooli/eu', 'active'), { method: 'PUT', headers: { 'idempotency-key': 'k-1', 'x-request-id': 'r-1' } });
+    expect(emulator.requestLog).toEqual([
+      {
+        method: 'PUT',
+        path: '/api/organisations/v1/organisations/org%3Ahooli%2Feu/active',
+        operation: 'setActiveOrganisation',
+        status: 200,
+        idempotencyKey: 'k-1',
+        requestId: 'r-1',
+        authorization: 'bearer',
+      },
+    ]);
+  });
+});
+
+describe('admin endpoints', () => {
+  it('GET /__emulator/counters answers the counters, uncounted itself', async () => {
+    const emulator = await useEmulator();
+    await call(emulator, LIST);
+    const { status, body } = await callJson(emulator, '/__emulator/counters', { token: null });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ total: 1, byOperation: { getOrganisations: 1 }, writes: 0 });
+    expect(emulator.counters.total).toBe(1);
+  });
+
+  it('POST /__emulator/counters/reset zeroes them', async () => {
+    const emulator = await useEmulator();
+    await call(emulator, LIST);
+    expect((await call(emulator, '/__emulator/counters/reset', { method: 'POST', token: null })).status).toBe(204);
+    expect(emulator.counters.total).toBe(0);
+  });
+
+  it('POST /__emulator/faults adds one rule or an array of them, with times "Infinity"', async () => {
+    const emulator = await useEmulator();
+    const one = await callJson(emulator, '/__emulator/faults', { method: 'POST', token: null, body: { operation: 'getOrganisations', fault: { kind: 'status', status: 503 } } });
+    expect(one.body).toEqual({ pending: 1 });
+    await callJson(emulator, '/__emulator/faults', {
+      method: 'POST',
+      token: null,
+      body: [{ fault: { kind: 'status', status: 500 }, times: 'Infinity' }, { fault: { kind: 'drop' } }],
+    });
+    expect(emulator.faults.pending().map((r) => r.times)).toEqual([1, Infinity, 1]);
+    expect((await call(emulator, LIST)).status).toBe(503);
+    expect((await call(emulator, LIST)).status).toBe(500);
+    const listed = await callJson(emulator, '/__emulator/faults', { token: null });
+    expect(listed.body[0].times).toBe('Infinity');
+  });
+
+  it('POST /__emulator/faults refuses a bad rule with 400 and adds none of the array', async () => {
+    const emulator = await useEmulator();
+    const { status, body } = await callJson(emulator, '/__emulator/faults', {
+      method: 'POST',
+      token: null,
+      body: [{ fault: { kind: 'drop' } }, { fault: { kind: 'status', status: 99 } }],
+    });
+    expect(status).toBe(400);
+    expect(body.code).toBe('invalid_request');
+    expect(emulator.faults.pending()).toEqual([]);
+    expect((await callJson(emulator, '/__emulator/faults', { method: 'POST', token: null, body: '{' })).status).toBe(400);
+  });
+
+  it('DELETE /__emulator/faults clears them', async () => {
+    const emulator = await useEmulator();
+    emulator.faults.add({ times: Infinity, fault: { kind: 'drop' } });
+    expect((await call(emulator, '/__emulator/faults', { method: 'DELETE', token: null })).status).toBe(204);
+    expect(emulator.faults.pending()).toEqual([]);
+  });
+
+  it('GET /__emulator/state answers the seed-format dump, changes included', async () => {
+    const emulator = await useEmulator();
+    await call(emulator, orgPath('org_globex', 'invitations', 'inv_globex_ada', 'accept'), { method: 'PUT' });
+    const { body } = await callJson(emulator, '/__emulator/state', { token: null });
+    expect(body.users[0]).toMatchObject({ token: 'demo-token', memberships: expect.arrayContaining(['org_globex']) });
+    expect(body.invitations).toContainEqual({ id: 'inv_globex_ada', organisationId: 'org_globex', email: 'ada@acme.example', pending: false });
+    expect(body.organisations).toHaveLength(7);
+    expect(body.channels).toHaveLength(4);
+  });
+
+  it('answers 404 to an unknown control and is never faulted', async () => {
+    const emulator = await useEmulator();
+    emulator.faults.add({ times: Infinity, fault: { kind: 'drop' } });
+    const { status, body } = await callJson(emulator, '/__emulator/nope', { token: null });
+    expect(status).toBe(404);
+    expect(body.code).toBe('not_found');
+  });
+});

@@ -1,0 +1,130 @@
+/** Small builders for plans and apply events, so each test states only what it is about. */
+import type { ApplySummary, ChangeResult } from '../../src/apply/events.js';
+import type { BillingUpdateField } from '../../src/api/types.js';
+import type { Change, Plan, PlanProblem } from '../../src/plan/types.js';
+
+export function makePlan(parts: Partial<Plan> = {}): Plan {
+  return {
+    formatVersion: 1,
+    baseUrl: 'https://orgs.example.test',
+    changes: [],
+    unchanged: [],
+    problems: [],
+    journaled: [],
+    observed: {},
+    observedActiveId: null,
+    ...parts,
+  };
+}
+
+const org = (slug: string): Change['organisation'] => ({ slug, id: `org_${slug}` });
+
+export function billing(slug: string, fields: Partial<Record<BillingUpdateField, [before: string | null, after: string]>>): Change {
+  return {
+    address: `organisations.${slug}.billing`,
+    kind: 'billing',
+    action: 'update',
+    organisation: org(slug),
+    request: { billingEmail: 'not-for-display@example.test' },
+    display: {
+      fields: Object.entries(fields).map(([field, [before, after]]) => ({ field: field as BillingUpdateField, before, after })),
+    },
+  };
+}
+
+export function acceptInvitation(slug: string, invitation: string): Change {
+  return {
+    address: `organisations.${slug}.invitations.accept.${invitation}`,
+    kind: 'accept-invitation',
+    action: 'accept',
+    organisation: org(slug),
+    targetId: invitation,
+    display: {},
+  };
+}
+
+export function revokeInvitation(slug: string, invitation: string): Change {
+  return {
+    address: `organisations.${slug}.invitations.revoke.${invitation}`,
+    kind: 'revoke-invitation',
+    action: 'delete',
+    organisation: org(slug),
+    targetId: invitation,
+    display: { note: 'cannot be checked before apply: the interface cannot list invitations' },
+  };
+}
+
+export function removeChannel(slug: string, channel: string): Change {
+  return {
+    address: `organisations.${slug}.notificationChannels.remove.${channel}`,
+    kind: 'remove-channel',
+    action: 'delete',
+    organisation: org(slug),
+    targetId: channel,
+    display: {},
+  };
+}
+
+export function setActive(slug: string, fromActive: string | null | undefined): Change {
+  return {
+    address: 'activeOrganisation',
+    kind: 'set-active',
+    action: 'update',
+    organisation: org(slug),
+    display: fromActive === undefined ? {} : { fromActive },
+  };
+}
+
+export function problem(slug: string, message: string): PlanProblem {
+  return { organisation: slug, address: `organisations.${slug}`, message };
+}
+
+/** A plan with one change of every kind, a problem, unchanged organisations and a journaled change. */
+export function everyKindPlan(): Plan {
+  return makePlan({
+    changes: [
+      billing('acme', { billingEmail: ['old@acme.test', 'new@acme.test'], customerID: [null, 'cus_1'] }),
+      acceptInvitation('acme', 'inv_1'),
+      revokeInvitation('acme', 'inv_2'),
+      removeChannel('globex', 'ch_9'),
+      setActive('acme', 'globex'),
+    ],
+    unchanged: ['hooli', 'initech'],
+    problems: [problem('umbrella', 'getOrganisation /organisations/umbrella failed with HTTP 403: forbidden: not a member')],
+    journaled: ['organisations.acme.invitations.accept.inv_0'],
+  });
+}
+
+/** `n` organisations, each with a billing change, an invitation to accept and one to revoke. */
+export function largePlan(n: number): Plan {
+  const changes: Change[] = [];
+  for (let i = 0; i < n; i += 1) {
+    const slug = `org-${String(i).padStart(5, '0')}`;
+    changes.push(
+      billing(slug, { billingEmail: [`old-${i}@example.test`, `new-${i}@example.test`] }),
+      acceptInvitation(slug, `inv_a${i}`),
+      revokeInvitation(slug, `inv_r${i}`),
+    );
+  }
+  return makePlan({ changes, unchanged: ['steady'] });
+}
+
+export function result(parts: Partial<ChangeResult> & Pick<ChangeResult, 'outcome'>): ChangeResult {
+  return { address: 'organisations.acme.billing', organisation: 'acme', kind: 'billing', durationMs: 120, ...parts };
+}
+
+export function makeSummary(results: ChangeResult[], parts: Partial<ApplySummary> = {}): ApplySummary {
+  const count = (o: ChangeResult['outcome']): number => results.filter((r) => r.outcome === o).length;
+  return {
+    total: results.length,
+    applied: count('applied'),
+    alreadyDone: count('already-done'),
+    skipped: count('skipped'),
+    notStarted: count('not-started'),
+    failed: count('failed'),
+    interrupted: false,
+    elapsedMs: 12_345,
+    results,
+    ...parts,
+  };
+}

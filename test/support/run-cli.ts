@@ -1,0 +1,80 @@
+/**
+ * Runs orgform in-process with a captured CliIO (fast, for most command tests), or as a real
+ * child process of the built CLI (for signals, TTY-less refusal and exit codes).
+ */
+import { spawn } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { buildProgram } from '../../src/cli/program.js';
+import type { CliIO, ExitCode } from '../../src/cli/io.js';
+import { formatError } from '../../src/cli/format-error.js';
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  tty?: boolean;
+  signal?: AbortSignal;
+}
+
+export async function runCli(args: string[], options: RunOptions): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const stdin = new PassThrough() as PassThrough & { isTTY?: boolean };
+  stdin.isTTY = options.tty;
+  if (options.stdin !== undefined) stdin.end(options.stdin);
+  else if (!options.tty) stdin.end();
+  const io: CliIO = {
+    stdout: { write: (s: string) => ((stdout += s), true), isTTY: options.tty },
+    stderr: { write: (s: string) => ((stderr += s), true), isTTY: options.tty },
+    stdin,
+    env: options.env ?? {},
+    cwd: options.cwd,
+    signal: options.signal ?? new AbortController().signal,
+    now: () => Date.now(),
+  };
+  let code: number = 0;
+  const program = buildProgram(io, (c: ExitCode) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(['node', 'orgform', ...args]);
+  } catch (err) {
+    const e = err as { code?: string };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+      code = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 1;
+    } else {
+      stderr += formatError(err);
+      code = 1;
+    }
+  }
+  return { code, stdout, stderr };
+}
+
+export const CLI_BIN = fileURLToPath(new URL('../../bin/orgform.js', import.meta.url));
+
+/** The built CLI as a child process (needs `npm run build`, which `npm test` runs first). */
+export function spawnCli(args: string[], options: RunOptions & { onSpawn?: (pid: number) => void }): Promise<CliResult & { signal: NodeJS.Signals | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+      cwd: options.cwd,
+      env: { PATH: process.env.PATH, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code: code ?? -1, signal, stdout, stderr }));
+    if (options.stdin !== undefined) child.stdin.end(options.stdin);
+    else child.stdin.end();
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
+  });
+}
