@@ -137,14 +137,15 @@ export class Journal {
     const temp = join(dir, `.${basename(this.path)}.${process.pid}.${this.sequence}.tmp`);
     const handle = await open(temp, 'w', 0o600);
     try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
       await rename(temp, this.path);
     } catch (err) {
+      // A failed write (disk full, I/O error) or rename must not leave the temp file behind.
       await unlink(temp).catch(() => undefined);
       throw err;
     }

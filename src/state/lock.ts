@@ -4,7 +4,7 @@
  * this host that no longer runs is stale and is taken over (the caller is told).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { OrgformError } from '../errors.js';
@@ -61,6 +61,29 @@ async function readHolder(lockPath: string): Promise<LockInfo | undefined> {
   }
 }
 
+/**
+ * Removes the lock file only if it still holds the lock `id`: it is first moved aside atomically,
+ * so that a lock another process took meanwhile is never removed by mistake (it is put back).
+ * Returns false when the lock file held another lock.
+ */
+async function removeLockIfHeldBy(lockPath: string, id: string): Promise<boolean> {
+  const aside = `${lockPath}.${randomBytes(6).toString('hex')}.removing`;
+  try {
+    await rename(lockPath, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw err;
+  }
+  if ((await readHolder(aside))?.id === id) {
+    await unlink(aside).catch(() => undefined);
+    return true;
+  }
+  // Not the lock we meant: put it back (link fails, rather than overwrite, if a lock was made meanwhile).
+  await link(aside, lockPath).catch(() => undefined);
+  await unlink(aside).catch(() => undefined);
+  return false;
+}
+
 function describeHolder(h: LockInfo): string {
   return `pid ${h.pid} on ${h.host}, running "${h.command}" since ${h.startedAt} (lock ID ${h.id})`;
 }
@@ -77,33 +100,49 @@ export async function acquireLock(statePath: string, command: string, env: LockE
   };
   let replaced: LockInfo | undefined;
   for (let attempt = 0; attempt < 2; attempt += 1) {
+    let handle: Awaited<ReturnType<typeof open>> | undefined;
     try {
       // 'wx' fails if the file exists: creating it is the atomic test-and-set.
-      const handle = await open(lockPath, 'wx', 0o600);
-      await handle.writeFile(JSON.stringify(info, null, 2) + '\n');
-      await handle.sync();
+      handle = await open(lockPath, 'wx', 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (handle) {
+      try {
+        await handle.writeFile(JSON.stringify(info, null, 2) + '\n');
+        await handle.sync();
+      } catch (err) {
+        // An empty or partial lock file would block every later apply: remove it.
+        await handle.close().catch(() => undefined);
+        await unlink(lockPath).catch(() => undefined);
+        throw err;
+      }
       await handle.close();
       return {
         info,
         replaced,
         async release() {
           const holder = await readHolder(lockPath);
-          if (holder?.id === info.id) await unlink(lockPath).catch(() => undefined);
+          if (holder?.id === info.id) await removeLockIfHeldBy(lockPath, info.id).catch(() => undefined);
         },
       };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = await readHolder(lockPath);
     if (holder && holder.host === env.host && !env.isAlive(holder.pid) && attempt === 0) {
-      replaced = holder;
-      await unlink(lockPath).catch(() => undefined);
+      // Only the stale lock is removed; one another process took over meanwhile stays.
+      if (await removeLockIfHeldBy(lockPath, holder.id)) replaced = holder;
       continue;
     }
-    const who = holder ? describeHolder(holder) : 'an unreadable lock file';
+    if (!holder) {
+      // force-unlock cannot match an ID it cannot read, so say how to recover by hand.
+      throw new OrgformError(
+        'STATE_LOCKED',
+        `The state ${statePath} is locked by an unreadable lock file ${lockPath} (an apply may be starting, or one stopped while taking the lock). If no orgform apply is running, delete ${lockPath} and run again.`,
+      );
+    }
     throw new OrgformError(
       'STATE_LOCKED',
-      `The state ${statePath} is locked by ${who}. Wait for that apply to finish; if it is gone for good, run: orgform force-unlock ${holder?.id ?? '<ID>'} --state ${statePath}`,
+      `The state ${statePath} is locked by ${describeHolder(holder)}. Wait for that apply to finish; if it is gone for good, run: orgform force-unlock ${holder.id} --state ${statePath}`,
     );
   }
   throw new OrgformError('STATE_LOCKED', `Could not lock ${statePath}.`);
@@ -117,6 +156,8 @@ export async function forceUnlock(statePath: string, id: string): Promise<LockIn
   if (holder.id !== id) {
     throw new OrgformError('STATE_LOCKED', `The lock on ${statePath} has ID ${holder.id}, not ${id}; it is held by ${describeHolder(holder)}. Nothing was changed.`);
   }
-  await unlink(lockPath);
+  if (!(await removeLockIfHeldBy(lockPath, id))) {
+    throw new OrgformError('STATE_LOCKED', `The lock on ${statePath} changed hands while it was being broken; nothing was changed. Run orgform force-unlock again with the current ID.`);
+  }
   return holder;
 }
