@@ -5,7 +5,7 @@
 import { dirname, join, resolve } from 'node:path';
 import type { OrganisationsClient } from '../api/client.js';
 import type { DesiredState } from '../config/types.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, UsageError } from '../errors.js';
 import { parseShard, selectOrganisations } from '../plan/select-organisations.js';
 import { resolveConnection, type ConnectionFlags } from './connection.js';
 import type { CliIO } from './io.js';
@@ -31,10 +31,37 @@ export async function loadDesiredState(flags: SelectionFlags, io: CliIO): Promis
   return { desired: result.state, selected: selectOrganisations(result.state, { targets: flags.target ?? [], shard }) };
 }
 
+/** A whole number from the environment, or undefined when unset; anything else is a usage error. */
+function envInt(io: CliIO, name: string, min: number): number | undefined {
+  const raw = io.env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`${name} must be a whole number of at least ${min} (got "${raw}").`);
+  }
+  return n;
+}
+
+/**
+ * The client, with the request budget tunable from the environment for slow services and tests:
+ * ORGFORM_REQUEST_TIMEOUT_MS (each request, retries included), ORGFORM_MAX_ATTEMPTS,
+ * ORGFORM_RETRY_BASE_MS (first backoff step).
+ */
 export async function openClient(flags: ConnectionFlags & { parallelism?: number }, io: CliIO): Promise<OrganisationsClient> {
   const connection = await resolveConnection(flags, io);
+  const totalMs = envInt(io, 'ORGFORM_REQUEST_TIMEOUT_MS', 100);
+  const maxAttempts = envInt(io, 'ORGFORM_MAX_ATTEMPTS', 1);
+  const baseDelayMs = envInt(io, 'ORGFORM_RETRY_BASE_MS', 1);
   const { createClient } = await import('../api/client.js');
-  return createClient({ baseUrl: connection.baseUrl, token: connection.token, pageSize: undefined });
+  return createClient({
+    baseUrl: connection.baseUrl,
+    token: connection.token,
+    ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),
+    retryPolicy: {
+      ...(maxAttempts === undefined ? {} : { maxAttempts }),
+      ...(baseDelayMs === undefined ? {} : { baseDelayMs }),
+    },
+  });
 }
 
 /** The journal lives beside the first config file unless --state says otherwise. */

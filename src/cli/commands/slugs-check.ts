@@ -1,6 +1,60 @@
+/**
+ * `orgform slugs check SLUG... | -`: availability of each slug, as a table or JSON; exit 1 when any
+ * slug is unavailable, invalid or could not be checked. Wiring only: see slugs/.
+ */
 import { UsageError } from '../../errors.js';
+import { checkSlugs } from '../../slugs/check-slugs.js';
+import { parseSlugLines } from '../../slugs/parse-slug-lines.js';
+import { renderSlugJson, renderSlugTable } from '../../slugs/render-slug-table.js';
+import { openClient, useColor } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
 
-export async function run(_flags: unknown, _io: CliIO): Promise<ExitCode> {
-  throw new UsageError('orgform slugs-check is not available yet.');
+export interface SlugsCheckFlags {
+  baseUrl?: string;
+  tokenFile?: string;
+  token?: string;
+  parallelism: number;
+  format: 'text' | 'json';
+}
+
+/** More than this on standard input is surely not a list of slugs. */
+const MAX_STDIN_BYTES = 16 * 1024 * 1024;
+
+async function readAll(stdin: CliIO['stdin']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array);
+    size += buffer.length;
+    if (size > MAX_STDIN_BYTES) throw new UsageError(`Standard input is over ${MAX_STDIN_BYTES / (1024 * 1024)} MiB: give the slugs in smaller batches.`);
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The slugs named, `-` replaced by standard input's lines, each slug once, in the order first given. */
+async function collectSlugs(args: readonly string[], io: CliIO): Promise<string[]> {
+  const slugs: string[] = [];
+  let readStdin = false;
+  for (const arg of args) {
+    if (arg !== '-') slugs.push(arg);
+    else if (!readStdin) {
+      readStdin = true;
+      slugs.push(...parseSlugLines(await readAll(io.stdin)));
+    }
+  }
+  return [...new Set(slugs)];
+}
+
+export async function run(flags: SlugsCheckFlags, io: CliIO, args: string[]): Promise<ExitCode> {
+  const slugs = await collectSlugs(args, io);
+  if (slugs.length === 0) throw new UsageError('No slugs to check: standard input had none (blank lines and # comments are skipped).');
+  const client = await openClient(flags, io);
+  try {
+    const checks = await checkSlugs(slugs, { client, parallelism: flags.parallelism, signal: io.signal });
+    io.stdout.write(flags.format === 'json' ? renderSlugJson(checks) : renderSlugTable(checks, { color: useColor({}, io) }));
+    return checks.every((c) => c.status === 'available') ? 0 : 1;
+  } finally {
+    await client.close();
+  }
 }

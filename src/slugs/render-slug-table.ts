@@ -1,0 +1,65 @@
+/**
+ * The views of slug checks: a table for people (slug, available, reasons, then a summary line) and
+ * JSON for scripts. Pure. Slugs come from the user and messages from the service, so the table never
+ * lets either write control sequences to the terminal.
+ */
+import { paint, terminalSafe, type Style } from '../render/ansi.js';
+import type { SlugCheck, SlugStatus } from './check-slugs.js';
+
+/** Longer slugs overflow their column rather than push every reason off the screen. */
+const MAX_SLUG_COLUMN = 40;
+
+const SHOWN: Readonly<Record<SlugStatus, { text: string; style: Style }>> = {
+  available: { text: 'yes', style: 'green' },
+  unavailable: { text: 'no', style: 'red' },
+  invalid: { text: 'invalid', style: 'red' },
+  error: { text: 'error', style: 'yellow' },
+};
+
+function width(text: string): number {
+  return [...text].length;
+}
+
+function pad(text: string, to: number): string {
+  return text + ' '.repeat(Math.max(0, to - width(text)));
+}
+
+export function summariseSlugChecks(checks: readonly SlugCheck[]): string {
+  const count = (status: SlugStatus) => checks.filter((c) => c.status === status).length;
+  const parts = [
+    `${count('available')} available`,
+    `${count('unavailable')} unavailable`,
+    ...(count('invalid') > 0 ? [`${count('invalid')} invalid`] : []),
+    ...(count('error') > 0 ? [`${count('error')} could not be checked`] : []),
+  ];
+  return `${checks.length} slug${checks.length === 1 ? '' : 's'} checked: ${parts.join(', ')}.`;
+}
+
+export function renderSlugTable(checks: readonly SlugCheck[], options: { color: boolean }): string {
+  const rows = checks.map((c) => ({
+    slug: terminalSafe(c.slug),
+    status: c.status,
+    reasons: terminalSafe(c.status === 'error' ? (c.error ?? '') : c.messages.join(' ')),
+  }));
+  const slugWidth = Math.min(MAX_SLUG_COLUMN, Math.max(width('SLUG'), ...rows.map((r) => width(r.slug))));
+  const statusWidth = Math.max(width('AVAILABLE'), ...Object.values(SHOWN).map((s) => s.text.length));
+  const lines = [paint(`${pad('SLUG', slugWidth)}  ${pad('AVAILABLE', statusWidth)}  REASONS`, 'bold', options.color).trimEnd()];
+  for (const row of rows) {
+    const shown = SHOWN[row.status];
+    const status = row.reasons === '' ? shown.text : pad(shown.text, statusWidth);
+    lines.push(`${pad(row.slug, slugWidth)}  ${paint(status, shown.style, options.color)}${row.reasons === '' ? '' : `  ${row.reasons}`}`);
+  }
+  lines.push('', summariseSlugChecks(checks));
+  return lines.join('\n') + '\n';
+}
+
+export function renderSlugJson(checks: readonly SlugCheck[]): string {
+  const slugs = checks.map((c) => ({
+    slug: c.slug,
+    status: c.status,
+    available: c.status === 'available' ? true : c.status === 'error' ? null : false,
+    messages: c.messages,
+    ...(c.error !== undefined && { error: c.error }),
+  }));
+  return JSON.stringify({ slugs }, null, 2) + '\n';
+}

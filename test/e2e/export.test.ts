@@ -1,0 +1,128 @@
+/**
+ * `orgform export` end to end against the emulator over loopback HTTP: what it writes must plan
+ * as No changes.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
+import { runCli } from '../support/run-cli.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+let emulator: Emulator;
+afterEach(async () => emulator?.stop());
+
+async function setup(options: EmulatorOptions = {}) {
+  emulator = await startEmulator({ slugDelayMs: 0, ...options });
+  const cwd = await makeWorkspace();
+  const env = { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url };
+  return { cwd, env };
+}
+
+describe('orgform export', () => {
+  it('writes the organisations you belong to, and plan on the file says No changes', async () => {
+    const { cwd, env } = await setup();
+    const exported = await runCli(['export', '--out', 'orgs.yaml'], { cwd, env });
+    expect(exported.code).toBe(0);
+    expect(exported.stderr).toBe('Exported 5 organisations (active: initech) to orgs.yaml. Check it with: orgform plan -f orgs.yaml\n');
+    const text = await readFile(join(cwd, 'orgs.yaml'), 'utf8');
+    expect(text).toContain('activeOrganisation: initech\n');
+    expect(text).toContain('  hooli-eu:\n    id: "org:hooli/eu"\n');
+    expect(text).toContain('      customerID: cus_acme\n');
+    expect(text).not.toContain('globex'); // ada is not a member
+
+    const plan = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+    expect(plan.stderr).toBe('');
+    expect(plan.stdout).toContain('No changes.');
+    expect(plan.code).toBe(0);
+  });
+
+  it('exports 1,000 organisations over several pages, and plan on the file says No changes', async () => {
+    const { cwd, env } = await setup({ data: generateEmulatorData({ organisations: 1000 }) });
+    const exported = await runCli(['export', '--out', 'orgs.yaml'], { cwd, env });
+    expect(exported.code).toBe(0);
+    expect(emulator.counters.byOperation.getOrganisations).toBe(2); // 500 a page
+    const text = await readFile(join(cwd, 'orgs.yaml'), 'utf8');
+    expect(text.match(/^ {4}id: /gm)).toHaveLength(1000);
+    expect(text).toContain('activeOrganisation: org-00001\n');
+
+    const plan = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+    expect(plan.stdout).toContain('No changes.');
+    expect(plan.code).toBe(0);
+  });
+
+  it('gives byte-identical files when nothing changed, and a one-line diff when one field did', async () => {
+    const { cwd, env } = await setup();
+    const first = await runCli(['export'], { cwd, env });
+    const second = await runCli(['export'], { cwd, env });
+    expect(first.code).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+
+    emulator.store.updateBillingDetails('demo-token', 'org_umbrella', { customerID: 'cus_umbrella_2' });
+    const third = await runCli(['export'], { cwd, env });
+    const before = first.stdout.split('\n');
+    const after = third.stdout.split('\n');
+    expect(after).toHaveLength(before.length);
+    expect(after.filter((line, i) => line !== before[i])).toEqual(['      customerID: cus_umbrella_2']);
+  });
+
+  it('writes to standard output without --out, with nothing on standard error', async () => {
+    const { cwd, env } = await setup();
+    const result = await runCli(['export'], { cwd, env });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^# yaml-language-server: \$schema=\.\/node_modules\/orgform\/schemas\/orgs\.schema\.json\n/);
+    expect(result.stdout).toContain(`# Written by \`orgform export\` from ${emulator.url}.`);
+  });
+
+  it('points the schema modeline at node_modules relative to the file it writes', async () => {
+    const { cwd, env } = await setup();
+    await runCli(['export', '--out', 'config/orgs.yaml'], { cwd, env });
+    const text = await readFile(join(cwd, 'config', 'orgs.yaml'), 'utf8');
+    expect(text.split('\n')[0]).toBe('# yaml-language-server: $schema=../node_modules/orgform/schemas/orgs.schema.json');
+  });
+
+  it('refuses to overwrite an existing file without --force, naming it, before asking the service anything', async () => {
+    const { cwd, env } = await setup();
+    await writeFile(join(cwd, 'orgs.yaml'), 'keep me\n');
+    const refused = await runCli(['export', '--out', 'orgs.yaml'], { cwd, env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/orgs\.yaml already exists\. Nothing was written\. Pass --force/);
+    expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toBe('keep me\n');
+    expect(emulator.counters.total).toBe(0);
+
+    const forced = await runCli(['export', '--out', 'orgs.yaml', '--force'], { cwd, env });
+    expect(forced.code).toBe(0);
+    expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toMatch(/^version: 1$/m);
+  });
+
+  it('with --filter exports only the matching organisations, and activeOrganisation only when it is one of them', async () => {
+    const { cwd, env } = await setup();
+    const acme = await runCli(['export', '--filter', 'ACME', '--out', 'acme.yaml'], { cwd, env });
+    expect(acme.stderr).toMatch(/^Exported 1 organisation to acme\.yaml\./);
+    const acmeText = await readFile(join(cwd, 'acme.yaml'), 'utf8');
+    expect(acmeText).toContain('(only organisations matching "ACME")');
+    expect(acmeText).toContain('  acme:\n');
+    expect(acmeText).not.toContain('activeOrganisation');
+
+    const initech = await runCli(['export', '--filter', 'init'], { cwd, env });
+    expect(initech.stdout).toContain('activeOrganisation: initech\n');
+    expect(initech.stdout.match(/^ {2}\S+:$/gm)).toEqual(['  initech:']);
+
+    const plan = await runCli(['plan', '-f', 'acme.yaml', '--detailed-exitcode'], { cwd, env });
+    expect(plan.stdout).toContain('No changes.');
+    expect(plan.code).toBe(0);
+  });
+
+  it('leaves out, with a warning, an organisation whose slug orgs.yaml cannot declare, and still plans No changes', async () => {
+    const { cwd, env } = await setup();
+    emulator.store.putOrganisation({ id: 'org_odd', slug: 'odd slug', billing: {} });
+    emulator.store.addMembership('demo-token', 'org_odd');
+    const result = await runCli(['export', '--out', 'orgs.yaml'], { cwd, env });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('Warning: left out organisation "odd slug" (id "org_odd"): the slug contains whitespace');
+    expect(result.stderr).toMatch(/Exported 5 organisations.*; 1 left out/);
+    const plan = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+    expect(plan.code).toBe(0);
+  });
+});
