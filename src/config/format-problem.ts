@@ -1,0 +1,26 @@
+import type { ConfigProblem } from './types.js';
+
+/** `FILE:LINE:COL: message`, the form editors and CI annotations jump to. */
+export function formatProblem(p: ConfigProblem): string {
+  return `${p.file}:${p.line}:${p.col}: ${p.message}`;
+}
+
+/**
+ * By file (in the order the files were named; files not in `fileOrder` after them, by name), then
+ * line, then column. Problems at the same place keep their order.
+ */
+export function sortProblems(problems: readonly ConfigProblem[], fileOrder: readonly string[]): ConfigProblem[] {
+  const rank = new Map(fileOrder.map((file, i) => [file, i] as const));
+  const rankOf = (file: string) => rank.get(file) ?? fileOrder.length;
+  return [...problems].sort(
+    (a, b) =>
+      rankOf(a.file) - rankOf(b.file) ||
+      (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
+      a.line - b.line ||
+      a.col - b.col,
+  );
+}
+
+export function countProblems(n: number): string {
+  return n === 1 ? '1 problem' : `${n} problems`;
+}

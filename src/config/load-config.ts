@@ -1,0 +1,139 @@
+/**
+ * The I/O around validation: expand -f paths (files, or directories of *.yaml and *.yml), read each
+ * file with a size cap, hash it, parse it, then validate them all together.
+ */
+import { createHash } from 'node:crypto';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { MAX_FILE_BYTES, parseSource, tooLargeMessage } from './parse-source.js';
+import { sortProblems } from './format-problem.js';
+import { loadSchemaValidator } from './schema-validator.js';
+import { validateDocuments, type LoadResult, type ParsedDocument } from './validate-config.js';
+import type { ConfigProblem } from './types.js';
+
+export type { LoadResult } from './validate-config.js';
+export { formatProblem } from './format-problem.js';
+
+export const DEFAULT_CONFIG_FILE = 'orgs.yaml';
+
+export interface LoadOptions {
+  /** Paths are resolved against this, and shown as given. */
+  cwd: string;
+  /** For `${VAR}` interpolation. */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+function fileProblem(file: string, message: string): ConfigProblem {
+  return { file, line: 1, col: 1, message };
+}
+
+function describeFsError(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'ENOENT') return 'no such file or directory';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return err instanceof Error ? err.message : String(err);
+}
+
+interface Expanded {
+  files: string[];
+  problems: ConfigProblem[];
+  /** Every path that may appear in a problem, in the order given: problems are sorted by it. */
+  order: string[];
+}
+
+async function expandPaths(paths: readonly string[], cwd: string): Promise<Expanded> {
+  const files: string[] = [];
+  const problems: ConfigProblem[] = [];
+  const order: string[] = [];
+  const seen = new Set<string>();
+  const add = async (file: string) => {
+    order.push(file);
+    // The same file named twice (-f orgs.yaml -f .) is read once, not reported as declaring everything twice.
+    const real = await realpath(resolve(cwd, file)).catch(() => resolve(cwd, file));
+    if (seen.has(real)) return;
+    seen.add(real);
+    files.push(file);
+  };
+
+  for (const given of paths) {
+    let info;
+    try {
+      info = await stat(resolve(cwd, given));
+    } catch (err) {
+      order.push(given);
+      const hint = given === DEFAULT_CONFIG_FILE && paths.length === 1 ? ` (name your files with -f)` : '';
+      problems.push(fileProblem(given, `cannot read: ${describeFsError(err)}${hint}`));
+      continue;
+    }
+    if (info.isDirectory()) {
+      const names = (await readdir(resolve(cwd, given), { withFileTypes: true }))
+        .filter((e) => /\.ya?ml$/.test(e.name) && !e.name.startsWith('.'))
+        .map((e) => e.name)
+        .sort();
+      let found = 0;
+      for (const name of names) {
+        const file = join(given, name);
+        const entry = await stat(resolve(cwd, file)).catch(() => undefined);
+        if (!entry?.isFile()) continue;
+        found += 1;
+        await add(file);
+      }
+      if (found === 0) {
+        order.push(given);
+        problems.push(fileProblem(given, 'no *.yaml or *.yml files in this directory'));
+      }
+    } else if (info.isFile()) {
+      await add(given);
+    } else {
+      order.push(given);
+      problems.push(fileProblem(given, 'not a regular file or a directory'));
+    }
+  }
+  return { files, problems, order };
+}
+
+async function readCapped(path: string): Promise<{ ok: true; bytes: Buffer } | { ok: false; message: string }> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    // Checked before reading: a huge file is refused without loading it.
+    if (size > MAX_FILE_BYTES) return { ok: false, message: tooLargeMessage(size) };
+    const bytes = await handle.readFile();
+    if (bytes.length > MAX_FILE_BYTES) return { ok: false, message: tooLargeMessage(bytes.length) };
+    return { ok: true, bytes };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Reads and validates the files (default ./orgs.yaml): the DesiredState, or every problem in every
+ * file, sorted by file (in the order read), line and column.
+ */
+export async function loadConfig(paths: string[], options: LoadOptions): Promise<LoadResult> {
+  const given = paths.length > 0 ? paths : [DEFAULT_CONFIG_FILE];
+  const { files, problems, order } = await expandPaths(given, options.cwd);
+  const docs: ParsedDocument[] = [];
+  for (const file of files) {
+    let read;
+    try {
+      read = await readCapped(resolve(options.cwd, file));
+    } catch (err) {
+      problems.push(fileProblem(file, `cannot read: ${describeFsError(err)}`));
+      continue;
+    }
+    if (!read.ok) {
+      problems.push(fileProblem(file, read.message));
+      continue;
+    }
+    const parsed = await parseSource(read.bytes);
+    if (!parsed.ok) {
+      problems.push(...parsed.problems.map(({ pos, message }) => ({ file, line: pos.line, col: pos.col, message })));
+      continue;
+    }
+    docs.push({ file, sha256: createHash('sha256').update(read.bytes).digest('hex'), root: parsed.root });
+  }
+  const validated = validateDocuments(docs, { env: options.env, validator: await loadSchemaValidator('orgs') });
+  if (problems.length === 0) return validated;
+  return { ok: false, problems: sortProblems([...problems, ...(validated.ok ? [] : validated.problems)], order) };
+}

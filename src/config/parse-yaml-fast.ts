@@ -1,0 +1,322 @@
+/**
+ * A parser for the plain YAML that orgs files are usually written in: block mappings, lists of
+ * scalars, `[a, b]`, `{}`, unquoted and simply quoted scalars, comments. The yaml package needs
+ * about a second per megabyte; this needs a few tens of milliseconds, which is what makes
+ * validating 10,000 organisations quick.
+ *
+ * It never guesses: on anything outside that subset (anchors, tags, multi-line scalars, escapes,
+ * tabs, non-ASCII outside comments, YAML-typed keys...) it returns undefined and the caller parses
+ * with the yaml package instead. When it does return a tree, that tree is exactly the one the yaml
+ * package gives (test/config/parse-yaml-fast.test.ts checks this on generated documents).
+ */
+import { emptyScalar, type SourceMap, type SourceNode, type SourceScalar, type SourceSeq } from './source-tree.js';
+
+/** Not in the subset: parse with the yaml package. */
+const NOT_FAST = undefined;
+
+function charTable(chars: string): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let i = 0; i < chars.length; i++) table[chars.charCodeAt(i)] = 1;
+  return table;
+}
+
+// Character classes, narrower than YAML allows: anything else sends the file to the yaml package.
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const KEY_FIRST = charTable(`${ALNUM}_$`);
+const KEY_CHAR = charTable(`${ALNUM}_.@$/+~-`);
+const PLAIN_FIRST = charTable(`${ALNUM}_$./~+`);
+const PLAIN_CHAR = charTable(`${ALNUM}_$./~+@=(){}-`);
+const FLOW_CHAR = charTable(`${ALNUM}_$./~+@=()-`);
+
+const SPACE = 0x20;
+const HASH = 0x23;
+const COLON = 0x3a;
+const DASH = 0x2d;
+const DQUOTE = 0x22;
+const SQUOTE = 0x27;
+const BACKSLASH = 0x5c;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const COMMA = 0x2c;
+const CR = 0x0d;
+
+/** YAML refuses implicit keys longer than 1024 characters; stay well clear. */
+const MAX_KEY_LENGTH = 1000;
+
+/** YAML 1.2 core schema: the unquoted texts that are not strings. */
+const CORE_NOT_STRING = [
+  /^(?:~|[Nn]ull|NULL)?$/,
+  /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/,
+  /^[-+]?[0-9]+$/,
+  /^0o[0-7]+$/,
+  /^0x[0-9a-fA-F]+$/,
+  /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
+  /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
+  /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
+];
+/** Only texts starting with one of these can be anything but a string under the core schema. */
+const MAY_NOT_BE_STRING = charTable('-+.0123456789~nNtTfF');
+
+function isIn(table: Uint8Array, code: number): boolean {
+  return code < 128 && table[code] === 1;
+}
+
+/** Comments may hold any text but what YAML would take as a line break, a control character or a BOM. */
+function isCommentText(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || c === 0xfeff) return false;
+  }
+  return true;
+}
+
+interface Token {
+  text: string;
+  quoted: boolean;
+  /** 1-based column. */
+  col: number;
+}
+
+/** Scans one line, s[i..end), of the whole text; columns are counted from lineStart. One per document, reset per line. */
+class LineScanner {
+  i = 0;
+  lineStart = 0;
+  end = 0;
+  constructor(readonly s: string) {}
+  reset(lineStart: number, end: number): void {
+    this.i = lineStart;
+    this.lineStart = lineStart;
+    this.end = end;
+  }
+  get done(): boolean {
+    return this.i >= this.end;
+  }
+  code(): number {
+    return this.i < this.end ? this.s.charCodeAt(this.i) : -1;
+  }
+  col(): number {
+    return this.i - this.lineStart + 1;
+  }
+  skipSpaces(): number {
+    const start = this.i;
+    while (this.i < this.end && this.s.charCodeAt(this.i) === SPACE) this.i++;
+    return this.i - start;
+  }
+  /** Nothing more on the line but, after at least one space, a comment. */
+  atLineEnd(): boolean {
+    const spaces = this.skipSpaces();
+    if (this.done) return true;
+    return this.code() === HASH && spaces > 0 && isCommentText(this.s, this.i + 1, this.end);
+  }
+  quoted(): Token | undefined {
+    const quote = this.code();
+    const col = this.col();
+    const start = this.i + 1;
+    let j = start;
+    for (; j < this.end; j++) {
+      const c = this.s.charCodeAt(j);
+      if (c === quote) break;
+      if (c < 0x20 || c > 0x7e || c === BACKSLASH) return undefined;
+    }
+    if (j >= this.end) return undefined;
+    // '' inside single quotes is an escaped quote: leave those to the yaml package.
+    if (quote === SQUOTE && this.s.charCodeAt(j + 1) === SQUOTE) return undefined;
+    this.i = j + 1;
+    return { text: this.s.slice(start, j), quoted: true, col };
+  }
+  key(): Token | undefined {
+    const c = this.code();
+    if (c === DQUOTE || c === SQUOTE) return this.quoted();
+    if (!isIn(KEY_FIRST, c)) return undefined;
+    const start = this.i;
+    const col = this.col();
+    while (this.i < this.end && isIn(KEY_CHAR, this.s.charCodeAt(this.i))) this.i++;
+    if (this.i - start > MAX_KEY_LENGTH) return undefined;
+    return { text: this.s.slice(start, this.i), quoted: false, col };
+  }
+  /** An unquoted scalar in block context: words of PLAIN_CHAR separated by spaces, up to a comment or the end. */
+  plain(): Token | undefined {
+    if (!isIn(PLAIN_FIRST, this.code())) return undefined;
+    const start = this.i;
+    const col = this.col();
+    let last = this.i;
+    while (this.i < this.end) {
+      const c = this.s.charCodeAt(this.i);
+      if (isIn(PLAIN_CHAR, c)) {
+        this.i++;
+        last = this.i;
+      } else if (c === SPACE) {
+        this.skipSpaces();
+        if (this.done || this.code() === HASH) break;
+      } else {
+        return undefined;
+      }
+    }
+    this.i = last;
+    return { text: this.s.slice(start, last), quoted: false, col };
+  }
+  scalar(): Token | undefined {
+    const c = this.code();
+    return c === DQUOTE || c === SQUOTE ? this.quoted() : this.plain();
+  }
+  flowItem(): Token | undefined {
+    const c = this.code();
+    if (c === DQUOTE || c === SQUOTE) return this.quoted();
+    if (!isIn(PLAIN_FIRST, c)) return undefined;
+    const start = this.i;
+    const col = this.col();
+    while (this.i < this.end && isIn(FLOW_CHAR, this.s.charCodeAt(this.i))) this.i++;
+    return { text: this.s.slice(start, this.i), quoted: false, col };
+  }
+}
+
+function toScalar(token: Token, line: number, asKey: boolean): SourceScalar | undefined {
+  const pos = { line, col: token.col };
+  const { text } = token;
+  if (token.quoted) return { kind: 'scalar', pos, value: text, source: text, plain: false };
+  if (text === '' || isIn(MAY_NOT_BE_STRING, text.charCodeAt(0))) {
+    if (!asKey && /^[0-9]+$/.test(text)) {
+      // As the yaml package resolves a YAML 1.2 decimal integer.
+      return { kind: 'scalar', pos, value: parseInt(text, 10), source: text, plain: true };
+    }
+    if (CORE_NOT_STRING.some((pattern) => pattern.test(text))) return undefined;
+  }
+  return { kind: 'scalar', pos, value: text, source: text, plain: true };
+}
+
+/** The value after `key: `, on the same line. */
+function readValue(sc: LineScanner, line: number): SourceNode | undefined {
+  const c = sc.code();
+  if (c === LBRACE) {
+    if (sc.s.charCodeAt(sc.i + 1) !== RBRACE) return undefined;
+    const col = sc.col();
+    sc.i += 2;
+    return { kind: 'map', pos: { line, col }, pairs: [] };
+  }
+  if (c !== LBRACKET) {
+    const token = sc.scalar();
+    return token && toScalar(token, line, false);
+  }
+  const seq: SourceSeq = { kind: 'seq', pos: { line, col: sc.col() }, items: [] };
+  sc.i++;
+  sc.skipSpaces();
+  if (sc.code() === RBRACKET) {
+    sc.i++;
+    return seq;
+  }
+  for (;;) {
+    const token = sc.flowItem();
+    const item = token && toScalar(token, line, false);
+    if (item === undefined) return undefined;
+    seq.items.push(item);
+    sc.skipSpaces();
+    const next = sc.code();
+    sc.i++;
+    if (next === RBRACKET) return seq;
+    if (next !== COMMA) return undefined;
+    sc.skipSpaces();
+  }
+}
+
+type Frame = { indent: number } & ({ kind: 'map'; node: SourceMap } | { kind: 'seq'; node: SourceSeq });
+
+/**
+ * The document's tree, null for a document without content (blank or comments only), or
+ * undefined when the text is not in the subset this parser handles.
+ */
+export function parseYamlFast(text: string): SourceNode | null | undefined {
+  const stack: Frame[] = [];
+  // A `key:` with nothing after it: its value is whatever the next lines open, or null.
+  let pending: { map: SourceMap; key: SourceScalar; indent: number } | undefined;
+
+  const sc = new LineScanner(text);
+  let lineNo = 0;
+  for (let lineStart = 0; lineStart <= text.length; ) {
+    lineNo += 1;
+    let next = text.indexOf('\n', lineStart);
+    if (next < 0) next = text.length;
+    const end = next > lineStart && text.charCodeAt(next - 1) === CR ? next - 1 : next;
+    sc.reset(lineStart, end);
+    lineStart = next + 1;
+
+    const indent = sc.skipSpaces();
+    if (sc.done) continue;
+    if (sc.code() === HASH) {
+      if (!isCommentText(text, sc.i + 1, end)) return NOT_FAST;
+      continue;
+    }
+
+    // What the line holds: a list item, or a key with its value on the line (or pending).
+    let item: SourceScalar | undefined;
+    let itemCol = 0;
+    let key: SourceScalar | undefined;
+    let value: SourceNode | undefined;
+    if (sc.code() === DASH && text.charCodeAt(sc.i + 1) === SPACE) {
+      itemCol = sc.col();
+      sc.i++;
+      sc.skipSpaces();
+      const token = sc.scalar();
+      item = token && toScalar(token, lineNo, false);
+      if (item === undefined || !sc.atLineEnd()) return NOT_FAST;
+    } else {
+      const token = sc.key();
+      if (token === undefined || sc.code() !== COLON) return NOT_FAST;
+      key = toScalar(token, lineNo, true);
+      if (key === undefined) return NOT_FAST;
+      sc.i++;
+      if (!sc.done) {
+        if (sc.code() !== SPACE) return NOT_FAST;
+        sc.skipSpaces();
+        if (sc.code() === HASH) {
+          if (!isCommentText(text, sc.i + 1, end)) return NOT_FAST;
+        } else if (!sc.done) {
+          value = readValue(sc, lineNo);
+          if (value === undefined || !sc.atLineEnd()) return NOT_FAST;
+        }
+      }
+    }
+
+    if (stack.length === 0) {
+      if (key === undefined || indent !== 0) return NOT_FAST;
+      stack.push({ kind: 'map', indent: 0, node: { kind: 'map', pos: key.pos, pairs: [] } });
+    }
+
+    if (pending !== undefined) {
+      const { map, key: pendingKey, indent: pendingIndent } = pending;
+      pending = undefined;
+      if (key !== undefined && indent > pendingIndent) {
+        const node: SourceMap = { kind: 'map', pos: key.pos, pairs: [] };
+        map.pairs.push({ key: pendingKey, value: node });
+        stack.push({ kind: 'map', indent, node });
+      } else if (item !== undefined && indent >= pendingIndent) {
+        const node: SourceSeq = { kind: 'seq', pos: { line: lineNo, col: itemCol }, items: [] };
+        map.pairs.push({ key: pendingKey, value: node });
+        stack.push({ kind: 'seq', indent, node });
+      } else {
+        map.pairs.push({ key: pendingKey, value: emptyScalar(pendingKey.pos) });
+      }
+    }
+
+    while (stack.length > 1 && stack[stack.length - 1]!.indent > indent) stack.pop();
+    let top = stack[stack.length - 1]!;
+    // A list may stand at the same indentation as the key that holds it; a key there ends it.
+    if (top.kind === 'seq' && key !== undefined && top.indent === indent && stack.length > 1) {
+      stack.pop();
+      top = stack[stack.length - 1]!;
+    }
+    if (top.indent !== indent) return NOT_FAST;
+
+    if (item !== undefined) {
+      if (top.kind !== 'seq') return NOT_FAST;
+      top.node.items.push(item);
+    } else if (key !== undefined) {
+      if (top.kind !== 'map') return NOT_FAST;
+      if (value === undefined) pending = { map: top.node, key, indent };
+      else top.node.pairs.push({ key, value });
+    }
+  }
+  if (pending !== undefined) pending.map.pairs.push({ key: pending.key, value: emptyScalar(pending.key.pos) });
+  return stack[0]?.node ?? null;
+}

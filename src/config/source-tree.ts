@@ -1,0 +1,127 @@
+/**
+ * A parsed YAML document reduced to what validation needs: mappings, lists and scalars with the
+ * position where each starts. Both parsers (the fast one for plain files, the yaml package for the
+ * rest) produce this, so that everything after parsing is the same whichever parser ran.
+ */
+
+export interface Position {
+  /** 1-based. */
+  line: number;
+  /** 1-based. */
+  col: number;
+}
+
+export type SourceNode = SourceMap | SourceSeq | SourceScalar | SourceAlias;
+
+export interface SourceMap {
+  kind: 'map';
+  pos: Position;
+  /** In document order, duplicates included (the last one wins, as in the yaml package). */
+  pairs: SourcePair[];
+}
+
+export interface SourcePair {
+  key: SourceScalar;
+  value: SourceNode;
+}
+
+export interface SourceSeq {
+  kind: 'seq';
+  pos: Position;
+  items: SourceNode[];
+}
+
+export type ScalarValue = string | number | boolean | null;
+
+export interface SourceScalar {
+  kind: 'scalar';
+  pos: Position;
+  /** As YAML 1.2 (core schema) resolves it. */
+  value: ScalarValue;
+  /** The text as written (for quoted scalars, after unescaping). */
+  source: string;
+  /** Unquoted and untagged: YAML chose its type from its text, so it may not be the string the author meant. */
+  plain: boolean;
+}
+
+/** `*name`: stands for the anchored node, which may be an ancestor (a cycle). */
+export interface SourceAlias {
+  kind: 'alias';
+  pos: Position;
+  target: SourceNode;
+}
+
+/** `key:` with no value is null; both parsers place it at its key, where a message about it belongs. */
+export function emptyScalar(pos: Position): SourceScalar {
+  return { kind: 'scalar', pos, value: null, source: '', plain: true };
+}
+
+/** A JSON-pointer-like path into the document: map keys and list indexes. */
+export type DocPath = ReadonlyArray<string | number>;
+
+/** The key under which a map stores a pair, as the yaml package does when it builds a JS object. */
+export function keyString(key: SourceScalar): string {
+  return key.value === null ? '' : String(key.value);
+}
+
+const mapIndexes = new WeakMap<SourceMap, Map<string, SourcePair>>();
+
+function indexMap(map: SourceMap): Map<string, SourcePair> {
+  let index = mapIndexes.get(map);
+  if (index === undefined) {
+    index = new Map();
+    for (const pair of map.pairs) index.set(keyString(pair.key), pair);
+    mapIndexes.set(map, index);
+  }
+  return index;
+}
+
+export function resolveAlias(node: SourceNode): Exclude<SourceNode, SourceAlias> {
+  let current = node;
+  for (let hops = 0; current.kind === 'alias'; hops++) {
+    if (hops > 1000) break;
+    current = current.target;
+  }
+  return current as Exclude<SourceNode, SourceAlias>;
+}
+
+/** The node at `path` (through aliases), or undefined. */
+export function findNode(root: SourceNode | null, path: DocPath): SourceNode | undefined {
+  let node: SourceNode | undefined = root ?? undefined;
+  for (const segment of path) {
+    if (node === undefined) return undefined;
+    const here = resolveAlias(node);
+    if (here.kind === 'map') node = indexMap(here).get(String(segment))?.value;
+    else if (here.kind === 'seq') node = here.items[Number(segment)];
+    else return undefined;
+  }
+  return node === undefined ? undefined : resolveAlias(node);
+}
+
+/**
+ * Where `path` is written: its value, or with `part: 'key'` the key that names it. A path that
+ * goes further than the document stops at the deepest node found, so messages still point close.
+ */
+export function locate(root: SourceNode | null, path: DocPath, part: 'key' | 'value' = 'value'): Position {
+  if (root === null) return { line: 1, col: 1 };
+  let node = root;
+  for (let i = 0; i < path.length; i++) {
+    const segment = path[i]!;
+    const here = resolveAlias(node);
+    if (here.kind === 'map') {
+      const pair = indexMap(here).get(String(segment));
+      if (pair === undefined) return here.pos;
+      if (i === path.length - 1 && part === 'key') return pair.key.pos;
+      node = pair.value;
+    } else if (here.kind === 'seq') {
+      // JSON pointers spell indexes as strings.
+      const index = typeof segment === 'number' ? segment : /^(?:0|[1-9][0-9]*)$/.test(segment) ? Number(segment) : -1;
+      const item = here.items[index];
+      if (item === undefined) return here.pos;
+      node = item;
+    } else {
+      return here.pos;
+    }
+  }
+  return node.pos;
+}

@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatProblem, loadConfig, type LoadResult } from '../../src/config/load-config.js';
+import { MAX_FILE_BYTES } from '../../src/config/parse-source.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+const ACME = 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: b@acme.example\n';
+
+function lines(result: LoadResult): string[] {
+  return result.ok ? [] : result.problems.map(formatProblem);
+}
+
+async function load(cwd: string, paths: string[], env: Record<string, string> = {}) {
+  return loadConfig(paths, { cwd, env });
+}
+
+describe('loadConfig reading files', () => {
+  it('reads ./orgs.yaml when no file is named', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': ACME });
+    const result = await load(cwd, []);
+    expect(result.ok && result.state.organisations.map((o) => o.slug)).toEqual(['acme']);
+    expect(result.ok && result.state.files.map((f) => f.path)).toEqual(['orgs.yaml']);
+  });
+
+  it('says how to name files when ./orgs.yaml is missing', async () => {
+    const cwd = await makeWorkspace();
+    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:1:1: cannot read: no such file or directory (name your files with -f)']);
+  });
+
+  it('records the SHA-256 of each file, as read', async () => {
+    const cwd = await makeWorkspace({ 'a.yaml': ACME });
+    const result = await load(cwd, ['a.yaml']);
+    expect(result.ok && result.state.files).toEqual([{ path: 'a.yaml', sha256: createHash('sha256').update(ACME).digest('hex') }]);
+  });
+
+  it('reads every *.yaml and *.yml of a directory, sorted, and nothing else', async () => {
+    const cwd = await makeWorkspace({
+      'conf/b.yml': 'version: 1\norganisations:\n  beta: {}\n',
+      'conf/a.yaml': 'version: 1\norganisations:\n  alpha: {}\n',
+      'conf/c.yaml.bak': 'not: read',
+      'conf/.hidden.yaml': 'not: read',
+      'conf/notes.txt': 'not read',
+      'conf/sub/d.yaml': 'not: read',
+    });
+    const result = await load(cwd, ['conf']);
+    expect(result.ok && result.state.files.map((f) => f.path)).toEqual([join('conf', 'a.yaml'), join('conf', 'b.yml')]);
+  });
+
+  it('reports a directory without orgs files', async () => {
+    const cwd = await makeWorkspace({ 'empty/readme.txt': 'x', 'empty/not-a-file.yaml/readme.txt': 'x' });
+    expect(lines(await load(cwd, ['empty']))).toEqual(['empty:1:1: no *.yaml or *.yml files in this directory']);
+  });
+
+  it('reads a file named twice only once', async () => {
+    const cwd = await makeWorkspace({ 'conf/orgs.yaml': ACME });
+    await symlink(join(cwd, 'conf', 'orgs.yaml'), join(cwd, 'link.yaml'));
+    const result = await load(cwd, ['conf/orgs.yaml', 'conf', 'link.yaml']);
+    expect(result.ok && result.state.files.map((f) => f.path)).toEqual(['conf/orgs.yaml']);
+  });
+
+  it('reports problems in the order the files were named, each as given', async () => {
+    const cwd = await makeWorkspace({ 'b.yaml': 'version: 2\n', 'a.yaml': 'organisations: {}\n' });
+    expect(lines(await load(cwd, ['./b.yaml', 'a.yaml', 'missing.yaml']))).toEqual([
+      './b.yaml:1:10: unsupported version 2: this orgform reads version 1',
+      'a.yaml:1:1: missing "version: 1": every orgs file starts with its format version',
+      'missing.yaml:1:1: cannot read: no such file or directory',
+    ]);
+  });
+
+  it('names both places when two files declare the same organisation', async () => {
+    const cwd = await makeWorkspace({ 'a.yaml': ACME, 'b.yaml': 'version: 1\norganisations:\n  beta: {}\n  acme: {}\n' });
+    expect(lines(await load(cwd, ['a.yaml', 'b.yaml']))).toEqual(['b.yaml:4:3: organisation "acme" is already declared at a.yaml:3:3']);
+  });
+
+  it('merges defaults only under the organisations of their own file', async () => {
+    const cwd = await makeWorkspace({
+      'a.yaml': 'version: 1\ndefaults:\n  billing:\n    platformID: stripe\norganisations:\n  acme: {}\n',
+      'b.yaml': 'version: 1\norganisations:\n  beta: {}\n',
+    });
+    const result = await load(cwd, ['a.yaml', 'b.yaml']);
+    expect(result.ok && result.state.organisations.map((o) => [o.slug, o.billing])).toEqual([
+      ['acme', { platformID: 'stripe' }],
+      ['beta', undefined],
+    ]);
+  });
+
+  it('interpolates ${VAR} from the environment it is given, not the process', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: ${EMAIL}\n' });
+    const result = await load(cwd, [], { EMAIL: 'x@acme.example' });
+    expect(result.ok && result.state.organisations[0]?.billing).toEqual({ billingEmail: 'x@acme.example' });
+    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:5:21: environment variable EMAIL is not set']);
+  });
+});
+
+describe('loadConfig refusing what is not YAML text', () => {
+  it('refuses a file over the size limit before reading it, and says the limit', async () => {
+    const cwd = await makeWorkspace();
+    await writeFile(join(cwd, 'big.yaml'), Buffer.alloc(MAX_FILE_BYTES + 1, '#'));
+    expect(lines(await load(cwd, ['big.yaml']))).toEqual([
+      'big.yaml:1:1: file is 4.0 MiB, over the 4 MiB limit: split it into several files in a directory and pass that with -f',
+    ]);
+  });
+
+  it('refuses a binary file, pointing at the first NUL byte', async () => {
+    const cwd = await makeWorkspace();
+    await writeFile(join(cwd, 'bin.yaml'), Buffer.from('version: 1\nab\0cd\n'));
+    expect(lines(await load(cwd, ['bin.yaml']))).toEqual(['bin.yaml:2:3: binary file (a NUL byte here): expected YAML text']);
+  });
+
+  it('refuses invalid UTF-8, pointing at the first bad byte', async () => {
+    const cwd = await makeWorkspace();
+    await writeFile(join(cwd, 'latin1.yaml'), Buffer.concat([Buffer.from('version: 1\n# caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    expect(lines(await load(cwd, ['latin1.yaml']))).toEqual(['latin1.yaml:2:6: not valid UTF-8 (the first bad byte is here): save the file as UTF-8']);
+  });
+
+  it('refuses UTF-16 text with a hint', async () => {
+    const cwd = await makeWorkspace();
+    await writeFile(join(cwd, 'wide.yaml'), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('version: 1\n', 'utf16le')]));
+    expect(lines(await load(cwd, ['wide.yaml']))).toEqual(['wide.yaml:1:1: file is UTF-16 text: save it as UTF-8']);
+  });
+
+  it('reads CRLF line ends and a UTF-8 byte-order mark as plain text', async () => {
+    const cwd = await makeWorkspace();
+    await writeFile(join(cwd, 'windows.yaml'), `\uFEFF${ACME.replaceAll('\n', '\r\n')}`);
+    await writeFile(join(cwd, 'unix.yaml'), ACME);
+    const windows = await load(cwd, ['windows.yaml']);
+    const unix = await load(cwd, ['unix.yaml']);
+    const organisations = (r: LoadResult) => (r.ok ? r.state.organisations.map(({ source, ...o }) => ({ ...o, line: source.line, col: source.col })) : r.problems);
+    expect(organisations(windows)).toEqual(organisations(unix));
+  });
+
+  it('rejects an alias bomb quickly, without expanding it', async () => {
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 9; i++) levels.push(`l${i}: &l${i} [${Array(10).fill(i === 1 ? '*a' : `*l${i - 1}`).join(', ')}]`);
+    const cwd = await makeWorkspace({ 'bomb.yaml': `version: 1\n${levels.join('\n')}\n` });
+    const started = Date.now();
+    const result = await load(cwd, ['bomb.yaml']);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(lines(result)).toEqual(['bomb.yaml:3:10: aliases expand this document too far (over 100 repetitions): an alias bomb? The file is rejected']);
+  });
+
+  it('rejects a large node repeated by aliases, which the yaml package lets through', async () => {
+    const big = `[${Array(20_000).fill('x').join(', ')}]`;
+    const cwd = await makeWorkspace({ 'wide.yaml': `version: 1
+big: &big ${big}
+uses: [${Array(60).fill('*big').join(', ')}]
+` });
+    expect(lines(await load(cwd, ['wide.yaml']))).toEqual([
+      'wide.yaml:3:302: aliases expand this document to over 1000000 values: an alias bomb? The file is rejected',
+    ]);
+  });
+});

@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import { parseYamlFast } from '../../src/config/parse-yaml-fast.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+const GENERATE = join(import.meta.dirname, '..', '..', 'examples', 'generate-bulk.mjs');
+
+describe('validating 10,000 organisations', () => {
+  it('takes the fast parser and well under a few seconds even on a busy machine', async () => {
+    const out = await makeWorkspace();
+    execFileSync(process.execPath, [GENERATE, '--count', '10000', '--files', '1', '--out', out]);
+    const text = readFileSync(join(out, 'orgs-01.yaml'), 'utf8');
+    // The yaml package needs seconds for this file: the fast parser is what keeps it quick.
+    expect(parseYamlFast(text)).toBeDefined();
+
+    const started = performance.now();
+    const result = await loadConfig(['orgs-01.yaml'], { cwd: out, env: {} });
+    const elapsed = performance.now() - started;
+    expect(result.ok && result.state.organisations.length).toBe(10_000);
+    // A loose bound, to catch a return to the slow parser or something quadratic, not to benchmark.
+    expect(elapsed).toBeLessThan(4_000);
+  });
+
+  it('regenerates the committed bulk example byte for byte', async () => {
+    const out = await makeWorkspace();
+    execFileSync(process.execPath, [GENERATE, '--out', out]);
+    for (const name of ['orgs-01.yaml', 'orgs-02.yaml', 'orgs-03.yaml']) {
+      const committed = readFileSync(join(import.meta.dirname, '..', '..', 'examples', 'bulk', name), 'utf8');
+      // The modeline differs (relative to where the files are written); the organisations must not.
+      expect(readFileSync(join(out, name), 'utf8').split('\n').slice(1)).toEqual(committed.split('\n').slice(1));
+    }
+  });
+});

@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/run-cli.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('orgform validate', () => {
+  it('passes on the examples with a one-line summary', async () => {
+    const result = await runCli(['validate', '-f', 'examples/orgs.yaml'], { cwd: ROOT });
+    expect(result).toEqual({
+      code: 0,
+      stdout: 'Valid: 4 organisations, 7 changes declared (4 billing, 1 accept, 1 revocation, 1 channel removal) in 1 file(s).\n',
+      stderr: '',
+    });
+  });
+
+  it('reads every file of a directory, and repeated -f', async () => {
+    const result = await runCli(['validate', '-f', 'examples/bulk', '-f', 'examples/orgs.yaml'], { cwd: ROOT });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Valid: 304 organisations, \d+ changes declared \(304 billing, \d+ accepts, \d+ revocations, \d+ channel removals\) in 4 file\(s\)\.\n$/);
+  });
+
+  it('reads ./orgs.yaml by default and counts in the singular', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    invitations:\n      accept: [inv_1]\n' });
+    const result = await runCli(['validate'], { cwd });
+    expect(result.stdout).toBe('Valid: 1 organisation, 1 change declared (0 billing, 1 accept, 0 revocations, 0 channel removals) in 1 file(s).\n');
+  });
+
+  it('prints every problem and their count on stderr, and exits 1', async () => {
+    const cwd = await makeWorkspace({
+      'a.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: x\n',
+      'b.yaml': 'version: 3\n',
+    });
+    const result = await runCli(['validate', '-f', 'a.yaml', '-f', 'b.yaml'], { cwd });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: [
+        'a.yaml:5:7: unknown key "customerId"; did you mean "customerID"? (orgs files use the update spelling: customerID, subscriptionID, platformID)',
+        'b.yaml:1:10: unsupported version 3: this orgform reads version 1',
+        '2 problems in 2 file(s).',
+        '',
+      ].join('\n'),
+    });
+  });
+
+  it('needs no network: it passes with no service and no token configured', async () => {
+    const result = await runCli(['validate', '-f', 'examples/orgs.yaml'], { cwd: ROOT, env: { ORGFORM_BASE_URL: 'http://127.0.0.1:9' } });
+    expect(result.code).toBe(0);
+  });
+});
