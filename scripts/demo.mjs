@@ -57,3 +57,4 @@ step('nothing left to do (exit 0)', ['plan', '--detailed-exitcode']);
 step('write the current state as orgs.yaml', ['export']);
 step('check slugs through the deliberately slow endpoint', ['slugs', 'check', 'acme', 'brand-new-co', 'admin'], { expect: [1] });
 console.log(`\n${bold('Done.')} Try it yourself: npx orgform emulator, then ORGFORM_BASE_URL=http://127.0.0.1:4010 ORGFORM_TOKEN=demo-token npx orgform plan -f examples/demo/orgs.yaml`);
+process.exit(0);

@@ -11,6 +11,8 @@ export class ApiError extends OrgformError {
   readonly serviceCause: string | undefined;
   readonly attempts: number;
   readonly requestId: string;
+  /** What to do about it, when orgform knows (check the token, Retry-After beyond the budget...). */
+  readonly hint: string | undefined;
 
   constructor(init: {
     operation: OperationId;
@@ -36,6 +38,7 @@ export class ApiError extends OrgformError {
     this.serviceCause = init.serviceCause;
     this.attempts = init.attempts;
     this.requestId = init.requestId;
+    this.hint = init.hint;
   }
 }
 

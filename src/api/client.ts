@@ -95,6 +95,20 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     timeouts,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
   });
+  // undici applies header and body timeouts per dispatcher, not per request: the slow slug check
+  // gets a dispatcher of its own, so that its own timeouts (and budget) are the ones that fire.
+  const slugTransport =
+    options.transport ??
+    createDispatcher({
+      policy: { ...DEFAULT_RETRY_POLICY, budgetMs: slugTimeouts.totalMs, ...options.retryPolicy },
+      timeouts: slugTimeouts,
+      onRetry: options.onRetry,
+      random: options.random,
+    });
+  const slugHttp: Http =
+    slugTransport === transport
+      ? http
+      : createHttp({ baseUrl, token: options.token, transport: slugTransport, timeouts: slugTimeouts, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES });
   // '' for a bare host: the pathname of a URL is never empty, it is '/'.
   const basePath = baseUrl.pathname.replace(/\/+$/, '');
   const orgApi = (path: string) => new URL(`${basePath}/api/organisations/v1${path}`, baseUrl.origin);
@@ -151,7 +165,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     async getSlugAvailability(slug) {
       const target = `slug ${JSON.stringify(slug)}`;
       const url = orgApi(`/slug/${encodePathSegment(slug, 'slug')}/availability`);
-      const { body } = await http({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts });
+      const { body } = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts });
       const v = body as SlugAvailability | undefined;
       if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, 'expected a SlugAvailability with a boolean "ok"');
       const messages = Array.isArray(v.messages) ? v.messages.filter((m): m is string => typeof m === 'string') : [];
@@ -169,6 +183,8 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       const url = v2Api(`/o/${org(id)}/notification_channels/${encodePathSegment(channelId, 'notification channel id')}`);
       await http({ operation: 'deleteNotificationChannel', method: 'DELETE', url, target: `notification channel ${JSON.stringify(channelId)} of ${orgTarget(id)}` });
     },
-    close: () => transport.close(),
+    close: async () => {
+      await Promise.all([transport.close(), ...(slugTransport === transport ? [] : [slugTransport.close()])]);
+    },
   };
 }

@@ -31,6 +31,10 @@ function describeFailure(err: unknown): ChangeFailure {
   const operation = err instanceof ChangeFailedError ? err.operation : ((underlying as { operation?: string }).operation ?? 'unknown');
   const message = err instanceof Error ? err.message : String(err);
   if (underlying instanceof ApiError) {
+    // A ChangeFailedError explains, after the service's error, why it is a failure.
+    const explanation =
+      err instanceof ChangeFailedError && message.startsWith(`${underlying.message}; `) ? message.slice(underlying.message.length + 2) : undefined;
+    const note = [underlying.hint, explanation].filter((n): n is string => n !== undefined && n !== '').join('; ');
     return {
       operation,
       message,
@@ -38,6 +42,7 @@ function describeFailure(err: unknown): ChangeFailure {
       serviceCode: underlying.serviceCode,
       serviceMessage: underlying.serviceMessage,
       serviceCause: underlying.serviceCause,
+      ...(note === '' ? {} : { note }),
     };
   }
   return { operation, message };

@@ -25,6 +25,11 @@ export interface ChangeFailure {
   serviceCode?: string;
   serviceMessage?: string;
   serviceCause?: string;
+  /**
+   * What the Error body does not say, for people: orgform's hint (e.g. a Retry-After beyond the
+   * budget) or why a 404 was not counted as done. Also part of `message`.
+   */
+  note?: string;
 }
 
 export interface ChangeResult {

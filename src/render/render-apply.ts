@@ -17,7 +17,9 @@ export function describeFailure(f: ChangeFailure): string {
   const body = f.serviceCode !== undefined ? `${f.serviceCode}: ${f.serviceMessage ?? f.message}` : f.message;
   const cause = f.serviceCause === undefined ? '' : ` (cause: ${f.serviceCause})`;
   const head = f.serviceCode === undefined && f.message.startsWith(f.operation) ? '' : `${f.operation}: `;
-  return safe(`${head}${f.serviceCode === undefined ? '' : status}${body}${cause}`);
+  // Without an Error body the message already holds the note.
+  const note = f.note === undefined || f.serviceCode === undefined ? '' : ` — ${f.note}`;
+  return safe(`${head}${f.serviceCode === undefined ? '' : status}${body}${cause}${note}`);
 }
 
 /** One line per finished change, retry or interrupt; undefined for events that have no line of their own. */
@@ -99,6 +101,7 @@ function failureLines(r: ChangeResult, color: boolean): string[] {
   if (f.serviceCode !== undefined) lines.push(`      error: ${safe(f.serviceCode)}: ${safe(f.serviceMessage ?? '')}`);
   else lines.push(`      error: ${safe(f.message)}`);
   if (f.serviceCause !== undefined) lines.push(`      cause: ${safe(f.serviceCause)}`);
+  if (f.note !== undefined && f.serviceCode !== undefined) lines.push(`      note: ${safe(f.note)}`);
   return lines;
 }
 

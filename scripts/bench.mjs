@@ -1,0 +1,374 @@
+#!/usr/bin/env node
+// `npm run bench` — how orgform scales, measured against the emulator in a separate process with a
+// fixed per-request latency. Prints a table and writes bench/results.json.
+//
+//   node scripts/bench.mjs           quick mode (about a minute): each case once, 10,000 included
+//   node scripts/bench.mjs --full    every plan/apply case 3 times (median), 20 cold starts, 10 validates
+//   --build / --no-build             always / never run `npm run build` first (default: only when
+//                                    dist/ is missing or older than src/, schemas/ or the build script)
+//   --only plan,apply,slugs,start    run only some groups (plan and apply run together per size)
+//
+// The bench uses the BUILT CLI (bin/orgform.js → dist/). Children are stopped by the bench itself,
+// by their own pid, on success, failure or Ctrl+C.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
+import { BIN, GNU_TIME, median, ROOT, runNode, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
+
+const argv = process.argv.slice(2);
+const FULL = argv.includes('--full');
+const onlyArg = argv.find((a) => a.startsWith('--only'));
+const ONLY = onlyArg ? new Set((onlyArg.includes('=') ? onlyArg.split('=')[1] : argv[argv.indexOf(onlyArg) + 1]).split(',')) : undefined;
+const wants = (group) => ONLY === undefined || ONLY.has(group);
+
+const SETTINGS = {
+  mode: FULL ? 'full' : 'quick',
+  latencyMs: 20,
+  parallelism: 16,
+  sizes: [1_000, 10_000],
+  repetitions: FULL ? 3 : 1,
+  slugs: { count: 100, delayMs: 1_000, parallelism: 10 },
+  coldStartRuns: FULL ? 20 : 10,
+  validateRuns: FULL ? 10 : 5,
+  validateSize: 10_000,
+};
+const GOALS = { ratio: 1.2, helpOverNodeMs: 60, validateMs: 500, peakRssMB: 256 };
+
+// ---------------------------------------------------------------------------------------------
+// Clean-up: the temporary directory and every child, whatever happens.
+let tmp;
+function cleanUp() {
+  stopAllChildren();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  tmp = undefined;
+}
+process.on('exit', cleanUp);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping.\n`);
+    cleanUp();
+    process.exit(130);
+  });
+}
+
+const log = (text) => process.stderr.write(`${text}\n`);
+
+// ---------------------------------------------------------------------------------------------
+function newestMtime(path) {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = 0;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+function ensureBuilt() {
+  const outputs = [join(ROOT, 'dist', 'cli', 'main.js'), join(ROOT, 'dist', 'validators', 'orgs.cjs')];
+  const inputs = ['src', 'schemas', 'scripts/build-validators.mjs', 'tsconfig.json', 'tsconfig.build.json'].map((p) => join(ROOT, p)).filter(existsSync);
+  const stale = () => outputs.some((o) => !existsSync(o)) || Math.max(...inputs.map(newestMtime)) > Math.min(...outputs.map((o) => statSync(o).mtimeMs));
+  if (argv.includes('--no-build')) {
+    if (outputs.some((o) => !existsSync(o))) throw new Error('dist/ is missing: run npm run build (or drop --no-build).');
+    return 'skipped (--no-build)';
+  }
+  if (!argv.includes('--build') && !stale()) return 'up to date';
+  log('bench: building (npm run build)...');
+  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+  if (result.status !== 0) throw new Error('npm run build failed');
+  return 'built';
+}
+
+/** The caller's environment without any ORGFORM_* setting (timeouts, retries, URL...), plus the demo token. */
+const baseEnv = () => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ORGFORM_')));
+  return { ...env, ORGFORM_TOKEN: 'demo-token', NO_COLOR: '1' };
+};
+
+let runCounter = 0;
+function files(label) {
+  runCounter += 1;
+  const stem = join(tmp, `${String(runCounter).padStart(3, '0')}-${label}`);
+  return { outFile: `${stem}.out`, errFile: `${stem}.err`, probeFile: `${stem}.probe.json`, timeFile: `${stem}.time` };
+}
+
+function fail(label, run) {
+  const tail = (s) => s.split('\n').slice(-15).join('\n');
+  return new Error(`${label} exited ${run.code ?? run.signal}:\n${tail(run.stderr)}\n${tail(run.stdout)}`);
+}
+
+/** latency × (listing pages, one after another) + latency × ceil(other requests / parallelism). */
+function idealMs(counters, latencyMs, parallelism) {
+  const pages = counters.byOperation.getOrganisations;
+  const others = counters.total - pages;
+  return latencyMs * pages + latencyMs * Math.ceil(others / parallelism);
+}
+
+// ---------------------------------------------------------------------------------------------
+/** Runs plan or apply once against a running emulator and reads what the emulator counted. */
+async function measure(kind, emulator, config, n, round) {
+  await emulator.resetCounters();
+  const serviceCpuBefore = emulator.cpuMs();
+  const { latencyMs, parallelism } = SETTINGS;
+  const common = ['-f', config, '--base-url', emulator.url, '--parallelism', String(parallelism), '--state', join(tmp, `state-${n}.json`), '--no-color'];
+  const args = kind === 'plan' ? ['plan', ...common] : ['apply', '--auto-approve', ...common];
+  const run = await runOrgform(args, { cwd: tmp, env: baseEnv(), ...files(`${kind}-${n}-${round}`) });
+  if (run.code !== 0) throw fail(`orgform ${kind} at ${n}`, run);
+  const counters = await emulator.counters();
+  const serviceCpuMs = serviceCpuBefore === undefined ? undefined : emulator.cpuMs() - serviceCpuBefore;
+  // The bench's inputs make these certain; anything else means the numbers measure something else.
+  if (kind === 'plan' && !/No changes\./.test(run.stdout)) throw new Error(`plan at ${n} was expected to show No changes`);
+  if (kind === 'apply' && counters.byOperation.updateBillingDetails !== n) {
+    throw new Error(`apply at ${n} sent ${counters.byOperation.updateBillingDetails} billing updates, expected ${n}`);
+  }
+  const ideal = idealMs(counters, latencyMs, parallelism);
+  const p = run.probe;
+  const phaseMs = p && p.firstRequestMs !== null ? p.lastResponseMs - p.firstRequestMs : null;
+  return {
+    case: `${kind} ${n.toLocaleString('en-US')}`,
+    kind,
+    organisations: n,
+    wallMs: run.wallMs,
+    requests: counters.total,
+    listingPages: counters.byOperation.getOrganisations,
+    writes: counters.writes,
+    idealMs: ideal,
+    ratio: run.wallMs / ideal,
+    requestPhaseMs: phaseMs,
+    requestPhaseRatio: phaseMs === null ? null : phaseMs / ideal,
+    maxInFlight: counters.maxInFlight,
+    peakRssMB: run.peakRssKB / 1024,
+    rssSource: run.rssSource,
+    breakdown: p && {
+      startAndConfigMs: p.firstRequestMs,
+      requestsMs: phaseMs,
+      afterRequestsMs: p.exitMs - p.lastResponseMs,
+      clientCpuMs: p.userCpuMs + p.systemCpuMs,
+      serviceCpuMs,
+    },
+  };
+}
+
+function medianRun(runs) {
+  if (runs.length === 1) return runs[0];
+  const sorted = [...runs].sort((a, b) => a.wallMs - b.wallMs);
+  return { ...sorted[sorted.length >> 1], runs: runs.length, wallMsAll: runs.map((r) => Math.round(r.wallMs)) };
+}
+
+async function planAndApply(size, results) {
+  log(`bench: ${size.toLocaleString('en-US')} organisations: writing fixtures...`);
+  const fixtures = await writeFixtures(tmp, size);
+  const emulator = await startEmulatorProcess({ data: fixtures.dataFile, latencyMs: SETTINGS.latencyMs, slugDelayMs: 0, cwd: tmp });
+  try {
+    const plans = [];
+    for (let r = 1; r <= SETTINGS.repetitions; r += 1) {
+      log(`bench: plan ${size} (${r}/${SETTINGS.repetitions})...`);
+      plans.push(await measure('plan', emulator, fixtures.planFile, size, r));
+    }
+    results.push(medianRun(plans));
+    const applies = [];
+    for (let r = 1; r <= SETTINGS.repetitions; r += 1) {
+      log(`bench: apply ${size} (${r}/${SETTINGS.repetitions})...`);
+      applies.push(await measure('apply', emulator, writeApplyConfig(tmp, fixtures, r), size, r));
+    }
+    results.push(medianRun(applies));
+  } finally {
+    await emulator.stop();
+  }
+  return fixtures;
+}
+
+async function slugChecks() {
+  const { count, delayMs, parallelism } = SETTINGS.slugs;
+  log(`bench: ${count} slug checks at ${delayMs} ms, parallelism ${parallelism}...`);
+  const { dataFile, slugs, slugsFile } = await writeSlugFixtures(tmp, count);
+  const emulator = await startEmulatorProcess({ data: dataFile, latencyMs: 0, slugDelayMs: delayMs, cwd: tmp });
+  try {
+    await emulator.resetCounters();
+    const serviceCpuBefore = emulator.cpuMs();
+    const args = ['slugs', 'check', ...slugs, '--base-url', emulator.url, '--parallelism', String(parallelism), '--format', 'json'];
+    let via = 'orgform slugs check';
+    let run = await runOrgform(args, { cwd: tmp, env: baseEnv(), ...files('slugs') });
+    if (run.code !== 0 && /not available yet/.test(run.stderr)) {
+      via = 'the client directly (orgform slugs check is not available yet)';
+      await emulator.resetCounters();
+      run = await runNode([join(ROOT, 'scripts', 'bench', 'slugs-direct.mjs'), emulator.url, String(parallelism), slugsFile], { cwd: tmp, env: baseEnv(), ...files('slugs-direct') });
+    }
+    if (run.code !== 0) throw fail(`slug checks (${via})`, run);
+    const counters = await emulator.counters();
+    const serviceCpuMs = serviceCpuBefore === undefined ? undefined : emulator.cpuMs() - serviceCpuBefore;
+    const idealMs = Math.ceil(count / parallelism) * delayMs;
+    const p = run.probe;
+    const phaseMs = p && p.firstRequestMs !== null ? p.lastResponseMs - p.firstRequestMs : null;
+    return {
+      case: via === 'orgform slugs check' ? `slugs check ${count}` : `slug checks ${count} (client)`,
+      kind: 'slugs',
+      via,
+      wallMs: run.wallMs,
+      requests: counters.total,
+      idealMs,
+      ratio: run.wallMs / idealMs,
+      requestPhaseMs: phaseMs,
+      requestPhaseRatio: phaseMs === null ? null : phaseMs / idealMs,
+      maxInFlight: counters.maxInFlight,
+      peakRssMB: run.peakRssKB / 1024,
+      breakdown: p && {
+        startAndConfigMs: p.firstRequestMs,
+        requestsMs: phaseMs,
+        afterRequestsMs: p.exitMs - p.lastResponseMs,
+        clientCpuMs: p.userCpuMs + p.systemCpuMs,
+        serviceCpuMs,
+      },
+    };
+  } finally {
+    await emulator.stop();
+  }
+}
+
+function coldStarts(validateFile) {
+  const env = baseEnv();
+  const runs = SETTINGS.coldStartRuns;
+  log(`bench: cold starts (${runs} each of node -e "" and orgform --help, interleaved)...`);
+  // Two warm-up rounds each, so that the file cache is the same for both.
+  for (let i = 0; i < 2; i += 1) {
+    timeOnce(['-e', ''], { cwd: tmp, env });
+    timeOnce([BIN, '--help'], { cwd: tmp, env });
+  }
+  const bare = [];
+  const help = [];
+  for (let i = 0; i < runs; i += 1) {
+    bare.push(timeOnce(['-e', ''], { cwd: tmp, env }));
+    help.push(timeOnce([BIN, '--help'], { cwd: tmp, env }));
+  }
+  const out = [
+    { case: 'node -e ""', kind: 'start', wallMs: median(bare), samplesMs: bare.map(Math.round) },
+    { case: 'orgform --help', kind: 'start', wallMs: median(help), overBareNodeMs: median(help) - median(bare), samplesMs: help.map(Math.round) },
+  ];
+  if (validateFile) {
+    log(`bench: orgform validate on ${SETTINGS.validateSize.toLocaleString('en-US')} organisations (${SETTINGS.validateRuns} runs)...`);
+    timeOnce([BIN, 'validate', '-f', validateFile], { cwd: tmp, env });
+    const validate = [];
+    for (let i = 0; i < SETTINGS.validateRuns; i += 1) validate.push(timeOnce([BIN, 'validate', '-f', validateFile], { cwd: tmp, env }));
+    out.push({ case: `validate ${SETTINGS.validateSize.toLocaleString('en-US')}`, kind: 'start', wallMs: median(validate), overBareNodeMs: median(validate) - median(bare), samplesMs: validate.map(Math.round) });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+function goals(cases) {
+  const find = (name) => cases.find((c) => c.case === name);
+  const out = [];
+  for (const kind of ['plan', 'apply']) {
+    const c = find(`${kind} 10,000`);
+    if (!c) continue;
+    out.push({ goal: `${kind} 10,000: requests phase / ideal <= ${GOALS.ratio}`, value: c.requestPhaseRatio, ok: c.requestPhaseRatio !== null && c.requestPhaseRatio <= GOALS.ratio });
+    out.push({ goal: `${kind} 10,000: whole run / ideal <= ${GOALS.ratio}`, value: c.ratio, ok: c.ratio <= GOALS.ratio });
+    out.push({ goal: `${kind} 10,000: peak RSS < ${GOALS.peakRssMB} MB`, value: c.peakRssMB, ok: c.peakRssMB < GOALS.peakRssMB });
+    if (kind === 'apply') out.push({ goal: `apply 10,000: max in flight = ${SETTINGS.parallelism}`, value: c.maxInFlight, ok: c.maxInFlight === SETTINGS.parallelism });
+  }
+  const help = find('orgform --help');
+  if (help) out.push({ goal: `--help within ${GOALS.helpOverNodeMs} ms of bare node`, value: help.overBareNodeMs, ok: help.overBareNodeMs <= GOALS.helpOverNodeMs });
+  const validate = find(`validate ${SETTINGS.validateSize.toLocaleString('en-US')}`);
+  if (validate) out.push({ goal: `validate 10,000 < ${GOALS.validateMs} ms`, value: validate.wallMs, ok: validate.wallMs < GOALS.validateMs });
+  return out;
+}
+
+const ms = (v) => (v === null || v === undefined ? '-' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
+const num = (v, digits = 2) => (v === null || v === undefined ? '-' : v.toFixed(digits));
+
+function table(headers, rows) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  return [line(headers), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+function render(report) {
+  const { latencyMs, parallelism } = SETTINGS;
+  const net = report.cases.filter((c) => c.kind === 'plan' || c.kind === 'apply' || c.kind === 'slugs');
+  const starts = report.cases.filter((c) => c.kind === 'start');
+  const out = [];
+  out.push(`orgform bench (${report.mode}) — node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${report.loadAverage.start.map((l) => l.toFixed(1)).join(' ')} → ${report.loadAverage.end.map((l) => l.toFixed(1)).join(' ')}`);
+  out.push(`emulator latency ${latencyMs} ms, parallelism ${parallelism} (slugs: ${SETTINGS.slugs.delayMs} ms, parallelism ${SETTINGS.slugs.parallelism}); peak RSS by ${GNU_TIME ? 'GNU time -v' : 'process.resourceUsage().maxRSS'}`);
+  out.push('');
+  if (net.length > 0) {
+    out.push(
+      table(
+        ['case', 'wall', 'requests', 'ideal', 'ratio', 'requests phase', 'ratio', 'start+config', 'after', 'client CPU', 'service CPU', 'max in flight', 'peak RSS'],
+        net.map((c) => [
+          c.case,
+          ms(c.wallMs),
+          c.requests,
+          ms(c.idealMs),
+          num(c.ratio),
+          ms(c.requestPhaseMs),
+          num(c.requestPhaseRatio),
+          ms(c.breakdown?.startAndConfigMs),
+          ms(c.breakdown?.afterRequestsMs),
+          ms(c.breakdown?.clientCpuMs),
+          ms(c.breakdown?.serviceCpuMs),
+          c.maxInFlight,
+          `${Math.round(c.peakRssMB)} MB`,
+        ]),
+      ),
+    );
+    out.push('');
+  }
+  if (starts.length > 0) {
+    out.push(table(['cold start (median)', 'wall', 'over bare node'], starts.map((c) => [c.case, ms(c.wallMs), c.overBareNodeMs === undefined ? '' : `+${Math.round(c.overBareNodeMs)} ms`])));
+    out.push('');
+  }
+  if (report.goals.length > 0) {
+    out.push(table(['goal', 'measured', ''], report.goals.map((g) => [g.goal, typeof g.value === 'number' ? num(g.value, g.value > 10 ? 0 : 2) : String(g.value), g.ok ? 'ok' : 'MISSED'])));
+    out.push('');
+  }
+  out.push('ideal = latency × listing pages (a cursor chain, one after another) + latency × ceil(other requests / parallelism).');
+  out.push('requests phase = first request sent to last answer received, inside the orgform process; start+config is before it, after is rendering and exit.');
+  out.push('client CPU = user + system time of the orgform process; service CPU = the same for the emulator during the case (from /proc).');
+  return out.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+async function main() {
+  const build = ensureBuilt();
+  tmp = mkdtempSync(join(os.tmpdir(), 'orgform-bench-'));
+  const report = {
+    mode: SETTINGS.mode,
+    date: new Date().toISOString(),
+    build,
+    machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, totalMemMB: Math.round(os.totalmem() / 2 ** 20) },
+    loadAverage: { start: os.loadavg(), end: [] },
+    settings: SETTINGS,
+    peakRssSource: GNU_TIME ? 'GNU time -v (Maximum resident set size)' : 'process.resourceUsage().maxRSS at exit (--import probe)',
+    cases: [],
+    goals: [],
+  };
+  const started = Date.now();
+  let validateFile;
+  for (const size of SETTINGS.sizes) {
+    if (wants('plan') || wants('apply')) {
+      const fixtures = await planAndApply(size, report.cases);
+      if (size === SETTINGS.validateSize) validateFile = fixtures.planFile;
+    }
+  }
+  if (wants('slugs')) report.cases.push(await slugChecks());
+  if (wants('start')) {
+    if (!validateFile) validateFile = (await writeFixtures(tmp, SETTINGS.validateSize)).planFile;
+    report.cases.push(...coldStarts(validateFile));
+  }
+  report.loadAverage.end = os.loadavg();
+  report.elapsedS = (Date.now() - started) / 1000;
+  report.goals = goals(report.cases);
+  const text = render(report);
+  process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/results.json\n`);
+  mkdirSync(join(ROOT, 'bench'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'results.json'), JSON.stringify(report, null, 2) + '\n');
+}
+
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+} finally {
+  cleanUp();
+}

@@ -1,0 +1,42 @@
+// Preloaded into the orgform processes the bench runs (`node --import ./scripts/bench/probe.mjs`),
+// never into the CLI itself. Through undici's diagnostics channels (published by the undici core
+// whether the request came from fetch or from undici's request API) it notes when the first request
+// was created and when the last one completed, and at exit writes those, the CPU time and the peak
+// RSS to the file named by ORGFORM_BENCH_PROBE. Timestamps are milliseconds since the process
+// started (performance.timeOrigin), so a run splits into start-up + config | requests | rendering + exit.
+import { subscribe } from 'node:diagnostics_channel';
+import { writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+const out = process.env.ORGFORM_BENCH_PROBE;
+if (out) {
+  let first = null;
+  let last = null;
+  let count = 0;
+  subscribe('undici:request:create', () => {
+    if (first === null) first = performance.now();
+    count += 1;
+  });
+  const done = () => {
+    last = performance.now();
+  };
+  subscribe('undici:request:trailers', done);
+  subscribe('undici:request:error', done);
+  process.on('exit', (code) => {
+    const usage = process.resourceUsage();
+    writeFileSync(
+      out,
+      JSON.stringify({
+        code,
+        requests: count,
+        firstRequestMs: first,
+        lastResponseMs: last,
+        exitMs: performance.now(),
+        userCpuMs: usage.userCPUTime / 1000,
+        systemCpuMs: usage.systemCPUTime / 1000,
+        // kilobytes on Linux and macOS alike (libuv normalises it)
+        maxRssKB: usage.maxRSS,
+      }),
+    );
+  });
+}

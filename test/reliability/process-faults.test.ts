@@ -1,0 +1,251 @@
+/**
+ * Reliability cases 21–23: process faults, with the built CLI (bin/orgform.js, built by
+ * `npm test`'s pretest) as a real child process: two applies at once, apply killed with SIGKILL at
+ * random points and run again (a property, at least 50 kill points), and SIGINT during apply.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
+import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { lockPathFor, type LockInfo } from '../../src/state/lock.js';
+import { CLI_BIN, runCli, spawnCli } from '../support/run-cli.js';
+import { makeWorkspace } from '../support/workspace.js';
+import { canaryToken, LeakScanner, signalChild, STACK_LINE, startFaultProxy, startWorld, waitFor } from './support.js';
+import { configFor, countEffects, desiredArb, enlargeWorld, expectConverged, type Desired } from './world-model.js';
+
+beforeAll(() => {
+  if (!existsSync(CLI_BIN) || !existsSync(new URL('../../dist/cli/main.js', import.meta.url))) {
+    throw new Error('These cases run the built CLI: run `npm run build` first (`npm test` does).');
+  }
+});
+
+const emulators: Emulator[] = [];
+afterEach(async () => {
+  await Promise.all(emulators.splice(0).map((e) => e.stop()));
+});
+
+/** The lock file once its holder has written it (it is created empty, then filled). */
+async function readLock(path: string): Promise<LockInfo> {
+  for (let i = 0; ; i += 1) {
+    try {
+      return JSON.parse(await readFile(path, 'utf8')) as LockInfo;
+    } catch (err) {
+      if (i > 500) throw err;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+}
+
+function expectNoCrash(text: string): void {
+  expect(text).not.toMatch(STACK_LINE);
+  expect(text).not.toContain('bug in orgform');
+}
+
+const CHANGES = `version: 1
+activeOrganisation: acme
+organisations:
+  acme:
+    billing:
+      billingEmail: finance@acme.example
+    invitations:
+      revoke: [inv_acme_carol]
+    notificationChannels:
+      remove: [chn_acme_slack]
+  globex:
+    id: org_globex
+    invitations:
+      accept: [inv_globex_ada]
+`;
+
+describe('process faults', () => {
+  it('case 21: of two applies at once on the same journal, the second refuses at once, naming the first, and sends nothing', async () => {
+    const world = await startWorld({ config: CHANGES, emulator: { latencyMs: 250 } });
+    // The second apply goes through a proxy, so that anything it sends can be seen apart.
+    const proxy = await startFaultProxy(world.emulator.url);
+
+    let firstPid: number | undefined;
+    const first = world.spawn(['apply', '--auto-approve'], { onSpawn: (pid) => (firstPid = pid) });
+    const lockPath = lockPathFor(world.journalPath);
+    expect(await waitFor(() => existsSync(lockPath), 10_000)).toBe(true);
+    const holder = await readLock(lockPath);
+    expect(holder.pid).toBe(firstPid);
+
+    const started = Date.now();
+    const second = await world.spawn(['apply', '--auto-approve'], { env: { ORGFORM_BASE_URL: proxy.url } });
+    const took = Date.now() - started;
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`The state ${world.journalPath} is locked by pid ${firstPid} on `);
+    expect(second.stderr).toContain(`orgform force-unlock ${holder.id} --state ${world.journalPath}`);
+    expect(second.stdout).toBe('');
+    expect(took).toBeLessThan(3_000);
+    expect(proxy.records).toEqual([]);
+
+    const done = await first;
+    expect(done.code).toBe(0);
+    expect(done.stdout).toMatch(/Apply complete: 5 applied, 0 already done\./);
+    expect(existsSync(lockPath)).toBe(false);
+    expect((await world.cli(['plan', '--detailed-exitcode'])).code).toBe(0);
+    world.leaks.expectClean();
+  });
+
+  it('case 22: apply killed with SIGKILL at random points (50+ kill points), then run again, writes nothing twice, takes over the stale lock and converges', async () => {
+    const token = canaryToken();
+    const base = enlargeWorld(generateEmulatorData({ organisations: 30, token, seed: 7 }), { invitedOrganisations: 5 });
+    // A kill point: a share of the requests the run would make (its listing and its remaining
+    // changes), plus a few milliseconds; so that kills land anywhere from start-up to the last write.
+    const killPoint = fc.noBias(fc.record({ share: fc.integer({ min: 0, max: 999 }).map((n) => n / 1000), extraMs: fc.integer({ min: 0, max: 20 }) }));
+    let kills = 0;
+    let takeovers = 0;
+    let runs = 0;
+
+    await fc.assert(
+      fc.asyncProperty(desiredArb(base, token), fc.integer({ min: 5, max: 30 }), fc.array(killPoint, { minLength: 8, maxLength: 8 }), async (desired: Desired, latencyMs, killPoints) => {
+        runs += 1;
+        const emulator = await startEmulator({ data: base, slugDelayMs: 0, latencyMs });
+        emulators.push(emulator);
+        try {
+          const cwd = await makeWorkspace({ 'orgs.yaml': configFor(desired) });
+          const env = { ORGFORM_TOKEN: token, ORGFORM_BASE_URL: emulator.url };
+          const leaks = new LeakScanner(token);
+          const before = emulator.store.dump();
+          const effects = countEffects(emulator.store);
+          const statePath = `${cwd}/.orgform/state.json`;
+          const lockPath = lockPathFor(statePath);
+          const killedPids = new Set<number>();
+
+          // Kill five runs (trying at most eight kill points), each at its own random point.
+          let killedHere = 0;
+          for (const point of killPoints) {
+            if (killedHere === 5) break;
+            const lockBefore = existsSync(lockPath) ? await readLock(lockPath) : undefined;
+            const pending = await runCli(['plan', '--format', 'json'], { cwd, env: { ...env, ORGFORM_BASE_URL: emulator.url } });
+            const remaining = (JSON.parse(pending.stdout) as { changes: unknown[] }).changes.length;
+            const requests = Math.floor(point.share * (1 + remaining));
+            emulator.resetCounters();
+            let pid: number | undefined;
+            let exited = false;
+            const run = spawnCli(['apply', '--auto-approve'], { cwd, env, onSpawn: (p) => (pid = p) }).finally(() => (exited = true));
+            await waitFor(() => pid !== undefined);
+            await waitFor(() => exited || emulator.counters.total >= requests, 20_000, 1);
+            await waitFor(() => exited, point.extraMs, 1);
+            if (!exited) signalChild(pid!, 'SIGKILL');
+            const result = await run;
+            leaks.add('killed run', result.stdout + result.stderr);
+            if (result.signal === 'SIGKILL') {
+              killedHere += 1;
+              killedPids.add(pid!);
+            } else {
+              expect(result.code).toBe(0);
+              expectNoCrash(result.stdout + result.stderr);
+            }
+            // A run that got as far as saying so took over the lock its killed predecessor left.
+            if (lockBefore && result.stderr.includes('Took over a stale lock')) {
+              expect(result.stderr).toContain(`left by pid ${lockBefore.pid} (no longer running)`);
+              takeovers += 1;
+            }
+          }
+          kills += killedHere;
+
+          // Then to completion. A lock left behind is taken over: its holder is dead, on this host.
+          const left = existsSync(lockPath) ? await readLock(lockPath) : undefined;
+          const final = await runCli(['apply', '--auto-approve'], { cwd, env });
+          leaks.add('final run', final.stdout + final.stderr);
+          expectNoCrash(final.stdout + final.stderr);
+          expect(final.code).toBe(0);
+          if (left) {
+            expect(killedPids.has(left.pid)).toBe(true);
+            expect(final.stderr).toContain(`Took over a stale lock on ${statePath} left by pid ${left.pid} (no longer running).`);
+            takeovers += 1;
+          } else {
+            expect(final.stderr).toBe('');
+          }
+          expect(existsSync(lockPath)).toBe(false);
+
+          expectConverged(before, emulator.store.dump(), desired, token, effects);
+          const plan = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+          expect(plan.stdout).toContain('No changes.');
+          expect(plan.code).toBe(0);
+          leaks.add('plan', plan.stdout + plan.stderr);
+          // The journal is whole (written atomically, whatever the kill interrupted).
+          if (existsSync(statePath)) expect(JSON.parse(await readFile(statePath, 'utf8')).version).toBe(1);
+          await leaks.addTree(dirname(statePath));
+          leaks.expectClean();
+        } finally {
+          await emulator.stop();
+        }
+      }),
+      { numRuns: 10, seed: Number(process.env.ORGFORM_PROPERTY_SEED ?? 20_250_322), endOnFailure: true },
+    );
+    expect(runs).toBe(10);
+    expect(kills).toBeGreaterThanOrEqual(50);
+    expect(takeovers).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('case 23: SIGINT during apply lets the changes in flight finish, writes the journal, prints the summary, and a re-run converges', async () => {
+    const token = canaryToken();
+    const data = generateEmulatorData({ organisations: 12, token, seed: 3 });
+    const emulator = await startEmulator({ data, slugDelayMs: 0, latencyMs: 150 });
+    emulators.push(emulator);
+    const desired: Desired = {
+      organisations: data.organisations.map((o, i) => ({
+        slug: o.slug,
+        id: o.id,
+        declareId: false,
+        ...(i % 2 === 0 ? { billing: { billingEmail: `finance+${i}@new.example` } } : {}),
+        accept: [],
+        revoke: [],
+        remove: [`chn_${o.id.slice(4)}`],
+      })),
+    };
+    const cwd = await makeWorkspace({ 'orgs.yaml': configFor(desired) });
+    const env = { ORGFORM_TOKEN: token, ORGFORM_BASE_URL: emulator.url };
+    const before = emulator.store.dump();
+    const effects = countEffects(emulator.store);
+
+    let pid: number | undefined;
+    const run = spawnCli(['apply', '--auto-approve', '--parallelism', '2'], { cwd, env, onSpawn: (p) => (pid = p) });
+    expect(await waitFor(() => emulator.counters.writes >= 1, 15_000, 1)).toBe(true);
+    expect(signalChild(pid!, 'SIGINT')).toBe(true);
+    const result = await run;
+
+    expect(result.signal).toBeNull();
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^Interrupted: no new changes will start; waiting for [12] changes? in flight to finish\.$/m);
+    const summary = /^Apply interrupted: (\d+) applied, 0 already done, (\d+) not started; run orgform apply again to finish\.$/m.exec(result.stdout);
+    expect(summary).not.toBeNull();
+    const applied = Number(summary![1]);
+    expect(applied).toBeGreaterThanOrEqual(1);
+    expect(Number(summary![2])).toBeGreaterThan(0);
+    expect(result.stdout).toMatch(/^Apply results: \d+ applied, 0 already done, 0 skipped, \d+ not started, 0 failed/m);
+    expectNoCrash(result.stdout + result.stderr);
+
+    // What was in flight finished: every write the service received was answered.
+    const writes = emulator.requestLog.filter((r) => r.method !== 'GET');
+    expect(writes.every((r) => typeof r.status === 'number' && r.status < 300)).toBe(true);
+    expect(writes).toHaveLength(applied);
+    // The journal holds exactly the one-shot changes that completed.
+    const removed = [...result.stdout.matchAll(/^✓ organisations\.([\w-]+)\.notificationChannels\.remove\.(\w+) applied/gm)].map(([, slug, channel]) => {
+      const org = data.organisations.find((o) => o.slug === slug)!;
+      return `remove-channel ${org.id} ${channel}`;
+    });
+    const journal = existsSync(`${cwd}/.orgform/state.json`) ? JSON.parse(await readFile(`${cwd}/.orgform/state.json`, 'utf8')) : { services: {} };
+    expect(Object.keys(journal.services[emulator.url] ?? {}).sort()).toEqual(removed.sort());
+    expect([...effects.keys()].map((k) => k.replace('deleteNotificationChannel', 'remove-channel')).sort()).toEqual(removed.sort());
+    expect(existsSync(`${cwd}/.orgform/state.json.lock`)).toBe(false);
+
+    const again = await runCli(['apply', '--auto-approve'], { cwd, env });
+    expect(again.code).toBe(0);
+    expectConverged(before, emulator.store.dump(), desired, token, effects);
+    expect((await runCli(['plan', '--detailed-exitcode'], { cwd, env })).code).toBe(0);
+    const leaks = new LeakScanner(token);
+    leaks.add('interrupted', result.stdout + result.stderr);
+    leaks.add('again', again.stdout + again.stderr);
+    await leaks.addTree(cwd);
+    leaks.expectClean();
+    // Temp files from the interrupted run's journal writes are not left behind.
+    expect((await readdir(`${cwd}/.orgform`)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
