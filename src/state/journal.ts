@@ -7,7 +7,7 @@
  * recorded while a write is under way go out together in the next one, and `record` resolves
  * only once its entry is on disk.
  */
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OrgformError } from '../errors.js';
 import type { ChangeKind } from '../plan/types.js';
@@ -86,6 +86,24 @@ export class Journal {
       throw stateError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
     return new Journal(path, parseJournal(text, path));
+  }
+
+  /**
+   * Removes temp files that a killed writer left beside the journal. Only the lock holder writes,
+   * so once the lock is held every such file is an orphan. Returns how many were removed.
+   */
+  static async removeOrphanTempFiles(path: string): Promise<number> {
+    const dir = dirname(path);
+    const prefix = `.${basename(path)}.`;
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return 0;
+    }
+    const orphans = names.filter((n) => n.startsWith(prefix) && n.endsWith('.tmp'));
+    await Promise.all(orphans.map((n) => unlink(join(dir, n)).catch(() => undefined)));
+    return orphans.length;
   }
 
   has(service: string, key: string): boolean {

@@ -98,6 +98,7 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
     if (lock.replaced) {
       io.stderr.write(`Took over a stale lock on ${statePath} left by pid ${lock.replaced.pid} (no longer running).\n`);
     }
+    await Journal.removeOrphanTempFiles(statePath);
     const journal = await Journal.read(statePath);
     const { makePlan } = await import('../../plan/make-plan.js');
     const fresh = await makePlan(selected, { client, journal, service, parallelism: flags.parallelism });
