@@ -23,6 +23,8 @@ export interface AttemptRecord {
   startedAt: number;
   attempts: number;
   lastDecision?: RetryDecision;
+  /** Where a refused redirect pointed (fetch's `redirect: 'error'` does not say). */
+  redirectLocation?: string;
 }
 
 export interface RetryingDispatcher {
@@ -97,6 +99,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     const requestId = headerValue(context.opts.headers, 'x-request-id') ?? '';
     const record = records.get(requestId) ?? { startedAt: now(), attempts: 0 };
     const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
+    if (status !== undefined && status >= 300 && status < 400) record.redirectLocation = headerValue(e.headers, 'location');
     const retryAfterRaw = e.headers?.['retry-after'];
     const decision = decideRetry(options.policy, {
       attempt: context.state.counter,

@@ -187,6 +187,8 @@ async function runApply(
     const line = view.formatApplyLine(event);
     if (line !== undefined) io.stdout.write(line + '\n');
   };
+  // Only bulk applies need it; a handful of changes never comes near the ceiling.
+  const governor = plan.changes.length >= 1000 ? (await import('../memory-governor.js')).startMemoryGovernor() : undefined;
   const summary = await applyPlan(plan.changes, {
     client: ctx.client,
     journal: ctx.journal,
@@ -196,6 +198,7 @@ async function runApply(
     onEvent,
     now: io.now,
   });
+  governor?.stop();
   if (flags.format === 'text') io.stdout.write(view.formatApplySummary(summary, { color: ctx.color }));
   return summary;
 }
