@@ -86,6 +86,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('--target <slug>', 'only these organisations (repeatable)', collect, [])
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--detailed-exitcode', 'exit 0 no changes, 1 error, 2 changes present')
+    .option('--max-changes <n>', 'exit 1 when the plan has more changes than this', nonNegativeInt('--max-changes'))
     .option('--no-color', 'no colour even on a terminal')
     .action(load('plan'));
 

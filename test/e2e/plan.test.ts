@@ -148,3 +148,20 @@ organisations:
     expect(result.code).toBe(0);
   });
 });
+
+describe('orgform plan --max-changes', () => {
+  it('shows the budget and exits 1 when the plan is over it', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    const result = await runCli(['plan', '--max-changes', '3'], { cwd, env });
+    expect(result.stdout).toContain('Change budget: 5 of at most 3 — over budget');
+    expect(result.stderr).toMatch(/more than --max-changes 3/);
+    expect(result.code).toBe(1);
+  });
+
+  it('exits as usual within the budget', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    const result = await runCli(['plan', '--max-changes', '5', '--detailed-exitcode'], { cwd, env });
+    expect(result.stdout).toContain('Change budget: 5 of at most 5.');
+    expect(result.code).toBe(2);
+  });
+});

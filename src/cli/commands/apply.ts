@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import type { ApplyEvent } from '../../apply/events.js';
 import type { DesiredState } from '../../config/types.js';
 import { OrgformError, UsageError } from '../../errors.js';
+import { checkChangeBudget, describeChangeBudget } from '../../plan/check-change-budget.js';
 import { findStale } from '../../plan/find-stale.js';
 import { parseSavedPlan, type SavedPlan } from '../../plan/saved-plan.js';
 import type { Plan } from '../../plan/types.js';
@@ -44,14 +45,6 @@ async function hashFiles(paths: string[], cwd: string): Promise<Map<string, stri
     }
   }
   return out;
-}
-
-function checkBudget(plan: Plan, maxChanges: number | undefined): void {
-  if (maxChanges === undefined || plan.changes.length <= maxChanges) return;
-  throw new OrgformError(
-    'PLAN_UNSAFE',
-    `The plan has ${plan.changes.length} changes, more than --max-changes ${maxChanges}. Nothing was changed. Review the plan; then raise --max-changes to at least ${plan.changes.length}, or apply in parts with --target or --shard.`,
-  );
 }
 
 export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
@@ -132,10 +125,9 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       else if (saved) io.stdout.write('No changes. Your organisations match the configuration.\n');
       return 0;
     }
-    checkBudget(plan, flags.maxChanges);
-    if (flags.maxChanges !== undefined && flags.format === 'text') {
-      io.stdout.write(`Change budget: ${plan.changes.length} of at most ${flags.maxChanges}.\n`);
-    }
+    const overBudget = checkChangeBudget(plan, flags.maxChanges);
+    if (overBudget) throw overBudget;
+    if (flags.maxChanges !== undefined && flags.format === 'text') io.stdout.write(describeChangeBudget(plan, flags.maxChanges));
     if (!saved && !flags.autoApprove) {
       const answer = await readAnswer(`\nDo you want to perform these ${plan.changes.length} changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `, io);
       if (answer !== 'yes') {

@@ -4,6 +4,7 @@
 import { writeFile, rename, mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { summarisePlan, type Plan } from '../../plan/types.js';
+import { checkChangeBudget, describeChangeBudget } from '../../plan/check-change-budget.js';
 import { serializeSavedPlan } from '../../plan/saved-plan.js';
 import { Journal } from '../../state/journal.js';
 import { loadDesiredState, openClient, serviceKey, statePathFor, useColor } from '../command-context.js';
@@ -21,6 +22,7 @@ export interface PlanFlags {
   target?: string[];
   shard?: string;
   detailedExitcode?: boolean;
+  maxChanges?: number;
   color?: boolean;
 }
 
@@ -58,6 +60,7 @@ export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
     const { plan } = await makePlan(selected, { client, journal, service, parallelism: flags.parallelism });
 
     io.stdout.write(await renderPlan(plan, flags.format, useColor(flags, io)));
+    if (flags.maxChanges !== undefined && flags.format === 'text') io.stdout.write(describeChangeBudget(plan, flags.maxChanges));
     if (flags.out !== undefined) {
       const out = resolve(io.cwd, flags.out);
       await writeFileAtomically(
@@ -75,7 +78,9 @@ export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
       io.stderr.write(`Saved the plan to ${flags.out}. Apply exactly these changes with: orgform apply ${flags.out}\n`);
     }
     const summary = summarisePlan(plan);
-    if (summary.problems > 0) return 1;
+    const overBudget = checkChangeBudget(plan, flags.maxChanges);
+    if (overBudget) io.stderr.write(`Error: ${overBudget.message.replace(' Nothing was changed.', '')}\n`);
+    if (summary.problems > 0 || overBudget) return 1;
     if (flags.detailedExitcode && plan.changes.length > 0) return 2;
     return 0;
   } finally {
