@@ -72,7 +72,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
       .option('--parallelism <n>', 'requests in flight at once', positiveInt('--parallelism'), 10);
 
   const files = (c: Command) =>
-    c.option('-f, --file <path>', 'config file or directory (repeatable; default ./orgs.yaml)', collect, []);
+    c.option('-f, --file <path>', 'config file or directory (repeatable; default ./orgs.yaml)', collect);
 
   files(program.command('validate'))
     .description('check orgs.yaml files offline: no network at all')
@@ -83,7 +83,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
     .option('--out <file>', 'save the plan for `orgform apply PLANFILE`')
     .option('--state <path>', 'state journal (default .orgform/state.json beside the first config file)')
-    .option('--target <slug>', 'only these organisations (repeatable)', collect, [])
+    .option('--target <slug>', 'only these organisations (repeatable)', collect)
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--detailed-exitcode', 'exit 0 no changes, 1 error, 2 changes present')
     .option('--max-changes <n>', 'exit 1 when the plan has more changes than this', nonNegativeInt('--max-changes'))
@@ -96,7 +96,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--auto-approve', 'skip the confirmation')
     .option('--state <path>', 'state journal (default .orgform/state.json beside the first config file)')
-    .option('--target <slug>', 'only these organisations (repeatable)', collect, [])
+    .option('--target <slug>', 'only these organisations (repeatable)', collect)
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
     .option('--no-color', 'no colour even on a terminal')
