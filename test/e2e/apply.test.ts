@@ -4,20 +4,19 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { acquireLock } from '../../src/state/lock.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
-import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
+import { CHANGING_CONFIG } from '../support/workspace.js';
 
 let emulator: Emulator;
-afterEach(async () => emulator?.stop());
 
 async function setup(config = CHANGING_CONFIG, options: Parameters<typeof startEmulator>[0] = {}) {
-  emulator = await startEmulator({ slugDelayMs: 0, ...options });
-  const cwd = await makeWorkspace({ 'orgs.yaml': config });
-  const env = { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url };
-  return { cwd, env };
+  const world = await setupEmulatorWorkspace({ 'orgs.yaml': config }, options);
+  emulator = world.emulator;
+  return world;
 }
 
 const org = (id: string) => emulator.store.dump().organisations.find((o) => o.id === id);

@@ -4,20 +4,18 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/server.js';
 import { runCli } from '../support/run-cli.js';
-import { makeWorkspace } from '../support/workspace.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 
 let emulator: Emulator;
-afterEach(async () => emulator?.stop());
 
 async function setup(options: EmulatorOptions = {}) {
-  emulator = await startEmulator({ slugDelayMs: 0, ...options });
-  const cwd = await makeWorkspace();
-  const env = { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url };
-  return { cwd, env };
+  const world = await setupEmulatorWorkspace({}, options);
+  emulator = world.emulator;
+  return world;
 }
 
 describe('orgform export', () => {

@@ -4,19 +4,18 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/server.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 let emulator: Emulator;
-afterEach(async () => emulator?.stop());
 
 async function setup(config: string) {
-  emulator = await startEmulator({ slugDelayMs: 0 });
-  const cwd = await makeWorkspace({ 'orgs.yaml': config });
-  const env = { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url };
-  return { cwd, env };
+  const world = await setupEmulatorWorkspace({ 'orgs.yaml': config });
+  emulator = world.emulator;
+  return world;
 }
 
 describe('orgform plan', () => {

@@ -1,19 +1,17 @@
 /**
  * `orgform slugs check` end to end against the emulator over loopback HTTP.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/server.js';
 import { runCli } from '../support/run-cli.js';
-import { makeWorkspace } from '../support/workspace.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 
 let emulator: Emulator;
-afterEach(async () => emulator?.stop());
 
 async function setup(options: EmulatorOptions = {}) {
-  emulator = await startEmulator({ slugDelayMs: 0, ...options });
-  const cwd = await makeWorkspace();
-  const env = { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url };
-  return { cwd, env };
+  const world = await setupEmulatorWorkspace({}, options);
+  emulator = world.emulator;
+  return world;
 }
 
 const slugRequests = () => emulator.requestLog.filter((e) => e.operation === 'getSlugAvailability').map((e) => e.path);

@@ -12,7 +12,7 @@ import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { lockPathFor, type LockInfo } from '../../src/state/lock.js';
 import { CLI_BIN, runCli, spawnCli } from '../support/run-cli.js';
-import { makeWorkspace } from '../support/workspace.js';
+import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 import { canaryToken, LeakScanner, signalChild, STACK_LINE, startFaultProxy, startWorld, waitFor } from './support.js';
 import { configFor, countEffects, desiredArb, enlargeWorld, expectConverged, type Desired } from './world-model.js';
 
@@ -44,21 +44,7 @@ function expectNoCrash(text: string): void {
   expect(text).not.toContain('bug in orgform');
 }
 
-const CHANGES = `version: 1
-activeOrganisation: acme
-organisations:
-  acme:
-    billing:
-      billingEmail: finance@acme.example
-    invitations:
-      revoke: [inv_acme_carol]
-    notificationChannels:
-      remove: [chn_acme_slack]
-  globex:
-    id: org_globex
-    invitations:
-      accept: [inv_globex_ada]
-`;
+const CHANGES = CHANGING_CONFIG;
 
 describe('process faults', () => {
   it('case 21: of two applies at once on the same journal, the second refuses at once, naming the first, and sends nothing', async () => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type OrganisationsClient } from '../../src/api/client.js';
 import { startEmulator } from '../../src/emulator/server.js';
+import { CHANGING_CONFIG } from '../support/workspace.js';
 import { ORG_API, startWorld } from './support.js';
 
 const clients: OrganisationsClient[] = [];
@@ -14,21 +15,7 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
-const CHANGES = `version: 1
-activeOrganisation: acme
-organisations:
-  acme:
-    billing:
-      billingEmail: finance@acme.example
-    invitations:
-      revoke: [inv_acme_carol]
-    notificationChannels:
-      remove: [chn_acme_slack]
-  globex:
-    id: org_globex
-    invitations:
-      accept: [inv_globex_ada]
-  umbrella:
+const CHANGES = `${CHANGING_CONFIG}  umbrella:
     billing:
       customerID: cus_umbrella_2
 `;

@@ -1,0 +1,26 @@
+/**
+ * The usual end-to-end set-up: an emulator on loopback, a temporary workspace with config files,
+ * and the environment that points orgform at the emulator. Both are cleaned up after the test.
+ */
+import { afterEach } from 'vitest';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
+import { makeWorkspace } from './workspace.js';
+
+const running: Emulator[] = [];
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((e) => e.stop()));
+});
+
+export interface EmulatorWorkspace {
+  emulator: Emulator;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+export async function setupEmulatorWorkspace(files: Record<string, string> = {}, options: EmulatorOptions = {}): Promise<EmulatorWorkspace> {
+  const emulator = await startEmulator({ slugDelayMs: 0, ...options });
+  running.push(emulator);
+  const cwd = await makeWorkspace(files);
+  return { emulator, cwd, env: { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url } };
+}
