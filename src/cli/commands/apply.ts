@@ -181,16 +181,26 @@ async function runApply(
   };
   // Only bulk applies need it; a handful of changes never comes near the ceiling.
   const governor = plan.changes.length >= 1000 ? (await import('../memory-governor.js')).startMemoryGovernor() : undefined;
-  const summary = await applyPlan(plan.changes, {
-    client: ctx.client,
-    journal: ctx.journal,
-    service: ctx.service,
-    parallelism: flags.parallelism,
-    signal: io.signal,
-    onEvent,
-    now: io.now,
-  });
-  governor?.stop();
+  // The live line keeps its elapsed time moving while changes wait on the service.
+  const ticker = live
+    ? setInterval(() => io.stdout.write(`\r\x1b[2K${view.formatProgress({ done, total, failed, elapsedMs: io.now() - started })}`), 500)
+    : undefined;
+  ticker?.unref();
+  let summary;
+  try {
+    summary = await applyPlan(plan.changes, {
+      client: ctx.client,
+      journal: ctx.journal,
+      service: ctx.service,
+      parallelism: flags.parallelism,
+      signal: io.signal,
+      onEvent,
+      now: io.now,
+    });
+  } finally {
+    governor?.stop();
+    if (ticker) clearInterval(ticker);
+  }
   if (flags.format === 'text') io.stdout.write(view.formatApplySummary(summary, { color: ctx.color }));
   return summary;
 }
