@@ -6,7 +6,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { ApplyEvent } from '../../apply/events.js';
 import type { DesiredState } from '../../config/types.js';
 import { OrgformError, UsageError } from '../../errors.js';
 import { checkChangeBudget, describeChangeBudget } from '../../plan/check-change-budget.js';
@@ -18,6 +17,7 @@ import { acquireLock } from '../../state/lock.js';
 import { loadDesiredState, openClient, serviceKey, statePathFor, useColor } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { readAnswer } from '../read-answer.js';
+import { runApplyWithProgress } from '../run-apply-with-progress.js';
 import { renderPlan } from './plan.js';
 
 export interface ApplyFlags {
@@ -136,71 +136,10 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       }
     }
 
-    const summary = await runApply(plan, { flags, io, client, journal, service, color });
+    const summary = await runApplyWithProgress(plan, { format: flags.format, parallelism: flags.parallelism, io, client, journal, service, color });
     return summary.failed > 0 || summary.interrupted || summary.notStarted > 0 ? 1 : 0;
   } finally {
     await lock.release();
     await client.close();
   }
-}
-
-async function runApply(
-  plan: Plan,
-  ctx: { flags: ApplyFlags; io: CliIO; client: Awaited<ReturnType<typeof openClient>>; journal: Journal; service: string; color: boolean },
-) {
-  const { applyPlan } = await import('../../apply/apply-plan.js');
-  const view = await import('../../render/render-apply.js');
-  const { io, flags } = ctx;
-  const live = flags.format === 'text' && io.stdout.isTTY === true;
-  let done = 0;
-  let failed = 0;
-  const started = io.now();
-  const total = plan.changes.length;
-  const onEvent = (event: ApplyEvent) => {
-    if (flags.format === 'json') {
-      io.stdout.write(view.formatApplyEventJson(event) + '\n');
-      return;
-    }
-    if (event.type === 'change-end') {
-      done += 1;
-      if (event.outcome === 'failed') failed += 1;
-    }
-    if (live) {
-      if (event.type === 'change-end' && event.outcome === 'failed') {
-        io.stdout.write(`\r\x1b[2K${view.formatApplyLine(event) ?? ''}\n`);
-      }
-      if (event.type === 'change-end' || event.type === 'apply-start') {
-        io.stdout.write(`\r\x1b[2K${view.formatProgress({ done, total, failed, elapsedMs: io.now() - started })}`);
-      }
-      if (event.type === 'apply-end') io.stdout.write('\r\x1b[2K');
-      if (event.type === 'interrupted') io.stdout.write(`\r\x1b[2K${view.formatApplyLine(event) ?? ''}\n`);
-      return;
-    }
-    const line = view.formatApplyLine(event);
-    if (line !== undefined) io.stdout.write(line + '\n');
-  };
-  // Only bulk applies need it; a handful of changes never comes near the ceiling.
-  const governor = plan.changes.length >= 1000 ? (await import('../memory-governor.js')).startMemoryGovernor() : undefined;
-  // The live line keeps its elapsed time moving while changes wait on the service.
-  const ticker = live
-    ? setInterval(() => io.stdout.write(`\r\x1b[2K${view.formatProgress({ done, total, failed, elapsedMs: io.now() - started })}`), 500)
-    : undefined;
-  ticker?.unref();
-  let summary;
-  try {
-    summary = await applyPlan(plan.changes, {
-      client: ctx.client,
-      journal: ctx.journal,
-      service: ctx.service,
-      parallelism: flags.parallelism,
-      signal: io.signal,
-      onEvent,
-      now: io.now,
-    });
-  } finally {
-    governor?.stop();
-    if (ticker) clearInterval(ticker);
-  }
-  if (flags.format === 'text') io.stdout.write(view.formatApplySummary(summary, { color: ctx.color }));
-  return summary;
 }
