@@ -11,7 +11,6 @@ import { OrgformError, UsageError } from '../../errors.js';
 import { checkChangeBudget, describeChangeBudget } from '../../plan/check-change-budget.js';
 import { findStale } from '../../plan/find-stale.js';
 import { parseSavedPlan, type SavedPlan } from '../../plan/saved-plan.js';
-import type { Plan } from '../../plan/types.js';
 import { Journal } from '../../state/journal.js';
 import { acquireLock } from '../../state/lock.js';
 import { loadDesiredState, openClient, serviceKey, statePathFor, useColor } from '../command-context.js';
