@@ -27,6 +27,8 @@ export interface ClientOptions {
   transport?: RetryingDispatcher;
   onRetry?: DispatcherOptions['onRetry'];
   random?: () => number;
+  /** The clock the retry budget is measured with. */
+  now?: () => number;
 }
 
 export interface ListOptions {
@@ -87,7 +89,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
   const slugTimeouts: Timeouts = { ...SLUG_TIMEOUTS, ...options.slugTimeouts };
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, ...options.retryPolicy };
   const transport =
-    options.transport ?? createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random });
+    options.transport ?? createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now });
   const http: Http = createHttp({
     baseUrl,
     token: options.token,
@@ -104,6 +106,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       timeouts: slugTimeouts,
       onRetry: options.onRetry,
       random: options.random,
+      now: options.now,
     });
   const slugHttp: Http =
     slugTransport === transport

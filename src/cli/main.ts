@@ -11,7 +11,7 @@ async function main(): Promise<void> {
     interrupts += 1;
     if (interrupts > 1) {
       process.stderr.write(`\nSecond ${signal}: stopping now.\n`);
-      process.exit(130);
+      leave(130, { drain: false });
     }
     controller.abort(new Error(signal));
   };
@@ -36,8 +36,14 @@ async function main(): Promise<void> {
   } catch (err) {
     code = await reportFatal(err, io);
   }
-  // Let stdout drain before leaving: a pipe may still hold a large plan.
-  process.stdout.write('', () => process.exit(code));
+  leave(code, { drain: true });
+}
+
+/** The one way out of the process. Draining lets a pipe take the rest of a large plan first. */
+function leave(code: number, options: { drain: boolean }): void {
+  const exit = () => process.exit(code);
+  if (options.drain) process.stdout.write('', exit);
+  else exit();
 }
 
 async function reportFatal(err: unknown, io: CliIO): Promise<number> {

@@ -239,6 +239,15 @@ describe('the client when the service misbehaves', () => {
     expect(emulator.counters.byOperation.updateBillingDetails).toBe(2);
   });
 
+  it('measures the retry budget with the injected clock', async () => {
+    let t = 0;
+    // Every reading of the clock is a minute later: the budget is spent before the first retry.
+    const { client, emulator } = await setup({}, { now: () => (t += 60_000) });
+    emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'status', status: 503 } });
+    await expect(client.getOrganisation('org_acme')).rejects.toMatchObject({ status: 503, attempts: 1 });
+    expect(emulator.counters.byOperation.getOrganisation).toBe(1);
+  });
+
   it('honours Retry-After', async () => {
     const { client, emulator } = await setup();
     emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'status', status: 429, retryAfter: 1 } });
