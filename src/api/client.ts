@@ -10,6 +10,7 @@ import { encodePathSegment } from './encode-segment.js';
 import { createHttp, type Http } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
+import { redactSecrets } from './redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import type { BillingUpdate, OperationId, Organisation, OrganisationList, SlugAvailability } from './types.js';
 
@@ -61,30 +62,38 @@ const SLUG_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 60_000, bodyMs: 
 /** Pages a listing may have before orgform suspects a loop the repeat guard did not catch. */
 const MAX_PAGES = 100_000;
 
-function badResponse(operation: OperationId, target: string, detail: string): TransportError {
-  return new TransportError({ operation, target, failure: 'bad-response', detail: `the answer is not what the interface describes: ${detail}`, attempts: 1 });
+/** `detail` may quote the service's answer, which may echo the token: redacted here, where the error is made. */
+function badResponse(operation: OperationId, target: string, detail: string, secrets: readonly string[]): TransportError {
+  return new TransportError({
+    operation,
+    target: redactSecrets(target, secrets),
+    failure: 'bad-response',
+    detail: redactSecrets(`the answer is not what the interface describes: ${detail}`, secrets),
+    attempts: 1,
+  });
 }
 
-function checkOrganisation(value: unknown, operation: OperationId, target: string): Organisation {
+function checkOrganisation(value: unknown, operation: OperationId, target: string, secrets: readonly string[]): Organisation {
   const org = value as Organisation | null;
-  if (typeof org !== 'object' || org === null || Array.isArray(org)) throw badResponse(operation, target, 'expected an Organisation object');
-  if (typeof org.id !== 'string' || org.id === '') throw badResponse(operation, target, 'the organisation has no "id"');
-  if (typeof org.slug !== 'string' || org.slug === '') throw badResponse(operation, target, `organisation "${org.id}" has no "slug"`);
+  if (typeof org !== 'object' || org === null || Array.isArray(org)) throw badResponse(operation, target, 'expected an Organisation object', secrets);
+  if (typeof org.id !== 'string' || org.id === '') throw badResponse(operation, target, 'the organisation has no "id"', secrets);
+  if (typeof org.slug !== 'string' || org.slug === '') throw badResponse(operation, target, `organisation "${org.id}" has no "slug"`, secrets);
   if (org.billing !== undefined && (typeof org.billing !== 'object' || org.billing === null)) {
-    throw badResponse(operation, target, `organisation "${org.id}" has a "billing" that is not an object`);
+    throw badResponse(operation, target, `organisation "${org.id}" has a "billing" that is not an object`, secrets);
   }
   return org;
 }
 
-function optionalOrganisation(value: unknown, operation: OperationId, target: string): Organisation | undefined {
+function optionalOrganisation(value: unknown, operation: OperationId, target: string, secrets: readonly string[]): Organisation | undefined {
   // Operations whose success body is not shown: a body that looks like an Organisation is used, anything else ignored.
   const v = value as Partial<Organisation> | undefined;
-  if (v && typeof v === 'object' && typeof v.id === 'string' && typeof v.slug === 'string') return checkOrganisation(v, operation, target);
+  if (v && typeof v === 'object' && typeof v.id === 'string' && typeof v.slug === 'string') return checkOrganisation(v, operation, target, secrets);
   return undefined;
 }
 
 export function createClient(options: ClientOptions): OrganisationsClient {
   const baseUrl = parseBaseUrl(options.baseUrl);
+  const secrets = [options.token];
   const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const slugTimeouts: Timeouts = { ...SLUG_TIMEOUTS, ...options.slugTimeouts };
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, ...options.retryPolicy };
@@ -129,19 +138,19 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       const { body } = await http({ operation: 'getOrganisations', method: 'GET', url, target });
       const listing = body as OrganisationList | undefined;
       if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
-        throw badResponse('getOrganisations', target, 'expected an object with an "organisations" array');
+        throw badResponse('getOrganisations', target, 'expected an object with an "organisations" array', secrets);
       }
-      listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target));
+      listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
       yield listing;
       const next = resolveNextPage(listing.next, url);
       if (next.kind === 'end') return;
-      if (next.kind === 'refused') throw badResponse('getOrganisations', target, next.reason);
+      if (next.kind === 'refused') throw badResponse('getOrganisations', target, next.reason, secrets);
       const key = next.url.toString();
-      if (seen.has(key)) throw badResponse('getOrganisations', target, 'the "next" cursor repeats an earlier page, so the listing would never end');
+      if (seen.has(key)) throw badResponse('getOrganisations', target, 'the "next" cursor repeats an earlier page, so the listing would never end', secrets);
       seen.add(key);
       url = next.url;
     }
-    throw badResponse('getOrganisations', target, `more than ${MAX_PAGES} pages`);
+    throw badResponse('getOrganisations', target, `more than ${MAX_PAGES} pages`, secrets);
   }
 
   return {
@@ -153,24 +162,24 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     async getOrganisation(id) {
       const url = orgApi(`/organisations/${org(id)}`);
       const { body } = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id) });
-      return checkOrganisation(body, 'getOrganisation', orgTarget(id));
+      return checkOrganisation(body, 'getOrganisation', orgTarget(id), secrets);
     },
     async setActiveOrganisation(id, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/active`);
       const { body } = await http({ operation: 'setActiveOrganisation', method: 'PUT', url, target: orgTarget(id), idempotencyKey: write.idempotencyKey ?? randomUUID() });
-      return optionalOrganisation(body, 'setActiveOrganisation', orgTarget(id));
+      return optionalOrganisation(body, 'setActiveOrganisation', orgTarget(id), secrets);
     },
     async updateBillingDetails(id, update, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/billing`);
       const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: update, idempotencyKey: write.idempotencyKey ?? randomUUID() });
-      return optionalOrganisation(body, 'updateBillingDetails', orgTarget(id));
+      return optionalOrganisation(body, 'updateBillingDetails', orgTarget(id), secrets);
     },
     async getSlugAvailability(slug) {
       const target = `slug ${JSON.stringify(slug)}`;
       const url = orgApi(`/slug/${encodePathSegment(slug, 'slug')}/availability`);
       const { body } = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts });
       const v = body as SlugAvailability | undefined;
-      if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, 'expected a SlugAvailability with a boolean "ok"');
+      if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, 'expected a SlugAvailability with a boolean "ok"', secrets);
       const messages = Array.isArray(v.messages) ? v.messages.filter((m): m is string => typeof m === 'string') : [];
       return { ok: v.ok, messages };
     },

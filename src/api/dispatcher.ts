@@ -116,7 +116,9 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
       return;
     }
     options.onRetry?.({ requestId, attempt: context.state.counter, delayMs: decision.delayMs, status, errorCode: e.code });
-    setTimeout(() => callback(null), decision.delayMs).unref?.();
+    // Not unref'd: during the wait no socket may be open, and this timer is then all that keeps
+    // the process alive (unref'd, Node exits with code 13 mid-request). The budget bounds it.
+    setTimeout(() => callback(null), decision.delayMs);
   };
 
   const agent = new Agent({

@@ -131,8 +131,10 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
         let failedAccept: string | undefined;
         for (const change of list) {
           const ok = await run(change, blockedBy);
-          // Without membership nothing else in the organisation can succeed.
-          if (!ok && change.kind === 'accept-invitation' && blockedBy === undefined) blockedBy = failedAccept = change.address;
+          // Without membership nothing else in the organisation can succeed. An accept that did not
+          // start (interrupt) blocks nothing: what follows is "not started" too, not "skipped".
+          const failed = results.get(change.address)?.outcome === 'failed';
+          if (!ok && failed && change.kind === 'accept-invitation' && blockedBy === undefined) blockedBy = failedAccept = change.address;
         }
         return failedAccept;
       }),

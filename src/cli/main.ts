@@ -4,13 +4,22 @@
 import { buildProgram } from './program.js';
 import type { CliIO } from './io.js';
 
+/** The commands that watch `io.signal` and wind down on the first interrupt; the others stop at once. */
+const GRACEFUL_ON_INTERRUPT = new Set(['apply', 'check', 'emulator']);
+
 async function main(): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;
+  let graceful = false;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts += 1;
     if (interrupts > 1) {
       process.stderr.write(`\nSecond ${signal}: stopping now.\n`);
+      leave(130, { drain: false });
+    }
+    if (!graceful) {
+      // Nothing would notice the abort (plan, export, validate...): ignoring the signal would leave Ctrl+C dead.
+      process.stderr.write(`\nInterrupted (${signal}): stopping now.\n`);
       leave(130, { drain: false });
     }
     controller.abort(new Error(signal));
@@ -30,6 +39,9 @@ async function main(): Promise<void> {
   let code: number = 0;
   const program = buildProgram(io, (c) => {
     code = c;
+  });
+  program.hook('preAction', (_program, action) => {
+    graceful = GRACEFUL_ON_INTERRUPT.has(action.name());
   });
   try {
     await program.parseAsync(process.argv);

@@ -84,13 +84,25 @@ async function removeLockIfHeldBy(lockPath: string, id: string): Promise<boolean
   return false;
 }
 
+/** A file system failure while taking the lock: what failed, and what to do, rather than a raw errno. */
+function lockIoError(lockPath: string, err: unknown): OrgformError {
+  const detail = err instanceof Error ? err.message : String(err);
+  return new OrgformError(
+    'STATE_INVALID',
+    `Cannot create the state lock ${lockPath}: ${detail}. Make sure its directory can be created and written, or keep the journal elsewhere with --state PATH, then run apply again.`,
+    { cause: err },
+  );
+}
+
 function describeHolder(h: LockInfo): string {
   return `pid ${h.pid} on ${h.host}, running "${h.command}" since ${h.startedAt} (lock ID ${h.id})`;
 }
 
 export async function acquireLock(statePath: string, command: string, env: LockEnvironment = defaultLockEnvironment()): Promise<HeldLock> {
   const lockPath = lockPathFor(statePath);
-  await mkdir(dirname(lockPath), { recursive: true });
+  await mkdir(dirname(lockPath), { recursive: true }).catch((err: unknown) => {
+    throw lockIoError(lockPath, err);
+  });
   const info: LockInfo = {
     id: randomBytes(6).toString('hex'),
     pid: env.pid,
@@ -105,7 +117,7 @@ export async function acquireLock(statePath: string, command: string, env: LockE
       // 'wx' fails if the file exists: creating it is the atomic test-and-set.
       handle = await open(lockPath, 'wx', 0o600);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw lockIoError(lockPath, err);
     }
     if (handle) {
       try {
@@ -115,7 +127,7 @@ export async function acquireLock(statePath: string, command: string, env: LockE
         // An empty or partial lock file would block every later apply: remove it.
         await handle.close().catch(() => undefined);
         await unlink(lockPath).catch(() => undefined);
-        throw err;
+        throw lockIoError(lockPath, err);
       }
       await handle.close();
       return {

@@ -156,6 +156,19 @@ describe('the client', () => {
     expect(JSON.stringify({ ...err, message: err.message, stack: err.stack })).not.toContain('canary-3b1f-token');
   });
 
+  it.each([
+    ['a `next` link to another path', { organisations: [], next: `/echo/${TOKEN}` }],
+    ['an organisation without a slug', { organisations: [{ id: `echo-${TOKEN}` }] }],
+  ])('never puts the token in a bad-response error, even when the service echoes it in %s', async (_what, body) => {
+    const { client, emulator } = await setup();
+    emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'status', status: 200, body: JSON.stringify(body), contentType: 'application/json' } });
+    const err = (await collect(client.listOrganisations()).catch((e: unknown) => e)) as TransportError;
+    expect(err).toBeInstanceOf(TransportError);
+    expect(err.failure).toBe('bad-response');
+    expect(err.message).toContain('[REDACTED]');
+    expect(err.message).not.toContain(TOKEN);
+  });
+
   it('refuses plain http to a host that is not loopback', () => {
     expect(() => createClient({ baseUrl: 'http://api.example.com', token: TOKEN })).toThrow(/unencrypted/);
   });

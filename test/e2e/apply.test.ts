@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { acquireLock } from '../../src/state/lock.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
-import { runCli } from '../support/run-cli.js';
+import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
 
 let emulator: Emulator;
@@ -71,6 +71,17 @@ describe('orgform apply', () => {
     expect(yes.code).toBe(0);
     expect(emulator.counters.writes).toBe(5);
   });
+
+  it('on a terminal, cancels instead of asking when interrupted before the question, and writes nothing', async () => {
+    const { cwd, env } = await setup();
+    const controller = new AbortController();
+    controller.abort();
+    // A terminal that nobody types into: the question must not wait for it.
+    const result = await runCli(['apply', '--no-color'], { cwd, env, tty: true, signal: controller.signal });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/Apply cancelled\. Nothing was changed\./);
+    expect(emulator.counters.writes).toBe(0);
+  }, 5_000);
 
   it('refuses a plan over --max-changes and says how to proceed', async () => {
     const { cwd, env } = await setup();
@@ -207,6 +218,16 @@ organisations:
     expect(events.filter((e) => e.type === 'change_end')).toHaveLength(5);
   });
 
+  it('with --format json and nothing to do, still emits apply_start and an apply_end with the whole summary', async () => {
+    const { cwd, env } = await setup();
+    expect((await runCli(['apply', '--auto-approve'], { cwd, env })).code).toBe(0);
+    const result = await runCli(['apply', '--auto-approve', '--format', 'json'], { cwd, env });
+    expect(result.code).toBe(0);
+    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(events.map((e) => e.type)).toEqual(['apply_start', 'apply_end']);
+    expect(events[1].summary).toMatchObject({ total: 0, applied: 0, already_done: 0, skipped: 0, not_started: 0, failed: 0, interrupted: false });
+  });
+
   it('converges through lost responses on every kind of write', async () => {
     const { cwd, env } = await setup();
     for (const operation of ['updateBillingDetails', 'acceptInvitation', 'deleteInvitation', 'deleteNotificationChannel', 'setActiveOrganisation'] as const) {
@@ -218,6 +239,38 @@ organisations:
     expect(user()?.active).toBe('org_acme');
     const again = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
     expect(again.code).toBe(0);
+  });
+
+  it('as a process, waits out the backoff after a dropped connection, then applies the change and releases the lock', async () => {
+    const { cwd, env } = await setup('version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n');
+    emulator.faults.add({ operation: 'updateBillingDetails', fault: { kind: 'drop' } });
+    const result = await spawnCli(['apply', '--auto-approve'], { cwd, env: { ...env, ORGFORM_RETRY_BASE_MS: '300' } });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Apply complete: 1 applied/);
+    expect(org('org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
+    expect(existsSync(join(cwd, '.orgform', 'state.json.lock'))).toBe(false);
+  });
+
+  it('when interrupted before anything started, reports every change as not started, none as skipped', async () => {
+    const config = `version: 1
+activeOrganisation: globex
+organisations:
+  globex:
+    id: org_globex
+    billing:
+      billingEmail: finance@globex.example
+    invitations:
+      accept: [inv_globex_ada]
+`;
+    const { cwd, env } = await setup(config);
+    const controller = new AbortController();
+    controller.abort();
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env, signal: controller.signal });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/Apply results: 0 applied, 0 already done, 0 skipped, 3 not started, 0 failed/);
+    expect(result.stdout).not.toMatch(/skipped: depends on/);
+    expect(emulator.counters.writes).toBe(0);
   });
 
   it('on interrupt finishes what is in flight, starts nothing new, writes the journal and exits 1', async () => {

@@ -1,13 +1,14 @@
 /**
  * `orgform plan` end to end against the emulator over loopback HTTP.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/server.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
-import { runCli } from '../support/run-cli.js';
+import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 let emulator: Emulator;
@@ -130,6 +131,44 @@ organisations:
     expect(saved.plan.observed.acme.billing.billingEmail).toBe('billing@acme.example');
     expect(saved.checksum).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(saved)).not.toContain('demo-token');
+  });
+
+  it('as a process, says the service refuses connections after its retries, and exits 1 rather than vanishing', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': MATCHING_CONFIG });
+    // A port that was free a moment ago: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    const env = { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: `http://127.0.0.1:${port}`, ORGFORM_RETRY_BASE_MS: '100', ORGFORM_MAX_ATTEMPTS: '3' };
+    const result = await spawnCli(['plan'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/getOrganisations \(all pages\) failed after 3 attempts: connection refused/);
+  });
+
+  it('as a process, stops at the first Ctrl+C instead of ignoring it, and says so', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': MATCHING_CONFIG }, { latencyMs: 5_000 });
+    let pid: number | undefined;
+    const run = spawnCli(['plan'], { cwd, env, onSpawn: (p) => (pid = p) });
+    // Wait until the listing is on its way (the emulator holds it for 5 s), then interrupt.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const interruptedAt = Date.now();
+    process.kill(pid!, 'SIGINT');
+    const result = await run;
+    expect(Date.now() - interruptedAt).toBeLessThan(2_000);
+    expect(result.code).toBe(130);
+    expect(result.stderr).toMatch(/Interrupted \(SIGINT\): stopping now/);
+    expect(result.stdout).toBe('');
+  });
+
+  it('says what to do, and not that orgform has a bug, when --out cannot be written', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    await writeFile(join(cwd, 'not-a-directory'), 'x');
+    const result = await runCli(['plan', '--out', 'not-a-directory/plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toMatch(/bug in orgform/);
+    expect(result.stderr).toMatch(/Cannot write not-a-directory\/plan\.json/);
+    expect(result.stderr).toMatch(/choose another --out/);
   });
 
   it('refuses a token given on the command line', async () => {

@@ -143,6 +143,15 @@ describe('acquireLock', () => {
     expect((await holderNow()).id).toBe(lock.info.id);
   });
 
+  it('says what to do, and not that orgform has a bug, when the lock file cannot be created', async () => {
+    await fs.writeFile(path.join(dir, 'not-a-directory'), 'x');
+    const inside = path.join(dir, 'not-a-directory', 'state.json');
+    const err = await rejection(acquireLock(inside, 'orgform apply', lockEnv()));
+    expect(err.code).toBe('STATE_INVALID');
+    expect(err.message).toContain(lockPathFor(inside));
+    expect(err.message).toMatch(/--state PATH/);
+  });
+
   it('tells how to recover from a lock file it cannot read (left by a crash as it was created)', async () => {
     await fs.writeFile(lockPath, '');
     const err = await rejection(acquireLock(statePath, 'orgform apply', lockEnv()));

@@ -120,7 +120,14 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       });
     }
     if (plan.changes.length === 0) {
-      if (flags.format === 'json') io.stdout.write(JSON.stringify({ type: 'apply_end', summary: { total: 0 } }) + '\n');
+      if (flags.format === 'json') {
+        // The same events, with the same whole summary, as any other apply: pipelines read them alike.
+        const { formatApplyEventJson } = await import('../../render/render-apply-json.js');
+        const at = io.now();
+        const summary = { total: 0, applied: 0, alreadyDone: 0, skipped: 0, notStarted: 0, failed: 0, interrupted: false, elapsedMs: 0, results: [] };
+        io.stdout.write(formatApplyEventJson({ type: 'apply-start', total: 0, parallelism: flags.parallelism, at }) + '\n');
+        io.stdout.write(formatApplyEventJson({ type: 'apply-end', at, summary }) + '\n');
+      }
       else if (saved) io.stdout.write('No changes. Your organisations match the configuration.\n');
       return 0;
     }

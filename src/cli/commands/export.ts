@@ -85,7 +85,7 @@ export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
       io.stdout.write(text);
       return 0;
     }
-    await writeFileAtomically(out, text);
+    await writeFileAtomically(out, text, flags.out);
     const count = selection.organisations.length;
     const active = selection.activeSlug === null ? '' : ` (active: ${selection.activeSlug})`;
     const leftOut = selection.leftOut.length === 0 ? '' : `; ${selection.leftOut.length} left out, see the warnings above`;

@@ -1,7 +1,8 @@
 /**
  * `orgform plan`: read the current state, compute the difference, show it. Never writes to the service.
  */
-import { writeFile, rename, mkdir } from 'node:fs/promises';
+import { writeFile, rename, mkdir, unlink } from 'node:fs/promises';
+import { UsageError } from '../../errors.js';
 import { dirname, resolve } from 'node:path';
 import { summarisePlan, type Plan } from '../../plan/types.js';
 import { checkChangeBudget, describeChangeBudget } from '../../plan/check-change-budget.js';
@@ -42,11 +43,17 @@ export async function renderPlan(plan: Plan, format: PlanFlags['format'], color:
 }
 
 /** Writes beside the target and renames, so that a reader never sees half a plan. */
-export async function writeFileAtomically(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+export async function writeFileAtomically(path: string, text: string, shown: string = path): Promise<void> {
   const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, text, { encoding: 'utf8', mode: 0o600 });
-  await rename(temp, path);
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(temp, text, { encoding: 'utf8', mode: 0o600 });
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    // An unwritable path is the user's to fix, not a bug: say which and what to do.
+    throw new UsageError(`Cannot write ${shown}: ${(err as Error).message}. Check that its directory can be created and written, or choose another --out.`, { cause: err });
+  }
 }
 
 export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
@@ -74,6 +81,7 @@ export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
           selection: { targets: flags.target ?? [], shard: flags.shard ?? null },
           plan,
         }),
+        flags.out,
       );
       io.stderr.write(`Saved the plan to ${flags.out}. Apply exactly these changes with: orgform apply ${flags.out}\n`);
     }
