@@ -37,7 +37,12 @@ export interface ListOptions {
   pageSize?: number;
 }
 
-export interface WriteOptions {
+export interface RequestOptions {
+  /** What the caller calls this request (a change's address), passed to retry events. */
+  label?: string;
+}
+
+export interface WriteOptions extends RequestOptions {
   /** Sent as Idempotency-Key; the same across retries of one change. */
   idempotencyKey?: string;
 }
@@ -51,8 +56,8 @@ export interface OrganisationsClient {
   updateBillingDetails(organisationId: string, update: BillingUpdate, options?: WriteOptions): Promise<Organisation | undefined>;
   getSlugAvailability(slug: string): Promise<SlugAvailability>;
   acceptInvitation(organisationId: string, invitationId: string, options?: WriteOptions): Promise<void>;
-  deleteInvitation(organisationId: string, invitationId: string): Promise<void>;
-  deleteNotificationChannel(organisationId: string, channelId: string): Promise<void>;
+  deleteInvitation(organisationId: string, invitationId: string, options?: RequestOptions): Promise<void>;
+  deleteNotificationChannel(organisationId: string, channelId: string, options?: RequestOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -166,12 +171,12 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     },
     async setActiveOrganisation(id, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/active`);
-      const { body } = await http({ operation: 'setActiveOrganisation', method: 'PUT', url, target: orgTarget(id), idempotencyKey: write.idempotencyKey ?? randomUUID() });
+      const { body } = await http({ operation: 'setActiveOrganisation', method: 'PUT', url, target: orgTarget(id), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
       return optionalOrganisation(body, 'setActiveOrganisation', orgTarget(id), secrets);
     },
     async updateBillingDetails(id, update, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/billing`);
-      const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: update, idempotencyKey: write.idempotencyKey ?? randomUUID() });
+      const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: update, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
       return optionalOrganisation(body, 'updateBillingDetails', orgTarget(id), secrets);
     },
     async getSlugAvailability(slug) {
@@ -185,15 +190,15 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     },
     async acceptInvitation(id, invitationId, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/invitations/${encodePathSegment(invitationId, 'invitation id')}/accept`);
-      await http({ operation: 'acceptInvitation', method: 'PUT', url, target: `invitation ${JSON.stringify(invitationId)} of ${orgTarget(id)}`, idempotencyKey: write.idempotencyKey ?? randomUUID() });
+      await http({ operation: 'acceptInvitation', method: 'PUT', url, target: `invitation ${JSON.stringify(invitationId)} of ${orgTarget(id)}`, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
     },
-    async deleteInvitation(id, invitationId) {
+    async deleteInvitation(id, invitationId, request = {}) {
       const url = orgApi(`/organisations/${org(id)}/invitations/${encodePathSegment(invitationId, 'invitation id')}`);
-      await http({ operation: 'deleteInvitation', method: 'DELETE', url, target: `invitation ${JSON.stringify(invitationId)} of ${orgTarget(id)}` });
+      await http({ operation: 'deleteInvitation', method: 'DELETE', url, target: `invitation ${JSON.stringify(invitationId)} of ${orgTarget(id)}`, label: request.label });
     },
-    async deleteNotificationChannel(id, channelId) {
+    async deleteNotificationChannel(id, channelId, request = {}) {
       const url = v2Api(`/o/${org(id)}/notification_channels/${encodePathSegment(channelId, 'notification channel id')}`);
-      await http({ operation: 'deleteNotificationChannel', method: 'DELETE', url, target: `notification channel ${JSON.stringify(channelId)} of ${orgTarget(id)}` });
+      await http({ operation: 'deleteNotificationChannel', method: 'DELETE', url, target: `notification channel ${JSON.stringify(channelId)} of ${orgTarget(id)}`, label: request.label });
     },
     close: async () => {
       await Promise.all([transport.close(), ...(slugTransport === transport ? [] : [slugTransport.close()])]);

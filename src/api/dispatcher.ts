@@ -25,12 +25,24 @@ export interface AttemptRecord {
   lastDecision?: RetryDecision;
   /** Where a refused redirect pointed (fetch's `redirect: 'error'` does not say). */
   redirectLocation?: string;
+  /** What the caller calls this request (a change's address), for retry events. */
+  label?: string;
+}
+
+export interface RetryEvent {
+  requestId: string;
+  label?: string;
+  /** The attempt that failed (1 for the first). */
+  attempt: number;
+  delayMs: number;
+  status?: number;
+  errorCode?: string;
 }
 
 export interface RetryingDispatcher {
   dispatcher: Dispatcher;
   /** Starts tracking a logical request; its X-Request-Id header ties the attempts to it. */
-  track(requestId: string): AttemptRecord;
+  track(requestId: string, label?: string): AttemptRecord;
   untrack(requestId: string): void;
   close(): Promise<void>;
 }
@@ -41,7 +53,7 @@ export interface DispatcherOptions {
   now?: () => number;
   random?: () => number;
   /** Told of every retry, for progress output and tests. */
-  onRetry?: (event: { requestId: string; attempt: number; delayMs: number; status?: number; errorCode?: string }) => void;
+  onRetry?: (event: RetryEvent) => void;
   connections?: number;
 }
 
@@ -115,7 +127,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
       callback(err);
       return;
     }
-    options.onRetry?.({ requestId, attempt: context.state.counter, delayMs: decision.delayMs, status, errorCode: e.code });
+    options.onRetry?.({ requestId, label: record.label, attempt: context.state.counter, delayMs: decision.delayMs, status, errorCode: e.code });
     // Not unref'd: during the wait no socket may be open, and this timer is then all that keeps
     // the process alive (unref'd, Node exits with code 13 mid-request). The budget bounds it.
     setTimeout(() => callback(null), decision.delayMs);
@@ -152,8 +164,8 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
 
   return {
     dispatcher,
-    track(requestId) {
-      const record: AttemptRecord = { startedAt: now(), attempts: 0 };
+    track(requestId, label) {
+      const record: AttemptRecord = { startedAt: now(), attempts: 0, ...(label === undefined ? {} : { label }) };
       records.set(requestId, record);
       return record;
     },

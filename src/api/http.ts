@@ -29,6 +29,8 @@ export interface HttpRequest {
   target: string;
   body?: unknown;
   idempotencyKey?: string;
+  /** What the caller calls this request (a change's address), passed to retry events. */
+  label?: string;
   /** Overrides the default timeouts (the slow slug check has its own). */
   timeouts?: Timeouts;
 }
@@ -87,7 +89,7 @@ export function createHttp(options: HttpOptions): Http {
   return async function send(request: HttpRequest): Promise<HttpResponse> {
     const timeouts = request.timeouts ?? options.timeouts;
     const requestId = randomUUID();
-    const record = options.transport.track(requestId);
+    const record = options.transport.track(requestId, request.label);
     const headers: Record<string, string> = {
       authorization: `Bearer ${options.token}`,
       accept: 'application/json',

@@ -38,16 +38,18 @@ async function isReadable(client: OrganisationsClient, organisationId: string): 
 export async function executeChange(change: Change, client: OrganisationsClient): Promise<ExecutionResult> {
   const orgId = change.organisation.id;
   const target = change.targetId ?? '';
+  // Retries of this change's requests are reported under its address.
+  const label = change.address;
   switch (change.kind) {
     case 'billing':
-      await client.updateBillingDetails(orgId, change.request ?? {}, { idempotencyKey: randomUUID() });
+      await client.updateBillingDetails(orgId, change.request ?? {}, { idempotencyKey: randomUUID(), label });
       return { outcome: 'applied' };
     case 'set-active':
-      await client.setActiveOrganisation(orgId, { idempotencyKey: randomUUID() });
+      await client.setActiveOrganisation(orgId, { idempotencyKey: randomUUID(), label });
       return { outcome: 'applied' };
     case 'accept-invitation':
       try {
-        await client.acceptInvitation(orgId, target, { idempotencyKey: randomUUID() });
+        await client.acceptInvitation(orgId, target, { idempotencyKey: randomUUID(), label });
         return { outcome: 'applied' };
       } catch (err) {
         if (!isNotFound(err) && !(err instanceof TransportError)) throw err;
@@ -63,8 +65,8 @@ export async function executeChange(change: Change, client: OrganisationsClient)
     case 'revoke-invitation':
     case 'remove-channel':
       try {
-        if (change.kind === 'revoke-invitation') await client.deleteInvitation(orgId, target);
-        else await client.deleteNotificationChannel(orgId, target);
+        if (change.kind === 'revoke-invitation') await client.deleteInvitation(orgId, target, { label });
+        else await client.deleteNotificationChannel(orgId, target, { label });
         return { outcome: 'applied' };
       } catch (err) {
         if (!isNotFound(err)) throw err;

@@ -4,6 +4,7 @@
  */
 import { dirname, join, resolve } from 'node:path';
 import type { OrganisationsClient } from '../api/client.js';
+import type { RetryEvent } from '../api/dispatcher.js';
 import type { DesiredState } from '../config/types.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { parseShard, selectOrganisations } from '../plan/select-organisations.js';
@@ -47,7 +48,11 @@ function envInt(io: CliIO, name: string, min: number): number | undefined {
  * ORGFORM_REQUEST_TIMEOUT_MS (each request, retries included), ORGFORM_MAX_ATTEMPTS,
  * ORGFORM_RETRY_BASE_MS (first backoff step).
  */
-export async function openClient(flags: ConnectionFlags & { parallelism?: number }, io: CliIO): Promise<OrganisationsClient> {
+export async function openClient(
+  flags: ConnectionFlags & { parallelism?: number },
+  io: CliIO,
+  hooks: { onRetry?: (event: RetryEvent) => void } = {},
+): Promise<OrganisationsClient> {
   const connection = await resolveConnection(flags, io);
   const totalMs = envInt(io, 'ORGFORM_REQUEST_TIMEOUT_MS', 100);
   const maxAttempts = envInt(io, 'ORGFORM_MAX_ATTEMPTS', 1);
@@ -56,6 +61,7 @@ export async function openClient(flags: ConnectionFlags & { parallelism?: number
   return createClient({
     baseUrl: connection.baseUrl,
     token: connection.token,
+    ...(hooks.onRetry === undefined ? {} : { onRetry: hooks.onRetry }),
     ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),
     retryPolicy: {
       ...(maxAttempts === undefined ? {} : { maxAttempts }),

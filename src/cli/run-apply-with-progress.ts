@@ -3,10 +3,16 @@
  * terminal, or one line per completed change in a log; then the summary.
  */
 import type { OrganisationsClient } from '../api/client.js';
+import type { RetryEvent } from '../api/dispatcher.js';
 import type { ApplyEvent, ApplySummary } from '../apply/events.js';
 import type { Plan } from '../plan/types.js';
 import type { Journal } from '../state/journal.js';
 import type { CliIO } from './io.js';
+
+/** Where the client's retry events go; the apply view sets the listener. */
+export interface RetryRelay {
+  listener?: (event: RetryEvent) => void;
+}
 
 export interface ApplyRunContext {
   format: 'text' | 'json';
@@ -16,6 +22,7 @@ export interface ApplyRunContext {
   journal: Journal;
   service: string;
   color: boolean;
+  retries?: RetryRelay;
 }
 
 export async function runApplyWithProgress(plan: Plan, ctx: ApplyRunContext): Promise<ApplySummary> {
@@ -58,6 +65,13 @@ export async function runApplyWithProgress(plan: Plan, ctx: ApplyRunContext): Pr
     ? setInterval(() => io.stdout.write(`\r\x1b[2K${view.formatProgress({ done, total, failed, elapsedMs: io.now() - started })}`), 500)
     : undefined;
   ticker?.unref();
+  if (ctx.retries) {
+    ctx.retries.listener = (retry) => {
+      if (retry.label === undefined) return;
+      const { requestId: _requestId, label, ...rest } = retry;
+      onEvent({ type: 'change-retry', address: label, ...rest, at: io.now() });
+    };
+  }
   let summary: ApplySummary;
   try {
     summary = await applyPlan(plan.changes, {
@@ -70,6 +84,7 @@ export async function runApplyWithProgress(plan: Plan, ctx: ApplyRunContext): Pr
       now: io.now,
     });
   } finally {
+    if (ctx.retries) ctx.retries.listener = undefined;
     governor?.stop();
     if (ticker) clearInterval(ticker);
   }

@@ -26,8 +26,13 @@ export interface JournalData {
   services: Record<string, Record<string, JournalEntry>>;
 }
 
+/** Keeps a key's three parts apart whatever the ids hold: only `%` and spaces are escaped, so keys stay readable. */
+function keyPart(id: string): string {
+  return id.replace(/%/g, '%25').replace(/ /g, '%20');
+}
+
 export function journalKey(kind: ChangeKind, organisationId: string, targetId: string): string {
-  return `${kind} ${organisationId} ${targetId}`;
+  return `${kind} ${keyPart(organisationId)} ${keyPart(targetId)}`;
 }
 
 function stateError(path: string, problem: string): OrgformError {

@@ -83,6 +83,16 @@ describe('orgform apply', () => {
     expect(emulator.counters.writes).toBe(0);
   }, 5_000);
 
+  it('with --format json on a terminal, asks on stderr and keeps stdout to the events', async () => {
+    const { cwd, env } = await setup();
+    const result = await runCli(['apply', '--format', 'json'], { cwd, env, tty: true, stdin: 'yes\n' });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('Plan: 2 to change, 2 to remove, 1 to accept.');
+    expect(result.stderr).toContain("Only 'yes' will be accepted");
+    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(events.at(-1).type).toBe('apply_end');
+  });
+
   it('refuses a plan over --max-changes and says how to proceed', async () => {
     const { cwd, env } = await setup();
     const result = await runCli(['apply', '--auto-approve', '--max-changes', '2'], { cwd, env });
@@ -226,6 +236,24 @@ organisations:
     const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
     expect(events.map((e) => e.type)).toEqual(['apply_start', 'apply_end']);
     expect(events[1].summary).toMatchObject({ total: 0, applied: 0, already_done: 0, skipped: 0, not_started: 0, failed: 0, interrupted: false });
+  });
+
+  it('reports a retry as an event of the change it belongs to', async () => {
+    const { cwd, env } = await setup();
+    emulator.faults.add({ operation: 'updateBillingDetails', fault: { kind: 'status', status: 503 } });
+    const result = await runCli(['apply', '--auto-approve', '--format', 'json'], { cwd, env: { ...env, ORGFORM_RETRY_BASE_MS: '5' } });
+    const retries = result.stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((e) => e.type === 'change_retry');
+    expect(retries).toHaveLength(1);
+    expect(retries[0]).toMatchObject({ address: 'organisations.acme.billing', attempt: 1, status: 503 });
+    expect(result.code).toBe(0);
+  });
+
+  it('writes a line for a retry in a log', async () => {
+    const { cwd, env } = await setup();
+    emulator.faults.add({ operation: 'deleteNotificationChannel', fault: { kind: 'drop' } });
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ORGFORM_RETRY_BASE_MS: '5' } });
+    expect(result.stdout).toMatch(/organisations\.acme\.notificationChannels\.remove\.chn_acme_slack.*retrying/);
+    expect(result.code).toBe(0);
   });
 
   it('converges through lost responses on every kind of write', async () => {

@@ -197,3 +197,13 @@ describe('Journal.removeOrphanTempFiles', () => {
     expect((await readdir(dir)).sort()).toEqual(['.other.json.1.1.tmp', 'state.json']);
   });
 });
+
+describe('journalKey', () => {
+  it('keeps ids with spaces apart', () => {
+    expect(journalKey('revoke-invitation', 'a b', 'c')).not.toBe(journalKey('revoke-invitation', 'a', 'b c'));
+  });
+
+  it('stays readable for ordinary ids', () => {
+    expect(journalKey('remove-channel', 'org:hooli/eu', 'ch_9')).toBe('remove-channel org:hooli/eu ch_9');
+  });
+});

@@ -16,7 +16,7 @@ import { acquireLock } from '../../state/lock.js';
 import { loadDesiredState, openClient, serviceKey, statePathFor, useColor } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { readAnswer } from '../read-answer.js';
-import { runApplyWithProgress } from '../run-apply-with-progress.js';
+import { runApplyWithProgress, type RetryRelay } from '../run-apply-with-progress.js';
 import { renderPlan } from './plan.js';
 
 export interface ApplyFlags {
@@ -48,10 +48,13 @@ async function hashFiles(paths: string[], cwd: string): Promise<Map<string, stri
 
 export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
   const planFile = args[0];
-  const interactive = io.stdin.isTTY === true && io.stdout.isTTY === true;
+  // With --format json, stdout is for machines: the plan and the question go to stderr.
+  const human = flags.format === 'json' ? io.stderr : io.stdout;
+  const interactive = io.stdin.isTTY === true && human.isTTY === true;
   if (planFile === undefined && !flags.autoApprove && !interactive) {
+    const why = io.stdin.isTTY === true ? 'the question would not reach a terminal (output is redirected)' : 'standard input is not a terminal';
     throw new UsageError(
-      'apply asks for confirmation, but no one can answer: standard input is not a terminal. Review the plan (orgform plan), then run orgform apply --auto-approve, or save it with orgform plan --out FILE and run orgform apply FILE. Nothing was changed.',
+      `apply asks for confirmation, but no one can answer: ${why}. Review the plan (orgform plan), then run orgform apply --auto-approve, or save it with orgform plan --out FILE and run orgform apply FILE. Nothing was changed.`,
     );
   }
   if (planFile !== undefined && ((flags.file?.length ?? 0) > 0 || (flags.target?.length ?? 0) > 0 || flags.shard !== undefined)) {
@@ -74,7 +77,9 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
     ({ desired, selected } = await loadDesiredState(flags, io));
   }
 
-  const client = await openClient(flags, io);
+  // Retries are reported as events of the change they belong to, once the apply view listens.
+  const retries: RetryRelay = {};
+  const client = await openClient(flags, io, { onRetry: (event) => retries.listener?.(event) });
   const service = serviceKey(client);
   if (saved && saved.baseUrl !== service) {
     await client.close();
@@ -110,8 +115,8 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
         });
       }
       plan = saved.plan;
-    } else if (flags.format === 'text') {
-      io.stdout.write(await renderPlan(plan, 'text', color));
+    } else if (flags.format === 'text' || !flags.autoApprove) {
+      human.write(await renderPlan(plan, 'text', color && human.isTTY === true));
     }
 
     if (plan.problems.length > 0) {
@@ -135,14 +140,14 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
     if (overBudget) throw overBudget;
     if (flags.maxChanges !== undefined && flags.format === 'text') io.stdout.write(describeChangeBudget(plan, flags.maxChanges));
     if (!saved && !flags.autoApprove) {
-      const answer = await readAnswer(`\nDo you want to perform these ${plan.changes.length} changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `, io);
+      const answer = await readAnswer(`\nDo you want to perform these ${plan.changes.length} changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `, io, human);
       if (answer !== 'yes') {
-        io.stdout.write('\nApply cancelled. Nothing was changed.\n');
+        human.write('\nApply cancelled. Nothing was changed.\n');
         return 1;
       }
     }
 
-    const summary = await runApplyWithProgress(plan, { format: flags.format, parallelism: flags.parallelism, io, client, journal, service, color });
+    const summary = await runApplyWithProgress(plan, { format: flags.format, parallelism: flags.parallelism, io, client, journal, service, color, retries });
     return summary.failed > 0 || summary.interrupted || summary.notStarted > 0 ? 1 : 0;
   } finally {
     await lock.release();
