@@ -112,24 +112,35 @@ export async function acquireLock(statePath: string, command: string, env: LockE
   };
   let replaced: LockInfo | undefined;
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    let handle: Awaited<ReturnType<typeof open>> | undefined;
+    // The lock is written whole to a temp file, then linked into place: link fails if the lock
+    // exists (the atomic test-and-set), and a lock file is never seen empty or half written,
+    // even if this process is killed half-way.
+    const temp = `${lockPath}.${env.pid}.${info.id}.tmp`;
     try {
-      // 'wx' fails if the file exists: creating it is the atomic test-and-set.
-      handle = await open(lockPath, 'wx', 0o600);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw lockIoError(lockPath, err);
-    }
-    if (handle) {
+      const handle = await open(temp, 'wx', 0o600);
       try {
         await handle.writeFile(JSON.stringify(info, null, 2) + '\n');
         await handle.sync();
-      } catch (err) {
-        // An empty or partial lock file would block every later apply: remove it.
-        await handle.close().catch(() => undefined);
-        await unlink(lockPath).catch(() => undefined);
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      throw lockIoError(lockPath, err);
+    }
+    let taken = false;
+    try {
+      await link(temp, lockPath);
+      taken = true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        await unlink(temp).catch(() => undefined);
         throw lockIoError(lockPath, err);
       }
-      await handle.close();
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+    if (taken) {
       return {
         info,
         replaced,
