@@ -1,4 +1,10 @@
+import type { PositionedMessage } from './parse-yaml.js';
 import type { ConfigProblem } from './types.js';
+
+/** A message placed in a file's tree, as a problem with that file. */
+export function toProblem(file: string, { pos, message }: PositionedMessage): ConfigProblem {
+  return { file, line: pos.line, col: pos.col, message };
+}
 
 /** `FILE:LINE:COL: message`, the form editors and CI annotations jump to. */
 export function formatProblem(p: ConfigProblem): string {

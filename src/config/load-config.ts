@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { MAX_FILE_BYTES, parseSource, tooLargeMessage } from './parse-source.js';
-import { sortProblems } from './format-problem.js';
+import { sortProblems, toProblem } from './format-problem.js';
 import { loadSchemaValidator } from './schema-validator.js';
 import { validateDocuments, type LoadResult, type ParsedDocument } from './validate-config.js';
 import type { ConfigProblem } from './types.js';
@@ -128,7 +128,7 @@ export async function loadConfig(paths: string[], options: LoadOptions): Promise
     }
     const parsed = await parseSource(read.bytes);
     if (!parsed.ok) {
-      problems.push(...parsed.problems.map(({ pos, message }) => ({ file, line: pos.line, col: pos.col, message })));
+      problems.push(...parsed.problems.map((positioned) => toProblem(file, positioned)));
       continue;
     }
     docs.push({ file, sha256: createHash('sha256').update(read.bytes).digest('hex'), root: parsed.root });

@@ -126,15 +126,19 @@ class LineScanner {
     this.i = j + 1;
     return { text: this.s.slice(start, j), quoted: true, col };
   }
-  key(): Token | undefined {
+  /** A quoted scalar, else a run of `chars` that starts with one of `first`. */
+  private quotedOrRun(first: Uint8Array, chars: Uint8Array): Token | undefined {
     const c = this.code();
     if (c === DQUOTE || c === SQUOTE) return this.quoted();
-    if (!isIn(KEY_FIRST, c)) return undefined;
+    if (!isIn(first, c)) return undefined;
     const start = this.i;
     const col = this.col();
-    while (this.i < this.end && isIn(KEY_CHAR, this.s.charCodeAt(this.i))) this.i++;
-    if (this.i - start > MAX_KEY_LENGTH) return undefined;
+    while (this.i < this.end && isIn(chars, this.s.charCodeAt(this.i))) this.i++;
     return { text: this.s.slice(start, this.i), quoted: false, col };
+  }
+  key(): Token | undefined {
+    const token = this.quotedOrRun(KEY_FIRST, KEY_CHAR);
+    return token !== undefined && !token.quoted && token.text.length > MAX_KEY_LENGTH ? undefined : token;
   }
   /** An unquoted scalar in block context: words of PLAIN_CHAR separated by spaces, up to a comment or the end. */
   plain(): Token | undefined {
@@ -162,13 +166,7 @@ class LineScanner {
     return c === DQUOTE || c === SQUOTE ? this.quoted() : this.plain();
   }
   flowItem(): Token | undefined {
-    const c = this.code();
-    if (c === DQUOTE || c === SQUOTE) return this.quoted();
-    if (!isIn(PLAIN_FIRST, c)) return undefined;
-    const start = this.i;
-    const col = this.col();
-    while (this.i < this.end && isIn(FLOW_CHAR, this.s.charCodeAt(this.i))) this.i++;
-    return { text: this.s.slice(start, this.i), quoted: false, col };
+    return this.quotedOrRun(PLAIN_FIRST, FLOW_CHAR);
   }
 }
 

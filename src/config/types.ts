@@ -5,6 +5,9 @@
  */
 import type { BillingUpdate } from '../api/types.js';
 
+/** The format version this orgform reads: every orgs file starts with `version: 1`. */
+export const SUPPORTED_VERSION = 1;
+
 export interface SourcePosition {
   file: string;
   /** 1-based. */

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { MAX_IDENTIFIER_LENGTH } from '../../src/api/encode-segment.js';
 import { BILLING_UPDATE_FIELDS, type BillingUpdate } from '../../src/api/types.js';
 import { parseSource } from '../../src/config/parse-source.js';
-import { readTree, SchemaWalker } from '../../src/config/read-tree.js';
+import { readTree } from '../../src/config/read-tree.js';
+import { SchemaWalker } from '../../src/config/schema-walker.js';
 import { loadSchemaValidator, type JsonSchema, type ValidateFunction } from '../../src/config/schema-validator.js';
 import type { DesiredOrganisation, DesiredState } from '../../src/config/types.js';
 

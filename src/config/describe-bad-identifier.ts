@@ -1,0 +1,35 @@
+/**
+ * Messages for identifiers (slugs, organisation, invitation and channel ids) that the schema
+ * refuses: what the identifier is, and which of the rules it breaks.
+ */
+import { MAX_IDENTIFIER_LENGTH } from '../api/encode-segment.js';
+
+/** What an identifier at `path` is called in messages. */
+export function nameIdentifier(path: readonly string[]): string {
+  const [top, , field, list] = path;
+  if (top === 'activeOrganisation') return 'activeOrganisation';
+  if (top !== 'organisations') return 'identifier';
+  if (path.length === 2) return 'organisation slug';
+  if (field === 'id') return 'organisation id';
+  if (field === 'invitations' && list !== undefined) return 'invitation id';
+  if (field === 'notificationChannels' && list !== undefined) return 'channel id';
+  return 'identifier';
+}
+
+/**
+ * Why `value` cannot be this identifier. The same rules as the client's checkIdentifier (which
+ * would refuse it at apply time), plus, for slugs, no "/" or whitespace at all.
+ */
+export function describeBadIdentifier(value: string, name: string): string {
+  const shown = JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  const isSlug = name === 'organisation slug' || name === 'activeOrganisation';
+  // eslint-disable-next-line no-control-regex
+  const control = isSlug ? /[\u0000-\u001f\u007f-\u009f]/ : /[\u0000-\u001f\u007f]/;
+  if (value === '') return `${name} must not be empty`;
+  if (value === '.' || value === '..') return `${name} must not be "${value}": it would change the URL path`;
+  if (value.length > MAX_IDENTIFIER_LENGTH) return `${name} is ${value.length} characters long (at most ${MAX_IDENTIFIER_LENGTH})`;
+  if (control.test(value)) return `${name} ${shown} must not contain control characters`;
+  if (isSlug && value.includes('/')) return `${name} ${shown} must not contain "/"`;
+  if (isSlug) return `${name} ${shown} must not contain whitespace`;
+  return `${name} ${shown} must not start or end with whitespace`;
+}

@@ -1,0 +1,27 @@
+/**
+ * Billing as the organisations get it: `defaults.billing` under each organisation's own billing,
+ * field by field, so that a file states shared values (the billing e-mail, say) once.
+ */
+import { BILLING_UPDATE_FIELDS, type BillingUpdate } from '../api/types.js';
+import { isRecord, own } from './value-at.js';
+
+/** The billing fields that `value` sets as strings; the rest were reported by the schema. */
+export function pickBilling(value: unknown): BillingUpdate {
+  const billing: BillingUpdate = {};
+  if (!isRecord(value)) return billing;
+  for (const field of BILLING_UPDATE_FIELDS) {
+    const v = own(value, field);
+    if (typeof v === 'string') billing[field] = v;
+  }
+  return billing;
+}
+
+/** The organisation's own values over the defaults, in the canonical field order. */
+export function mergeBilling(defaults: BillingUpdate, own: BillingUpdate): BillingUpdate {
+  const merged: BillingUpdate = {};
+  for (const field of BILLING_UPDATE_FIELDS) {
+    const value = own[field] ?? defaults[field];
+    if (value !== undefined) merged[field] = value;
+  }
+  return merged;
+}
