@@ -1,8 +1,8 @@
 import * as fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { rejection } from '../support/rejection.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OrgformError } from '../../src/errors.js';
 import { Journal, journalKey, parseJournal, type JournalEntry } from '../../src/state/journal.js';
 
 // Pass-through spies on the calls the journal makes, so that a test can count writes or make one fail.
@@ -27,16 +27,6 @@ afterEach(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-/** The error a promise rejects with, or fails the test when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<OrgformError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(OrgformError);
-    return err as OrgformError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('journalKey', () => {
   it('joins kind, organisation id and target id', () => {

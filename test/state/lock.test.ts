@@ -2,8 +2,8 @@ import * as fs from 'node:fs/promises';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { rejection } from '../support/rejection.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OrgformError } from '../../src/errors.js';
 import { acquireLock, forceUnlock, lockPathFor, type LockEnvironment, type LockInfo } from '../../src/state/lock.js';
 
 // A pass-through spy, so that a test can make writing the lock file fail.
@@ -32,15 +32,6 @@ function lockEnv(parts: Partial<LockEnvironment> = {}): LockEnvironment {
   return { pid: 4242, host: 'runner-1', now: () => START, isAlive: () => true, ...parts };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<OrgformError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(OrgformError);
-    return err as OrgformError;
-  }
-  throw new Error('expected a rejection');
-}
 
 const holderNow = async () => JSON.parse(await fs.readFile(lockPath, 'utf8')) as LockInfo;
 
