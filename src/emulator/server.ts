@@ -2,6 +2,7 @@
  * The local Organisations service emulator: a real node:http server over an in-memory store, with
  * fault injection, counters and a request log for tests and benchmarks.
  */
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { appendToLog, createCounters, resetCounters, type EmulatorCounters, type RequestLogEntry } from './counters.js';
@@ -58,6 +59,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const counters = createCounters();
   const requestLog: RequestLogEntry[] = [];
   const stopping = new AbortController();
+  // Every delayed answer listens for the stop; thousands may wait at once under load.
+  setMaxListeners(0, stopping.signal);
   const sockets = new Set<Socket>();
   const host = options.host ?? '127.0.0.1';
   let baseUrl = '';
