@@ -10,7 +10,7 @@ describe('orgform validate', () => {
     const result = await runCli(['validate', '-f', 'examples/orgs.yaml'], { cwd: ROOT });
     expect(result).toEqual({
       code: 0,
-      stdout: 'Valid: 4 organisations, 7 changes declared (4 billing, 1 accept, 1 revocation, 1 channel removal) in 1 file(s).\n',
+      stdout: 'Valid: 4 organisations, 7 changes declared (4 billing, 1 accept, 1 revocation, 1 channel removal) in 1 file.\n',
       stderr: '',
     });
   });
@@ -18,13 +18,13 @@ describe('orgform validate', () => {
   it('reads every file of a directory, and repeated -f', async () => {
     const result = await runCli(['validate', '-f', 'examples/bulk', '-f', 'examples/orgs.yaml'], { cwd: ROOT });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^Valid: 304 organisations, \d+ changes declared \(304 billing, \d+ accepts, \d+ revocations, \d+ channel removals\) in 4 file\(s\)\.\n$/);
+    expect(result.stdout).toMatch(/^Valid: 304 organisations, \d+ changes declared \(304 billing, \d+ accepts, \d+ revocations, \d+ channel removals\) in 4 files\.\n$/);
   });
 
   it('reads ./orgs.yaml by default and counts in the singular', async () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    invitations:\n      accept: [inv_1]\n' });
     const result = await runCli(['validate'], { cwd });
-    expect(result.stdout).toBe('Valid: 1 organisation, 1 change declared (0 billing, 1 accept, 0 revocations, 0 channel removals) in 1 file(s).\n');
+    expect(result.stdout).toBe('Valid: 1 organisation, 1 change declared (0 billing, 1 accept, 0 revocations, 0 channel removals) in 1 file.\n');
   });
 
   it('prints every problem and their count on stderr, and exits 1', async () => {
@@ -39,7 +39,7 @@ describe('orgform validate', () => {
       stderr: [
         'a.yaml:5:7: unknown key "customerId"; did you mean "customerID"? (orgs files use the update spelling: customerID, subscriptionID, platformID)',
         'b.yaml:1:10: unsupported version 3: this orgform reads version 1',
-        '2 problems in 2 file(s).',
+        '2 problems in 2 files.',
         '',
       ].join('\n'),
     });

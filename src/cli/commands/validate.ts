@@ -20,7 +20,7 @@ export function summarise(state: DesiredState): string {
   return (
     `Valid: ${plural(state.organisations.length, 'organisation')}, ${plural(changes, 'change')} declared ` +
     `(${billing} billing, ${plural(accepts, 'accept')}, ${plural(revocations, 'revocation')}, ${plural(removals, 'channel removal')}) ` +
-    `in ${state.files.length} file(s).`
+    `in ${state.files.length} ${state.files.length === 1 ? 'file' : 'files'}.`
   );
 }
 
@@ -33,6 +33,6 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   }
   const lines = result.problems.map(formatProblem);
   const fileCount = new Set(result.problems.map((p) => p.file)).size;
-  io.stderr.write(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} file(s).\n`);
+  io.stderr.write(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`);
   return 1;
 }
