@@ -13,7 +13,12 @@ export function escapeHtml(text: string): string {
 
 /** For Markdown inline contexts (table cells, list items): entities for HTML, `|` and backticks, backslashes for emphasis and links. */
 export function escapeMarkdownInline(text: string): string {
-  return terminalSafe(text).replace(/[&<>"`|\\*_[\]~#!]/g, (c) => HTML[c] ?? `\\${c}`);
+  return neutraliseMentions(terminalSafe(text).replace(/[&<>"`|\\*_[\]~#!]/g, (c) => HTML[c] ?? `\\${c}`));
+}
+
+/** `@name` in a comment notifies that user or team: a zero-width joiner keeps it as text. E-mail addresses are left alone. */
+export function neutraliseMentions(text: string): string {
+  return text.replace(/(^|[^\w.@-])@(?=[A-Za-z0-9])/g, '$1@\u2060');
 }
 
 /** A backtick fence longer than any run of backticks inside `body`, so the body can never close it. */

@@ -123,3 +123,10 @@ describe('renderMarkdown', () => {
     expect(renderMarkdown(largePlan(3_000))).toBe(renderMarkdown(largePlan(3_000)));
   });
 });
+
+describe('mentions in the Markdown view', () => {
+  it('keeps an @mention in a service message from notifying anyone, and leaves e-mail addresses alone', async () => {
+    const { neutraliseMentions } = await import('../../src/render/markdown-escape.js');
+    expect(neutraliseMentions('ask @octo-team or mail ops@acme.example')).toBe('ask @\u2060octo-team or mail ops@acme.example');
+  });
+});
