@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -72,9 +73,14 @@ describe('parseYamlFast', () => {
   // Each tricky text in each place a scalar can stand, and random texts from YAML's special characters.
   const contexts = [(s: string) => `a: ${s}\n`, (s: string) => `a:\n- ${s}\n`, (s: string) => `a: [${s}]\n`, (s: string) => `a: [x, ${s} ]\n`, (s: string) => `${s}: v\n`, (s: string) => `k:\n  ${s}: v\n`];
 
-  it.each(SCALARS.flatMap((scalar) => contexts.map((context) => context(scalar))))('agrees with the yaml package on %j', (text) => {
+  /** The fast path may decline a text (the yaml package then reads it), but never read it differently. */
+  const declinesOrAgrees = (text: string) => {
     const fast = parseYamlFast(text);
-    if (fast !== undefined) expect(fast).toEqual(reference(text));
+    return fast === undefined || isDeepStrictEqual(fast, reference(text));
+  };
+
+  it.each(SCALARS.flatMap((scalar) => contexts.map((context) => context(scalar))))('agrees with the yaml package on %j, or leaves it to it', (text) => {
+    expect(declinesOrAgrees(text)).toBe(true);
   });
 
   it('agrees with the yaml package on texts made of YAML\'s special characters', () => {
@@ -129,9 +135,7 @@ describe('parseYamlFast', () => {
     expect(fast).toEqual(reference(text));
   });
 
-  it.each([...yamlFiles('test/config/corpus/bad'), ...yamlFiles('test/config/corpus/good')])('agrees with the yaml package on %s', (file) => {
-    const text = readFileSync(join(ROOT, file), 'utf8');
-    const fast = parseYamlFast(text);
-    if (fast !== undefined) expect(fast).toEqual(reference(text));
+  it.each([...yamlFiles('test/config/corpus/bad'), ...yamlFiles('test/config/corpus/good')])('agrees with the yaml package on %s, or leaves it to it', (file) => {
+    expect(declinesOrAgrees(readFileSync(join(ROOT, file), 'utf8'))).toBe(true);
   });
 });
