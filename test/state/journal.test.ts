@@ -1,6 +1,7 @@
 import * as fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { failNextFileWrite } from '../support/fail-next-file-write.js';
 import { rejection } from '../support/rejection.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Journal, journalKey, parseJournal, type JournalEntry } from '../../src/state/journal.js';
@@ -112,17 +113,7 @@ describe('Journal', () => {
     await journal.record(SERVICE, 'k1', entry('org_1'));
     const before = await fs.readFile(statePath);
 
-    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises');
-    vi.mocked(fs.open).mockImplementationOnce(async (file, flags, mode) => {
-      const handle = await actual.open(file, flags, mode);
-      return new Proxy(handle, {
-        get(target, prop) {
-          if (prop === 'writeFile') return async () => Promise.reject(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
-          const value = Reflect.get(target, prop, target) as unknown;
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        },
-      });
-    });
+    await failNextFileWrite();
 
     const err = await rejection(journal.record(SERVICE, 'k2', entry('org_2')));
     expect(err.code).toBe('STATE_INVALID');

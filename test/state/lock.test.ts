@@ -2,6 +2,7 @@ import * as fs from 'node:fs/promises';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { failNextFileWrite } from '../support/fail-next-file-write.js';
 import { rejection } from '../support/rejection.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { acquireLock, forceUnlock, lockPathFor, type LockEnvironment, type LockInfo } from '../../src/state/lock.js';
@@ -117,17 +118,7 @@ describe('acquireLock', () => {
   });
 
   it('leaves no lock behind when writing the lock file fails', async () => {
-    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises');
-    vi.mocked(fs.open).mockImplementationOnce(async (file, flags, mode) => {
-      const handle = await actual.open(file, flags, mode);
-      return new Proxy(handle, {
-        get(target, prop) {
-          if (prop === 'writeFile') return async () => Promise.reject(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
-          const value = Reflect.get(target, prop, target) as unknown;
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        },
-      });
-    });
+    await failNextFileWrite();
     await expect(acquireLock(statePath, 'orgform apply', lockEnv())).rejects.toThrow('no space left on device');
     expect(await fs.readdir(dir)).toEqual([]);
     const lock = await acquireLock(statePath, 'orgform apply', lockEnv());

@@ -141,6 +141,17 @@ async function build(): Promise<Contract> {
     const v = validatorFor(schema ?? {});
     return v(value) ? [] : formatErrors(v.errors ?? [], where);
   };
+  /** A JSON body parsed and checked against its media type's schema; other media types are not looked into. */
+  const checkJsonBody = (media: { type: string; object: MediaType }, body: string, where: string): string[] => {
+    if (!isJson(media.type)) return [];
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return [`${where} is not valid JSON: ${preview(body)}`];
+    }
+    return validate(media.object.schema, value, where);
+  };
 
   const securitySchemes = ((document.components as Json | undefined)?.securitySchemes ?? {}) as Record<
     string,
@@ -261,16 +272,7 @@ async function build(): Promise<Contract> {
         );
         return problems;
       }
-      if (isJson(media.type)) {
-        let value: unknown;
-        try {
-          value = JSON.parse(body);
-        } catch {
-          problems.push(`response body is not valid JSON: ${preview(body)}`);
-          return problems;
-        }
-        problems.push(...validate(media.object.schema, value, 'response body'));
-      }
+      problems.push(...checkJsonBody(media, body, 'response body'));
       return problems;
     },
 
@@ -347,16 +349,7 @@ async function build(): Promise<Contract> {
         );
         return problems;
       }
-      if (isJson(media.type)) {
-        let value: unknown;
-        try {
-          value = JSON.parse(body);
-        } catch {
-          problems.push(`request body is not valid JSON: ${preview(body)}`);
-          return problems;
-        }
-        problems.push(...validate(media.object.schema, value, 'request body'));
-      }
+      problems.push(...checkJsonBody(media, body, 'request body'));
       return problems;
     },
   };
