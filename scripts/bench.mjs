@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import os from 'node:os';
 import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
-import { BIN, GNU_TIME, median, ROOT, runNode, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
+import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
 
 const argv = process.argv.slice(2);
 const FULL = argv.includes('--full');
@@ -121,24 +121,30 @@ async function measure(kind, emulator, config, n, round) {
   if (kind === 'apply' && counters.byOperation.updateBillingDetails !== n) {
     throw new Error(`apply at ${n} sent ${counters.byOperation.updateBillingDetails} billing updates, expected ${n}`);
   }
-  const ideal = idealMs(counters, latencyMs, parallelism);
-  const p = run.probe;
-  const phaseMs = p && p.firstRequestMs !== null ? p.lastResponseMs - p.firstRequestMs : null;
   return {
     case: `${kind} ${n.toLocaleString('en-US')}`,
     kind,
     organisations: n,
-    wallMs: run.wallMs,
-    requests: counters.total,
     listingPages: counters.byOperation.getOrganisations,
     writes: counters.writes,
-    idealMs: ideal,
-    ratio: run.wallMs / ideal,
+    ...timings(run, counters, idealMs(counters, latencyMs, parallelism), serviceCpuMs),
+    rssSource: run.rssSource,
+  };
+}
+
+/** What every case reports: wall time and the requests phase against the ideal, in flight, memory, where the time went. */
+function timings(run, counters, idealMs, serviceCpuMs) {
+  const p = run.probe;
+  const phaseMs = p && p.firstRequestMs !== null ? p.lastResponseMs - p.firstRequestMs : null;
+  return {
+    wallMs: run.wallMs,
+    requests: counters.total,
+    idealMs,
+    ratio: run.wallMs / idealMs,
     requestPhaseMs: phaseMs,
-    requestPhaseRatio: phaseMs === null ? null : phaseMs / ideal,
+    requestPhaseRatio: phaseMs === null ? null : phaseMs / idealMs,
     maxInFlight: counters.maxInFlight,
     peakRssMB: run.peakRssKB / 1024,
-    rssSource: run.rssSource,
     breakdown: p && {
       startAndConfigMs: p.firstRequestMs,
       requestsMs: phaseMs,
@@ -181,44 +187,20 @@ async function planAndApply(size, results) {
 async function slugChecks() {
   const { count, delayMs, parallelism } = SETTINGS.slugs;
   log(`bench: ${count} slug checks at ${delayMs} ms, parallelism ${parallelism}...`);
-  const { dataFile, slugs, slugsFile } = await writeSlugFixtures(tmp, count);
+  const { dataFile, slugs } = await writeSlugFixtures(tmp, count);
   const emulator = await startEmulatorProcess({ data: dataFile, latencyMs: 0, slugDelayMs: delayMs, cwd: tmp });
   try {
     await emulator.resetCounters();
     const serviceCpuBefore = emulator.cpuMs();
     const args = ['slugs', 'check', ...slugs, '--base-url', emulator.url, '--parallelism', String(parallelism), '--format', 'json'];
-    let via = 'orgform slugs check';
-    let run = await runOrgform(args, { cwd: tmp, env: baseEnv(), ...files('slugs') });
-    if (run.code !== 0 && /not available yet/.test(run.stderr)) {
-      via = 'the client directly (orgform slugs check is not available yet)';
-      await emulator.resetCounters();
-      run = await runNode([join(ROOT, 'scripts', 'bench', 'slugs-direct.mjs'), emulator.url, String(parallelism), slugsFile], { cwd: tmp, env: baseEnv(), ...files('slugs-direct') });
-    }
-    if (run.code !== 0) throw fail(`slug checks (${via})`, run);
+    const run = await runOrgform(args, { cwd: tmp, env: baseEnv(), ...files('slugs') });
+    if (run.code !== 0) throw fail('slug checks', run);
     const counters = await emulator.counters();
     const serviceCpuMs = serviceCpuBefore === undefined ? undefined : emulator.cpuMs() - serviceCpuBefore;
-    const idealMs = Math.ceil(count / parallelism) * delayMs;
-    const p = run.probe;
-    const phaseMs = p && p.firstRequestMs !== null ? p.lastResponseMs - p.firstRequestMs : null;
     return {
-      case: via === 'orgform slugs check' ? `slugs check ${count}` : `slug checks ${count} (client)`,
+      case: `slugs check ${count}`,
       kind: 'slugs',
-      via,
-      wallMs: run.wallMs,
-      requests: counters.total,
-      idealMs,
-      ratio: run.wallMs / idealMs,
-      requestPhaseMs: phaseMs,
-      requestPhaseRatio: phaseMs === null ? null : phaseMs / idealMs,
-      maxInFlight: counters.maxInFlight,
-      peakRssMB: run.peakRssKB / 1024,
-      breakdown: p && {
-        startAndConfigMs: p.firstRequestMs,
-        requestsMs: phaseMs,
-        afterRequestsMs: p.exitMs - p.lastResponseMs,
-        clientCpuMs: p.userCpuMs + p.systemCpuMs,
-        serviceCpuMs,
-      },
+      ...timings(run, counters, Math.ceil(count / parallelism) * delayMs, serviceCpuMs),
     };
   } finally {
     await emulator.stop();

@@ -41,7 +41,5 @@ export async function writeSlugFixtures(dir, count) {
   const dataFile = join(dir, 'data-slugs.json');
   writeFileSync(dataFile, JSON.stringify(generateEmulatorData({ organisations: 3 })));
   const slugs = Array.from({ length: count }, (_, i) => `bench-slug-${String(i + 1).padStart(3, '0')}`);
-  const slugsFile = join(dir, 'slugs.txt');
-  writeFileSync(slugsFile, slugs.join('\n') + '\n');
-  return { dataFile, slugs, slugsFile };
+  return { dataFile, slugs };
 }

@@ -8,7 +8,6 @@ import { ApiError, TransportError } from './api-error.js';
 import type { RetryingDispatcher, Timeouts } from './dispatcher.js';
 import { BodyTooLargeError, readBodyCapped } from './read-body.js';
 import { redactSecrets, sanitizeCause } from './redact.js';
-import { parseRetryAfter } from './retry-policy.js';
 import type { ErrorBody, OperationId } from './types.js';
 
 export interface HttpOptions {
@@ -167,7 +166,8 @@ export function createHttp(options: HttpOptions): Http {
         const decision = record.lastDecision;
         let hint: string | undefined;
         if (decision && !decision.retry && decision.reason === 'retry-after-beyond-budget') {
-          const asked = parseRetryAfter(response.headers.get('retry-after') ?? undefined, Date.now()) ?? decision.retryAfterMs ?? 0;
+          // The policy already read Retry-After, with the injected clock.
+          const asked = decision.retryAfterMs ?? 0;
           hint = `The service asked to wait ${Math.ceil(asked / 1000)} s (Retry-After), beyond the ${Math.round(timeouts.totalMs / 1000)} s budget; run again later`;
         } else if (response.status === 401) {
           hint = 'Check the token (ORGFORM_TOKEN or --token-file)';

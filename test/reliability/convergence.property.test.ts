@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { runCli, spawnCli } from '../support/run-cli.js';
+import { runCli, spawnCli, type CliResult } from '../support/run-cli.js';
 import { makeWorkspace } from '../support/workspace.js';
 import { canaryToken, LeakScanner, signalChild, STACK_LINE, waitFor } from './support.js';
 import { configFor, countEffects, desiredArb, expectConverged, faultScheduleArb, smallWorldArb } from './world-model.js';
@@ -49,17 +49,13 @@ describe('convergence', () => {
           for (const rule of faults) emulator.faults.add(rule);
 
           // Faults can outlast the bounded retries of one run: run again, as a user would.
-          let code = -1;
-          for (let run = 0; run < 4 && code !== 0; run += 1) {
-            if (run === 3) emulator.faults.clear();
-            const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+          const code = await applyUntilDone(emulator, cwd, env, (result, run) => {
             applies += 1;
             leaks.add(`apply ${run} stdout`, result.stdout);
             leaks.add(`apply ${run} stderr`, result.stderr);
             expectNoCrash(result.stdout + result.stderr);
             expect([0, 1]).toContain(result.code);
-            code = result.code;
-          }
+          });
           expect(code).toBe(0);
           faultsHit += faults.reduce((n, r) => n + (r.times ?? 1), 0) - emulator.faults.pending().reduce((n, r) => n + (r.times ?? 1), 0);
           emulator.faults.clear();
@@ -110,14 +106,10 @@ describe('convergence', () => {
           leaks.add('killed stdout', first.stdout);
           leaks.add('killed stderr', first.stderr);
 
-          let code = -1;
-          for (let run = 0; run < 4 && code !== 0; run += 1) {
-            if (run === 3) emulator.faults.clear();
-            const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+          const code = await applyUntilDone(emulator, cwd, env, (result, run) => {
             leaks.add(`apply ${run}`, result.stdout + result.stderr);
             expectNoCrash(result.stdout + result.stderr);
-            code = result.code;
-          }
+          });
           expect(code).toBe(0);
           emulator.faults.clear();
           expectConverged(before, emulator.store.dump(), desired, token, effects);
@@ -134,3 +126,20 @@ describe('convergence', () => {
     expect(kills).toBeGreaterThanOrEqual(10);
   }, 240_000);
 });
+
+/** Runs apply up to four times, as a user would after failures, clearing the faults before the last try; the last exit code. */
+async function applyUntilDone(
+  emulator: Emulator,
+  cwd: string,
+  env: Record<string, string>,
+  onResult: (result: CliResult, run: number) => void,
+): Promise<number> {
+  let code = -1;
+  for (let run = 0; run < 4 && code !== 0; run += 1) {
+    if (run === 3) emulator.faults.clear();
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+    onResult(result, run);
+    code = result.code;
+  }
+  return code;
+}
