@@ -74,3 +74,8 @@ export function isApiError(err: unknown): err is ApiError {
 export function isNotFound(err: unknown): err is ApiError {
   return err instanceof ApiError && err.status === 404;
 }
+
+/** True when the service refused access (HTTP 403), as some services answer for organisations you have not joined yet. */
+export function isForbidden(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status === 403;
+}

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { TransportError } from './api-error.js';
 import { createDispatcher, DEFAULT_TIMEOUTS, type DispatcherOptions, type RetryingDispatcher, type Timeouts } from './dispatcher.js';
 import { encodePathSegment } from './encode-segment.js';
-import { createHttp, type Http } from './http.js';
+import { createHttp, type Http, type HttpResponse } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
 import { redactSecrets } from './redact.js';
@@ -83,10 +83,15 @@ function checkOrganisation(value: unknown, operation: OperationId, target: strin
   if (typeof org !== 'object' || org === null || Array.isArray(org)) throw badResponse(operation, target, 'expected an Organisation object', secrets);
   if (typeof org.id !== 'string' || org.id === '') throw badResponse(operation, target, 'the organisation has no "id"', secrets);
   if (typeof org.slug !== 'string' || org.slug === '') throw badResponse(operation, target, `organisation "${org.id}" has no "slug"`, secrets);
-  if (org.billing !== undefined && (typeof org.billing !== 'object' || org.billing === null)) {
-    throw badResponse(operation, target, `organisation "${org.id}" has a "billing" that is not an object`, secrets);
-  }
+  // `billing: null` is read as absent. A billing that is not an object is kept as it came: the
+  // state reader marks its values unknown for that one organisation instead of failing them all.
+  if (org.billing === null) delete (org as { billing?: unknown }).billing;
   return org;
+}
+
+/** Says why a 2xx had no usable body when it was not JSON at all. */
+function notJson(response: HttpResponse): string {
+  return response.unparsed === undefined ? '' : `, got HTTP ${response.status} with a body that is not JSON (${response.unparsed})`;
 }
 
 function optionalOrganisation(value: unknown, operation: OperationId, target: string, secrets: readonly string[]): Organisation | undefined {
@@ -138,15 +143,21 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     url.searchParams.set('limit', String(list.pageSize ?? options.pageSize ?? DEFAULT_PAGE_SIZE));
     if (list.filter !== undefined && list.filter !== '') url.searchParams.set('filter', list.filter);
     const seen = new Set<string>();
+    let seenCount = 0;
     const target = list.filter ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)';
     for (let page = 0; page < MAX_PAGES; page += 1) {
-      const { body } = await http({ operation: 'getOrganisations', method: 'GET', url, target });
-      const listing = body as OrganisationList | undefined;
+      const response = await http({ operation: 'getOrganisations', method: 'GET', url, target });
+      const listing = response.body as OrganisationList | undefined;
       if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
-        throw badResponse('getOrganisations', target, 'expected an object with an "organisations" array', secrets);
+        throw badResponse('getOrganisations', target, `expected an object with an "organisations" array${notJson(response)}`, secrets);
       }
       listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
+      seenCount += listing.organisations.length;
       yield listing;
+      // A service that keeps handing out a fresh `next` would otherwise cost MAX_PAGES requests:
+      // an empty page, or as many organisations as it counted, is the end whatever `next` says.
+      if (listing.organisations.length === 0) return;
+      if (typeof listing.totalCount === 'number' && listing.totalCount >= 0 && seenCount >= listing.totalCount) return;
       const next = resolveNextPage(listing.next, url);
       if (next.kind === 'end') return;
       if (next.kind === 'refused') throw badResponse('getOrganisations', target, next.reason, secrets);
@@ -166,8 +177,9 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     },
     async getOrganisation(id) {
       const url = orgApi(`/organisations/${org(id)}`);
-      const { body } = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id) });
-      return checkOrganisation(body, 'getOrganisation', orgTarget(id), secrets);
+      const response = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id) });
+      if (response.body === undefined) throw badResponse('getOrganisation', orgTarget(id), `expected an Organisation object${notJson(response)}`, secrets);
+      return checkOrganisation(response.body, 'getOrganisation', orgTarget(id), secrets);
     },
     async setActiveOrganisation(id, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/active`);
@@ -182,9 +194,9 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     async getSlugAvailability(slug) {
       const target = `slug ${JSON.stringify(slug)}`;
       const url = orgApi(`/slug/${encodePathSegment(slug, 'slug')}/availability`);
-      const { body } = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts });
-      const v = body as SlugAvailability | undefined;
-      if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, 'expected a SlugAvailability with a boolean "ok"', secrets);
+      const response = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts });
+      const v = response.body as SlugAvailability | undefined;
+      if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, `expected a SlugAvailability with a boolean "ok"${notJson(response)}`, secrets);
       const messages = Array.isArray(v.messages) ? v.messages.filter((m): m is string => typeof m === 'string') : [];
       return { ok: v.ok, messages };
     },

@@ -36,8 +36,10 @@ export interface HttpRequest {
 
 export interface HttpResponse {
   status: number;
-  /** Parsed JSON, or undefined for an empty body. */
+  /** Parsed JSON, or undefined for an empty body or one that is not JSON. */
   body: unknown;
+  /** The content type of a 2xx body that was not JSON, so that an operation needing a body can say so. */
+  unparsed?: string;
 }
 
 function errorCodeOf(err: unknown): string | undefined {
@@ -177,9 +179,10 @@ export function createHttp(options: HttpOptions): Http {
             operation: request.operation,
             target: target(),
             status: response.status,
-            serviceCode: redact(parsed.code),
-            serviceMessage: redact(shorten(parsed.message, 500)),
-            serviceCause: typeof parsed.cause === 'string' && parsed.cause !== '' ? redact(shorten(parsed.cause, 500)) : undefined,
+            // Redact before shortening: a cut can fall inside the token and leave its start unredacted.
+            serviceCode: shorten(redact(parsed.code), 100),
+            serviceMessage: shorten(redact(parsed.message), 500),
+            serviceCause: typeof parsed.cause === 'string' && parsed.cause !== '' ? shorten(redact(parsed.cause), 500) : undefined,
             attempts,
             requestId,
             hint,
@@ -193,10 +196,9 @@ export function createHttp(options: HttpOptions): Http {
         throw new ApiError({ operation: request.operation, target: target(), status: response.status, attempts, requestId, hint: hint ?? `The service sent ${what}` });
       }
 
-      if (parseFailed) {
-        throw fail('bad-response', `the service answered HTTP ${response.status} with a body that is not valid JSON (${contentType || 'no content type'})`);
-      }
-      return { status: response.status, body: parsed };
+      // A 2xx whose body is not JSON ("200 text/plain OK") is still a success: the operations that
+      // need a body check its shape and refuse `undefined` with the operation's own message.
+      return { status: response.status, body: parseFailed ? undefined : parsed, ...(parseFailed ? { unparsed: contentType || 'no content type' } : {}) };
     } finally {
       clearTimeout(timer);
       options.transport.untrack(requestId);

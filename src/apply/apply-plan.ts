@@ -22,6 +22,8 @@ export interface ApplyOptions {
   signal?: AbortSignal;
   onEvent?: ApplyListener;
   now?: () => number;
+  /** Waits between re-reads inside a change (a membership that takes a moment to show); injected in tests. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 const ONE_SHOT = new Set<Change['kind']>(['accept-invitation', 'revoke-invitation', 'remove-channel']);
@@ -91,7 +93,7 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
     inFlight += 1;
     emit({ type: 'change-start', address: change.address, organisation: change.organisation.slug, kind: change.kind, at: t0 });
     try {
-      const result = await executeChange(change, options.client);
+      const result = await executeChange(change, options.client, options.sleep === undefined ? {} : { sleep: options.sleep });
       if (key !== undefined && ONE_SHOT.has(change.kind)) {
         await options.journal.record(options.service, key, {
           kind: change.kind,

@@ -1,7 +1,7 @@
 /**
  * `${VAR}` in string values, from the environment, so that secrets and per-environment values stay
- * out of git. `$${` stands for a literal `${`. An unset variable is an error, never an empty string:
- * an empty billing e-mail or id would otherwise be applied silently.
+ * out of git. `$${` stands for a literal `${`. An unset or empty variable is an error, never an empty
+ * string: an empty billing e-mail or id would otherwise be applied silently and clear the field.
  */
 
 export type InterpolationResult = { ok: true; value: string } | { ok: false; messages: string[] };
@@ -29,6 +29,9 @@ export function interpolate(text: string, env: Readonly<Record<string, string | 
         messages.push(`"\${${name}}" is not a variable reference: names are letters, digits and _, not starting with a digit`);
       } else if (resolved === undefined) {
         messages.push(`environment variable ${name} is not set`);
+      } else if (resolved === '') {
+        // CI systems hand a missing secret over as an empty string: applying it would clear a field.
+        messages.push(`environment variable ${name} is set but empty (a missing CI secret is often passed as ""); give it a value`);
       } else {
         value += resolved;
       }

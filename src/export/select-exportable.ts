@@ -6,7 +6,8 @@
  */
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { checkIdentifier } from '../api/encode-segment.js';
-import { BILLING_RESPONSE_FIELD, BILLING_UPDATE_FIELDS, type BillingUpdate, type Organisation } from '../api/types.js';
+import { BILLING_UPDATE_FIELDS, type BillingUpdate, type Organisation } from '../api/types.js';
+import { observeBilling } from '../state/observe-billing.js';
 import { formatYamlString, quoteYamlString } from './format-yaml-string.js';
 
 export interface ExportedOrganisation {
@@ -68,9 +69,12 @@ function whyIdCannotBeWritten(id: string): string | undefined {
 function pickBilling(org: Organisation): { billing: BillingUpdate; leftOutFields: string[] } {
   const billing: BillingUpdate = {};
   const leftOutFields: string[] = [];
+  // Read as plan reads it (either spelling); billing that cannot be read is left out, and said so.
+  const observed = observeBilling(org.billing, true);
+  if (!observed.known) return { billing, leftOutFields: [`billing: ${observed.reason}`] };
   for (const field of BILLING_UPDATE_FIELDS) {
-    const value: unknown = org.billing?.[BILLING_RESPONSE_FIELD[field]];
-    if (typeof value !== 'string' || value === '') continue;
+    const value = observed.values[field];
+    if (value === null || value === '') continue;
     if (LONE_SURROGATE.test(value)) leftOutFields.push(`${field} ${quoteYamlString(value)}: not valid Unicode`);
     else if (field === 'billingEmail' && !EMAIL.test(value)) leftOutFields.push(`${field} ${quoteYamlString(value)}: not an e-mail address that orgs.yaml accepts`);
     else billing[field] = value;
@@ -82,7 +86,7 @@ export function selectExportable(orgs: readonly Organisation[], activeId: string
   // The same id twice (a listing that shifted between pages) is one organisation: the first in a
   // fixed order, so that the order the service listed them in never changes the file.
   const byId = new Map<string, Organisation>();
-  const key = (org: Organisation) => JSON.stringify(BILLING_UPDATE_FIELDS.map((f) => org.billing?.[BILLING_RESPONSE_FIELD[f]] ?? null));
+  const key = (org: Organisation) => JSON.stringify(observeBilling(org.billing, true));
   const ordered = [...orgs].sort((a, b) => compare(a.slug, b.slug) || compare(a.id, b.id) || compare(key(a), key(b)));
   for (const org of ordered) if (!byId.has(org.id)) byId.set(org.id, org);
   const sorted = [...byId.values()];

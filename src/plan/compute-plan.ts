@@ -2,7 +2,8 @@
  * The difference between the desired state and what was observed, as a plan. Pure: data in,
  * data out, deterministically sorted.
  */
-import { BILLING_UPDATE_FIELDS, type BillingUpdate } from '../api/types.js';
+import { BILLING_UPDATE_FIELDS, type BillingUpdate, type BillingUpdateField } from '../api/types.js';
+import { differingFields, fullBillingUpdate } from '../state/observe-billing.js';
 import type { DesiredOrganisation, DesiredState } from '../config/types.js';
 import type { ObservedState } from '../state/read-observed-state.js';
 import { changeAddress, KIND_ORDER } from './address.js';
@@ -16,34 +17,28 @@ export interface PlanInputs {
   isJournaled: (kind: ChangeKind, organisationId: string, targetId: string) => boolean;
 }
 
+const KNOWN_AFTER_ACCEPT = 'current billing is known after the invitation is accepted: apply reads it then, and fields not declared keep their values';
 const UNCHECKABLE_INVITATION = 'cannot be checked before apply: the interface cannot list invitations';
 const UNCHECKABLE_CHANNEL = 'cannot be checked before apply: the interface cannot list notification channels';
 
-function billingChange(d: DesiredOrganisation, o: ObservedOrganisation): Change | undefined {
+function billingChange(d: DesiredOrganisation, o: ObservedOrganisation, prerequisite: string | undefined): Change | undefined {
   if (d.billing === undefined) return undefined;
-  const fields: FieldChange[] = [];
-  for (const field of BILLING_UPDATE_FIELDS) {
-    const after = d.billing[field];
-    if (after === undefined) continue;
-    const before = o.billing?.[field] ?? null;
-    if (before !== after) fields.push({ field, before, after });
+  const declared: BillingUpdate = {};
+  for (const field of BILLING_UPDATE_FIELDS) if (d.billing[field] !== undefined) declared[field] = d.billing[field];
+  const base = { address: changeAddress('billing', d.slug), kind: 'billing' as const, action: 'update' as const, organisation: { slug: d.slug, id: o.id } };
+  if (o.billing === null) {
+    // Not readable before the invitation is accepted: never write from what was not seen. Apply reads
+    // the organisation once the accept has succeeded and builds the body then.
+    if (prerequisite === undefined) return undefined; // the state reader records a problem for this case
+    const fields: FieldChange[] = Object.entries(declared).map(([field, after]) => ({ field: field as BillingUpdateField, before: null, after }));
+    return { ...base, knownAfter: prerequisite, declared, display: { fields, note: KNOWN_AFTER_ACCEPT } };
   }
+  const current = o.billing;
+  const fields: FieldChange[] = differingFields(declared, current).map((field) => ({ field, before: current[field], after: declared[field] as string }));
   if (fields.length === 0) return undefined;
-  // UpdateBillingDetails is a PUT: send all four fields, the undeclared ones as they are now,
-  // so that only the declared fields change.
-  const request: BillingUpdate = {};
-  for (const field of BILLING_UPDATE_FIELDS) {
-    const value = d.billing[field] ?? o.billing?.[field] ?? undefined;
-    if (value !== undefined && value !== null) request[field] = value;
-  }
-  return {
-    address: changeAddress('billing', d.slug),
-    kind: 'billing',
-    action: 'update',
-    organisation: { slug: d.slug, id: o.id },
-    request,
-    display: o.member ? { fields } : { fields, note: 'current billing cannot be read until the invitation is accepted' },
-  };
+  // UpdateBillingDetails is a PUT: send all four fields, the undeclared ones as they were read, so
+  // that only the declared fields change whether the service merges or replaces.
+  return { ...base, request: fullBillingUpdate(declared, current), display: { fields } };
 }
 
 function oneShot(kind: ChangeKind, d: DesiredOrganisation, o: ObservedOrganisation, targetId: string, note?: string): Change {
@@ -82,7 +77,7 @@ export function computePlan(inputs: PlanInputs): Plan {
     if (!o.member) {
       for (const inv of d.invitations.accept) mine.push(oneShot('accept-invitation', d, o, inv));
     }
-    const billing = billingChange(d, o);
+    const billing = billingChange(d, o, mine[mine.length - 1]?.address);
     if (billing) mine.push(billing);
     for (const inv of d.invitations.revoke) {
       if (inputs.isJournaled('revoke-invitation', o.id, inv)) journaled.push(changeAddress('revoke-invitation', d.slug, inv));
@@ -120,7 +115,7 @@ export function computePlan(inputs: PlanInputs): Plan {
   unchanged.sort();
   journaled.sort();
   return {
-    formatVersion: 1,
+    formatVersion: 2,
     baseUrl: inputs.baseUrl,
     changes,
     unchanged,

@@ -8,7 +8,8 @@ import type { DesiredState } from '../config/types.js';
 import { OrgformError } from '../errors.js';
 import type { Plan } from './types.js';
 
-export const SAVED_PLAN_VERSION = 1;
+/** 2: billing changes may be `knownAfter` their accept (orgform 0.2). A version-1 file is refused with what to do. */
+export const SAVED_PLAN_VERSION = 2;
 
 export interface SavedPlanBody {
   orgformSavedPlan: typeof SAVED_PLAN_VERSION;

@@ -33,8 +33,16 @@ export interface Change {
   targetId?: string;
   /** The body apply sends (billing: all four fields, undeclared ones with their current values). */
   request?: BillingUpdate;
+  /**
+   * Billing whose current values could not be read when planning (an organisation joined by this
+   * very apply): the address of the change it waits for. Apply reads the organisation once that has
+   * succeeded and builds the body from `declared` over the fresh values; `request` is then absent.
+   */
+  knownAfter?: string;
+  /** With `knownAfter`: the declared billing fields, the only values the plan knows. */
+  declared?: BillingUpdate;
   display: {
-    /** Billing: only the declared fields that differ. */
+    /** Billing: only the declared fields that differ (with `knownAfter`: every declared field, `before` unknown). */
     fields?: FieldChange[];
     /** set-active: the slug (or id) of the organisation active now, if known. */
     fromActive?: string | null;
@@ -49,7 +57,10 @@ export interface ObservedOrganisation {
   id: string;
   /** Whether the user is a member (readable through the listing or GetOrganisation). */
   member: boolean;
-  /** The four billing fields orgform manages, response spelling mapped to request spelling; null when absent. */
+  /**
+   * The four billing fields orgform manages, response spelling mapped to request spelling, each null
+   * when the service holds none. The whole is null when it could not be read: unknown, not empty.
+   */
   billing: Record<BillingUpdateField, string | null> | null;
 }
 
@@ -61,7 +72,8 @@ export interface PlanProblem {
 }
 
 export interface Plan {
-  formatVersion: 1;
+  /** 2: billing changes may be `knownAfter` a prerequisite, with `declared` instead of `request`. */
+  formatVersion: 2;
   baseUrl: string;
   /** Sorted by organisation slug, then by kind order, then target id; `activeOrganisation` last. */
   changes: Change[];

@@ -6,6 +6,13 @@ export function formatValue(value: string | null): string {
   return value === null ? '(none)' : JSON.stringify(value);
 }
 
+/** A billing field's current value in a change: `(known after accept)` when the plan could not read it. */
+export function formatBefore(change: Change, value: string | null): string {
+  return change.knownAfter === undefined ? formatValue(value) : KNOWN_AFTER;
+}
+
+export const KNOWN_AFTER = '(known after accept)';
+
 /** The organisation active before a set-active change: its slug, `(none)`, or `(unknown)` when it was not read. */
 export function formatFromActive(fromActive: string | null | undefined): string {
   if (fromActive === undefined) return '(unknown)';

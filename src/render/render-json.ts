@@ -6,7 +6,8 @@
  */
 import { summarisePlan, type Action, type Change, type ChangeKind, type Plan } from '../plan/types.js';
 
-export const JSON_FORMAT_VERSION = '1.0';
+/** 1.1: a billing change may be `known_after` another change, with `before` null (not read yet). */
+export const JSON_FORMAT_VERSION = '1.1';
 
 export type WireAction = 'accept' | 'update' | 'delete';
 export type WireKind =
@@ -60,6 +61,8 @@ export interface WireChange {
   target_id?: string;
   before: Values;
   after: Values;
+  /** The address of the change after which `before` can be read (billing of an organisation being joined). */
+  known_after?: string;
   note?: string;
 }
 
@@ -87,6 +90,7 @@ function toWireChange(change: Change): WireChange {
     ...(change.targetId !== undefined ? { target_id: change.targetId } : {}),
     before,
     after,
+    ...(change.knownAfter !== undefined ? { known_after: change.knownAfter } : {}),
     ...(change.display.note !== undefined ? { note: change.display.note } : {}),
   };
 }
@@ -94,6 +98,7 @@ function toWireChange(change: Change): WireChange {
 function beforeAfter(change: Change): { before: Values; after: Values } {
   switch (change.kind) {
     case 'billing': {
+      if (change.knownAfter !== undefined) return { before: null, after: Object.fromEntries((change.display.fields ?? []).map((f) => [f.field, f.after])) };
       const before: Record<string, string | null> = {};
       const after: Record<string, string | null> = {};
       for (const f of change.display.fields ?? []) {

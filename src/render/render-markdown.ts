@@ -6,7 +6,7 @@
  */
 import { summarisePlan, type Change, type Plan } from '../plan/types.js';
 import { terminalSafe } from './ansi.js';
-import { formatFromActive, formatValue, groupChanges, plural } from './format-value.js';
+import { formatBefore, formatFromActive, formatValue, groupChanges, plural } from './format-value.js';
 import { codeFence, escapeHtml, escapeMarkdownInline as md } from './markdown-escape.js';
 
 export const DEFAULT_MARKDOWN_MAX_LENGTH = 65_000;
@@ -103,7 +103,7 @@ function diffLines(change: Change): string[] {
     case 'billing':
       return [
         `~ ${safe(change.address)}`,
-        ...(change.display.fields ?? []).flatMap((f) => [`-     ${f.field}: ${safe(formatValue(f.before))}`, `+     ${f.field}: ${safe(formatValue(f.after))}`]),
+        ...(change.display.fields ?? []).flatMap((f) => [`-     ${f.field}: ${safe(formatBefore(change, f.before))}`, `+     ${f.field}: ${safe(formatValue(f.after))}`]),
         ...note,
       ];
     default:

@@ -4,7 +4,7 @@
  */
 import { summarisePlan, type Action, type Change, type Plan } from '../plan/types.js';
 import { paint, terminalSafe, type Style } from './ansi.js';
-import { formatFromActive, formatValue, groupChanges, plural } from './format-value.js';
+import { formatBefore, formatFromActive, formatValue, groupChanges, plural } from './format-value.js';
 
 export interface TextOptions {
   color: boolean;
@@ -84,7 +84,7 @@ function changeLines(change: Change, color: boolean): string[] {
   }
   const lines = [`  ${marker} ${terminalSafe(change.address)}`];
   for (const f of change.display.fields ?? []) {
-    lines.push(`${detail}${f.field}: ${terminalSafe(formatValue(f.before))} → ${terminalSafe(formatValue(f.after))}`);
+    lines.push(`${detail}${f.field}: ${terminalSafe(formatBefore(change, f.before))} → ${terminalSafe(formatValue(f.after))}`);
   }
   if (change.display.note !== undefined) lines.push(`${detail}note: ${terminalSafe(change.display.note)}`);
   return lines;

@@ -5,9 +5,10 @@
  * there: typically an invitation still to accept). Never writes.
  */
 import pLimit from 'p-limit';
-import { isNotFound } from '../api/api-error.js';
+import { isForbidden, isNotFound } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
-import { BILLING_RESPONSE_FIELD, BILLING_UPDATE_FIELDS, type Billing, type BillingUpdateField, type Organisation } from '../api/types.js';
+import type { Organisation } from '../api/types.js';
+import { observeBilling, type BillingObservation } from './observe-billing.js';
 import type { DesiredOrganisation, DesiredState } from '../config/types.js';
 import { organisationAddress } from '../plan/address.js';
 import type { ObservedOrganisation, PlanProblem } from '../plan/types.js';
@@ -28,18 +29,8 @@ export interface ReadOptions {
   listingThreshold?: number;
 }
 
-export function observeBilling(billing: Billing | undefined): Record<BillingUpdateField, string | null> | null {
-  if (billing === undefined) return null;
-  const out = {} as Record<BillingUpdateField, string | null>;
-  for (const field of BILLING_UPDATE_FIELDS) {
-    const value = billing[BILLING_RESPONSE_FIELD[field]];
-    out[field] = typeof value === 'string' ? value : null;
-  }
-  return out;
-}
-
-function observe(org: Organisation, slug: string, member: boolean): ObservedOrganisation {
-  return { slug, id: org.id, member, billing: observeBilling(org.billing) };
+function observe(org: Organisation, slug: string, member: boolean, billing: BillingObservation): ObservedOrganisation {
+  return { slug, id: org.id, member, billing: billing.known ? billing.values : null };
 }
 
 function errorText(err: unknown): string {
@@ -56,28 +47,65 @@ export async function readObservedState(desired: DesiredState, client: Organisat
   const slugsById = new Map<string, string>();
   const withoutId = desired.organisations.filter((o) => o.id === undefined);
   const withId = desired.organisations.filter((o) => o.id !== undefined);
+  // Only the listing shows membership (a service may answer GetOrganisation for non-members too),
+  // so an invitation to accept always needs it.
   const needListing =
-    desired.activeOrganisation !== undefined || withoutId.length > 0 || withId.length > (options.listingThreshold ?? 20);
+    desired.activeOrganisation !== undefined ||
+    withoutId.length > 0 ||
+    withId.length > (options.listingThreshold ?? 20) ||
+    withId.some((d) => d.invitations.accept.length > 0);
 
   let activeId: string | null = null;
   const listedById = new Map<string, Organisation>();
   const listedBySlug = new Map<string, Organisation>();
   if (needListing) {
+    // Keep only what the plan needs, page by page: a listing of 100,000 organisations held whole is
+    // most of a bulk plan's memory.
+    const wantedSlugs = new Set(desired.organisations.map((d) => d.slug));
+    if (desired.activeOrganisation) wantedSlugs.add(desired.activeOrganisation.slug);
+    const wantedIds = new Set(withId.map((d) => d.id as string));
     let first = true;
     for await (const page of client.listOrganisationPages()) {
-      if (first && page.organisations[0]) activeId = page.organisations[0].id;
+      const head = first ? page.organisations[0] : undefined;
       first = false;
+      if (head) {
+        activeId = head.id;
+        slugsById.set(head.id, head.slug);
+      }
       for (const org of page.organisations) {
-        listedById.set(org.id, org);
-        listedBySlug.set(org.slug, org);
+        if (!wantedSlugs.has(org.slug) && !wantedIds.has(org.id)) continue;
+        const kept: Organisation = { id: org.id, slug: org.slug, ...(org.billing === undefined ? {} : { billing: org.billing }) };
+        listedById.set(org.id, kept);
+        listedBySlug.set(org.slug, kept);
         slugsById.set(org.id, org.slug);
       }
     }
   }
 
+  const limit = pLimit(options.parallelism);
+  const reads: Promise<void>[] = [];
+  /** A member found in the listing; billing the listing cannot show is read by id when it is declared. */
+  const recordMember = (d: DesiredOrganisation, org: Organisation) => {
+    const billing = observeBilling(org.billing, false);
+    if (billing.known || d.billing === undefined) {
+      organisations.set(d.slug, observe(org, d.slug, true, billing));
+      return;
+    }
+    reads.push(
+      limit(async () => {
+        try {
+          const read = await client.getOrganisation(org.id);
+          recordById(d, read, true);
+        } catch (err) {
+          problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" could not be read (${billing.reason}, and reading it by id failed: ${errorText(err)}); nothing will be written for it. Run plan again.`));
+        }
+      }),
+    );
+  };
+
   for (const d of withoutId) {
     const org = listedBySlug.get(d.slug);
-    if (org) organisations.set(d.slug, observe(org, d.slug, true));
+    if (org) recordMember(d, org);
     else {
       problems.push(
         problem(
@@ -88,21 +116,25 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     }
   }
 
-  const limit = pLimit(options.parallelism);
-  const singleReads: Promise<void>[] = [];
   for (const d of withId) {
     const id = d.id as string;
     const listed = listedById.get(id);
     if (listed) {
-      recordById(d, listed, true);
+      slugsById.set(listed.id, listed.slug);
+      if (listed.slug !== d.slug) slugMismatch(d, listed);
+      else recordMember(d, listed);
       continue;
     }
-    singleReads.push(
+    const joining = d.invitations.accept.length > 0;
+    reads.push(
       limit(async () => {
         try {
-          recordById(d, await client.getOrganisation(id), true);
+          const org = await client.getOrganisation(id);
+          // Readable is not member when the listing was read and does not hold it.
+          if (joining || needListing) recordNonMember(d, org);
+          else recordById(d, org, true);
         } catch (err) {
-          if (isNotFound(err) && d.invitations.accept.length > 0) {
+          if ((isNotFound(err) || isForbidden(err)) && joining) {
             // Not readable yet: the user joins by accepting. Billing is unknown until then.
             organisations.set(d.slug, { slug: d.slug, id, member: false, billing: null });
           } else if (isNotFound(err)) {
@@ -114,15 +146,34 @@ export async function readObservedState(desired: DesiredState, client: Organisat
       }),
     );
   }
-  await Promise.all(singleReads);
+  await Promise.all(reads);
 
+  function slugMismatch(d: DesiredOrganisation, org: Organisation): void {
+    problems.push(problem(d.slug, `${where(d)}: organisation id "${org.id}" has the slug "${org.slug}", not "${d.slug}". Rename the key to "${org.slug}" or fix the id.`));
+  }
+
+  /** A by-id read: authoritative for billing; a member's billing that still cannot be read is a problem when declared. */
   function recordById(d: DesiredOrganisation, org: Organisation, member: boolean): void {
     slugsById.set(org.id, org.slug);
-    if (org.slug !== d.slug) {
-      problems.push(problem(d.slug, `${where(d)}: organisation id "${org.id}" has the slug "${org.slug}", not "${d.slug}". Rename the key to "${org.slug}" or fix the id.`));
+    if (org.slug !== d.slug) return slugMismatch(d, org);
+    const billing = observeBilling(org.billing, true);
+    if (!billing.known && d.billing !== undefined && member) {
+      problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" cannot be read (${billing.reason}); orgform will not send a billing update that could clear values it did not see. Nothing will be written for this organisation.`));
       return;
     }
-    organisations.set(d.slug, observe(org, d.slug, member));
+    organisations.set(d.slug, observe(org, d.slug, member, billing));
+  }
+
+  /** Readable, but not in the listing of memberships: only an invitation to accept makes it writable. */
+  function recordNonMember(d: DesiredOrganisation, org: Organisation): void {
+    if (d.invitations.accept.length === 0) {
+      problems.push(problem(d.slug, `${where(d)}: you are not a member of organisation id "${org.id}" (it is not among your organisations, though the service lets you read it). To join it, declare the invitation under invitations.accept.`));
+      return;
+    }
+    slugsById.set(org.id, org.slug);
+    if (org.slug !== d.slug) return slugMismatch(d, org);
+    // Its billing is read again after the accept: what a non-member sees proves nothing about what a member writes over.
+    organisations.set(d.slug, { slug: d.slug, id: org.id, member: false, billing: null });
   }
 
   if (desired.activeOrganisation) {

@@ -8,9 +8,16 @@ describe('interpolate', () => {
   });
 
   it('names every unset variable instead of using an empty string', () => {
-    expect(interpolate('${A}-${B}-${C}', { B: '' })).toEqual({
+    expect(interpolate('${A}-${B}-${C}', { B: 'b' })).toEqual({
       ok: false,
       messages: ['environment variable A is not set', 'environment variable C is not set'],
+    });
+  });
+
+  it('refuses a variable that is set but empty, as CI passes a missing secret', () => {
+    expect(interpolate('${ACME_CUSTOMER_ID}', { ACME_CUSTOMER_ID: '' })).toEqual({
+      ok: false,
+      messages: [expect.stringContaining('environment variable ACME_CUSTOMER_ID is set but empty')],
     });
   });
 

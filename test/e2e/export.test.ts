@@ -2,7 +2,8 @@
  * `orgform export` end to end against the emulator over loopback HTTP: what it writes must plan
  * as No changes.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { lstat, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
@@ -122,5 +123,26 @@ describe('orgform export', () => {
     expect(result.stderr).toMatch(/Exported 5 organisations.*; 1 left out/);
     const plan = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
     expect(plan.code).toBe(0);
+  });
+
+  it('refuses to replace what is not a regular file, even with --force, and writes nothing', async () => {
+    const { cwd, env } = await setup();
+    // A named pipe in the workspace stands in for a device: a regression must not replace a real one.
+    execFileSync('mkfifo', [join(cwd, 'pipe.yaml')]);
+    const result = await runCli(['export', '--out', 'pipe.yaml', '--force'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Cannot write pipe.yaml: it is not a regular file (a named pipe). Nothing was written');
+    expect((await lstat(join(cwd, 'pipe.yaml'))).isFIFO()).toBe(true);
+  });
+
+  it('writes through a symlink to the file it names, and the link stays a link', async () => {
+    const { cwd, env } = await setup();
+    await writeFile(join(cwd, 'real.yaml'), 'old\n');
+    await symlink('real.yaml', join(cwd, 'orgs.yaml'));
+    const result = await runCli(['export', '--out', 'orgs.yaml', '--force'], { cwd, env });
+    expect(result.code).toBe(0);
+    expect((await lstat(join(cwd, 'orgs.yaml'))).isSymbolicLink()).toBe(true);
+    expect(await readlink(join(cwd, 'orgs.yaml'))).toBe('real.yaml');
+    expect(await readFile(join(cwd, 'real.yaml'), 'utf8')).toContain('activeOrganisation: initech');
   });
 });

@@ -3,27 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { BILLING_UPDATE_FIELDS, type BillingUpdate, type BillingUpdateField } from '../../src/api/types.js';
 import type { DesiredOrganisation } from '../../src/config/types.js';
 import type { ObservedOrganisation } from '../../src/plan/types.js';
-import { observeBilling } from '../../src/state/read-observed-state.js';
+import { observeBilling } from '../../src/state/observe-billing.js';
 import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor, problemFor } from './fixtures.js';
 
 const INVITATION_NOTE = 'cannot be checked before apply: the interface cannot list invitations';
 const CHANNEL_NOTE = 'cannot be checked before apply: the interface cannot list notification channels';
-
-describe('observeBilling', () => {
-  it('maps the response spelling (customerId, subscriptionId, platformId) to the request spelling', () => {
-    expect(observeBilling({ billingEmail: 'a@acme.test', customerId: 'cus_1', subscriptionId: 'sub_1', platformId: 'plat_1', isSubscriptionActive: 1 })).toEqual({
-      billingEmail: 'a@acme.test',
-      customerID: 'cus_1',
-      subscriptionID: 'sub_1',
-      platformID: 'plat_1',
-    });
-  });
-
-  it('reads absent or non-string fields as null, and no billing at all as null', () => {
-    expect(observeBilling({ customerId: 42 as unknown as string })).toEqual({ billingEmail: null, customerID: null, subscriptionID: null, platformID: null });
-    expect(observeBilling(undefined)).toBeNull();
-  });
-});
 
 describe('computePlan: billing', () => {
   it('shows only the declared fields that differ from the current values', () => {
@@ -39,13 +23,14 @@ describe('computePlan: billing', () => {
   it('shows a declared field that is absent now with before null', () => {
     const plan = planFor(
       desiredState({ organisations: [desiredOrg({ slug: 'acme', billing: { subscriptionID: 'sub_2' } })] }),
-      observedState({ organisations: [observedOrg({ slug: 'acme', billing: null })] }),
+      observedState({ organisations: [observedOrg({ slug: 'acme', billing: {} })] }),
     );
     expect(plan.changes[0]?.display.fields).toEqual([{ field: 'subscriptionID', before: null, after: 'sub_2' }]);
   });
 
   it('sends all four fields, the undeclared ones at their current values read through the response spelling', () => {
-    const current = observeBilling({ billingEmail: 'old@acme.test', customerId: 'cus_1', subscriptionId: 'sub_1', platformId: 'plat_1' });
+    const observation = observeBilling({ billingEmail: 'old@acme.test', customerId: 'cus_1', subscriptionId: 'sub_1', platformId: 'plat_1' }, true);
+    const current = observation.known ? observation.values : null;
     const plan = planFor(
       desiredState({ organisations: [desiredOrg({ slug: 'acme', billing: { billingEmail: 'new@acme.test' } })] }),
       observedState({ organisations: [{ ...observedOrg({ slug: 'acme' }), billing: current }] }),
@@ -68,9 +53,27 @@ describe('computePlan: billing', () => {
       observedState({ organisations: [observedOrg({ slug: 'acme', member: false, billing: null })] }),
     );
     const billing = plan.changes.find((c) => c.kind === 'billing');
-    expect(billing?.display.note).toBe('current billing cannot be read until the invitation is accepted');
+    expect(billing?.display.note).toBe('current billing is known after the invitation is accepted: apply reads it then, and fields not declared keep their values');
     expect(billing?.display.fields).toEqual([{ field: 'billingEmail', before: null, after: 'new@acme.test' }]);
-    expect(billing?.request).toEqual({ billingEmail: 'new@acme.test' });
+    expect(billing?.knownAfter).toBe('organisations.acme.invitations.accept.inv_1');
+    expect(billing?.declared).toEqual({ billingEmail: 'new@acme.test' });
+  });
+
+  it('never builds a billing body from values it did not read: an organisation not joined yet gets none', () => {
+    const plan = planFor(
+      desiredState({ organisations: [desiredOrg({ slug: 'wayne', accept: ['inv_wayne_bot'], billing: { billingEmail: 'new@wayne.example' } })] }),
+      observedState({ organisations: [observedOrg({ slug: 'wayne', member: false, billing: null })] }),
+    );
+    expect(plan.changes.map((c) => c.kind)).toEqual(['accept-invitation', 'billing']);
+    expect(plan.changes[1]?.request).toBeUndefined();
+  });
+
+  it('plans no billing change for a member whose billing could not be read (the state reader reports why)', () => {
+    const plan = planFor(
+      desiredState({ organisations: [desiredOrg({ slug: 'acme', billing: { billingEmail: 'new@acme.test' } })] }),
+      observedState({ organisations: [observedOrg({ slug: 'acme', billing: null })] }),
+    );
+    expect(plan.changes).toEqual([]);
   });
 
   it('carries no note for the billing of a member', () => {
@@ -229,7 +232,7 @@ describe('computePlan: the plan as a whole', () => {
 
   it('carries the base URL and format version', () => {
     const plan = planFor(desiredState(), observedState());
-    expect(plan.formatVersion).toBe(1);
+    expect(plan.formatVersion).toBe(2);
     expect(plan.baseUrl).toBe(BASE_URL);
   });
 
@@ -318,7 +321,9 @@ describe('computePlan: properties', () => {
         declared.push(
           desiredOrg({ slug, billing: o.billing, accept: o.accept, revoke: o.revoke.map(([t]) => t), removeChannels: o.channels.map(([t]) => t) }),
         );
-        observed.push({ slug, id, member: o.member, billing: o.current });
+        // As the state reader gives it: a non-member's billing is unknown, a member's is read.
+        const none = { billingEmail: null, customerID: null, subscriptionID: null, platformID: null };
+        observed.push({ slug, id, member: o.member, billing: o.member ? { ...none, ...o.current } : null });
         for (const [t, done] of o.revoke) if (done) journaled.push(`revoke-invitation ${id} ${t}`);
         for (const [t, done] of o.channels) if (done) journaled.push(`remove-channel ${id} ${t}`);
       });
@@ -370,7 +375,7 @@ describe('computePlan: properties', () => {
           // The request always holds every declared field, and a field only when it has a value.
           for (const field of BILLING_UPDATE_FIELDS) {
             const declared = w.declared.find((d) => d.slug === c.organisation.slug)?.billing?.[field];
-            if (declared !== undefined) expect(c.request?.[field]).toBe(declared);
+            if (declared !== undefined) expect((c.request ?? c.declared)?.[field]).toBe(declared);
           }
         }
       }),

@@ -12,7 +12,7 @@ function savedBody(): SavedPlanBody {
   });
   const plan = planFor(desired, observedState({ organisations: [observedOrg({ slug: 'acme', billing: { billingEmail: 'old@acme.test' } })], activeId: 'org_x' }));
   return {
-    orgformSavedPlan: 1,
+    orgformSavedPlan: 2,
     createdAt: '2025-01-02T03:04:05.000Z',
     baseUrl: BASE_URL,
     configFiles: desired.files,
@@ -45,7 +45,7 @@ describe('saved plans', () => {
   it('are written as indented JSON ending in a newline', () => {
     const text = serializeSavedPlan(savedBody());
     expect(text.endsWith('}\n')).toBe(true);
-    expect(text).toContain('\n  "orgformSavedPlan": 1,');
+    expect(text).toContain('\n  "orgformSavedPlan": 2,');
   });
 
   it('are refused when one character of a value was edited', () => {
@@ -72,9 +72,9 @@ describe('saved plans', () => {
 
   it('are refused when written in another format version, naming both versions', () => {
     const saved = JSON.parse(serializeSavedPlan(savedBody())) as Record<string, unknown>;
-    const err = refusal(JSON.stringify({ ...saved, orgformSavedPlan: 2 }));
+    const err = refusal(JSON.stringify({ ...saved, orgformSavedPlan: 1 }));
     expect(err.code).toBe('PLAN_INVALID');
-    expect(err.message).toContain('has format version 2; this orgform reads version 1');
+    expect(err.message).toContain('has format version 1; this orgform reads version 2');
   });
 
   it.each([

@@ -5,7 +5,7 @@ import type { Change, Plan, PlanProblem } from '../../src/plan/types.js';
 
 export function makePlan(parts: Partial<Plan> = {}): Plan {
   return {
-    formatVersion: 1,
+    formatVersion: 2,
     baseUrl: 'https://orgs.example.test',
     changes: [],
     unchanged: [],
@@ -126,5 +126,21 @@ export function makeSummary(results: ChangeResult[], parts: Partial<ApplySummary
     elapsedMs: 12_345,
     results,
     ...parts,
+  };
+}
+
+/** Billing of an organisation joined by the same apply: its current values are known only after the accept. */
+export function billingKnownAfterAccept(slug: string, invitation: string, declared: Partial<Record<BillingUpdateField, string>>): Change {
+  return {
+    address: `organisations.${slug}.billing`,
+    kind: 'billing',
+    action: 'update',
+    organisation: org(slug),
+    knownAfter: `organisations.${slug}.invitations.accept.${invitation}`,
+    declared,
+    display: {
+      fields: Object.entries(declared).map(([field, after]) => ({ field: field as BillingUpdateField, before: null, after: after as string })),
+      note: 'current billing is known after the invitation is accepted: apply reads it then, and fields not declared keep their values',
+    },
   };
 }

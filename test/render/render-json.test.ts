@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import type { Action, ChangeKind } from '../../src/plan/types.js';
 import { renderJson, wireAction, wireKind } from '../../src/render/render-json.js';
-import { acceptInvitation, billing, everyKindPlan, largePlan, makePlan, setActive } from './fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, setActive } from './fixtures.js';
 
 // Written as records so that the type checker fails here when a kind or an action is added.
 const ALL_KINDS = Object.keys({
@@ -22,7 +22,7 @@ describe('renderJson', () => {
   it('writes the versioned document with wire strings and before/after per kind', () => {
     expect(renderJson(everyKindPlan())).toMatchInlineSnapshot(`
       "{
-        "format_version": "1.0",
+        "format_version": "1.1",
         "base_url": "https://orgs.example.test",
         "summary": {
           "change": 2,
@@ -145,6 +145,24 @@ describe('renderJson', () => {
     expect(validate(changed((d) => (d.changes[0]!.kind = 'billing')))).toBe(false);
     expect(validate(changed((d) => (d.changes[1]!.before = { invitation: 'inv_1' })))).toBe(false);
     expect(validate(changed((d) => (d.changes[0]!.request = {})))).toBe(false);
+  });
+
+  it('shows billing of an organisation being joined as known after its accept, before null, and the schema holds it to that', () => {
+    const plan = makePlan({ changes: [acceptInvitation('wayne', 'inv_bot'), billingKnownAfterAccept('wayne', 'inv_bot', { billingEmail: 'new@wayne.example' })] });
+    const document = JSON.parse(renderJson(plan)) as { changes: Array<Record<string, unknown>> };
+    expect(document.changes[1]).toMatchObject({
+      kind: 'billing_update',
+      before: null,
+      after: { billingEmail: 'new@wayne.example' },
+      known_after: 'organisations.wayne.invitations.accept.inv_bot',
+    });
+    expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
+    const known = structuredClone(document);
+    known.changes[1]!.before = { billingEmail: null };
+    expect(validate(known)).toBe(false);
+    const stray = structuredClone(document);
+    stray.changes[0]!.known_after = 'x';
+    expect(validate(stray)).toBe(false);
   });
 
   it('has a wire string for every change kind and every action, all distinct', () => {

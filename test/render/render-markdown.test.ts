@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderMarkdown } from '../../src/render/render-markdown.js';
-import { billing, everyKindPlan, largePlan, makePlan, problem } from './fixtures.js';
+import { billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, problem } from './fixtures.js';
 
 describe('renderMarkdown', () => {
   it('writes a summary line, problems, a table and folded diffs', () => {
@@ -51,6 +51,12 @@ describe('renderMarkdown', () => {
       </details>
       "
     `);
+  });
+
+  it('shows the current billing of an organisation being joined as known after accept', () => {
+    const markdown = renderMarkdown(makePlan({ changes: [billingKnownAfterAccept('wayne', 'inv_bot', { billingEmail: 'new@wayne.example' })] }));
+    expect(markdown).toContain('-     billingEmail: (known after accept)');
+    expect(markdown).toContain('+     billingEmail: "new@wayne.example"');
   });
 
   it('writes a short comment when nothing differs', () => {

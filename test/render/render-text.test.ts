@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderText } from '../../src/render/render-text.js';
-import { billing, everyKindPlan, makePlan, problem, revokeInvitation, setActive } from './fixtures.js';
+import { billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation, setActive } from './fixtures.js';
 
 const plain = { color: false };
 
@@ -34,6 +34,12 @@ describe('renderText', () => {
       Plan: 2 to change, 2 to remove, 1 to accept.
       "
     `);
+  });
+
+  it('shows the current billing of an organisation being joined as known after accept, never as (none)', () => {
+    const text = renderText(makePlan({ changes: [billingKnownAfterAccept('wayne', 'inv_bot', { billingEmail: 'new@wayne.example' })] }), { color: false });
+    expect(text).toContain('billingEmail: (known after accept) → "new@wayne.example"');
+    expect(text).not.toContain('(none)');
   });
 
   it('says there is nothing to do when nothing differs', () => {

@@ -3,6 +3,7 @@
  * only: what the file says is decided in export/render-export.ts.
  */
 import { lstat } from 'node:fs/promises';
+import pLimit from 'p-limit';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { OrganisationsClient } from '../../api/client.js';
 import type { Organisation } from '../../api/types.js';
@@ -12,7 +13,7 @@ import { DEFAULT_SCHEMA_PATH, renderExport } from '../../export/render-export.js
 import { selectExportable } from '../../export/select-exportable.js';
 import { openClient, serviceKey } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { writeFileAtomically } from './plan.js';
+import { writeFileAtomically } from '../write-file-atomically.js';
 
 export interface ExportFlags {
   baseUrl?: string;
@@ -34,8 +35,12 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Every organisation (all pages) and the active one's id, or null when the listing cannot tell. */
-async function readOrganisations(client: OrganisationsClient, filter: string | undefined): Promise<{ organisations: Organisation[]; activeId: string | null }> {
+/**
+ * Every organisation (all pages) and the active one's id, or null when the listing cannot tell.
+ * Only id, slug and billing are kept. A listing may leave billing out: those organisations are read
+ * by id, `parallelism` at a time, so that the file never says "no billing" for billing not seen.
+ */
+async function readOrganisations(client: OrganisationsClient, filter: string | undefined, parallelism: number): Promise<{ organisations: Organisation[]; activeId: string | null }> {
   const organisations: Organisation[] = [];
   let activeId: string | null = null;
   let first = true;
@@ -43,7 +48,7 @@ async function readOrganisations(client: OrganisationsClient, filter: string | u
     // Interface rule 2: unfiltered, the first item of the first page is the active organisation.
     if (first && filter === undefined) activeId = page.organisations[0]?.id ?? null;
     first = false;
-    organisations.push(...page.organisations);
+    for (const org of page.organisations) organisations.push({ id: org.id, slug: org.slug, ...(org.billing === undefined ? {} : { billing: org.billing }) });
   }
   if (filter !== undefined) {
     for await (const page of client.listOrganisationPages({ pageSize: 1 })) {
@@ -51,6 +56,17 @@ async function readOrganisations(client: OrganisationsClient, filter: string | u
       break;
     }
   }
+  const limit = pLimit(parallelism);
+  await Promise.all(
+    organisations.map((org, i) =>
+      org.billing !== undefined
+        ? undefined
+        : limit(async () => {
+            const read = await client.getOrganisation(org.id);
+            organisations[i] = { id: org.id, slug: org.slug, ...(read.billing === undefined ? {} : { billing: read.billing }) };
+          }),
+    ),
+  );
   return { organisations, activeId };
 }
 
@@ -68,7 +84,7 @@ export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
   const filter = flags.filter === '' ? undefined : flags.filter;
   const client = await openClient(flags, io);
   try {
-    const { organisations, activeId } = await readOrganisations(client, filter);
+    const { organisations, activeId } = await readOrganisations(client, filter, flags.parallelism);
     const text = renderExport(organisations, activeId, {
       baseUrl: serviceKey(client),
       ...(filter !== undefined && { filter }),

@@ -1,13 +1,12 @@
 /**
  * `orgform plan`: read the current state, compute the difference, show it. Never writes to the service.
  */
-import { writeFile, rename, mkdir, unlink } from 'node:fs/promises';
-import { UsageError } from '../../errors.js';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { summarisePlan, type Plan } from '../../plan/types.js';
 import { checkChangeBudget, describeChangeBudget } from '../../plan/check-change-budget.js';
-import { serializeSavedPlan } from '../../plan/saved-plan.js';
+import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../../plan/saved-plan.js';
 import { Journal } from '../../state/journal.js';
+import { writeFileAtomically } from '../write-file-atomically.js';
 import { loadDesiredState, openClient, serviceKey, statePathFor, useColor } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
 
@@ -42,20 +41,6 @@ export async function renderPlan(plan: Plan, format: PlanFlags['format'], color:
   }
 }
 
-/** Writes beside the target and renames, so that a reader never sees half a plan. */
-export async function writeFileAtomically(path: string, text: string, shown: string = path): Promise<void> {
-  const temp = `${path}.${process.pid}.tmp`;
-  try {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(temp, text, { encoding: 'utf8', mode: 0o600 });
-    await rename(temp, path);
-  } catch (err) {
-    await unlink(temp).catch(() => undefined);
-    // An unwritable path is the user's to fix, not a bug: say which and what to do.
-    throw new UsageError(`Cannot write ${shown}: ${(err as Error).message}. Check that its directory can be created and written, or choose another --out.`, { cause: err });
-  }
-}
-
 export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
   const { desired, selected } = await loadDesiredState(flags, io);
   const client = await openClient(flags, io);
@@ -73,7 +58,7 @@ export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
       await writeFileAtomically(
         out,
         serializeSavedPlan({
-          orgformSavedPlan: 1,
+          orgformSavedPlan: SAVED_PLAN_VERSION,
           createdAt: new Date(io.now()).toISOString(),
           baseUrl: service,
           configFiles: selected.files,

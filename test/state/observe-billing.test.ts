@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { differingFields, fullBillingUpdate, observeBilling } from '../../src/state/observe-billing.js';
+
+const NONE = { billingEmail: null, customerID: null, subscriptionID: null, platformID: null };
+
+describe('observeBilling', () => {
+  it('maps the response spelling (customerId, subscriptionId, platformId) to the request spelling', () => {
+    expect(observeBilling({ billingEmail: 'a@acme.test', customerId: 'cus_1', subscriptionId: 'sub_1', platformId: 'plat_1', isSubscriptionActive: 1 }, false)).toEqual({
+      known: true,
+      values: { billingEmail: 'a@acme.test', customerID: 'cus_1', subscriptionID: 'sub_1', platformID: 'plat_1' },
+    });
+  });
+
+  it('also reads the update spelling (customerID, subscriptionID, platformID) that some services answer with', () => {
+    expect(observeBilling({ customerID: 'cus_1', subscriptionID: 'sub_1', platformID: 'plat_1', region: 'eu' }, true)).toEqual({
+      known: true,
+      values: { billingEmail: null, customerID: 'cus_1', subscriptionID: 'sub_1', platformID: 'plat_1' },
+    });
+  });
+
+  it('reads a field that is absent or null as known to hold nothing', () => {
+    expect(observeBilling({ customerId: null }, false)).toEqual({ known: true, values: NONE });
+  });
+
+  it('marks the billing unknown, never empty, when a value is not a string', () => {
+    expect(observeBilling({ customerId: 42 }, true)).toEqual({ known: false, reason: 'billing.customerId came back as a number, not a string' });
+  });
+
+  it('marks the billing unknown when the two spellings disagree', () => {
+    expect(observeBilling({ customerId: 'cus_1', customerID: 'cus_2' }, true)).toMatchObject({ known: false });
+  });
+
+  it('marks the billing unknown when it is not an object', () => {
+    expect(observeBilling('paid', true)).toEqual({ known: false, reason: 'the service sent a billing that is not an object (a string)' });
+    expect(observeBilling([], true)).toMatchObject({ known: false });
+  });
+
+  it('reads no billing from a listing as unknown, and from GetOrganisation as none', () => {
+    expect(observeBilling(undefined, false)).toEqual({ known: false, reason: 'the listing does not show billing' });
+    expect(observeBilling(undefined, true)).toEqual({ known: true, values: NONE });
+    expect(observeBilling(null, true)).toEqual({ known: true, values: NONE });
+  });
+});
+
+describe('fullBillingUpdate', () => {
+  it('puts the declared fields over the values read and leaves out those the service holds none of', () => {
+    expect(fullBillingUpdate({ billingEmail: 'new@acme.test' }, { ...NONE, customerID: 'cus_1', platformID: 'plat_1' })).toEqual({
+      billingEmail: 'new@acme.test',
+      customerID: 'cus_1',
+      platformID: 'plat_1',
+    });
+  });
+});
+
+describe('differingFields', () => {
+  it('names only the declared fields whose value differs', () => {
+    expect(differingFields({ billingEmail: 'a@acme.test', customerID: 'cus_1' }, { ...NONE, billingEmail: 'a@acme.test', customerID: 'cus_0', platformID: 'x' })).toEqual(['customerID']);
+  });
+});
