@@ -172,13 +172,14 @@ async function billingAfterJoin(change: Change, client: OrganisationsClient, sle
       throw err;
     }
   }, sleep).catch((err: unknown) => ({ ok: false as const, err }));
+  // Starts with the underlying error's message, so that the views show the service's answer and then this.
   const failed = (why: string, err?: unknown) =>
     new ChangeFailedError(
       'getOrganisation',
-      `the billing of organisation ${JSON.stringify(change.organisation.slug)} (${orgId}) must be read before it is written, and ${why}. Nothing was written; run orgform apply again once the organisation can be read`,
+      `${err instanceof Error ? `${err.message}; ` : ''}the billing of organisation ${JSON.stringify(change.organisation.slug)} (${orgId}) must be read before it is written, and ${why}. Nothing was written; run orgform apply again once the organisation can be read`,
       err,
     );
-  if (!read.ok) throw failed(`reading it after the accept failed: ${read.err instanceof Error ? read.err.message : String(read.err)}`, read.err);
+  if (!read.ok) throw failed('it could not be read after the accept', read.err);
   const billing = observeBilling(read.org.billing, true);
   if (!billing.known) throw failed(`it cannot be read (${billing.reason})`);
   if (differingFields(declared, billing.values).length === 0) return undefined;
