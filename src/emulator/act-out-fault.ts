@@ -12,11 +12,14 @@ export function isAnsweringFault(fault: Fault): fault is AnsweringFault {
   return ['status', 'trickle', 'huge', 'html', 'truncated-json', 'redirect'].includes(fault.kind);
 }
 
-export function actOutFault(res: ServerResponse, fault: AnsweringFault): number {
+/** Retry-After in delta-seconds, rounded up (the `retry-after: seconds` point). */
+export const retryAfterInSeconds = (seconds: number): string => String(Math.ceil(seconds));
+
+export function actOutFault(res: ServerResponse, fault: AnsweringFault, formatRetryAfter: (seconds: number) => string = retryAfterInSeconds): number {
   switch (fault.kind) {
     case 'status': {
       const headers: Record<string, string> = {};
-      if (fault.retryAfter !== undefined) headers['retry-after'] = String(Math.ceil(fault.retryAfter));
+      if (fault.retryAfter !== undefined) headers['retry-after'] = formatRetryAfter(fault.retryAfter);
       if (fault.body === undefined) {
         const answer = statusErrorAnswer(fault.status, `Injected fault: HTTP ${fault.status}.`, headers);
         if (fault.contentType) answer.headers = { ...answer.headers, 'content-type': fault.contentType };
@@ -48,7 +51,8 @@ export function actOutFault(res: ServerResponse, fault: AnsweringFault): number 
   }
 }
 
-function renderHtmlPage(status: number): string {
+/** A gateway's error page, as nginx writes it. */
+export function renderHtmlPage(status: number): string {
   const title = `${status} ${STATUS_CODES[status] ?? 'Error'}`;
   return `<!DOCTYPE html>\n<html><head><title>${title}</title></head><body><center><h1>${title}</h1></center><hr><center>nginx</center></body></html>\n`;
 }

@@ -12,6 +12,8 @@ export interface EmulatorCounters {
   byOperation: Record<CountedOperation, number>;
   /** PUT and DELETE requests that reached processing (faulted-away and replayed ones do not). */
   writes: number;
+  /** Service requests answered 429 by the rate limit (not injected 429 faults). */
+  rateLimited: number;
   inFlight: number;
   maxInFlight: number;
 }
@@ -31,7 +33,7 @@ export interface RequestLogEntry {
 export const REQUEST_LOG_LIMIT = 100_000;
 
 export function createCounters(): EmulatorCounters {
-  return { total: 0, byOperation: zeroByOperation(), writes: 0, inFlight: 0, maxInFlight: 0 };
+  return { total: 0, byOperation: zeroByOperation(), writes: 0, rateLimited: 0, inFlight: 0, maxInFlight: 0 };
 }
 
 /** Zeroes in place, so references held by tests stay live; requests still in flight stay counted as such. */
@@ -39,6 +41,7 @@ export function resetCounters(counters: EmulatorCounters): void {
   counters.total = 0;
   for (const key of Object.keys(counters.byOperation) as CountedOperation[]) counters.byOperation[key] = 0;
   counters.writes = 0;
+  counters.rateLimited = 0;
   counters.maxInFlight = counters.inFlight;
 }
 

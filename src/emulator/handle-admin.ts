@@ -1,7 +1,9 @@
 /**
  * The out-of-process controls under /__emulator/ (no auth; not part of the service interface):
- * counters, fault rules and a state dump, for benchmarks and CLI tests.
+ * counters, fault rules, a state dump, the behaviour played and fresh tokens, for benchmarks,
+ * CLI tests and token commands.
  */
+import type { Behaviour } from './behaviour.js';
 import type { EmulatorCounters } from './counters.js';
 import type { FaultRule } from './faults.js';
 import { parseFaultRule } from './faults.js';
@@ -15,6 +17,9 @@ export interface AdminTarget {
   counters: EmulatorCounters;
   faults: { add(rule: FaultRule): void; clear(): void; pending(): FaultRule[] };
   resetCounters(): void;
+  behaviour: Readonly<Behaviour>;
+  /** A fresh token for the user named by a token or an e-mail address (default the first user); undefined when none. */
+  issueToken(user?: string): string | undefined;
 }
 
 export function handleAdmin(target: AdminTarget, method: string, path: string, body: Buffer): Answer {
@@ -34,6 +39,10 @@ export function handleAdmin(target: AdminTarget, method: string, path: string, b
       return noContent();
     case 'GET state':
       return jsonAnswer(200, target.store.dump());
+    case 'GET behaviour':
+      return jsonAnswer(200, target.behaviour);
+    case 'POST tokens':
+      return issueToken(target, body);
     default:
       return statusErrorAnswer(404, `No emulator control at ${method} ${path}.`);
   }
@@ -55,6 +64,31 @@ function addFaults(target: AdminTarget, body: Buffer): Answer {
   // All or nothing: a bad rule in an array adds none of them.
   for (const rule of rules) target.faults.add(rule);
   return jsonAnswer(200, { pending: target.faults.pending().length });
+}
+
+/** Body: nothing, or {"user": "<a token or an e-mail address>"}; answers {"token": "..."}. */
+function issueToken(target: AdminTarget, body: Buffer): Answer {
+  let user: string | undefined;
+  const text = body.toString('utf8').trim();
+  if (text !== '') {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return statusErrorAnswer(400, 'The body must be empty or a JSON object such as {"user": "ada@acme.example"}.');
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return statusErrorAnswer(400, 'The body must be empty or a JSON object such as {"user": "ada@acme.example"}.');
+    }
+    const given = (value as Record<string, unknown>).user;
+    if (given !== undefined && typeof given !== 'string') return statusErrorAnswer(400, '"user" must be a token or an e-mail address.');
+    user = given;
+  }
+  const token = target.issueToken(user);
+  if (token === undefined) {
+    return statusErrorAnswer(404, user === undefined ? 'The emulator has no users.' : 'No user has this token or e-mail address.');
+  }
+  return jsonAnswer(200, { token });
 }
 
 /** JSON has no Infinity; say it in words rather than as null. */

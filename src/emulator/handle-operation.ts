@@ -2,9 +2,11 @@
  * One authenticated-or-not service request, already routed and with its body read, turned into an
  * answer by the store. Success statuses follow the decisions ("Status codes on success").
  */
-import type { OperationId, OrganisationList } from '../api/types.js';
+import type { OperationId, Organisation } from '../api/types.js';
+import type { Behaviour } from './behaviour.js';
 import { fail, type StoreResult } from './failure.js';
 import { errorAnswer, jsonAnswer, noContent, type Answer } from './http-answer.js';
+import { renderOrganisation } from './render-organisation.js';
 import type { RouteParams } from './routes.js';
 import type { EmulatorStore, ListQuery, OrganisationPage } from './store.js';
 
@@ -14,7 +16,8 @@ export interface OperationSettings {
   slugDelayMs: number;
   maxPageSize: number;
   defaultPageSize: number;
-  nextStyle: NextStyle;
+  /** The open points as played (next-link, last-next, page-size and the rendering of organisations among them). */
+  behaviour: Readonly<Behaviour>;
   /** The emulator's own URL, for absolute links. */
   baseUrl: string;
 }
@@ -28,6 +31,8 @@ export interface OperationRequest {
 }
 
 const LIST_PATH = '/api/organisations/v1/organisations';
+/** The page size of `page-size: fixed-50`. */
+export const FIXED_PAGE_SIZE = 50;
 
 export async function handleOperation(
   store: EmulatorStore,
@@ -37,6 +42,7 @@ export async function handleOperation(
 ): Promise<Answer> {
   const { token, params } = request;
   const org = params.organisationId ?? '';
+  const render = (value: Organisation) => renderOrganisation(value, settings.behaviour, 'read');
   switch (request.operation) {
     case 'getOrganisations': {
       const query = parseListQuery(request.query, settings);
@@ -44,16 +50,16 @@ export async function handleOperation(
       return toAnswer(store.listOrganisations(token, query.value), 200, (page) => renderList(page, query.value, settings));
     }
     case 'getOrganisation':
-      return toAnswer(store.getOrganisation(token, org), 200);
+      return toAnswer(store.getOrganisation(token, org), 200, render);
     case 'setActiveOrganisation':
-      return toAnswer(store.setActiveOrganisation(token, org), 200);
+      return toAnswer(store.setActiveOrganisation(token, org), 200, render);
     case 'updateBillingDetails': {
       // A stranger learns nothing from the body's faults: membership is checked first.
-      const member = store.getOrganisation(token, org);
+      const member = store.memberOf(token, org);
       if (!member.ok) return errorAnswer(member);
       const body = parseJsonBody(request.body);
       if (!body.ok) return errorAnswer(body);
-      return toAnswer(store.updateBillingDetails(token, org, body.value), 200);
+      return toAnswer(store.updateBillingDetails(token, org, body.value), 200, render);
     }
     case 'getSlugAvailability': {
       const result = store.getSlugAvailability(token, params.slug ?? '');
@@ -77,11 +83,13 @@ function toAnswer<T>(result: StoreResult<T>, status: 200 | 204, render: (value: 
 
 function parseListQuery(query: string, settings: OperationSettings): StoreResult<ListQuery> {
   const search = new URLSearchParams(query);
-  for (const name of ['filter', 'limit', 'cursor']) {
+  // page-size fixed-50: the client's limit, whatever it is, is not looked at.
+  const fixed = settings.behaviour['page-size'] === 'fixed-50';
+  for (const name of fixed ? ['filter', 'cursor'] : ['filter', 'limit', 'cursor']) {
     if (search.getAll(name).length > 1) return fail(400, 'invalid_request', `The query parameter ${name} may be given only once.`, name);
   }
-  const limitText = search.get('limit');
-  let limit = settings.defaultPageSize;
+  const limitText = fixed ? null : search.get('limit');
+  let limit = fixed ? FIXED_PAGE_SIZE : settings.defaultPageSize;
   if (limitText !== null) {
     limit = /^\d{1,9}$/.test(limitText) ? Number(limitText) : NaN;
     if (!(limit >= 1 && limit <= settings.maxPageSize)) {
@@ -96,19 +104,23 @@ function parseListQuery(query: string, settings: OperationSettings): StoreResult
   };
 }
 
-function renderList(page: OrganisationPage, query: ListQuery, settings: OperationSettings): OrganisationList {
+function renderList(page: OrganisationPage, query: ListQuery, settings: OperationSettings): unknown {
+  const { behaviour } = settings;
+  const style = behaviour['next-link'];
   const link = (cursor: string | undefined) => {
-    if (cursor === undefined || settings.nextStyle === 'cursor') return cursor;
+    if (cursor === undefined || style === 'cursor') return cursor;
     const relative = `${LIST_PATH}?cursor=${encodeURIComponent(cursor)}&limit=${query.limit}`;
-    return settings.nextStyle === 'relative' ? relative : `${settings.baseUrl}${relative}`;
+    return style === 'relative' ? relative : `${settings.baseUrl}${relative}`;
   };
-  const next = link(page.next);
-  const prev = link(page.prev);
+  // last-next: "none" is left out, written "" or written null.
+  const lastNext = behaviour['last-next'];
+  const field = (name: 'next' | 'prev', value: string | undefined) =>
+    value !== undefined ? { [name]: value } : lastNext === 'omit' ? {} : { [name]: lastNext === 'empty' ? '' : null };
   return {
     totalCount: page.totalCount,
-    ...(next === undefined ? {} : { next }),
-    ...(prev === undefined ? {} : { prev }),
-    organisations: page.organisations,
+    ...field('next', link(page.next)),
+    ...field('prev', link(page.prev)),
+    organisations: page.organisations.map((org) => renderOrganisation(org, behaviour, 'listing')),
   };
 }
 

@@ -1,18 +1,23 @@
 /**
- * The pipeline of one service request: count, route, consult the fault rules, add latency, read
- * the body, authenticate, process (or replay), reshape, answer, log.
+ * The pipeline of one service request: count, route, let the gateway answer (gateway-404), take
+ * a rate-limit token, consult the fault rules, add latency, read the body, authenticate (token
+ * lifetime included), process (or replay), reshape (success-body), answer, log.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { actOutFault, isAnsweringFault } from './act-out-fault.js';
+import { actOutFault, isAnsweringFault, renderHtmlPage, retryAfterInSeconds } from './act-out-fault.js';
+import type { Behaviour } from './behaviour.js';
 import { appendToLog, type EmulatorCounters, type RequestLogEntry } from './counters.js';
 import type { FaultList } from './faults.js';
 import { handleOperation, type OperationSettings } from './handle-operation.js';
 import { errorAnswer, statusErrorAnswer, writeAnswer, type Answer } from './http-answer.js';
 import { readBody, readCredentials, readHeader } from './read-request.js';
 import { matchRoute, splitTarget } from './routes.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { EmulatorStore } from './store.js';
+import type { TokenBook } from './tokens.js';
 
+/** The older name of the first values of the `success-body` point (EmulatorOptions.successStyle). */
 export type SuccessStyle = 'decided' | 'empty-200' | 'json-200';
 
 export interface ServiceDependencies {
@@ -25,14 +30,39 @@ export interface ServiceDependencies {
   settings: () => OperationSettings;
   latencyMs: number;
   idempotency: boolean;
-  successStyle: SuccessStyle;
+  /** The open points as played (success-body, retry-after and gateway-404 are this pipeline's). */
+  behaviour: Readonly<Behaviour>;
+  /** Absent: no rate limit. */
+  rateLimiter?: RateLimiter;
+  tokens: TokenBook;
+  /** Epoch milliseconds, for HTTP-date Retry-After. */
+  clock: () => number;
 }
 
 const IDEMPOTENCY_CACHE_LIMIT = 10_000;
+const GATEWAY_PATHS_LIMIT = 100_000;
+const V2_PREFIX = '/api/v2';
 
 export function createServiceHandler(deps: ServiceDependencies) {
   const { counters, signal } = deps;
   const replays = new Map<string, Answer>();
+  const { behaviour } = deps;
+  /** Paths the gateway has already refused once (gateway-404 v2-once). */
+  const gatewayPaths = new Set<string>();
+  const gatewayTakes = (path: string): boolean => {
+    const mode = behaviour['gateway-404'];
+    if (mode === 'off' || !(path === V2_PREFIX || path.startsWith(`${V2_PREFIX}/`))) return false;
+    if (mode === 'v2') return true;
+    if (gatewayPaths.has(path)) return false;
+    if (gatewayPaths.size >= GATEWAY_PATHS_LIMIT) gatewayPaths.clear();
+    gatewayPaths.add(path);
+    return true;
+  };
+  const formatRetryAfter = (seconds: number): string =>
+    behaviour['retry-after'] === 'http-date'
+      ? // An HTTP date has whole seconds: rounded up, so that it is never earlier than the wait asked for.
+        new Date(Math.ceil((deps.clock() + seconds * 1000) / 1000) * 1000).toUTCString()
+      : retryAfterInSeconds(seconds);
   /** Resolves true after `ms`, or false at once when the emulator stops. */
   const sleep = async (ms: number): Promise<boolean> => {
     if (signal.aborted) return false;
@@ -77,6 +107,30 @@ export function createServiceHandler(deps: ServiceDependencies) {
       writeAnswer(res, requestId === undefined ? answer : { ...answer, headers: { ...answer.headers, 'x-request-id': requestId } });
     };
 
+    if (gatewayTakes(target.path)) {
+      // The gateway answers: the service never sees the request, nothing is done.
+      if (!(await sleep(deps.latencyMs)) || signal.aborted) return;
+      log(404);
+      writeAnswer(res, { status: 404, headers: { 'content-type': 'text/html; charset=utf-8' }, body: renderHtmlPage(404) });
+      return;
+    }
+    if (deps.rateLimiter) {
+      const decision = deps.rateLimiter.take();
+      // Set on the response, so that every answer carries them, faults' included.
+      for (const [name, value] of Object.entries(deps.rateLimiter.headers(decision))) res.setHeader(name, value);
+      if (!decision.allowed) {
+        counters.rateLimited += 1;
+        if (!(await sleep(deps.latencyMs))) return;
+        send(
+          errorAnswer(
+            { status: 429, code: 'rate_limited', message: 'Too many requests: wait as long as Retry-After says, then retry.' },
+            { 'retry-after': formatRetryAfter(decision.retryAfterSeconds) },
+          ),
+        );
+        return;
+      }
+    }
+
     const fault = deps.faults.take(operation, method);
     if (fault?.kind === 'drop') {
       log('dropped');
@@ -90,7 +144,7 @@ export function createServiceHandler(deps: ServiceDependencies) {
     }
     if (!(await sleep(deps.latencyMs))) return;
     if (fault && isAnsweringFault(fault)) {
-      log(actOutFault(res, fault));
+      log(actOutFault(res, fault, formatRetryAfter));
       return;
     }
 
@@ -105,21 +159,30 @@ export function createServiceHandler(deps: ServiceDependencies) {
       answer = statusErrorAnswer(400, 'A path segment is not valid percent-encoding.');
     } else if (body.kind === 'too-large') {
       answer = errorAnswer({ status: 413, code: 'payload_too_large', message: 'The request body is over 64 KiB.' }, { connection: 'close' });
-    } else if (credentials.token === undefined || !deps.store.users.has(credentials.token)) {
-      answer = statusErrorAnswer(401, 'A valid bearer token is required.', { 'www-authenticate': 'Bearer' });
     } else {
-      const replayKey =
-        deps.idempotency && idempotencyKey !== undefined && method !== 'GET'
-          ? JSON.stringify([credentials.token, method, target.path, idempotencyKey])
-          : undefined;
-      const stored = replayKey === undefined ? undefined : replays.get(replayKey);
-      if (stored) {
-        answer = { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
+      const check = deps.tokens.check(credentials.token);
+      if (check.kind === 'unknown') {
+        answer = statusErrorAnswer(401, 'A valid bearer token is required.', { 'www-authenticate': 'Bearer' });
+      } else if (check.kind === 'expired') {
+        answer = errorAnswer(
+          { status: 401, code: 'token_expired', message: 'The bearer token has expired: get a fresh one.' },
+          { 'www-authenticate': 'Bearer error="invalid_token"' },
+        );
       } else {
-        if (method === 'PUT' || method === 'DELETE') counters.writes += 1;
-        const request = { operation: match.operation, params: match.params, query: target.query, token: credentials.token, body: body.body };
-        answer = reshapeSuccess(await handleOperation(deps.store, deps.settings(), request, sleep), deps.successStyle, match.operation);
-        if (replayKey !== undefined) remember(replays, replayKey, answer);
+        const replayKey =
+          deps.idempotency && idempotencyKey !== undefined && method !== 'GET'
+            ? JSON.stringify([credentials.token, method, target.path, idempotencyKey])
+            : undefined;
+        const stored = replayKey === undefined ? undefined : replays.get(replayKey);
+        if (stored) {
+          answer = { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
+        } else {
+          if (method === 'PUT' || method === 'DELETE') counters.writes += 1;
+          // The store knows each user by their seed token; an issued token stands for its user.
+          const request = { operation: match.operation, params: match.params, query: target.query, token: check.userToken, body: body.body };
+          answer = reshapeSuccess(await handleOperation(deps.store, deps.settings(), request, sleep), behaviour['success-body'], match.operation);
+          if (replayKey !== undefined) remember(replays, replayKey, answer);
+        }
       }
     }
 
@@ -136,11 +199,35 @@ export function createServiceHandler(deps: ServiceDependencies) {
   };
 }
 
-/** Varies the success answers whose status the interface leaves open (operations 4, 6, 7); channel deletion is fixed at 204. */
-function reshapeSuccess(answer: Answer, style: SuccessStyle, operation: string): Answer {
-  if (answer.status !== 204 || style === 'decided' || operation === 'deleteNotificationChannel') return answer;
-  const headers = { 'content-type': 'application/json; charset=utf-8' };
-  return style === 'empty-200' ? { status: 200, headers, body: '' } : { status: 200, headers, body: '{}' };
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const EMPTY_200: Answer = { status: 200, headers: JSON_HEADERS, body: '' };
+const TEXT_OK: Answer = { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'OK' };
+/** success-body mixed: a different answer per operation. */
+const MIXED: Partial<Record<string, Answer>> = {
+  setActiveOrganisation: { status: 204 },
+  updateBillingDetails: EMPTY_200,
+  acceptInvitation: TEXT_OK,
+  deleteInvitation: TEXT_OK,
+};
+
+/**
+ * Varies the success answers whose status or body the interface leaves open (operations 3, 4, 6, 7:
+ * the `success-body` point); channel deletion is fixed at 204.
+ */
+function reshapeSuccess(answer: Answer, style: Behaviour['success-body'], operation: string): Answer {
+  if (answer.status < 200 || answer.status > 299 || style === 'decided' || operation === 'deleteNotificationChannel') return answer;
+  switch (style) {
+    case 'empty-200':
+    case 'json-200':
+      if (answer.status !== 204) return answer;
+      return style === 'empty-200' ? { ...EMPTY_200 } : { status: 200, headers: JSON_HEADERS, body: '{}' };
+    case 'no-content':
+    case 'text-200':
+    case 'mixed': {
+      const reshaped = style === 'no-content' ? { status: 204 } : style === 'text-200' ? TEXT_OK : MIXED[operation];
+      return reshaped && operation in MIXED ? { ...reshaped } : answer;
+    }
+  }
 }
 
 function remember(replays: Map<string, Answer>, key: string, answer: Answer): void {

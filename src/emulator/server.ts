@@ -5,16 +5,19 @@
 import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { appendToLog, createCounters, resetCounters, type EmulatorCounters, type RequestLogEntry } from './counters.js';
+import { resolveBehaviour, type Behaviour, type ProfileName } from './behaviour.js';
+import { createCounters, resetCounters, type EmulatorCounters, type RequestLogEntry } from './counters.js';
 import { cloneEmulatorData, readEmulatorData, type EmulatorData } from './data.js';
 import { FaultList, type FaultController } from './faults.js';
 import { ADMIN_PREFIX, handleAdmin } from './handle-admin.js';
 import type { NextStyle } from './handle-operation.js';
 import { createServiceHandler, type SuccessStyle } from './handle-service-request.js';
 import { errorAnswer, statusErrorAnswer, writeAnswer, type Answer } from './http-answer.js';
+import { RateLimiter, type RateLimitOptions } from './rate-limit.js';
 import { readBody } from './read-request.js';
 import { splitTarget } from './routes.js';
 import { EmulatorStore } from './store.js';
+import { TokenBook, type TokenLifetime } from './tokens.js';
 
 export interface EmulatorOptions {
   /** Seed data; default a copy of examples/emulator-data.json. */
@@ -27,12 +30,24 @@ export interface EmulatorOptions {
   slugDelayMs?: number;
   maxPageSize?: number;
   defaultPageSize?: number;
+  /** Alias of the `next-link` point (behaviour['next-link'] wins when both are given). */
   nextStyle?: NextStyle;
   /** Replay the stored answer for a repeated (token, method, path, Idempotency-Key). */
   idempotency?: boolean;
+  /** Alias of the `success-body` point (behaviour['success-body'] wins when both are given). */
   successStyle?: SuccessStyle;
   /** Drives fault probabilities; inject a seeded one for repeatable tests. */
   random?: () => number;
+  /** How the points the interface leaves open are played; default lenient (the project's decisions). */
+  profile?: ProfileName;
+  /** Points set on top of the profile. */
+  behaviour?: Partial<Behaviour>;
+  /** A token bucket over all service requests (admin endpoints exempt); absent: no limit. */
+  rateLimit?: RateLimitOptions;
+  /** Every token expires after so many service requests or seconds; absent: tokens never expire. */
+  tokenLifetime?: TokenLifetime;
+  /** Epoch milliseconds, for the rate limit, token lifetimes and HTTP dates; inject one for tests. */
+  clock?: () => number;
 }
 
 export interface Emulator {
@@ -43,8 +58,15 @@ export interface Emulator {
   /** Live: read it again after requests; resetCounters() zeroes it in place. */
   readonly counters: EmulatorCounters;
   readonly requestLog: RequestLogEntry[];
+  /** The open points as played: the profile with the overrides on top. */
+  readonly behaviour: Readonly<Behaviour>;
   /** Zeroes the counters and empties the request log. */
   resetCounters(): void;
+  /**
+   * A fresh token (an unsigned JWT) for the user named by a token of theirs or their e-mail address
+   * (default the first user), with a fresh lifetime; throws when there is no such user.
+   */
+  issueToken(user?: string): string;
   /** Closes every socket, hung ones included, and resolves when the server is closed. */
   stop(): Promise<void>;
 }
@@ -53,8 +75,21 @@ const DEFAULT_DATA_URL = new URL('../../examples/emulator-data.json', import.met
 let defaultData: Promise<EmulatorData> | undefined;
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  // The older options are aliases of points; the points, when given, win.
+  const aliases: Partial<Behaviour> = {};
+  if (options.nextStyle !== undefined) aliases['next-link'] = options.nextStyle;
+  if (options.successStyle !== undefined) aliases['success-body'] = options.successStyle;
+  const behaviour = Object.freeze(resolveBehaviour(options.profile ?? 'lenient', { ...aliases, ...options.behaviour }));
+  const clock = options.clock ?? Date.now;
+  const rateLimiter = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit, clock);
   defaultData ??= readEmulatorData(DEFAULT_DATA_URL);
-  const store = new EmulatorStore(cloneEmulatorData(options.data ?? (await defaultData)));
+  const store = new EmulatorStore(cloneEmulatorData(options.data ?? (await defaultData)), behaviour);
+  const tokens = new TokenBook(store, options.tokenLifetime, clock);
+  const issueToken = (user?: string): string => {
+    const token = tokens.issue(user);
+    if (token === undefined) throw new Error(user === undefined ? 'The emulator has no users.' : `No user with the token or e-mail address ${user}.`);
+    return token;
+  };
   const faults = new FaultList(options.random);
   const counters = createCounters();
   const requestLog: RequestLogEntry[] = [];
@@ -79,12 +114,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       slugDelayMs: options.slugDelayMs ?? 1000,
       maxPageSize: options.maxPageSize ?? 500,
       defaultPageSize: options.defaultPageSize ?? 50,
-      nextStyle: options.nextStyle ?? 'cursor',
+      behaviour,
       baseUrl,
     }),
     latencyMs: options.latencyMs ?? 0,
     idempotency: options.idempotency ?? false,
-    successStyle: options.successStyle ?? 'decided',
+    behaviour,
+    ...(rateLimiter ? { rateLimiter } : {}),
+    tokens,
+    clock,
   });
 
   const server = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
@@ -103,7 +141,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     if (body.kind === 'aborted') return;
     const answer: Answer =
       body.kind === 'ok'
-        ? handleAdmin({ store, counters, faults, resetCounters: resetAll }, req.method ?? 'GET', path, body.body)
+        ? handleAdmin({ store, counters, faults, resetCounters: resetAll, behaviour, issueToken: (user) => tokens.issue(user) }, req.method ?? 'GET', path, body.body)
         : errorAnswer({ status: 413, code: 'payload_too_large', message: 'The request body is over 64 KiB.' }, { connection: 'close' });
     writeAnswer(res, answer);
     if (body.kind === 'too-large' && !body.drained) res.once('finish', () => req.socket.destroy());
@@ -143,7 +181,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults,
     counters,
     requestLog,
+    behaviour,
     resetCounters: resetAll,
+    issueToken,
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         stopping.abort();

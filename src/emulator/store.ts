@@ -3,7 +3,8 @@
  * the caller's token and returns data or a typed failure. Every lookup is a Map; listing reads a
  * per-user list sorted once and kept until that user's memberships or the organisations change.
  */
-import type { Billing, Organisation, SlugAvailability } from '../api/types.js';
+import { BILLING_RESPONSE_FIELD, type Billing, type Organisation, type SlugAvailability } from '../api/types.js';
+import { PROFILES, type Behaviour } from './behaviour.js';
 import { createCursorCodec, type CursorCodec } from './cursor-codec.js';
 import type { EmulatorData } from './data.js';
 import { fail, organisationNotFound, succeed, type StoreResult } from './failure.js';
@@ -55,8 +56,18 @@ export class EmulatorStore {
   private readonly slugs = new Map<string, string>();
   private readonly listings = new Map<string, UserListing>();
   private readonly cursors: CursorCodec = createCursorCodec();
+  /** Channels deleted so far (id -> organisation), for the `gone-channel` point. */
+  private readonly deletedChannels = new Map<string, string>();
+  /** Invitations deleted so far (id -> organisation), for the `repeat-delete` point. */
+  private readonly deletedInvitations = new Map<string, string>();
+  /** Per user token, per organisation: reads left that do not show a new membership yet (`membership-lag`). */
+  private readonly lags = new Map<string, Map<string, number>>();
 
-  constructor(data?: EmulatorData) {
+  /** `behaviour` decides the open points the store plays (billing-put, repeat-delete, gone-channel, non-member-reads, membership-lag). */
+  constructor(
+    data?: EmulatorData,
+    readonly behaviour: Readonly<Behaviour> = PROFILES.lenient,
+  ) {
     if (data) this.load(data);
   }
 
@@ -68,6 +79,9 @@ export class EmulatorStore {
     this.channels.clear();
     this.slugs.clear();
     this.listings.clear();
+    this.deletedChannels.clear();
+    this.deletedInvitations.clear();
+    this.lags.clear();
     for (const org of data.organisations) this.putOrganisation(org);
     for (const user of data.users) this.putUser(user);
     for (const inv of data.invitations ?? []) this.invitations.set(inv.id, { ...inv, pending: inv.pending !== false });
@@ -159,13 +173,18 @@ export class EmulatorStore {
       }
       filter = cursor.filter;
     }
+    let list = this.listingOf(user).matching(filter);
+    // membership-lag: a membership just gained is left out, and this listing counts as one read of it.
+    const hidden = this.consumeListingLag(user, list);
+    if (hidden.size > 0) list = list.filter((org) => !hidden.has(org.id));
+    const member = (id: string) => (hidden.has(id) ? undefined : this.memberOrganisation(user, id));
     const page = paginateOrganisations({
-      list: this.listingOf(user).matching(filter),
-      active: user.active === undefined ? undefined : this.memberOrganisation(user, user.active),
+      list,
+      active: user.active === undefined ? undefined : member(user.active),
       filter,
       limit: query.limit,
       cursor,
-      findMember: (id) => this.memberOrganisation(user, id),
+      findMember: member,
     });
     return succeed({
       organisations: page.organisations,
@@ -175,7 +194,18 @@ export class EmulatorStore {
     });
   }
 
+  /** Reads by identifier: members only, unless `non-member-reads` is readable; a lagging new membership is not seen yet. */
   getOrganisation(token: string, id: string): StoreResult<Organisation> {
+    const user = this.users.get(token);
+    if (!user) return unauthenticated();
+    const org = this.consumeLag(user.token, id) ? undefined : this.memberOrganisation(user, id);
+    if (org) return succeed(org);
+    const other = this.behaviour['non-member-reads'] === 'readable' ? this.organisations.get(id) : undefined;
+    return other ? succeed(other) : organisationNotFound(id);
+  }
+
+  /** The organisation when the user is a member of it (as writes see it: at once, never lagging). */
+  memberOf(token: string, id: string): StoreResult<Organisation> {
     const user = this.users.get(token);
     if (!user) return unauthenticated();
     const org = this.memberOrganisation(user, id);
@@ -198,7 +228,12 @@ export class EmulatorStore {
     if (!org) return organisationNotFound(id);
     const changes = parseBillingUpdate(body);
     if (!changes.ok) return changes;
-    org.billing = { ...(org.billing ?? {}), ...changes.value } satisfies Billing;
+    const kept: Billing = { ...(org.billing ?? {}) };
+    if (this.behaviour['billing-put'] === 'replace') {
+      // A PUT replaces the four updatable fields: one left out of the body is removed.
+      for (const field of Object.values(BILLING_RESPONSE_FIELD)) delete kept[field];
+    }
+    org.billing = { ...kept, ...changes.value } satisfies Billing;
     return succeed(org);
   }
 
@@ -219,7 +254,14 @@ export class EmulatorStore {
       return fail(403, 'invitation_email_mismatch', 'This invitation was sent to another e-mail address.');
     }
     inv.pending = false;
+    const gained = !user.memberships.has(organisationId);
     this.addMembership(user.token, organisationId);
+    const lag = this.behaviour['membership-lag'];
+    if (gained && lag > 0) {
+      let lags = this.lags.get(user.token);
+      if (!lags) this.lags.set(user.token, (lags = new Map()));
+      lags.set(organisationId, lag);
+    }
     return succeed(undefined);
   }
 
@@ -228,8 +270,13 @@ export class EmulatorStore {
     if (!user) return unauthenticated();
     if (!this.memberOrganisation(user, organisationId)) return organisationNotFound(organisationId);
     const inv = this.invitations.get(invitationId);
-    if (!inv || !inv.pending || inv.organisationId !== organisationId) return invitationNotFound(invitationId);
+    if (!inv || !inv.pending || inv.organisationId !== organisationId) {
+      // repeat-delete: an invitation already deleted or accepted may succeed again, as if it had worked.
+      const gone = this.deletedInvitations.get(invitationId) === organisationId || (inv?.organisationId === organisationId && !inv.pending);
+      return gone && this.behaviour['repeat-delete'] === 'success' ? succeed(undefined) : invitationNotFound(invitationId);
+    }
     this.invitations.delete(invitationId);
+    this.deletedInvitations.set(invitationId, organisationId);
     return succeed(undefined);
   }
 
@@ -239,9 +286,13 @@ export class EmulatorStore {
     if (!this.memberOrganisation(user, organisationId)) return organisationNotFound(organisationId);
     const channel = this.channels.get(channelId);
     if (!channel || channel.organisationId !== organisationId) {
+      if (this.behaviour['gone-channel'] === 'gone' && this.deletedChannels.get(channelId) === organisationId) {
+        return fail(410, 'gone', 'This notification channel was deleted.', `channel ${channelId}`);
+      }
       return fail(404, 'channel_not_found', 'No notification channel with this identifier exists in the organisation.', `channel ${channelId}`);
     }
     this.channels.delete(channelId);
+    this.deletedChannels.set(channelId, organisationId);
     return succeed(undefined);
   }
 
@@ -249,6 +300,29 @@ export class EmulatorStore {
 
   private memberOrganisation(user: EmulatorUser, id: string): Organisation | undefined {
     return user.memberships.has(id) ? this.organisations.get(id) : undefined;
+  }
+
+  /** True when this read of `id` by the user must not show the membership yet; counts the read. */
+  private consumeLag(token: string, id: string): boolean {
+    const lags = this.lags.get(token);
+    const left = lags?.get(id);
+    if (!lags || left === undefined) return false;
+    if (left <= 1) lags.delete(id);
+    else lags.set(id, left - 1);
+    if (lags.size === 0) this.lags.delete(token);
+    return true;
+  }
+
+  /** The lagging memberships a listing over `list` must leave out; each one in the list counts a read. */
+  private consumeListingLag(user: EmulatorUser, list: readonly Organisation[]): Set<string> {
+    const lags = this.lags.get(user.token);
+    const hidden = new Set<string>();
+    if (!lags) return hidden;
+    for (const id of [...lags.keys()]) {
+      hidden.add(id);
+      if (list.some((org) => org.id === id)) this.consumeLag(user.token, id);
+    }
+    return hidden;
   }
 
   private listingOf(user: EmulatorUser): UserListing {

@@ -6,6 +6,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { OperationId } from '../../src/api/types.js';
 import { OPERATION_IDS } from '../../src/api/types.js';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.js';
 import { type Contract, loadContract } from '../support/openapi-contract.js';
 
@@ -351,5 +352,115 @@ describe('routing failures (no operation)', () => {
     const wrongMethod = await send('POST', `${ORG}/organisations/org_acme`);
     expect(wrongMethod.operationId).toBeUndefined();
     expect([wrongMethod.status, wrongMethod.json?.code, typeof wrongMethod.json?.message]).toEqual([405, 'method_not_allowed', 'string']);
+  });
+});
+
+describe('the strict profile (every open point at its least convenient answer)', () => {
+  const AT = Date.UTC(2026, 0, 2, 3, 4, 5, 0);
+  const startStrict = (options: EmulatorOptions = {}) => start({ profile: 'strict', clock: () => AT, ...options });
+
+  it('lists without billing, with extra fields, "" for none and pages of 50 whatever the limit, conforming', async () => {
+    await startStrict();
+    const x = await send('GET', `${ORG}/organisations?limit=2`);
+    expectConforming(x, 200);
+    expect(x.json.organisations).toHaveLength(5);
+    expect([x.json.next, x.json.prev, 'billing' in x.json.organisations[0], x.json.organisations[0].region]).toEqual(['', '', false, 'eu-west-1']);
+    const bad = await send('GET', `${ORG}/organisations?limit=ten`);
+    expect(bad.requestProblems).not.toEqual([]);
+    expectConforming(bad, 200);
+  });
+
+  it('pages with absolute links, conforming', async () => {
+    await startStrict({ data: generateEmulatorData({ organisations: 60 }) });
+    const first = await send('GET', `${ORG}/organisations`);
+    expectConforming(first, 200);
+    expect(first.json.next).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/organisations\/v1\/organisations\?cursor=/);
+    const second = await send('GET', new URL(first.json.next).pathname + new URL(first.json.next).search);
+    expectConforming(second, 200);
+    expect([second.json.organisations.length, second.json.next, typeof second.json.prev]).toEqual([10, '', 'string']);
+  });
+
+  it('reads with the update spelling, extra fields, and non-member reads, conforming', async () => {
+    await startStrict();
+    const acme = await send('GET', `${ORG}/organisations/org_acme`);
+    expectConforming(acme, 200);
+    expect(acme.json.billing).toMatchObject({ customerID: 'cus_acme', currency: 'EUR' });
+    const globex = await send('GET', `${ORG}/organisations/org_globex`);
+    expectConforming(globex, 200);
+  });
+
+  it('answers the four shaped successes 204, empty 200, text 200, text 200, conforming', async () => {
+    await startStrict();
+    const active = await send('PUT', `${ORG}/organisations/org_acme/active`);
+    expectConforming(active, 204);
+    const billing = await send('PUT', `${ORG}/organisations/org_acme/billing`, { body: JSON.stringify({ billingEmail: 'b@acme.example' }) });
+    expectConforming(billing, 200);
+    expect(billing.text).toBe('');
+    const accepted = await send('PUT', `${ORG}/organisations/org_globex/invitations/inv_globex_ada/accept`);
+    expectConforming(accepted, 200);
+    expect([accepted.text, accepted.headers['content-type']]).toEqual(['OK', 'text/plain; charset=utf-8']);
+    const deleted = await send('DELETE', `${ORG}/organisations/org_acme/invitations/inv_acme_carol`);
+    expectConforming(deleted, 200);
+    expectConforming(await send('DELETE', `${ORG}/organisations/org_acme/invitations/inv_acme_carol`), 404, 'invitation_not_found');
+  });
+
+  it('hides a fresh membership for two reads (404, then a listing without it), conforming', async () => {
+    await startStrict({ behaviour: { 'non-member-reads': 'refused' } });
+    expectConforming(await send('PUT', `${ORG}/organisations/org_globex/invitations/inv_globex_ada/accept`), 200);
+    expectConforming(await send('GET', `${ORG}/organisations/org_globex`), 404, 'organisation_not_found');
+    const list = await send('GET', `${ORG}/organisations`);
+    expectConforming(list, 200);
+    expect(list.json.totalCount).toBe(5);
+    expectConforming(await send('GET', `${ORG}/organisations/org_globex`), 200);
+  });
+
+  it('answers the gateway HTML 404, then 204, then 410 gone for a channel, conforming', async () => {
+    await startStrict();
+    const path = `${V2}/o/org_acme/notification_channels/chn_acme_email`;
+    const gateway = await send('DELETE', path);
+    expect([gateway.status, gateway.json, gateway.responseProblems]).toEqual([404, undefined, []]);
+    expect(gateway.headers['content-type']).toBe('text/html; charset=utf-8');
+    expectConforming(await send('DELETE', path), 204);
+    expectConforming(await send('DELETE', path), 410, 'gone');
+  });
+
+  it('writes Retry-After as an HTTP date on injected 429 and 503, conforming', async () => {
+    await startStrict();
+    emulator!.faults.add({ fault: { kind: 'status', status: 429, retryAfter: 2 } });
+    emulator!.faults.add({ fault: { kind: 'status', status: 503, retryAfter: 2 } });
+    const limited = await send('GET', `${ORG}/organisations`);
+    expectConforming(limited, 429, 'rate_limited');
+    expect(limited.headers['retry-after']).toBe('Fri, 02 Jan 2026 03:04:07 GMT');
+    expectConforming(await send('GET', `${ORG}/organisations`), 503, 'unavailable');
+  });
+
+  it.each(['ratelimit', 'x-ratelimit'] as const)('carries %s headers on every answer, the rate-limit 429 included, conforming', async (headers) => {
+    await startStrict({ rateLimit: { rps: 5, burst: 2, headers } });
+    const answers = [
+      await send('GET', `${ORG}/organisations/org_acme`),
+      await send('PUT', `${ORG}/organisations/org_acme/active`),
+      await send('GET', `${ORG}/organisations`),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 204, 429]);
+    for (const a of answers) {
+      expect(a.responseProblems).toEqual([]);
+      expect(a.headers[headers === 'ratelimit' ? 'ratelimit' : 'x-ratelimit-remaining']).toBeDefined();
+    }
+    expect(answers[2]!.json.code).toBe('rate_limited');
+    expect(answers[2]!.headers['retry-after']).toBe('Fri, 02 Jan 2026 03:04:06 GMT');
+  });
+
+  it('answers an expired token with a conforming 401 token_expired', async () => {
+    await startStrict({ tokenLifetime: { requests: 1 } });
+    expectConforming(await send('GET', `${ORG}/slug/acme/availability`), 200);
+    const expired = await send('GET', `${ORG}/slug/acme/availability`);
+    expectConforming(expired, 401, 'token_expired');
+    expect(expired.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+  });
+
+  it('would flag a rate-limit header in the wrong form (the header check is real)', () => {
+    const problems = contract.checkResponse('getOrganisation', 200, 'application/json', '{"id":"o","slug":"s"}', { ratelimit: 'remaining=3' });
+    expect(problems).toEqual([expect.stringMatching(/^response header RateLimit: must match pattern/)]);
+    expect(contract.checkResponse('getOrganisations', 429, 'application/json', '{"code":"rate_limited","message":"m"}', { 'retry-after': 'tomorrow' })).not.toEqual([]);
   });
 });

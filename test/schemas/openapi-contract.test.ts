@@ -105,9 +105,11 @@ describe('checkResponse', () => {
     expect(contract.checkResponse('updateBillingDetails', 204, null, '')).toEqual([]);
   });
 
-  it('still checks the body of the decided 200 of updateBillingDetails', () => {
+  it('still checks a JSON body of the decided 200 of updateBillingDetails, and allows an empty or text one (the success-body open point)', () => {
     expect(contract.checkResponse('updateBillingDetails', 200, JSON_TYPE, body({ id: 'x' }))).not.toEqual([]);
-    expect(contract.checkResponse('updateBillingDetails', 200, null, '')[0]).toMatch(/must have a body/);
+    expect(contract.checkResponse('updateBillingDetails', 200, null, '')).toEqual([]);
+    expect(contract.checkResponse('updateBillingDetails', 200, 'text/plain; charset=utf-8', 'OK')).toEqual([]);
+    expect(contract.checkResponse('getOrganisation', 200, null, '')[0]).toMatch(/must have a body/);
   });
 
   it('reports an Error whose code is not one documented for that status, or without message', () => {

@@ -438,9 +438,13 @@ function isJson(type: string): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-/** Turns a query or header string into the JSON value its schema expects, leaving it a string when it is not one. */
+/**
+ * Turns a query or header string into the JSON value its schema expects, leaving it a string when it is not one.
+ * With a union type (`[integer, string]`, as Retry-After's), a string that reads as the non-string type becomes one.
+ */
 function coerce(value: string, schema: Json | undefined): unknown {
-  const type = schema?.type;
+  const types = schema?.type;
+  const type = Array.isArray(types) ? types.find((t) => t === 'integer' || t === 'number' || t === 'boolean') : types;
   if (type === 'integer' && /^[+-]?\d+$/.test(value.trim())) return Number(value);
   if (type === 'number' && value.trim() !== '' && !Number.isNaN(Number(value))) return Number(value);
   if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true';

@@ -5,8 +5,11 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeOverrides, parsePointAssignment, resolveBehaviour, type Behaviour, type ProfileName } from '../../emulator/behaviour.js';
 import { readEmulatorData, type EmulatorData } from '../../emulator/data.js';
-import { startEmulator } from '../../emulator/server.js';
+import { parseRateLimitSpec, type RateLimitHeaderStyle, type RateLimitOptions } from '../../emulator/rate-limit.js';
+import { startEmulator, type EmulatorOptions } from '../../emulator/server.js';
+import type { TokenLifetime } from '../../emulator/tokens.js';
 import { OrgformError, UsageError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 
@@ -17,6 +20,14 @@ interface EmulatorCommandOptions {
   latency?: number;
   slugDelay?: number;
   save?: string;
+  profile?: string;
+  /** NAME=VALUE, as given to --point. */
+  point?: string[];
+  /** RPS[:BURST], as given to --rate-limit. */
+  rateLimit?: string;
+  rateLimitHeaders?: string;
+  tokenLifetimeRequests?: number;
+  tokenLifetimeSeconds?: number;
 }
 
 // src/cli/commands/emulator.ts and dist/cli/commands/emulator.js are both three levels below the package root.
@@ -24,6 +35,7 @@ const DEFAULT_DATA_URL = new URL('../../../examples/emulator-data.json', import.
 
 export async function run(options: Record<string, unknown>, io: CliIO, _args: string[]): Promise<ExitCode> {
   const opts = options as EmulatorCommandOptions;
+  const played = readPlayedOptions(opts);
   const data = await loadData(opts.data === undefined ? DEFAULT_DATA_URL : resolve(io.cwd, opts.data));
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? 4010;
@@ -33,13 +45,16 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
     port,
     latencyMs: opts.latency ?? 0,
     slugDelayMs: opts.slugDelay ?? 1000,
+    ...played,
   }).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof TypeError) throw new UsageError(err.message);
     if (err.code === 'EADDRINUSE') throw new UsageError(`Port ${port} on ${host} is already in use; choose another with --port (0 picks a free one).`);
     throw new OrgformError('CONFIG_IO', `Cannot listen on ${host}:${port}: ${err.message}`, { cause: err });
   });
 
   io.stdout.write(`Organisations emulator listening on ${emulator.url}\n`);
   io.stdout.write(`${describeTokens(data)}\n`);
+  for (const line of describePlayed(played, emulator.behaviour)) io.stdout.write(`${line}\n`);
   io.stdout.write('Press Ctrl+C to stop.\n');
   await waitForAbort(io.signal);
 
@@ -50,6 +65,55 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   }
   if (opts.save !== undefined) io.stdout.write(`Emulator state saved to ${opts.save}\n`);
   return 0;
+}
+
+type PlayedOptions = Pick<EmulatorOptions, 'profile' | 'behaviour' | 'rateLimit' | 'tokenLifetime'>;
+
+/** --profile, --point, --rate-limit(-headers) and --token-lifetime-*, checked; a bad one is a usage error naming what is allowed. */
+export function readPlayedOptions(opts: EmulatorCommandOptions): PlayedOptions {
+  const usage = <T>(read: () => T): T => {
+    try {
+      return read();
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  };
+  const profile = (opts.profile ?? 'lenient') as ProfileName;
+  let behaviour: Partial<Behaviour> = {};
+  for (const text of opts.point ?? []) behaviour = { ...behaviour, ...usage(() => parsePointAssignment(text)) };
+  usage(() => resolveBehaviour(profile, behaviour));
+  const played: PlayedOptions = { profile, behaviour };
+  const headers = (opts.rateLimitHeaders ?? 'none') as RateLimitHeaderStyle;
+  if (opts.rateLimit !== undefined) {
+    const rateLimit: RateLimitOptions = usage(() => parseRateLimitSpec(opts.rateLimit as string));
+    played.rateLimit = headers === 'none' ? rateLimit : { ...rateLimit, headers };
+  } else if (headers !== 'none') {
+    throw new UsageError('--rate-limit-headers needs --rate-limit RPS[:BURST].');
+  }
+  const lifetime: TokenLifetime = {};
+  if (opts.tokenLifetimeRequests !== undefined) lifetime.requests = opts.tokenLifetimeRequests;
+  if (opts.tokenLifetimeSeconds !== undefined) lifetime.seconds = opts.tokenLifetimeSeconds;
+  if (Object.keys(lifetime).length > 0) played.tokenLifetime = lifetime;
+  return played;
+}
+
+/** A line per setting that differs from the plain emulator; none for the defaults. */
+function describePlayed(played: PlayedOptions, behaviour: Behaviour): string[] {
+  const lines: string[] = [];
+  const overrides = describeOverrides(behaviour, played.profile ?? 'lenient');
+  if (played.profile !== 'lenient' || overrides.length > 0) {
+    lines.push(`Behaviour: profile ${played.profile ?? 'lenient'}${overrides.length > 0 ? `, with ${overrides.join(' ')}` : ''}`);
+  }
+  if (played.rateLimit) {
+    const { rps, burst, headers } = played.rateLimit;
+    lines.push(`Rate limit: ${rps} requests/s, burst ${burst ?? Math.max(1, Math.ceil(rps / 4))}, headers ${headers ?? 'none'}`);
+  }
+  if (played.tokenLifetime) {
+    const { requests, seconds } = played.tokenLifetime;
+    const after = [requests === undefined ? '' : `${requests} requests`, seconds === undefined ? '' : `${seconds} s`].filter(Boolean).join(' or ');
+    lines.push(`Tokens expire after ${after}; fresh ones: POST /__emulator/tokens (node scripts/emulator-token.mjs URL)`);
+  }
+  return lines;
 }
 
 async function loadData(file: string | URL): Promise<EmulatorData> {
