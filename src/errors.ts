@@ -3,6 +3,8 @@
  * an optional `cause`, and a message that says what to do next. Nothing here may ever carry
  * a credential: callers redact where the error is made (see api/redact.ts).
  */
+import type { ConfigProblem } from './config/types.js';
+
 export type ErrorCode =
   | 'CONFIG_INVALID'
   | 'CONFIG_IO'
@@ -16,6 +18,8 @@ export type ErrorCode =
   | 'STATE_INVALID'
   | 'STATE_LOCKED'
   | 'INTERRUPTED'
+  | 'RATE_LIMITED'
+  | 'TOKEN_COMMAND_FAILED'
   | 'INTERNAL';
 
 export class OrgformError extends Error {
@@ -41,9 +45,13 @@ export class UsageError extends OrgformError {
 
 /** Invalid desired state: every problem as `FILE:LINE:COL: message`. */
 export class ConfigError extends OrgformError {
-  constructor(message: string, details: readonly string[] = [], options: { cause?: unknown } = {}) {
-    super('CONFIG_INVALID', message, { ...options, details });
+  /** The same problems with their positions, for CI annotations and reports (the details are their text). */
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(message: string, details: readonly string[] = [], options: { cause?: unknown; problems?: readonly ConfigProblem[] } = {}) {
+    super('CONFIG_INVALID', message, { ...(options.cause === undefined ? {} : { cause: options.cause }), details });
     this.name = 'ConfigError';
+    this.problems = options.problems ?? [];
   }
 }
 

@@ -26,6 +26,7 @@ export async function loadDesiredState(flags: SelectionFlags, io: CliIO): Promis
     throw new ConfigError(
       `The configuration has ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}; nothing was read from the service.`,
       result.problems.map(formatProblem),
+      { problems: result.problems },
     );
   }
   const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);

@@ -67,7 +67,10 @@ async function reportFatal(err: unknown, io: CliIO): Promise<number> {
       : 1;
   }
   const { formatError } = await import('./format-error.js');
-  io.stderr.write(formatError(err));
+  // An error may quote the service or the files: in GitHub Actions it is guarded, like all such
+  // text, so that it cannot issue a workflow command (elsewhere guard() leaves it as it is).
+  const { openPipelineOutput } = await import('./pipeline-output.js');
+  io.stderr.write((await openPipelineOutput(io)).guard(formatError(err)));
   return 1;
 }
 

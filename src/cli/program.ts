@@ -3,7 +3,10 @@
  * when that command is chosen, so that `orgform --help` starts about as fast as a bare node.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+// Dependency-free (no imports of its own): the emulator's points, for --point and --help.
+import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../emulator/behaviour.js';
 import type { CliIO, ExitCode } from './io.js';
+import type { ReportSpec } from './pipeline-output.js';
 
 const VERSION = '0.1.0';
 
@@ -28,6 +31,37 @@ function nonNegativeInt(name: string) {
       throw new InvalidArgumentError(`${name} must be a whole number (got "${value}")`);
     }
     return n;
+  };
+}
+
+/** `NAME=VALUE` for `emulator --point`, checked here and collected as given. */
+function pointAssignment(value: string, previous: string[] = []): string[] {
+  try {
+    parsePointAssignment(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return [...previous, value];
+}
+
+/** `RPS[:BURST]` for `emulator --rate-limit`, checked here and passed on as given. */
+function rateLimitSpec(value: string): string {
+  if (!/^[1-9]\d{0,8}(:[1-9]\d{0,8})?$/.test(value)) {
+    throw new InvalidArgumentError(`--rate-limit takes RPS or RPS:BURST, whole numbers of at least 1 (got "${value}")`);
+  }
+  return value;
+}
+
+/** `--report KIND=FILE`, repeatable; only the kinds the command can write. */
+function reportSpec(kinds: readonly ReportSpec['kind'][]) {
+  return (value: string, previous: ReportSpec[] = []): ReportSpec[] => {
+    const at = value.indexOf('=');
+    const kind = value.slice(0, Math.max(0, at)) as ReportSpec['kind'];
+    const path = value.slice(at + 1);
+    if (at < 1 || path === '' || !kinds.includes(kind)) {
+      throw new InvalidArgumentError(`--report must be KIND=FILE with KIND one of ${kinds.join(', ')} (got "${value}")`);
+    }
+    return [...previous, { kind, path }];
   };
 }
 
@@ -76,6 +110,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
 
   files(program.command('validate'))
     .description('check orgs.yaml files offline: no network at all')
+    .option('--report <kind=file>', 'also write the problems as a report: codequality=FILE (GitLab Code Quality); repeatable', reportSpec(['codequality']))
     .action(load('validate'));
 
   connection(files(program.command('plan')))
@@ -87,6 +122,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--detailed-exitcode', 'exit 0 no changes, 1 error, 2 changes present')
     .option('--max-changes <n>', 'exit 1 when the plan has more changes than this', nonNegativeInt('--max-changes'))
+    .option('--report <kind=file>', 'also write codequality=FILE (GitLab Code Quality) or gitlab-terraform=FILE (merge request widget counts); repeatable', reportSpec(['codequality', 'gitlab-terraform']))
     .option('--no-color', 'no colour even on a terminal')
     .action(load('plan'));
 
@@ -132,6 +168,17 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('--latency <ms>', 'added to every request', nonNegativeInt('--latency'), 0)
     .option('--slug-delay <ms>', 'delay of the slug availability check', nonNegativeInt('--slug-delay'), 1000)
     .option('--save <file>', 'write the state to this file on exit')
+    .addOption(new Option('--profile <name>', 'how the points the interface leaves open are played').choices(PROFILE_NAMES).default('lenient'))
+    .option('--point <name=value>', 'set one behaviour point on top of the profile (repeatable; listed below)', pointAssignment)
+    .option('--rate-limit <rps[:burst]>', 'token bucket over service requests; 429 beyond it (burst default ceil(rps/4))', rateLimitSpec)
+    .addOption(
+      new Option('--rate-limit-headers <style>', 'rate-limit headers on every answer (with --rate-limit)')
+        .choices(['none', 'ratelimit', 'x-ratelimit'])
+        .default('none'),
+    )
+    .option('--token-lifetime-requests <n>', 'every token expires after this many service requests', positiveInt('--token-lifetime-requests'))
+    .option('--token-lifetime-seconds <n>', 'every token expires this many seconds after issue (seed tokens: after start)', positiveInt('--token-lifetime-seconds'))
+    .addHelpText('after', () => describeBehaviourHelp())
     .action(load('emulator'));
 
   return program;

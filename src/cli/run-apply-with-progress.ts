@@ -8,6 +8,7 @@ import type { ApplyEvent, ApplySummary } from '../apply/events.js';
 import type { Plan } from '../plan/types.js';
 import type { Journal } from '../state/journal.js';
 import type { CliIO } from './io.js';
+import type { PipelineOutput } from './pipeline-output.js';
 
 /** Where the client's retry events go; the apply view sets the listener. */
 export interface RetryRelay {
@@ -23,6 +24,8 @@ export interface ApplyRunContext {
   service: string;
   color: boolean;
   retries?: RetryRelay;
+  /** In GitHub Actions, the per-change lines are folded in a group and the summary guarded. */
+  pipeline?: Pick<PipelineOutput, 'openSection' | 'closeSection' | 'guard'>;
 }
 
 export async function runApplyWithProgress(plan: Plan, ctx: ApplyRunContext): Promise<ApplySummary> {
@@ -31,6 +34,13 @@ export async function runApplyWithProgress(plan: Plan, ctx: ApplyRunContext): Pr
   const { io } = ctx;
   const flags = { format: ctx.format, parallelism: ctx.parallelism };
   const live = flags.format === 'text' && io.stdout.isTTY === true;
+  // A log (not a terminal, not NDJSON): its per-change lines go in one folded section.
+  const section = flags.format === 'text' && !live ? ctx.pipeline : undefined;
+  let sectionOpen = false;
+  const closeSection = () => {
+    if (sectionOpen && section) io.stdout.write(section.closeSection());
+    sectionOpen = false;
+  };
   let done = 0;
   let failed = 0;
   const started = io.now();
@@ -55,8 +65,13 @@ export async function runApplyWithProgress(plan: Plan, ctx: ApplyRunContext): Pr
       if (event.type === 'interrupted') io.stdout.write(`\r\x1b[2K${view.formatApplyLine(event) ?? ''}\n`);
       return;
     }
+    if (event.type === 'apply-start' && section) {
+      io.stdout.write(section.openSection(`Applying ${total} ${total === 1 ? 'change' : 'changes'}`));
+      sectionOpen = true;
+    }
     const line = view.formatApplyLine(event);
     if (line !== undefined) io.stdout.write(line + '\n');
+    if (event.type === 'apply-end') closeSection();
   };
   // Only bulk applies need it; a handful of changes never comes near the ceiling.
   const governor = plan.changes.length >= 1000 ? (await import('./memory-governor.js')).startMemoryGovernor() : undefined;
@@ -87,7 +102,12 @@ export async function runApplyWithProgress(plan: Plan, ctx: ApplyRunContext): Pr
     if (ctx.retries) ctx.retries.listener = undefined;
     governor?.stop();
     if (ticker) clearInterval(ticker);
+    // Also when the engine failed half-way: a section left open would swallow the rest of the log.
+    closeSection();
   }
-  if (flags.format === 'text') io.stdout.write(view.formatApplySummary(summary, { color: ctx.color }));
+  if (flags.format === 'text') {
+    const text = view.formatApplySummary(summary, { color: ctx.color });
+    io.stdout.write(section ? section.guard(text) : text);
+  }
   return summary;
 }

@@ -1,19 +1,22 @@
 /**
  * The pipeline examples (examples/github-actions/orgform.yml, examples/gitlab-ci.yml): valid YAML,
  * the triggers and guards they promise, and their orgform steps run as written, through bash, with
- * `npx orgform` answered by the built CLI and the service by the emulator. The steps that only talk
- * to GitHub or GitLab are run against fakes of those APIs.
+ * `npx orgform` answered by the built CLI and the service by the emulator, in the environment the
+ * runner gives a step. GitLab's merge request note is posted to a fake of its API; on GitHub the
+ * comment is a standard action's job (its inputs are checked). validators.test.ts runs the real
+ * validators over both files.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { runnerAnnotations } from '../support/github-runner.js';
+import { codeQualityErrors, gitlabTerraformErrors } from '../support/report-schemas.js';
 import { CLI_BIN } from '../support/run-cli.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
@@ -93,16 +96,23 @@ interface GithubRun {
   outputs: Record<string, string>;
 }
 
-/** Runs the job's `run:` steps that call orgform, in order, with the env of workflow, job and step. */
+/** The `run:` steps a test runs: those that call orgform, and the one that composes the comment. */
+const runsHere = (step: Json) => usesOrgform(step.run) || step.name === 'Compose the plan comment';
+
+/**
+ * Runs the job's chosen `run:` steps, in order, with the env of workflow, job and step, and what the
+ * runner sets for every step: GITHUB_ACTIONS, GITHUB_WORKSPACE, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY.
+ */
 async function runGithubOrgformSteps(workflow: Json, job: string): Promise<GithubRun> {
-  const known = { 'secrets.ORGFORM_TOKEN': 'demo-token', 'vars.ORGFORM_BASE_URL': emulator.url };
+  const known = { 'secrets.ORGFORM_TOKEN': 'demo-token', 'vars.ORGFORM_BASE_URL': emulator.url, 'github.event.pull_request.head.sha': '0123456789abcdef' };
   const outputsFile = join(cwd, 'github-output.txt');
   await writeFile(outputsFile, '');
   const results: ShellResult[] = [];
   for (const step of workflow.jobs[job].steps as Json[]) {
-    if (!usesOrgform(step.run)) continue;
+    if (!runsHere(step)) continue;
     const env = { ...expandEnv(workflow.env, known), ...expandEnv(workflow.jobs[job].env, known), ...expandEnv(step.env, known) };
-    results.push(await bash(expand(step.run, known), { ...env, GITHUB_OUTPUT: outputsFile, GITHUB_WORKSPACE: cwd }));
+    const runner = { GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: outputsFile, GITHUB_WORKSPACE: cwd, GITHUB_STEP_SUMMARY: join(cwd, 'step-summary.md') };
+    results.push(await bash(expand(step.run, known), { ...env, ...runner }));
   }
   const outputs = Object.fromEntries(
     (await readFile(outputsFile, 'utf8'))
@@ -113,45 +123,19 @@ async function runGithubOrgformSteps(workflow: Json, job: string): Promise<Githu
   return { results, outputs };
 }
 
-interface Comment {
-  id: number;
-  body: string;
-  user: { type: string };
-}
+/**
+ * The inputs of marocchino/sticky-pull-request-comment (its action.yml, v2): a `with:` key outside
+ * these would be ignored by the action, silently.
+ */
+const STICKY_COMMENT_INPUTS = new Set([
+  'header', 'append', 'recreate', 'delete', 'only_create', 'only_update', 'hide_details', 'hide', 'hide_and_recreate',
+  'hide_classify', 'message', 'path', 'ignore_empty', 'skip_unchanged', 'follow_symbolic_links', 'number', 'owner', 'repo', 'GITHUB_TOKEN',
+]);
 
-/** Runs the actions/github-script step against a fake pull request holding `comments`. */
-async function runCommentStep(workflow: Json, outputs: Record<string, string>, comments: Comment[]): Promise<void> {
-  const step = (workflow.jobs.plan.steps as Json[]).find((s) => String(s.uses).startsWith('actions/github-script@'));
-  const env = expandEnv(step?.env, Object.fromEntries(Object.entries(outputs).map(([k, v]) => [`steps.plan.outputs.${k}`, v])));
-  const github = {
-    paginate: async (list: (p: Json) => Promise<Comment[]>, params: Json) => list(params),
-    rest: {
-      issues: {
-        listComments: async (params: Json) => {
-          expect(params).toMatchObject({ owner: 'acme', repo: 'orgs', issue_number: 7 });
-          return structuredClone(comments);
-        },
-        createComment: async (params: Json) => {
-          comments.push({ id: comments.length + 100, body: params.body, user: { type: 'Bot' } });
-        },
-        updateComment: async (params: Json) => {
-          const comment = comments.find((c) => c.id === params.comment_id);
-          if (!comment) throw new Error('no such comment');
-          comment.body = params.body;
-        },
-      },
-    },
-  };
-  const context = { repo: { owner: 'acme', repo: 'orgs' }, issue: { number: 7 }, payload: { pull_request: { head: { sha: '0123456789abcdef' } } } };
-  const saved = { ...process.env };
-  Object.assign(process.env, env, { GITHUB_WORKSPACE: cwd });
-  try {
-    const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...args: unknown[]) => Promise<void>;
-    await new AsyncFunction('github', 'context', 'require', String(step?.with?.script))(github, context, createRequire(import.meta.url));
-  } finally {
-    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
-    Object.assign(process.env, saved);
-  }
+function commentStep(workflow: Json): Json {
+  const step = (workflow.jobs.plan.steps as Json[]).find((s) => String(s.uses).startsWith('marocchino/sticky-pull-request-comment@'));
+  expect(step).toBeDefined();
+  return step!;
 }
 
 describe('examples/github-actions/orgform.yml', () => {
@@ -165,12 +149,14 @@ describe('examples/github-actions/orgform.yml', () => {
     const orgformSteps = [...workflow.jobs.plan.steps, ...workflow.jobs.apply.steps].filter((s: Json) => usesOrgform(s.run));
     expect(orgformSteps).toHaveLength(2);
     for (const step of orgformSteps) expect(step.env).toEqual({ ORGFORM_TOKEN: '${{ secrets.ORGFORM_TOKEN }}' });
+    // The token reaches no other step.
+    expect(JSON.stringify(workflow).match(/secrets\.ORGFORM_TOKEN/g)).toHaveLength(2);
   });
 
-  it('plan writes Markdown to plan.md and saves plan.bin, takes exit code 2 as success, and the comment step posts one comment, then updates it', async () => {
+  it('plan writes Markdown to plan.md and saves plan.bin, takes exit code 2 as success, and the comment is the plan, posted by a standard action', async () => {
     const workflow = await readYaml(GITHUB_WORKFLOW);
     const { results, outputs } = await runGithubOrgformSteps(workflow, 'plan');
-    expect(results.map((r) => r.code)).toEqual([0]);
+    expect(results.map((r) => r.code)).toEqual([0, 0]);
     expect(outputs).toEqual({ exitcode: '2' });
     const markdown = await readFile(join(cwd, 'plan.md'), 'utf8');
     expect(markdown).toMatch(/^\*\*orgform plan:\*\* 2 to change, 2 to remove, 1 to accept/);
@@ -178,25 +164,30 @@ describe('examples/github-actions/orgform.yml', () => {
     const upload = workflow.jobs.plan.steps.find((s: Json) => String(s.uses).startsWith('actions/upload-artifact@'));
     expect(upload.with.path.split('\n').filter(Boolean)).toEqual(['plan.md', 'plan.bin']);
 
-    const comments: Comment[] = [{ id: 1, body: 'Looks good to me', user: { type: 'User' } }];
-    await runCommentStep(workflow, outputs, comments);
-    await runCommentStep(workflow, outputs, comments);
-    expect(comments).toHaveLength(2);
-    expect(comments[0]?.body).toBe('Looks good to me');
-    expect(comments[1]?.body.startsWith(`<!-- orgform-plan -->\n${markdown}`)).toBe(true);
-    expect(comments[1]?.body).toContain('orgform plan for 0123456');
+    expect(await readFile(join(cwd, 'comment.md'), 'utf8')).toBe(`${markdown}\n<sub>orgform plan for 0123456; re-run on every push.</sub>\n`);
+    const step = commentStep(workflow);
+    expect(step.with).toEqual({ header: 'orgform-plan', path: 'comment.md' });
+    for (const key of Object.keys(step.with)) expect(STICKY_COMMENT_INPUTS.has(key)).toBe(true);
+    expect(step.if).toBe("always() && steps.plan.outcome == 'success'");
+    expect(workflow.jobs.plan.permissions).toEqual({ contents: 'read', 'pull-requests': 'write' });
+
+    // orgform saw GITHUB_ACTIONS: the run's summary page has the plan's counts.
+    expect(await readFile(join(cwd, 'step-summary.md'), 'utf8')).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.**');
   });
 
-  it('when the configuration is broken, plan still lets the comment show the error, and the job then fails', async () => {
+  it('when the configuration is broken, the problem is an annotation on the diff, the comment shows the error, and the job then fails', async () => {
     const workflow = await readYaml(GITHUB_WORKFLOW);
     await writeFile(join(cwd, 'orgs.yaml'), 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: cus_1\n');
     const { results, outputs } = await runGithubOrgformSteps(workflow, 'plan');
-    expect(results.map((r) => r.code)).toEqual([0]);
+    expect(results.map((r) => r.code)).toEqual([0, 0]);
     expect(outputs).toEqual({ exitcode: '1' });
-    const comments: Comment[] = [];
-    await runCommentStep(workflow, outputs, comments);
-    expect(comments[0]?.body).toContain('**orgform plan failed**');
-    expect(comments[0]?.body).toContain('did you mean "customerID"?');
+    // The step's log (plan.err handed back) carries the annotation the runner turns into one on the diff.
+    expect(runnerAnnotations(results[0]!.stderr)).toEqual([expect.objectContaining({ command: 'error', properties: { file: 'orgs.yaml', line: '5', col: '7', title: 'orgform' } })]);
+    const comment = await readFile(join(cwd, 'comment.md'), 'utf8');
+    expect(comment).toMatch(/^\*\*orgform plan failed\*\*\n\n```text\nError: The configuration has 1 problem/);
+    expect(comment).toContain('did you mean "customerID"?');
+    expect(comment).not.toContain('::error');
+    expect(comment).toContain('<sub>orgform plan for 0123456; re-run on every push.</sub>');
     const failStep = workflow.jobs.plan.steps.find((s: Json) => s.name === 'Fail on a plan error');
     expect(failStep).toMatchObject({ if: "steps.plan.outputs.exitcode == '1'", run: 'exit 1' });
   });
@@ -206,6 +197,8 @@ describe('examples/github-actions/orgform.yml', () => {
     const applied = await runGithubOrgformSteps(workflow, 'apply');
     expect(applied.results.map((r) => r.code)).toEqual([0]);
     expect(applied.results[0]?.stdout).toMatch(/Apply complete: 5 applied/);
+    expect(applied.results[0]?.stdout).toMatch(/^::group::Applying 5 changes$/m);
+    expect(await readFile(join(cwd, 'step-summary.md'), 'utf8')).toContain('**Apply complete: 5 applied, 0 already done');
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
     expect(existsSync(join(cwd, '.orgform', 'state.json'))).toBe(true);
 
@@ -281,6 +274,27 @@ describe('examples/gitlab-ci.yml', () => {
     expect(pipeline['orgform-apply'].resource_group).toBe('orgform-apply');
     expect(pipeline['orgform-apply'].interruptible).toBe(false);
     expect(pipeline['orgform-plan'].artifacts.paths).toEqual(['plan.md', 'plan.bin']);
+    // Validate runs in both pipelines: GitLab compares the merge request's Code Quality report with the default branch's.
+    expect(pipeline.stages).toEqual(['validate', 'plan', 'apply']);
+    expect(pipeline['orgform-validate'].rules).toBeUndefined();
+    // Plan does not wait for validate: its note says "failed" rather than keep an older plan.
+    expect(pipeline['orgform-plan'].needs).toEqual([]);
+  });
+
+  it('the validate job writes a Code Quality report, empty when the file is valid, and fails on a problem', async () => {
+    const pipeline = await readYaml(GITLAB_PIPELINE);
+    const script = (pipeline['orgform-validate'].script as string[]).join('\n');
+    const report = join(cwd, pipeline['orgform-validate'].artifacts.reports.codequality);
+    const valid = await bash(script, gitlabEnv(pipeline, gitlab));
+    expect(valid.code).toBe(0);
+    expect(await readFile(report, 'utf8')).toBe('[]\n');
+
+    await writeFile(join(cwd, 'orgs.yaml'), 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: cus_1\n');
+    const invalid = await bash(script, { ...gitlabEnv(pipeline, gitlab), CI_PROJECT_DIR: cwd });
+    expect(invalid.code).toBe(1);
+    const text = await readFile(report, 'utf8');
+    expect(codeQualityErrors(text)).toEqual([]);
+    expect(JSON.parse(text)).toEqual([expect.objectContaining({ severity: 'blocker', location: { path: 'orgs.yaml', lines: { begin: 5 } } })]);
   });
 
   it('the plan job writes the Markdown plan into one merge request note, posted once and then updated, and passes with changes', async () => {
@@ -295,6 +309,9 @@ describe('examples/gitlab-ci.yml', () => {
     const markdown = await readFile(join(cwd, 'plan.md'), 'utf8');
     expect(markdown).toMatch(/^\*\*orgform plan:\*\* 2 to change/);
     expect(existsSync(join(cwd, 'plan.bin'))).toBe(true);
+    const counts = await readFile(join(cwd, pipeline['orgform-plan'].artifacts.reports.terraform), 'utf8');
+    expect(gitlabTerraformErrors(counts)).toEqual([]);
+    expect(JSON.parse(counts)).toEqual({ create: 1, update: 2, delete: 2 });
     expect(gitlab.notes).toHaveLength(2);
     expect(gitlab.notes[0]?.body).toBe('Please double-check acme');
     expect(gitlab.notes[1]?.body.startsWith(`<!-- orgform-plan -->\n${markdown}`)).toBe(true);

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { DesiredState } from '../../config/types.js';
-import { OrgformError, UsageError } from '../../errors.js';
+import { ConfigError, OrgformError, UsageError } from '../../errors.js';
+import type { ApplySummary } from '../../apply/events.js';
 import { checkChangeBudget, describeChangeBudget } from '../../plan/check-change-budget.js';
 import { findStale } from '../../plan/find-stale.js';
 import { parseSavedPlan, type SavedPlan } from '../../plan/saved-plan.js';
@@ -46,6 +47,9 @@ async function hashFiles(paths: string[], cwd: string): Promise<Map<string, stri
   return out;
 }
 
+/** The job summary's view of an apply with nothing to do. */
+const NOTHING_APPLIED: ApplySummary = { total: 0, applied: 0, alreadyDone: 0, skipped: 0, notStarted: 0, failed: 0, interrupted: false, elapsedMs: 0, results: [] };
+
 export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
   const planFile = args[0];
   // With --format json, stdout is for machines: the plan and the question go to stderr.
@@ -61,6 +65,8 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
     throw new UsageError('A saved plan already fixes the files, targets and shard it covers: drop -f, --target and --shard when applying PLANFILE.');
   }
 
+  // GitHub Actions: problems annotated, long output folded, the outcome in the job summary.
+  const pipeline = await (await import('../pipeline-output.js')).openPipelineOutput(io);
   let saved: SavedPlan | undefined;
   let desired: DesiredState;
   let selected: DesiredState;
@@ -74,7 +80,10 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
     saved = parseSavedPlan(text, planFile);
     desired = selected = saved.desired;
   } else {
-    ({ desired, selected } = await loadDesiredState(flags, io));
+    ({ desired, selected } = await loadDesiredState(flags, io).catch(async (err: unknown) => {
+      if (err instanceof ConfigError) await pipeline.annotate((await import('../../render/findings.js')).configFindings(err.problems), human);
+      throw err;
+    }));
   }
 
   // Retries are reported as events of the change they belong to, once the apply view listens.
@@ -116,15 +125,17 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       }
       plan = saved.plan;
     } else if (flags.format === 'text' || !flags.autoApprove) {
-      human.write(await renderPlan(plan, 'text', color && human.isTTY === true));
+      human.write(await pipeline.planSection(plan, await renderPlan(plan, 'text', color && human.isTTY === true)));
     }
 
     if (plan.problems.length > 0) {
+      await pipeline.annotate((await import('../../render/findings.js')).planFindings(plan, selected), human);
       throw new OrgformError('PLAN_UNSAFE', `${plan.problems.length} organisation${plan.problems.length === 1 ? '' : 's'} could not be read, so the plan is incomplete. Nothing was changed. Fix the problems above (or leave those organisations out with --target), then run apply again.`, {
         details: plan.problems.map((p) => p.message),
       });
     }
     if (plan.changes.length === 0) {
+      await pipeline.appendStepSummary(async () => (await import('../../render/render-step-summary.js')).renderApplyStepSummary(NOTHING_APPLIED), human);
       if (flags.format === 'json') {
         // The same events, with the same whole summary, as any other apply: pipelines read them alike.
         const { formatApplyEventJson } = await import('../../render/render-apply-json.js');
@@ -147,7 +158,8 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       }
     }
 
-    const summary = await runApplyWithProgress(plan, { format: flags.format, parallelism: flags.parallelism, io, client, journal, service, color, retries });
+    const summary = await runApplyWithProgress(plan, { format: flags.format, parallelism: flags.parallelism, io, client, journal, service, color, retries, pipeline });
+    await pipeline.appendStepSummary(async () => (await import('../../render/render-step-summary.js')).renderApplyStepSummary(summary), human);
     return summary.failed > 0 || summary.interrupted || summary.notStarted > 0 ? 1 : 0;
   } finally {
     await lock.release();

@@ -6,6 +6,7 @@ import { loadConfig } from '../../config/load-config.js';
 import { countProblems, formatProblem } from '../../config/format-problem.js';
 import type { DesiredState } from '../../config/types.js';
 import type { CliIO, ExitCode } from '../io.js';
+import type { ReportSpec } from '../pipeline-output.js';
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -26,13 +27,20 @@ export function summarise(state: DesiredState): string {
 
 export async function run(options: Record<string, unknown>, io: CliIO, _args: string[]): Promise<ExitCode> {
   const files = Array.isArray(options.file) ? options.file.map(String) : [];
+  const reports = (Array.isArray(options.report) ? options.report : []) as ReportSpec[];
   const result = await loadConfig(files, { cwd: io.cwd, env: io.env });
+  const { openPipelineOutput, writeReports } = await import('../pipeline-output.js');
+  const pipeline = await openPipelineOutput(io);
+  const findings = result.ok ? [] : (await import('../../render/findings.js')).configFindings(result.problems);
+  await writeReports(reports, { findings, defaultFile: files[0] ?? 'orgs.yaml' }, io);
   if (result.ok) {
     io.stdout.write(`${summarise(result.state)}\n`);
     return 0;
   }
   const lines = result.problems.map(formatProblem);
   const fileCount = new Set(result.problems.map((p) => p.file)).size;
-  io.stderr.write(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`);
+  // The listing quotes the file's own text: guarded, so that it cannot issue a workflow command.
+  io.stderr.write(pipeline.guard(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`));
+  await pipeline.annotate(findings, io.stderr);
   return 1;
 }

@@ -1,0 +1,259 @@
+/**
+ * orgform in CI, end to end: validate, plan and apply run as in a GitHub Actions job
+ * (GITHUB_ACTIONS=true, GITHUB_STEP_SUMMARY, GITHUB_WORKSPACE) and with GitLab's --report files,
+ * against the emulator over loopback. Workflow commands are read back the way the runner reads
+ * them (test/support/github-runner.ts), so a test fails if outside text could issue one.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readEmulatorData } from '../../src/emulator/data.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
+import { codeQualityErrors, gitlabTerraformErrors } from '../support/report-schemas.js';
+import { runCli, spawnCli } from '../support/run-cli.js';
+import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
+
+const MISSPELLED = 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: cus_1\n';
+
+/** The environment of a GitHub Actions step whose workspace is `cwd`, its summary file in it. */
+function githubEnv(cwd: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd, GITHUB_STEP_SUMMARY: join(cwd, 'step-summary.md'), ...extra };
+}
+
+/** Commands other than orgform's own (groups, their guards, annotations) are never acceptable. */
+function unexpectedCommands(output: string): string[] {
+  const ours = /^(group|endgroup|stop-commands|error|warning|[0-9a-f]{32})$/;
+  return runnerCommands(output)
+    .map((c) => c.command)
+    .filter((c) => !ours.test(c));
+}
+
+describe('validate in GitHub Actions', () => {
+  it('prints an ::error annotation at the misspelled field, relative to the workspace', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': MISSPELLED });
+    const result = await runCli(['validate'], { cwd, env: githubEnv(cwd) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('::error file=orgs.yaml,line=5,col=7,title=orgform::unknown key "customerId"; did you mean "customerID"?');
+    const [annotation, ...others] = runnerAnnotations(result.stderr);
+    expect(others).toEqual([]);
+    expect(annotation?.properties).toEqual({ file: 'orgs.yaml', line: '5', col: '7', title: 'orgform' });
+    // The usual listing is still there, for people reading the log.
+    expect(result.stderr).toContain('orgs.yaml:5:7: unknown key "customerId"');
+    expect(result.stdout).toBe('');
+  });
+
+  it('annotates a file in a subdirectory by its path in the repository, and one outside it as given', async () => {
+    const root = await makeWorkspace({ 'team/orgs.yaml': MISSPELLED });
+    const outside = await makeWorkspace({ 'other.yaml': MISSPELLED.replace('acme', 'other') });
+    const result = await runCli(['validate', '-f', 'orgs.yaml', '-f', join(outside, 'other.yaml')], { cwd: join(root, 'team'), env: githubEnv(root) });
+    expect(runnerAnnotations(result.stderr).map((a) => a.properties.file)).toEqual(['team/orgs.yaml', join(outside, 'other.yaml')]);
+  });
+
+  it('writes nothing for GitHub outside GitHub Actions', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': MISSPELLED });
+    const result = await runCli(['validate'], { cwd, env: {} });
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toContain('::');
+    expect(result.stderr).toBe('orgs.yaml:5:7: unknown key "customerId"; did you mean "customerID"? (orgs files use the update spelling: customerID, subscriptionID, platformID)\n1 problem in 1 file.\n');
+  });
+
+  it('keeps a key that holds workflow commands inert, in the listing and in the annotation', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    "x ##[set-output name=pwned;]1": {}\n    "::add-mask::y": 1\n' });
+    const result = await runCli(['validate'], { cwd, env: githubEnv(cwd) });
+    expect(result.code).toBe(1);
+    expect(runnerAnnotations(result.stderr).length).toBeGreaterThan(0);
+    expect(unexpectedCommands(result.stderr)).toEqual([]);
+  });
+});
+
+describe('validate --report codequality', () => {
+  it('writes the problems as a GitLab Code Quality report, paths relative to CI_PROJECT_DIR', async () => {
+    const root = await makeWorkspace({ 'config/orgs.yaml': MISSPELLED });
+    const cwd = join(root, 'config');
+    const result = await runCli(['validate', '--report', 'codequality=../gl-code-quality-report.json'], { cwd, env: { CI_PROJECT_DIR: root } });
+    expect(result.code).toBe(1);
+    const text = await readFile(join(root, 'gl-code-quality-report.json'), 'utf8');
+    expect(codeQualityErrors(text)).toEqual([]);
+    expect(JSON.parse(text)).toEqual([
+      expect.objectContaining({ check_name: 'orgform/config', severity: 'blocker', location: { path: 'config/orgs.yaml', lines: { begin: 5 } } }),
+    ]);
+  });
+
+  it('writes an empty report for a valid file, and refuses reports it cannot write', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': MATCHING_CONFIG });
+    const ok = await runCli(['validate', '--report', 'codequality=cq.json'], { cwd, env: {} });
+    expect(ok.code).toBe(0);
+    expect(await readFile(join(cwd, 'cq.json'), 'utf8')).toBe('[]\n');
+    await writeFile(join(cwd, 'file'), 'x');
+    const unwritable = await runCli(['validate', '--report', 'codequality=file/cq.json'], { cwd, env: {} });
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.stderr).toMatch(/Cannot write file\/cq\.json/);
+  });
+
+  it('accepts only the kinds a command can write', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': MATCHING_CONFIG });
+    for (const value of ['gitlab-terraform=x.json', 'junit=x.xml', 'codequality', 'codequality=']) {
+      const result = await runCli(['validate', '--report', value], { cwd, env: {} });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('--report must be KIND=FILE with KIND one of codequality');
+    }
+  });
+});
+
+describe('plan in GitHub Actions', () => {
+  it('appends a Markdown summary naming the changed organisations, and folds the plan in a group', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG, 'step-summary.md': '### an earlier step\n' });
+    const result = await runCli(['plan', '--detailed-exitcode'], { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(result.code).toBe(2);
+    const summary = await readFile(join(cwd, 'step-summary.md'), 'utf8');
+    expect(summary.startsWith('### an earlier step\n### orgform plan\n')).toBe(true);
+    expect(summary).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.** · 1 unchanged');
+    expect(summary).toContain('- acme: 3 changes\n- globex: 1 change\n- activeOrganisation → acme');
+    expect(result.stdout.startsWith('::group::Plan: 2 to change, 2 to remove, 1 to accept.\n::stop-commands::')).toBe(true);
+    expect(runnerCommands(result.stdout).map((c) => c.command)).toEqual(['group', 'stop-commands', expect.stringMatching(/^[0-9a-f]{32}$/), 'endgroup']);
+    expect(result.stdout).toContain('organisations.globex.invitations.accept.inv_globex_ada');
+  });
+
+  it('annotates an organisation that could not be read at its key, and writes both GitLab reports', async () => {
+    const config = 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n  nowhere-inc: {}\n';
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': config });
+    const args = ['plan', '--report', 'codequality=cq.json', '--report', 'gitlab-terraform=tf.json'];
+    const result = await runCli(args, { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(result.code).toBe(1);
+    const [annotation] = runnerAnnotations(result.stdout);
+    expect(annotation).toMatchObject({ command: 'error', properties: { file: 'orgs.yaml', line: '6', col: '3' } });
+    expect(annotation?.data).toMatch(/nowhere-inc/);
+    expect(await readFile(join(cwd, 'step-summary.md'), 'utf8')).toContain('**Problems (1):**');
+
+    const codeQuality = await readFile(join(cwd, 'cq.json'), 'utf8');
+    expect(codeQualityErrors(codeQuality)).toEqual([]);
+    expect(JSON.parse(codeQuality)).toEqual([expect.objectContaining({ check_name: 'orgform/plan', severity: 'critical', location: { path: 'orgs.yaml', lines: { begin: 6 } } })]);
+    const counts = await readFile(join(cwd, 'tf.json'), 'utf8');
+    expect(gitlabTerraformErrors(counts)).toEqual([]);
+    expect(JSON.parse(counts)).toEqual({ create: 0, update: 1, delete: 0 });
+  });
+
+  it('keeps stdout clean for --format markdown and json: annotations go to stderr', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  nowhere-inc: {}\n' });
+    for (const format of ['markdown', 'json']) {
+      const result = await runCli(['plan', '--format', format], { cwd, env: { ...env, ...githubEnv(cwd) } });
+      expect(result.code).toBe(1);
+      expect(result.stdout).not.toMatch(/^::/m);
+      expect(runnerAnnotations(result.stderr).map((a) => a.properties.line)).toEqual(['3']);
+    }
+  });
+
+  it('annotates configuration problems before refusing, and writes the Code Quality report but no counts', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': MISSPELLED });
+    const args = ['plan', '--report', 'codequality=cq.json', '--report', 'gitlab-terraform=tf.json'];
+    const result = await runCli(args, { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(result.code).toBe(1);
+    expect(runnerAnnotations(result.stdout)).toEqual([expect.objectContaining({ command: 'error', properties: { file: 'orgs.yaml', line: '5', col: '7', title: 'orgform' } })]);
+    expect(result.stderr).toMatch(/The configuration has 1 problem/);
+    expect(JSON.parse(await readFile(join(cwd, 'cq.json'), 'utf8'))).toHaveLength(1);
+    expect(existsSync(join(cwd, 'tf.json'))).toBe(false);
+    expect(existsSync(join(cwd, 'step-summary.md'))).toBe(false);
+    expect(emulator.counters.total).toBe(0);
+  });
+
+  it('warns when the summary cannot be written, and keeps the plan’s output and exit code', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    await mkdir(join(cwd, 'a-directory'));
+    const plain = await runCli(['plan', '--detailed-exitcode'], { cwd, env: { ...env, GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd } });
+    for (const summary of [join(cwd, 'a-directory'), join(cwd, 'missing', 'summary.md')]) {
+      const result = await runCli(['plan', '--detailed-exitcode'], { cwd, env: { ...env, GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd, GITHUB_STEP_SUMMARY: summary } });
+      expect(result.code).toBe(2);
+      const [warning, ...more] = runnerAnnotations(result.stdout);
+      expect(more).toEqual([]);
+      expect(warning).toMatchObject({ command: 'warning', properties: { title: 'orgform' } });
+      expect(warning?.data).toMatch(/^Could not append the job summary to GITHUB_STEP_SUMMARY \(.+\): E[A-Z]+\. Nothing else is affected\.$/);
+      expect(result.stderr).toBe(plain.stderr);
+      // The same plan, the same lines (the guard's token is drawn anew each run).
+      const lines = (text: string) => text.split('\n').filter((l) => !/^::(stop-commands::)?[0-9a-f]{32}|^::warning/.test(l));
+      expect(lines(result.stdout)).toEqual(lines(plain.stdout));
+    }
+    const outside = await runCli(['plan'], { cwd, env: { ...env, GITHUB_STEP_SUMMARY: join(cwd, 'a-directory') } });
+    expect(outside.code).toBe(0);
+    expect(outside.stdout).toMatch(/^Warning: Could not append the job summary/m);
+  });
+});
+
+describe('apply in GitHub Actions', () => {
+  it('folds the per-change lines, summarises the outcome with the failures in full, and lets no service text issue a command or show the token', async () => {
+    const token = `canary-${Date.now()}-0123456789`;
+    const data = await readEmulatorData(new URL('../../examples/emulator-data.json', import.meta.url));
+    data.users[0]!.token = token;
+    // What the service holds and answers is outside text: a billing e-mail and an Error body that
+    // try both kinds of workflow command, with a line break.
+    const hostile = 'billing@acme.example\n::set-output name=pwned::1 ##[set-output name=pwned;]2';
+    const acme = data.organisations.find((o) => o.id === 'org_acme')!;
+    acme.billing = { ...acme.billing, billingEmail: hostile };
+    const { cwd, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { data });
+    emulator.faults.add({
+      operation: 'acceptInvitation',
+      fault: { kind: 'status', status: 422, contentType: 'application/json', body: JSON.stringify({ code: 'validation_failed', message: `no\n::add-mask::x ##[stop-commands]y`, cause: `Bearer ${token}` }) },
+    });
+    const env = { ORGFORM_TOKEN: token, ORGFORM_BASE_URL: emulator.url, ...githubEnv(cwd) };
+
+    const plan = await runCli(['plan'], { cwd, env });
+    expect(plan.stdout).toContain('::set-output name=pwned::1');
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+    expect(result.code).toBe(1);
+
+    const summary = await readFile(join(cwd, 'step-summary.md'), 'utf8');
+    expect(summary).toContain('### orgform plan');
+    expect(summary).toContain('### orgform apply');
+    expect(summary).toContain('| ✗ failed | 1 |');
+    expect(summary).toContain(
+      [
+        '#### Failures (1)',
+        '',
+        '- **globex**: organisations.globex.invitations.accept.inv\\_globex\\_ada',
+        '  - operation: acceptInvitation (HTTP 422)',
+        // (the client already makes a line break in an Error body a space)
+        '  - error: validation\\_failed: no ::add-mask::x \\#\\#\\[stop-commands\\]y',
+        '  - cause: Bearer \\[REDACTED\\]',
+      ].join('\n'),
+    );
+    expect(summary).toMatch(/- acme: \d changes applied/);
+
+    const commands = runnerCommands(result.stdout).map((c) => c.command);
+    expect(commands.filter((c) => c === 'group')).toHaveLength(2);
+    expect(result.stdout).toMatch(/::group::Applying 5 changes\n::stop-commands::[0-9a-f]{32}\n/);
+    for (const output of [plan.stdout, plan.stderr, result.stdout, result.stderr]) {
+      expect(unexpectedCommands(output)).toEqual([]);
+      expect(output).not.toContain(token);
+    }
+    expect(summary).not.toContain(token);
+  });
+
+  it('annotates configuration problems before refusing, and appends "No changes" when there is nothing to do', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': MISSPELLED });
+    const refused = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(refused.code).toBe(1);
+    expect(runnerAnnotations(refused.stdout).map((a) => a.properties)).toEqual([{ file: 'orgs.yaml', line: '5', col: '7', title: 'orgform' }]);
+
+    await writeFile(join(cwd, 'orgs.yaml'), MATCHING_CONFIG);
+    const nothing = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(nothing.code).toBe(0);
+    expect(await readFile(join(cwd, 'step-summary.md'), 'utf8')).toContain('### orgform apply\n\n**No changes. Your organisations match the configuration.**');
+  });
+});
+
+describe('a fatal error in GitHub Actions', () => {
+  it('as a process, quotes the service’s Error body guarded, so that it cannot issue a workflow command', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const body = JSON.stringify({ code: 'bad_request', message: 'nope ##[set-output name=pwned;]1 ::add-mask::x' });
+    emulator.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'status', status: 400, contentType: 'application/json', body } });
+    const inGithub = await spawnCli(['plan'], { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(inGithub.code).toBe(1);
+    expect(inGithub.stderr).toContain('##[set-output name=pwned;]1');
+    expect(runnerCommands(inGithub.stderr).map((c) => c.command)).toEqual(['stop-commands', expect.stringMatching(/^[0-9a-f]{32}$/)]);
+    // Elsewhere the message is as it always was (and would have been a command in a runner).
+    const elsewhere = await spawnCli(['plan'], { cwd, env });
+    expect(elsewhere.stderr).not.toContain('::stop-commands::');
+    expect(runnerCommands(elsewhere.stderr).map((c) => c.command)).toEqual(['set-output']);
+  });
+});
