@@ -24,6 +24,8 @@ export interface ApplyOptions {
   now?: () => number;
   /** Waits between re-reads inside a change (a membership that takes a moment to show); injected in tests. */
   sleep?: (ms: number) => Promise<void>;
+  /** First step of those waits, doubling; the retry policy's base (ORGFORM_RETRY_BASE_MS). */
+  backoffBaseMs?: number;
 }
 
 const ONE_SHOT = new Set<Change['kind']>(['accept-invitation', 'revoke-invitation', 'remove-channel']);
@@ -93,7 +95,10 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
     inFlight += 1;
     emit({ type: 'change-start', address: change.address, organisation: change.organisation.slug, kind: change.kind, at: t0 });
     try {
-      const result = await executeChange(change, options.client, options.sleep === undefined ? {} : { sleep: options.sleep });
+      const result = await executeChange(change, options.client, {
+        ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+        ...(options.backoffBaseMs === undefined ? {} : { backoffBaseMs: options.backoffBaseMs }),
+      });
       if (key !== undefined && ONE_SHOT.has(change.kind)) {
         await options.journal.record(options.service, key, {
           kind: change.kind,

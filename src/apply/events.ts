@@ -49,6 +49,12 @@ export type ApplyEvent =
   | { type: 'change-retry'; address: string; attempt: number; delayMs: number; status?: number; errorCode?: string; at: number }
   | ({ type: 'change-end'; at: number } & ChangeResult)
   | { type: 'interrupted'; at: number; inFlight: number }
+  /**
+   * The shared request rate changed for a reason people should see: a 429 paused everyone and cut
+   * the rate, the service announced its limit, its quota ran out, or only 429s came back for so long
+   * that the run stops. From the client, not the engine; `rps` undefined while nothing limits it.
+   */
+  | { type: 'rate'; at: number; reason: 'throttled' | 'announced' | 'quota-empty' | 'stalled'; rps?: number; pausedMs: number; waiting: number }
   | { type: 'apply-end'; at: number; summary: ApplySummary };
 
 export interface ApplySummary {

@@ -33,12 +33,22 @@ export class ChangeFailedError extends Error {
 export interface ExecuteOptions {
   /** Waits between the re-reads that give a just-joined membership time to show; injected in tests. */
   sleep?: (ms: number) => Promise<void>;
+  /** First step of those waits, doubling (the retry policy's base: ORGFORM_RETRY_BASE_MS). */
+  backoffBaseMs?: number;
 }
 
-/** Backoff of the re-reads after an accept: a service may take a moment to show a new membership. */
-const SETTLE_DELAYS_MS = [250, 500, 1000, 2000];
-/** Backoff of the retries of a 404 that did not come from the service (no Error body: a proxy or gateway). */
-const FOREIGN_404_DELAYS_MS = [500, 1000];
+export const DEFAULT_BACKOFF_BASE_MS = 250;
+
+/** Re-reads after an accept: a service may take a moment to show a new membership (4 waits, doubling). */
+const SETTLE_STEPS = [1, 2, 4, 8];
+/** Retries of a 404 that did not come from the service (no Error body: a proxy or gateway). */
+const FOREIGN_404_STEPS = [2, 4];
+
+interface Waits {
+  sleep: (ms: number) => Promise<void>;
+  settle: number[];
+  foreign404: number[];
+}
 
 const defaultSleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
@@ -60,11 +70,11 @@ async function isMember(client: OrganisationsClient, organisationId: string, slu
 }
 
 /** Retries `attempt` while it says no, for a membership or organisation that may not show at once. */
-async function settle<T extends { ok: boolean }>(attempt: () => Promise<T>, sleep: (ms: number) => Promise<void>): Promise<T> {
+async function settle<T extends { ok: boolean }>(attempt: () => Promise<T>, waits: Waits): Promise<T> {
   let result = await attempt();
-  for (const delay of SETTLE_DELAYS_MS) {
+  for (const delay of waits.settle) {
     if (result.ok) break;
-    await sleep(delay);
+    await waits.sleep(delay);
     result = await attempt();
   }
   return result;
@@ -76,7 +86,8 @@ function isServiceNotFound(err: unknown): boolean {
 }
 
 export async function executeChange(change: Change, client: OrganisationsClient, options: ExecuteOptions = {}): Promise<ExecutionResult> {
-  const sleep = options.sleep ?? defaultSleep;
+  const base = options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS;
+  const waits: Waits = { sleep: options.sleep ?? defaultSleep, settle: SETTLE_STEPS.map((n) => n * base), foreign404: FOREIGN_404_STEPS.map((n) => n * base) };
   const orgId = change.organisation.id;
   const slug = change.organisation.slug;
   const target = change.targetId ?? '';
@@ -84,7 +95,7 @@ export async function executeChange(change: Change, client: OrganisationsClient,
   const label = change.address;
   switch (change.kind) {
     case 'billing': {
-      const request = change.request ?? (await billingAfterJoin(change, client, sleep));
+      const request = change.request ?? (await billingAfterJoin(change, client, waits));
       if (request === undefined) return { outcome: 'already-done', reason: 'the billing read after joining already holds the declared values' };
       await client.updateBillingDetails(orgId, request, { idempotencyKey: randomUUID(), label });
       return { outcome: 'applied' };
@@ -95,11 +106,10 @@ export async function executeChange(change: Change, client: OrganisationsClient,
     case 'accept-invitation':
       try {
         await client.acceptInvitation(orgId, target, { idempotencyKey: randomUUID(), label });
-        return { outcome: 'applied' };
       } catch (err) {
         if (!isNotFound(err) && !(err instanceof TransportError)) throw err;
         // The first attempt may have been applied and its answer lost: membership tells.
-        const member = await settle(() => isMember(client, orgId, slug), sleep);
+        const member = await settle(() => isMember(client, orgId, slug), waits);
         if (member.ok) return { outcome: 'already-done', reason: 'the invitation is no longer pending and you are a member of the organisation' };
         throw new ChangeFailedError(
           'acceptInvitation',
@@ -107,9 +117,13 @@ export async function executeChange(change: Change, client: OrganisationsClient,
           err,
         );
       }
+      // Wait (bounded) until the listing shows the membership, so that the next plan, which takes
+      // membership from the listing, agrees with what was just done. Accepted either way.
+      await settle(() => isMember(client, orgId, slug), waits);
+      return { outcome: 'applied' };
     case 'revoke-invitation':
     case 'remove-channel':
-      return deleteTarget(change, client, sleep);
+      return deleteTarget(change, client, waits);
     default: {
       const unreachable: never = change.kind;
       throw new Error(`unknown change kind ${String(unreachable)}`);
@@ -117,7 +131,7 @@ export async function executeChange(change: Change, client: OrganisationsClient,
   }
 }
 
-async function deleteTarget(change: Change, client: OrganisationsClient, sleep: (ms: number) => Promise<void>): Promise<ExecutionResult> {
+async function deleteTarget(change: Change, client: OrganisationsClient, waits: Waits): Promise<ExecutionResult> {
   const orgId = change.organisation.id;
   const target = change.targetId ?? '';
   const label = change.address;
@@ -132,9 +146,9 @@ async function deleteTarget(change: Change, client: OrganisationsClient, sleep: 
       if (!isNotFound(err)) throw err;
       if (!isServiceNotFound(err)) {
         // No Error body: a proxy or gateway answered, not the service. Nothing says the target is gone.
-        const delay = FOREIGN_404_DELAYS_MS[retry];
+        const delay = waits.foreign404[retry];
         if (delay !== undefined) {
-          await sleep(delay);
+          await waits.sleep(delay);
           continue;
         }
         throw new ChangeFailedError(
@@ -160,7 +174,7 @@ async function deleteTarget(change: Change, client: OrganisationsClient, sleep: 
  * The billing body of an organisation joined by this apply: read it now that the accept has
  * succeeded, and put the declared fields over what was read. Undefined when nothing differs.
  */
-async function billingAfterJoin(change: Change, client: OrganisationsClient, sleep: (ms: number) => Promise<void>): Promise<BillingUpdate | undefined> {
+async function billingAfterJoin(change: Change, client: OrganisationsClient, waits: Waits): Promise<BillingUpdate | undefined> {
   const orgId = change.organisation.id;
   const declared = change.declared;
   if (declared === undefined) throw new Error(`plan change ${change.address} has neither a request nor declared values`);
@@ -171,7 +185,7 @@ async function billingAfterJoin(change: Change, client: OrganisationsClient, sle
       if (isNotFound(err) || isForbidden(err)) return { ok: false as const, err };
       throw err;
     }
-  }, sleep).catch((err: unknown) => ({ ok: false as const, err }));
+  }, waits).catch((err: unknown) => ({ ok: false as const, err }));
   // Starts with the underlying error's message, so that the views show the service's answer and then this.
   const failed = (why: string, err?: unknown) =>
     new ChangeFailedError(

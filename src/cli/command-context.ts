@@ -5,11 +5,15 @@
 import { dirname, join, resolve } from 'node:path';
 import type { OrganisationsClient } from '../api/client.js';
 import type { RetryEvent } from '../api/dispatcher.js';
+import type { RateEvent } from '../api/rate-limiter.js';
+import type { JwtExpiry } from '../api/read-jwt-expiry.js';
+import type { TokenSource } from '../api/token-source.js';
 import type { DesiredState } from '../config/types.js';
-import { ConfigError, UsageError } from '../errors.js';
+import { ConfigError, isOrgformError, UsageError, type OrgformError } from '../errors.js';
 import { parseShard, selectOrganisations } from '../plan/select-organisations.js';
 import { resolveConnection, type ConnectionFlags } from './connection.js';
 import type { CliIO } from './io.js';
+import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
 
 export interface SelectionFlags {
   file?: string[];
@@ -44,24 +48,89 @@ function envInt(io: CliIO, name: string, min: number): number | undefined {
   return n;
 }
 
+/** The first backoff step (ORGFORM_RETRY_BASE_MS), also used by apply's re-reads after an accept. */
+export function retryBaseMs(io: CliIO): number | undefined {
+  return envInt(io, 'ORGFORM_RETRY_BASE_MS', 1);
+}
+
+/** ORGFORM_MAX_RPS, or undefined when unset; anything but a positive number is a usage error. */
+function envMaxRps(io: CliIO): number | undefined {
+  const raw = io.env.ORGFORM_MAX_RPS;
+  if (raw === undefined || raw === '') return undefined;
+  const n = parseMaxRps(raw);
+  if (n === undefined) throw new UsageError(`ORGFORM_MAX_RPS must be ${MAX_RPS_FORM} (got "${raw}").`);
+  return n;
+}
+
+export interface ClientHooks {
+  onRetry?: (event: RetryEvent) => void;
+  /** The shared rate changed for a reason worth showing (a 429, an announced limit), or gave up. */
+  onRate?: (event: RateEvent) => void;
+  /** Told once when the run cannot go on: only 429s for too long, or the token command failed part way. */
+  onHalt?: (error: OrgformError) => void;
+  /** When a fixed token is a JWT: its expiry (never the token itself). */
+  onTokenExpiry?: (expiry: JwtExpiry) => void;
+}
+
 /**
  * The client, with the request budget tunable from the environment for slow services and tests:
  * ORGFORM_REQUEST_TIMEOUT_MS (each request, retries included), ORGFORM_MAX_ATTEMPTS,
- * ORGFORM_RETRY_BASE_MS (first backoff step).
+ * ORGFORM_RETRY_BASE_MS (first backoff step), ORGFORM_NO_PROGRESS_TIMEOUT_MS (only 429s for this
+ * long ends the run); the rate cap from --max-rps or ORGFORM_MAX_RPS. With a token command, the
+ * command runs here, before any request: when it fails, nothing is sent.
  */
 export async function openClient(
-  flags: ConnectionFlags & { parallelism?: number },
+  flags: ConnectionFlags & { parallelism?: number; maxRps?: number },
   io: CliIO,
-  hooks: { onRetry?: (event: RetryEvent) => void } = {},
+  hooks: ClientHooks = {},
 ): Promise<OrganisationsClient> {
   const connection = await resolveConnection(flags, io);
   const totalMs = envInt(io, 'ORGFORM_REQUEST_TIMEOUT_MS', 100);
   const maxAttempts = envInt(io, 'ORGFORM_MAX_ATTEMPTS', 1);
   const baseDelayMs = envInt(io, 'ORGFORM_RETRY_BASE_MS', 1);
-  const { createClient } = await import('../api/client.js');
+  const maxRps = flags.maxRps ?? envMaxRps(io);
+  const noProgressMs = envInt(io, 'ORGFORM_NO_PROGRESS_TIMEOUT_MS', 1);
+  const [{ createClient }, { fixedTokenSource, commandTokenSource }, { RateLimitStalledError, DEFAULT_NO_PROGRESS_MS }] = await Promise.all([
+    import('../api/client.js'),
+    import('../api/token-source.js'),
+    import('../api/rate-limiter.js'),
+  ]);
+  let tokens: TokenSource;
+  if (connection.tokenCommand !== undefined) {
+    const command = connection.tokenCommand;
+    const { runTokenCommand } = await import('./run-token-command.js');
+    let runs = 0;
+    const source: TokenSource = commandTokenSource({
+      now: io.now,
+      obtain: async () => {
+        const when = runs === 0 ? 'start' : 'refresh';
+        runs += 1;
+        try {
+          return await runTokenCommand(command, { env: io.env, cwd: io.cwd, secrets: source.secrets, when });
+        } catch (err) {
+          if (when === 'refresh' && isOrgformError(err)) hooks.onHalt?.(err);
+          throw err;
+        }
+      },
+    });
+    tokens = source;
+    // It runs at the start: a command that fails or prints nothing stops here, before any request.
+    await tokens.current();
+  } else {
+    tokens = fixedTokenSource(connection.token);
+    const { readJwtExpiry } = await import('../api/read-jwt-expiry.js');
+    const expiry = readJwtExpiry(connection.token);
+    if (expiry) hooks.onTokenExpiry?.(expiry);
+  }
   return createClient({
     baseUrl: connection.baseUrl,
-    token: connection.token,
+    tokens,
+    ...(maxRps === undefined ? {} : { maxRps }),
+    ...(noProgressMs === undefined ? {} : { noProgressMs }),
+    onRate: (event) => {
+      hooks.onRate?.(event);
+      if (event.reason === 'stalled') hooks.onHalt?.(new RateLimitStalledError(noProgressMs ?? DEFAULT_NO_PROGRESS_MS));
+    },
     ...(hooks.onRetry === undefined ? {} : { onRetry: hooks.onRetry }),
     ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),
     retryPolicy: {

@@ -176,6 +176,8 @@ export class EmulatorStore {
     let list = this.listingOf(user).matching(filter);
     // membership-lag: a membership just gained is left out, and this listing counts as one read of it.
     const hidden = this.consumeListingLag(user, list);
+    // Rule 2 holds whatever the lag: the active organisation is always the first item.
+    if (user.active !== undefined) hidden.delete(user.active);
     if (hidden.size > 0) list = list.filter((org) => !hidden.has(org.id));
     const member = (id: string) => (hidden.has(id) ? undefined : this.memberOrganisation(user, id));
     const page = paginateOrganisations({

@@ -1,20 +1,25 @@
 /**
- * `orgform apply` end to end against the emulator over loopback HTTP.
+ * `orgform apply` end to end against the emulator over loopback HTTP, under every profile of the
+ * matrix (lenient: the project's answers to the interface's open points; strict: the hardest
+ * plausible answer of each).
  */
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ProfileName } from '../../src/emulator/behaviour.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { acquireLock } from '../../src/state/lock.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
 
 let emulator: Emulator;
+let profile: ProfileName;
 
 async function setup(config = CHANGING_CONFIG, options: Parameters<typeof startEmulator>[0] = {}) {
-  const world = await setupEmulatorWorkspace({ 'orgs.yaml': config }, options);
+  const world = await setupEmulatorWorkspace({ 'orgs.yaml': config }, { profile, ...options });
   emulator = world.emulator;
   return world;
 }
@@ -22,7 +27,11 @@ async function setup(config = CHANGING_CONFIG, options: Parameters<typeof startE
 const org = (id: string) => emulator.store.dump().organisations.find((o) => o.id === id);
 const user = () => emulator.store.dump().users.find((u) => u.token === 'demo-token');
 
-describe('orgform apply', () => {
+describe.each(MATRIX_PROFILES)('orgform apply (%s)', (name) => {
+  beforeEach(() => {
+    profile = name;
+  });
+
   it('applies every change with --auto-approve, and the next plan shows No changes', async () => {
     const { cwd, env } = await setup();
     const result = await runCli(['apply', '--auto-approve'], { cwd, env });
@@ -172,7 +181,8 @@ describe('orgform apply', () => {
   it('keeps going after a failure, names it, exits 1, and a second run retries only what is left', async () => {
     const { cwd, env } = await setup();
     emulator.faults.add({ operation: 'updateBillingDetails', times: Infinity, fault: { kind: 'status', status: 500 } });
-    const first = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env } });
+    // Short backoff: the retries of the 500s are not what this test is about (it runs under both profiles).
+    const first = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ORGFORM_RETRY_BASE_MS: '5' } });
     expect(first.code).toBe(1);
     expect(first.stdout).toMatch(/organisations\.acme\.billing/);
     expect(first.stdout).toMatch(/updateBillingDetails/);

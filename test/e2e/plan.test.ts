@@ -1,25 +1,34 @@
 /**
- * `orgform plan` end to end against the emulator over loopback HTTP.
+ * `orgform plan` end to end against the emulator over loopback HTTP, under every profile of the
+ * matrix (lenient: the project's answers to the interface's open points; strict: the hardest
+ * plausible answer of each).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ProfileName } from '../../src/emulator/behaviour.js';
 import type { Emulator } from '../../src/emulator/server.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 let emulator: Emulator;
+let profile: ProfileName;
 
 async function setup(config: string) {
-  const world = await setupEmulatorWorkspace({ 'orgs.yaml': config });
+  const world = await setupEmulatorWorkspace({ 'orgs.yaml': config }, { profile });
   emulator = world.emulator;
   return world;
 }
 
-describe('orgform plan', () => {
+describe.each(MATRIX_PROFILES)('orgform plan (%s)', (name) => {
+  beforeEach(() => {
+    profile = name;
+  });
+
   it('says No changes and exits 0 with --detailed-exitcode when the file matches the service', async () => {
     const { cwd, env } = await setup(MATCHING_CONFIG);
     const result = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
@@ -133,6 +142,35 @@ organisations:
     expect(JSON.stringify(saved)).not.toContain('demo-token');
   });
 
+  it('says what to do, and not that orgform has a bug, when --out cannot be written', async () => {
+    const { cwd, env } = await setup(CHANGING_CONFIG);
+    await writeFile(join(cwd, 'not-a-directory'), 'x');
+    const result = await runCli(['plan', '--out', 'not-a-directory/plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toMatch(/bug in orgform/);
+    expect(result.stderr).toMatch(/Cannot write not-a-directory\/plan\.json/);
+    expect(result.stderr).toMatch(/choose another --out/);
+  });
+
+  it('refuses a token given on the command line', async () => {
+    const { cwd, env } = await setup(MATCHING_CONFIG);
+    const result = await runCli(['plan', '--token', 'demo-token'], { cwd, env: { ORGFORM_BASE_URL: env.ORGFORM_BASE_URL } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/Refusing --token/);
+    expect(emulator.counters.total).toBe(0);
+  });
+
+  it('reads the token from --token-file', async () => {
+    const { env } = await setup(MATCHING_CONFIG);
+    const cwd = await makeWorkspace({ 'orgs.yaml': MATCHING_CONFIG, 'token.txt': 'demo-token\n' });
+    const result = await runCli(['plan', '--token-file', 'token.txt'], { cwd, env: { ORGFORM_BASE_URL: env.ORGFORM_BASE_URL } });
+    expect(result.code).toBe(0);
+  });
+});
+
+// No open point is in play here (nothing listens; an interrupt while the listing is on its way),
+// and each spawns the built CLI: run once, against the lenient emulator.
+describe('orgform plan as a process', () => {
   it('as a process, says the service refuses connections after its retries, and exits 1 rather than vanishing', async () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': MATCHING_CONFIG });
     // A port that was free a moment ago: nothing listens there.
@@ -160,34 +198,13 @@ organisations:
     expect(result.stderr).toMatch(/Interrupted \(SIGINT\): stopping now/);
     expect(result.stdout).toBe('');
   });
-
-  it('says what to do, and not that orgform has a bug, when --out cannot be written', async () => {
-    const { cwd, env } = await setup(CHANGING_CONFIG);
-    await writeFile(join(cwd, 'not-a-directory'), 'x');
-    const result = await runCli(['plan', '--out', 'not-a-directory/plan.json'], { cwd, env });
-    expect(result.code).toBe(1);
-    expect(result.stderr).not.toMatch(/bug in orgform/);
-    expect(result.stderr).toMatch(/Cannot write not-a-directory\/plan\.json/);
-    expect(result.stderr).toMatch(/choose another --out/);
-  });
-
-  it('refuses a token given on the command line', async () => {
-    const { cwd, env } = await setup(MATCHING_CONFIG);
-    const result = await runCli(['plan', '--token', 'demo-token'], { cwd, env: { ORGFORM_BASE_URL: env.ORGFORM_BASE_URL } });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/Refusing --token/);
-    expect(emulator.counters.total).toBe(0);
-  });
-
-  it('reads the token from --token-file', async () => {
-    const { env } = await setup(MATCHING_CONFIG);
-    const cwd = await makeWorkspace({ 'orgs.yaml': MATCHING_CONFIG, 'token.txt': 'demo-token\n' });
-    const result = await runCli(['plan', '--token-file', 'token.txt'], { cwd, env: { ORGFORM_BASE_URL: env.ORGFORM_BASE_URL } });
-    expect(result.code).toBe(0);
-  });
 });
 
-describe('orgform plan --max-changes', () => {
+describe.each(MATRIX_PROFILES)('orgform plan --max-changes (%s)', (name) => {
+  beforeEach(() => {
+    profile = name;
+  });
+
   it('shows the budget and exits 1 when the plan is over it', async () => {
     const { cwd, env } = await setup(CHANGING_CONFIG);
     const result = await runCli(['plan', '--max-changes', '3'], { cwd, env });

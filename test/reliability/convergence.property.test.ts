@@ -9,6 +9,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli, type CliResult } from '../support/run-cli.js';
 import { makeWorkspace } from '../support/workspace.js';
 import { canaryToken, LeakScanner, signalChild, STACK_LINE, waitFor } from './support.js';
@@ -32,13 +33,15 @@ const scenarioArb = smallWorldArb(token).chain((world) =>
   fc.record({ world: fc.constant(world), desired: desiredArb(world, token), faults: faultScheduleArb(), seed: fc.integer() }),
 );
 
-describe('convergence', () => {
+// Under every profile of the matrix: the answers to the interface's open points (billing PUT that
+// replaces, pages of 50, lagging memberships, 410 for gone channels, ...) are the emulator's too.
+describe.each(MATRIX_PROFILES)('convergence (%s)', (profile) => {
   it('case 24: with random faults on reads and every kind of write, apply converges over random worlds: each declared change exactly once, nothing undeclared touched, then No changes', async () => {
     let applies = 0;
     let faultsHit = 0;
     await fc.assert(
       fc.asyncProperty(scenarioArb, async ({ world, desired, faults }) => {
-        const emulator = await startEmulator({ data: world, slugDelayMs: 0 });
+        const emulator = await startEmulator({ data: world, slugDelayMs: 0, profile });
         emulators.push(emulator);
         try {
           const cwd = await makeWorkspace({ 'orgs.yaml': configFor(desired) });
@@ -82,7 +85,7 @@ describe('convergence', () => {
     let kills = 0;
     await fc.assert(
       fc.asyncProperty(scenarioArb, fc.noBias(fc.record({ requests: fc.integer({ min: 0, max: 20 }), extraMs: fc.integer({ min: 0, max: 15 }) })), async ({ world, desired, faults }, killAt) => {
-        const emulator = await startEmulator({ data: world, slugDelayMs: 0, latencyMs: 10 });
+        const emulator = await startEmulator({ data: world, slugDelayMs: 0, latencyMs: 10, profile });
         emulators.push(emulator);
         try {
           const cwd = await makeWorkspace({ 'orgs.yaml': configFor(desired) });

@@ -14,7 +14,8 @@ import { findStale } from '../../plan/find-stale.js';
 import { parseSavedPlan, type SavedPlan } from '../../plan/saved-plan.js';
 import { Journal } from '../../state/journal.js';
 import { acquireLock } from '../../state/lock.js';
-import { loadDesiredState, openClient, serviceKey, statePathFor, useColor } from '../command-context.js';
+import type { JwtExpiry } from '../../api/read-jwt-expiry.js';
+import { loadDesiredState, openClient, retryBaseMs, serviceKey, statePathFor, useColor } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { readAnswer } from '../read-answer.js';
 import { runApplyWithProgress, type RetryRelay } from '../run-apply-with-progress.js';
@@ -25,6 +26,8 @@ export interface ApplyFlags {
   baseUrl?: string;
   tokenFile?: string;
   token?: string;
+  tokenCommand?: string;
+  maxRps?: number;
   parallelism: number;
   format: 'text' | 'json';
   autoApprove?: boolean;
@@ -47,11 +50,26 @@ async function hashFiles(paths: string[], cwd: string): Promise<Map<string, stri
   return out;
 }
 
+/**
+ * ORGFORM_PROGRESS_INTERVAL_MS: the first interval between progress lines of a long apply in a log
+ * (default 5 s); tests shorten it. Read before anything is done, so a bad value changes nothing.
+ */
+function progressIntervalFromEnv(io: CliIO): number | undefined {
+  const raw = io.env.ORGFORM_PROGRESS_INTERVAL_MS;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 10) {
+    throw new UsageError(`ORGFORM_PROGRESS_INTERVAL_MS must be a whole number of at least 10 (got "${raw}").`);
+  }
+  return n;
+}
+
 /** The job summary's view of an apply with nothing to do. */
 const NOTHING_APPLIED: ApplySummary = { total: 0, applied: 0, alreadyDone: 0, skipped: 0, notStarted: 0, failed: 0, interrupted: false, elapsedMs: 0, results: [] };
 
 export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
   const planFile = args[0];
+  const progressIntervalMs = progressIntervalFromEnv(io);
   // With --format json, stdout is for machines: the plan and the question go to stderr.
   const human = flags.format === 'json' ? io.stderr : io.stdout;
   const interactive = io.stdin.isTTY === true && human.isTTY === true;
@@ -88,7 +106,22 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
 
   // Retries are reported as events of the change they belong to, once the apply view listens.
   const retries: RetryRelay = {};
-  const client = await openClient(flags, io, { onRetry: (event) => retries.listener?.(event) });
+  // When the run cannot go on (only 429s for too long, the token command failed part way), nothing
+  // new starts, what is in flight finishes, the journal keeps what was done, and this says why.
+  const stopper = new AbortController();
+  let halted: OrgformError | undefined;
+  let tokenExpiry: JwtExpiry | undefined;
+  const client = await openClient(flags, io, {
+    onRetry: (event) => retries.listener?.(event),
+    onRate: (event) => retries.rate?.(event),
+    onHalt: (err) => {
+      halted ??= err;
+      stopper.abort();
+    },
+    onTokenExpiry: (expiry) => {
+      tokenExpiry = expiry;
+    },
+  });
   const service = serviceKey(client);
   if (saved && saved.baseUrl !== service) {
     await client.close();
@@ -125,7 +158,14 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       }
       plan = saved.plan;
     } else if (flags.format === 'text' || !flags.autoApprove) {
-      human.write(await pipeline.planSection(plan, await renderPlan(plan, 'text', color && human.isTTY === true)));
+      // In a log, a long plan is a digest (counts, the first changes, where to see them all): it is
+      // the apply's record, not its review, and the whole would bury the apply's own output.
+      const { COMPACT_THRESHOLD } = await import('../../render/compact-threshold.js');
+      const text =
+        human.isTTY !== true && plan.changes.length > COMPACT_THRESHOLD
+          ? (await import('../../render/render-plan-digest.js')).renderPlanDigest(plan, { color: false })
+          : await renderPlan(plan, 'text', color && human.isTTY === true);
+      human.write(await pipeline.planSection(plan, text));
     }
 
     if (plan.problems.length > 0) {
@@ -150,6 +190,12 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
     const overBudget = checkChangeBudget(plan, flags.maxChanges);
     if (overBudget) throw overBudget;
     if (flags.maxChanges !== undefined && flags.format === 'text') io.stdout.write(describeChangeBudget(plan, flags.maxChanges));
+    if (tokenExpiry) {
+      // A fixed JWT that runs out part way fails what is left with 401s: say so before starting.
+      const { ASSUMED_RPS, tokenExpiryWarning } = await import('../token-expiry-warning.js');
+      const warning = tokenExpiryWarning({ expiresAt: tokenExpiry.expiresAt, now: io.now(), changes: plan.changes.length, rps: client.rateStatus().rps ?? ASSUMED_RPS });
+      if (warning) io.stderr.write(`${warning}\n`);
+    }
     if (!saved && !flags.autoApprove) {
       const answer = await readAnswer(`\nDo you want to perform these ${plan.changes.length} changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `, io, human);
       if (answer !== 'yes') {
@@ -158,7 +204,25 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       }
     }
 
-    const summary = await runApplyWithProgress(plan, { format: flags.format, parallelism: flags.parallelism, io, client, journal, service, color, retries, pipeline });
+    const summary = await runApplyWithProgress(plan, {
+      format: flags.format,
+      parallelism: flags.parallelism,
+      io,
+      client,
+      journal,
+      service,
+      color,
+      retries,
+      pipeline,
+      backoffBaseMs: retryBaseMs(io),
+      ...(progressIntervalMs === undefined ? {} : { progressIntervalMs }),
+      requestRate: () => client.rateStatus().rps,
+      stop: stopper.signal,
+    });
+    if (halted) {
+      const { formatError } = await import('../format-error.js');
+      io.stderr.write(formatError(halted));
+    }
     await pipeline.appendStepSummary(async () => (await import('../../render/render-step-summary.js')).renderApplyStepSummary(summary), human);
     return summary.failed > 0 || summary.interrupted || summary.notStarted > 0 ? 1 : 0;
   } finally {
