@@ -2,12 +2,16 @@
  * The orgs.yaml that describes organisations as the service holds them: every organisation by slug
  * with its id, the billing fields that have a value (request spelling, fixed order), and the active
  * organisation. Deterministic, with no timestamp, so that exporting again gives the same bytes and a
- * diff in git shows only real changes. Pure.
+ * diff in git shows only real changes. Built as a yaml Document (strings written by safeStringTags,
+ * so that the loader reads back exactly what the service holds). Pure.
  */
+import { Document, Pair, Scalar, YAMLMap } from 'yaml';
 import type { Organisation } from '../api/types.js';
 import { BILLING_UPDATE_FIELDS } from '../api/types.js';
 import { escapeInterpolation } from '../config/interpolate.js';
-import { formatYamlString, quoteYamlString } from './format-yaml-string.js';
+import { SUPPORTED_VERSION } from '../config/types.js';
+import { quoteYamlString } from './format-yaml-string.js';
+import { safeStringTags } from './safe-string-tags.js';
 import { selectExportable } from './select-exportable.js';
 
 export interface RenderExportOptions {
@@ -23,33 +27,57 @@ export interface RenderExportOptions {
 export const DEFAULT_SCHEMA_PATH = './node_modules/orgform/schemas/orgs.schema.json';
 
 /** A value as the loader reads it back: `${` would otherwise be taken for an environment variable. */
-function value(text: string): string {
-  return formatYamlString(escapeInterpolation(text));
+function value(text: string): Scalar<string> {
+  return new Scalar(escapeInterpolation(text));
+}
+
+/** `key: node`; keys are slugs and field names, which the loader never interpolates. */
+function pair(key: string, node: unknown): Pair<Scalar<string>, unknown> {
+  return new Pair(new Scalar(key), node);
 }
 
 export function renderExport(orgs: readonly Organisation[], activeId: string | null, options: RenderExportOptions = {}): string {
   const { organisations, leftOut, activeSlug } = selectExportable(orgs, activeId);
   const from = options.baseUrl === undefined ? '' : ` from ${options.baseUrl.replace(/[\s\u0000-\u001f\u007f-\u009f]/g, '')}`;
   const which = options.filter === undefined ? '' : ` (only organisations matching ${quoteYamlString(options.filter)})`;
-  const lines = [
-    `# yaml-language-server: $schema=${options.schema ?? DEFAULT_SCHEMA_PATH}`,
-    `# Written by \`orgform export\`${from}${which}.`,
-    '# Each organisation is matched by its id; billing lists the fields the service has a value for.',
-    '# Edit, then run `orgform plan` to see what applying the edits would change.',
+  // Comment text follows the "#" as written: hence the leading space of each line.
+  const header = [
+    ` yaml-language-server: $schema=${options.schema ?? DEFAULT_SCHEMA_PATH}`,
+    ` Written by \`orgform export\`${from}${which}.`,
+    ' Each organisation is matched by its id; billing lists the fields the service has a value for.',
+    ' Edit, then run `orgform plan` to see what applying the edits would change.',
   ];
   if (leftOut.length > 0) {
-    lines.push('# Left out, because orgs.yaml cannot declare them:');
-    for (const org of leftOut) lines.push(`#   ${quoteYamlString(org.slug)} (id ${quoteYamlString(org.id)}): ${org.reason}`);
+    header.push(' Left out, because orgs.yaml cannot declare them:');
+    for (const org of leftOut) header.push(`   ${quoteYamlString(org.slug)} (id ${quoteYamlString(org.id)}): ${org.reason}`);
   }
-  lines.push('version: 1');
-  if (activeSlug !== null) lines.push(`activeOrganisation: ${value(activeSlug)}`);
-  lines.push(organisations.length === 0 ? 'organisations: {}' : 'organisations:');
+
+  const root = new YAMLMap<Scalar<string>, unknown>();
+  // On the root rather than the document: yaml puts a blank line after a document's own comment.
+  root.commentBefore = header.join('\n');
+  root.add(pair('version', new Scalar(SUPPORTED_VERSION)));
+  if (activeSlug !== null) root.add(pair('activeOrganisation', value(activeSlug)));
+  const declared = new YAMLMap<Scalar<string>, unknown>();
+  root.add(pair('organisations', declared));
   for (const org of organisations) {
-    lines.push(`  ${formatYamlString(org.slug)}:`, `    id: ${value(org.id)}`);
-    for (const note of org.leftOutFields) lines.push(`    # Left out: ${note}`);
+    const node = new YAMLMap<Scalar<string>, unknown>();
+    node.add(pair('id', value(org.id)));
+    const notes = org.leftOutFields.map((note) => ` Left out: ${note}`).join('\n');
     const fields = BILLING_UPDATE_FIELDS.filter((field) => org.billing[field] !== undefined);
-    if (fields.length > 0) lines.push('    billing:');
-    for (const field of fields) lines.push(`      ${field}: ${value(org.billing[field] as string)}`);
+    if (fields.length > 0) {
+      const billing = new YAMLMap<Scalar<string>, unknown>();
+      for (const field of fields) billing.add(pair(field, value(org.billing[field] as string)));
+      const key = new Scalar('billing');
+      if (notes !== '') key.commentBefore = notes;
+      node.add(new Pair(key, billing));
+    } else if (notes !== '') {
+      node.comment = notes;
+    }
+    declared.add(pair(org.slug, node));
   }
-  return lines.join('\n') + '\n';
+
+  const doc = new Document(null, { version: '1.2', customTags: safeStringTags });
+  doc.contents = root;
+  // An empty `organisations` map is written `{}`, which the loader reads as no organisations.
+  return doc.toString({ lineWidth: 0, indent: 2 });
 }

@@ -6,7 +6,7 @@
  */
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { checkIdentifier } from '../api/encode-segment.js';
-import { BILLING_UPDATE_FIELDS, type BillingUpdate, type Organisation } from '../api/types.js';
+import { BILLING_UPDATE_FIELDS, type BillingUpdate, type BillingUpdateField, type Organisation } from '../api/types.js';
 import { observeBilling } from '../state/observe-billing.js';
 import { formatYamlString, quoteYamlString } from './format-yaml-string.js';
 
@@ -66,6 +66,13 @@ function whyIdCannotBeWritten(id: string): string | undefined {
   return undefined;
 }
 
+/** Why orgs.yaml cannot declare this billing value as the service holds it, or undefined when it can. */
+export function whyBillingCannotBeWritten(field: BillingUpdateField, value: string): string | undefined {
+  if (LONE_SURROGATE.test(value)) return 'not valid Unicode';
+  if (field === 'billingEmail' && !EMAIL.test(value)) return 'not an e-mail address that orgs.yaml accepts';
+  return undefined;
+}
+
 function pickBilling(org: Organisation): { billing: BillingUpdate; leftOutFields: string[] } {
   const billing: BillingUpdate = {};
   const leftOutFields: string[] = [];
@@ -75,8 +82,8 @@ function pickBilling(org: Organisation): { billing: BillingUpdate; leftOutFields
   for (const field of BILLING_UPDATE_FIELDS) {
     const value = observed.values[field];
     if (value === null || value === '') continue;
-    if (LONE_SURROGATE.test(value)) leftOutFields.push(`${field} ${quoteYamlString(value)}: not valid Unicode`);
-    else if (field === 'billingEmail' && !EMAIL.test(value)) leftOutFields.push(`${field} ${quoteYamlString(value)}: not an e-mail address that orgs.yaml accepts`);
+    const why = whyBillingCannotBeWritten(field, value);
+    if (why !== undefined) leftOutFields.push(`${field} ${quoteYamlString(value)}: ${why}`);
     else billing[field] = value;
   }
   return { billing, leftOutFields };

@@ -1,17 +1,21 @@
 /**
- * `orgform export`: the current state of every organisation you belong to, as an orgs.yaml. Wiring
- * only: what the file says is decided in export/render-export.ts.
+ * `orgform export`: the current state of every organisation you belong to, as an orgs.yaml; or,
+ * with -f (or --diff, --write), the orgs.yaml you have brought in line with the service, in place.
+ * Wiring only: what a new file says is decided in export/render-export.ts, what changes in an
+ * existing one in export/update-document.ts.
  */
-import { lstat } from 'node:fs/promises';
-import pLimit from 'p-limit';
+import { createHash } from 'node:crypto';
+import { lstat, readFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
-import type { OrganisationsClient } from '../../api/client.js';
-import type { Organisation } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
+import { createFilePatch } from '../../export/create-file-patch.js';
+import { describeUpdates } from '../../export/describe-updates.js';
 import { quoteYamlString } from '../../export/format-yaml-string.js';
+import { readOrganisations } from '../../export/read-organisations.js';
 import { DEFAULT_SCHEMA_PATH, renderExport } from '../../export/render-export.js';
 import { selectExportable } from '../../export/select-exportable.js';
-import { openClient, serviceKey } from '../command-context.js';
+import { updateDocument } from '../../export/update-document.js';
+import { loadDesiredState, openClient, serviceKey } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { writeFileAtomically } from '../write-file-atomically.js';
 
@@ -23,6 +27,11 @@ export interface ExportFlags {
   out?: string;
   filter?: string;
   force?: boolean;
+  /** The orgs.yaml files to update (default ./orgs.yaml once --diff or --write is given). */
+  file?: string[];
+  diff?: boolean;
+  write?: boolean;
+  detailedExitcode?: boolean;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -35,56 +44,29 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/**
- * Every organisation (all pages) and the active one's id, or null when the listing cannot tell.
- * Only id, slug and billing are kept. A listing may leave billing out: those organisations are read
- * by id, `parallelism` at a time, so that the file never says "no billing" for billing not seen.
- */
-async function readOrganisations(client: OrganisationsClient, filter: string | undefined, parallelism: number): Promise<{ organisations: Organisation[]; activeId: string | null }> {
-  const organisations: Organisation[] = [];
-  let activeId: string | null = null;
-  let first = true;
-  for await (const page of client.listOrganisationPages(filter === undefined ? {} : { filter })) {
-    // Interface rule 2: unfiltered, the first item of the first page is the active organisation.
-    if (first && filter === undefined) activeId = page.organisations[0]?.id ?? null;
-    first = false;
-    for (const org of page.organisations) organisations.push({ id: org.id, slug: org.slug, ...(org.billing === undefined ? {} : { billing: org.billing }) });
-  }
-  if (filter !== undefined) {
-    for await (const page of client.listOrganisationPages({ pageSize: 1 })) {
-      activeId = page.organisations[0]?.id ?? null;
-      break;
-    }
-  }
-  const limit = pLimit(parallelism);
-  await Promise.all(
-    organisations.map((org, i) =>
-      org.billing !== undefined
-        ? undefined
-        : limit(async () => {
-            const read = await client.getOrganisation(org.id);
-            organisations[i] = { id: org.id, slug: org.slug, ...(read.billing === undefined ? {} : { billing: read.billing }) };
-          }),
-    ),
-  );
-  return { organisations, activeId };
-}
-
 /** The schema as the yaml-language-server resolves it: relative to the file, in node_modules of the working directory. */
 function schemaPathFor(out: string, cwd: string): string {
   const path = relative(dirname(out), resolve(cwd, DEFAULT_SCHEMA_PATH)).split(sep).join('/');
   return path.startsWith('../') ? path : `./${path}`;
 }
 
-export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
+/** --out as an absolute path, refused when it exists and --force was not given (before any request). */
+async function outPath(flags: ExportFlags, io: CliIO): Promise<string | undefined> {
   const out = flags.out === undefined ? undefined : resolve(io.cwd, flags.out);
   if (out !== undefined && !flags.force && (await exists(out))) {
     throw new UsageError(`${flags.out} already exists. Nothing was written. Pass --force to overwrite it, or choose another --out.`);
   }
+  return out;
+}
+
+export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
+  if (flags.file !== undefined || flags.diff === true || flags.write === true) return updateInPlace(flags, io);
+  if (flags.detailedExitcode) throw new UsageError('--detailed-exitcode compares the service with a file: add -f FILE (and --diff or --write).');
+  const out = await outPath(flags, io);
   const filter = flags.filter === '' ? undefined : flags.filter;
   const client = await openClient(flags, io);
   try {
-    const { organisations, activeId } = await readOrganisations(client, filter, flags.parallelism);
+    const { organisations, activeId } = await readOrganisations(client, { ...(filter !== undefined && { filter }), parallelism: flags.parallelism });
     const text = renderExport(organisations, activeId, {
       baseUrl: serviceKey(client),
       ...(filter !== undefined && { filter }),
@@ -110,4 +92,53 @@ export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
   } finally {
     await client.close();
   }
+}
+
+/** The SHA-256 that the loader recorded: the file is updated only as it was validated. */
+function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+async function updateInPlace(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
+  if (flags.filter !== undefined) throw new UsageError('--filter does not combine with -f, --diff or --write: the file says which organisations to compare. Leave out --filter.');
+  if (flags.out !== undefined && (flags.write || flags.diff)) throw new UsageError('--out writes the updated file elsewhere; it does not combine with --diff or --write. Use one of them.');
+  const out = await outPath(flags, io);
+  // Validated as plan reads them: an invalid file is every problem as FILE:LINE:COL, before any request.
+  const { desired } = await loadDesiredState({ ...(flags.file !== undefined && { file: flags.file }) }, io);
+  const files = desired.files;
+  if (files.length > 1 && !flags.diff && !flags.write) {
+    throw new UsageError(`${files.length} files were read (${files.map((f) => f.path).join(', ')}): pass --diff to see the changes as one patch, or --write to update them.`);
+  }
+  const texts = await Promise.all(
+    files.map(async (file) => {
+      const bytes = await readFile(resolve(io.cwd, file.path));
+      if (sha256(bytes) !== file.sha256) throw new UsageError(`${file.path} changed while export was reading it. Nothing was written; run export again.`);
+      return bytes.toString('utf8');
+    }),
+  );
+  // Billing is read by id only where the file declares some (by the organisation's id or slug).
+  const withBilling = new Set(desired.organisations.filter((o) => o.billing !== undefined).flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
+  const client = await openClient(flags, io);
+  let live;
+  try {
+    live = await readOrganisations(client, { parallelism: flags.parallelism, needsBilling: (o) => withBilling.has(`id:${o.id}`) || withBilling.has(`slug:${o.slug}`) });
+  } finally {
+    await client.close();
+  }
+  const updates = files.map((file, i) => ({ path: file.path, before: texts[i] as string, ...updateDocument(file.path, texts[i] as string, live, io.env) }));
+  for (const update of updates) for (const warning of update.warnings) io.stderr.write(`Warning: ${warning}.\n`);
+  const changed = updates.filter((u) => u.text !== u.before);
+  if (flags.diff) {
+    for (const u of changed) io.stdout.write(createFilePatch(relative(io.cwd, resolve(io.cwd, u.path)).split(sep).join('/'), u.before, u.text));
+  }
+  if (flags.write) for (const u of changed) await writeFileAtomically(resolve(io.cwd, u.path), u.text, u.path);
+  if (!flags.diff && !flags.write) {
+    if (out === undefined) io.stdout.write(updates[0]?.text ?? '');
+    else await writeFileAtomically(out, updates[0]?.text ?? '', flags.out);
+  }
+  const declared = new Set(desired.organisations.flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
+  const undeclared = live.organisations.filter((o) => !declared.has(`id:${o.id}`) && !declared.has(`slug:${o.slug}`)).length;
+  for (const line of describeUpdates(updates, { mode: flags.write ? 'write' : flags.diff ? 'diff' : 'print', undeclared })) io.stderr.write(`${line}\n`);
+  const drift = updates.some((u) => u.changes.length > 0 || u.warnings.length > 0);
+  return flags.detailedExitcode && drift ? 2 : 0;
 }

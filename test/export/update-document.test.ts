@@ -1,0 +1,220 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Billing, Organisation } from '../../src/api/types.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import type { DesiredState } from '../../src/config/types.js';
+import { parseForUpdate } from '../../src/export/parse-for-update.js';
+import { renderExport } from '../../src/export/render-export.js';
+import { selectExportable } from '../../src/export/select-exportable.js';
+import { updateDocument, type LiveState } from '../../src/export/update-document.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'orgform-update-'));
+});
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+/** What the real loader makes of the text, as orgform plan would read it. */
+async function loadText(text: string, env: Record<string, string>): Promise<DesiredState> {
+  await writeFile(join(dir, 'orgs.yaml'), text);
+  const result = await loadConfig(['orgs.yaml'], { cwd: dir, env });
+  if (!result.ok) throw new Error(`the loader refused the update:\n${result.problems.map((p) => `${p.line}:${p.col}: ${p.message}`).join('\n')}\n---\n${text}`);
+  return result.state;
+}
+
+function org(slug: string, id: string, billing?: Billing): Organisation {
+  return { id, slug, ...(billing && { billing }) };
+}
+
+const ACME = { customerId: 'cus_acme', subscriptionId: 'sub_acme', platformId: 'plat_acme', billingEmail: 'billing@acme.example' };
+
+const FILE = `# The organisations we run.
+version: 1
+
+activeOrganisation: acme   # switched by hand now and then
+
+defaults:
+  billing:
+    platformID: plat_acme
+
+organisations:
+  acme:
+    id: org_acme            # never changes
+    billing:
+      customerID: cus_acme  # from the CRM
+      subscriptionID: 'sub_acme'
+      billingEmail: billing@acme.example
+    invitations: { revoke: [inv_1] }
+
+  # Initech is billed centrally.
+  initech: {}
+`;
+
+function live(organisations: Organisation[], activeId: string | null = 'org_acme'): LiveState {
+  return { organisations, activeId };
+}
+
+const IN_LINE = live([org('acme', 'org_acme', ACME), org('initech', 'org_initech', { platformId: 'plat_acme' })]);
+
+describe('updateDocument', () => {
+  it('gives back the very same text when nothing differs', () => {
+    const update = updateDocument('orgs.yaml', FILE, IN_LINE, {});
+    expect(update).toEqual({ text: FILE, changes: [], warnings: [] });
+  });
+
+  it('changes only the values that differ, keeping every other byte and the column of the comment after a value', () => {
+    const update = updateDocument('orgs.yaml', FILE, live([org('acme', 'org_acme', { ...ACME, customerId: 'cus_7', subscriptionId: 'sub_2024' }), IN_LINE.organisations[1]!], 'org_initech'), {});
+    expect(update.text).toBe(
+      FILE.replace('activeOrganisation: acme   #', 'activeOrganisation: initech #')
+        .replace('customerID: cus_acme  #', 'customerID: cus_7     #')
+        .replace("subscriptionID: 'sub_acme'", 'subscriptionID: sub_2024'),
+    );
+    expect(update.changes).toEqual([
+      { address: 'organisations.acme.billing.customerID', before: 'cus_acme', after: 'cus_7' },
+      { address: 'organisations.acme.billing.subscriptionID', before: 'sub_acme', after: 'sub_2024' },
+      { address: 'activeOrganisation', before: 'acme', after: 'initech' },
+    ]);
+    expect(update.warnings).toEqual([]);
+  });
+
+  it('leaves one space before a comment that a longer value reaches', () => {
+    const long = 'cus_'.padEnd(40, 'x');
+    const update = updateDocument('orgs.yaml', FILE, live([org('acme', 'org_acme', { ...ACME, customerId: long }), IN_LINE.organisations[1]!]), {});
+    expect(update.text).toContain(`      customerID: ${long} # from the CRM\n`);
+  });
+
+  it('writes values so that the loader reads back exactly what the service holds, whatever style they replace', async () => {
+    const tricky = ['on', '0123', '2024-01-02', '${HOME}', 'a: b', 'line\nbreak', 'quo"te #x', ' padded ', '~'];
+    const file = ['version: 1', 'organisations:'];
+    tricky.forEach((_, i) => file.push(`  o${i}:`, '    billing:', '      customerID: |', '        old', '        lines', `      platformID: !!str "p${i}"`, `      subscriptionID: 'sub'`));
+    const orgs = tricky.map((v, i) => org(`o${i}`, `org_${i}`, { customerId: v, platformId: `${v}!`, subscriptionId: `x${v}` }));
+    const update = updateDocument('orgs.yaml', file.join('\n') + '\n', live(orgs, null), {});
+    expect(update.warnings).toEqual([]);
+    expect(update.text).toContain('      customerID: "on"\n      platformID: !!str "on!"\n');
+    expect(update.text).toContain('      customerID: "$${HOME}"\n');
+    const state = await loadText(update.text, { HOME: '/home/someone' });
+    expect(state.organisations.map((o) => o.billing)).toEqual(tricky.map((v) => ({ customerID: v, platformID: `${v}!`, subscriptionID: `x${v}` })));
+  });
+
+  it('leaves a default, a variable, and an alias or a used anchor as they are, with a warning that says where and what to do', () => {
+    const file = `version: 1
+defaults:
+  billing:
+    billingEmail: finance@acme.example
+organisations:
+  acme:
+    billing:
+      customerID: \${ACME_CUSTOMER}
+      subscriptionID: &sub sub_shared
+  beta:
+    billing:
+      subscriptionID: *sub
+      platformID: &plat plat_beta
+`;
+    const env = { ACME_CUSTOMER: 'cus_secret_old' };
+    const update = updateDocument('orgs.yaml', file, live([
+      org('acme', 'org_acme', { billingEmail: 'ap@acme.example', customerId: 'cus_new', subscriptionId: 'sub_acme' }),
+      org('beta', 'org_beta', { billingEmail: 'finance@acme.example', subscriptionId: 'sub_beta', platformId: 'plat_new' }),
+    ]), env);
+    expect(update.warnings).toEqual([
+      'orgs.yaml:6:3: organisation "acme": billing.billingEmail comes from defaults.billing ("finance@acme.example"), but the service has "ap@acme.example"; left as is, because the default applies to other organisations too: add billingEmail: "ap@acme.example" under organisations.acme.billing, or change the default',
+      'orgs.yaml:8:19: organisation "acme": billing.customerID is ${ACME_CUSTOMER}, and the service has "cus_new"; left as is (a variable is never replaced by a value): update the variable, or write the value instead',
+      'orgs.yaml:9:28: organisation "acme": billing.subscriptionID is written through an alias or anchor that another place uses, and the service has "sub_acme"; left as is: change it by hand',
+      'orgs.yaml:12:23: organisation "beta": billing.subscriptionID is written through an alias or anchor that another place uses, and the service has "sub_beta"; left as is: change it by hand',
+    ]);
+    expect(update.warnings.join('\n')).not.toContain('cus_secret_old');
+    // An anchor no alias uses is an ordinary value: it changes, and the anchor stays.
+    expect(update.changes.map((c) => c.address)).toEqual(['organisations.beta.billing.platformID']);
+    expect(update.text).toBe(file.replace('&plat plat_beta', '&plat plat_new'));
+  });
+
+  it('keeps a declared field that the service holds no value for, and says so', () => {
+    const update = updateDocument('orgs.yaml', FILE, live([org('acme', 'org_acme', { ...ACME, customerId: '' }), IN_LINE.organisations[1]!]), {});
+    expect(update.text).toBe(FILE);
+    expect(update.warnings).toEqual([
+      'orgs.yaml:14:19: organisation "acme": billing.customerID is "cus_acme" here, but the service holds no value; left as is (orgs.yaml cannot declare an empty field): remove the line to stop declaring it, or apply to set it again',
+    ]);
+  });
+
+  it('names a value from a variable as written, never by the variable\'s value', () => {
+    const file = 'version: 1\norganisations:\n  acme:\n    id: ${ACME_ID}\n    billing:\n      customerID: ${ACME_CUSTOMER}\n';
+    const env = { ACME_ID: 'org_secret_id', ACME_CUSTOMER: 'cus_secret' };
+    const absent = updateDocument('orgs.yaml', file, live([org('acme', 'org_secret_id', { customerId: '' })]), env);
+    expect(absent.warnings).toEqual([expect.stringContaining('orgs.yaml:6:19: organisation "acme": billing.customerID is ${ACME_CUSTOMER} here, but the service holds no value')]);
+    const otherId = updateDocument('orgs.yaml', file, live([org('acme', 'org_other', { customerId: 'cus_secret' })]), env);
+    expect(otherId.warnings).toEqual([expect.stringContaining('has the id "org_other" on the service, not ${ACME_ID};')]);
+    expect([...absent.warnings, ...otherId.warnings].join('\n')).not.toMatch(/org_secret_id|cus_secret/);
+  });
+
+  it('never rewrites an id or a key: another id or slug on the service is a warning', () => {
+    const renamed = updateDocument('orgs.yaml', FILE, live([org('acme-corp', 'org_acme', { ...ACME, customerId: 'cus_7' }), IN_LINE.organisations[1]!], null), {});
+    expect(renamed.text).toBe(FILE);
+    expect(renamed.warnings).toEqual([
+      'orgs.yaml:11:3: organisation id "org_acme" has the slug "acme-corp" on the service, not "acme"; left as is (export never renames keys): rename the key to "acme-corp", and activeOrganisation if it names it',
+    ]);
+    const otherId = updateDocument('orgs.yaml', FILE, live([org('acme', 'org_acme_2', ACME), IN_LINE.organisations[1]!]), {});
+    expect(otherId.warnings).toEqual([
+      'orgs.yaml:12:9: organisation "acme" has the id "org_acme_2" on the service, not "org_acme"; left as is (export never rewrites ids): correct the id, or remove it to match by slug',
+    ]);
+  });
+
+  it('names an organisation the service does not show, unless an invitation to it is still to accept', () => {
+    const file = 'version: 1\norganisations:\n  gone: {}\n  joining:\n    id: org_j\n    invitations:\n      accept: [inv_1]\n    billing: { customerID: cus_j }\n';
+    const update = updateDocument('orgs.yaml', file, live([], null), {});
+    expect(update.warnings).toEqual(['orgs.yaml:3:3: organisation "gone" is not among the organisations you belong to; left as declared. Check the slug and id; plan will say the same']);
+    expect(update.text).toBe(file);
+  });
+
+  it('says so when billing cannot be read, or holds a value that orgs.yaml cannot declare', () => {
+    const unreadable = updateDocument('orgs.yaml', FILE, live([org('acme', 'org_acme', { customerId: 'a', customerID: 'b' } as Billing), IN_LINE.organisations[1]!]), {});
+    expect(unreadable.warnings).toEqual([
+      'orgs.yaml:11:3: the billing of organisation "acme" cannot be read (billing has two different values for customerId and customerID); its billing is left as declared. Plan reports the same; check the organisation on the service',
+    ]);
+    const invalid = updateDocument('orgs.yaml', FILE, live([org('acme', 'org_acme', { ...ACME, billingEmail: 'n/a' }), IN_LINE.organisations[1]!]), {});
+    expect(invalid.warnings).toEqual(['orgs.yaml:16:21: organisation "acme": billing.billingEmail: the service has "n/a", which orgs.yaml cannot declare (not an e-mail address that orgs.yaml accepts); left as is']);
+    expect(invalid.text).toBe(FILE);
+  });
+
+  it('changes activeOrganisation only where the file declares it', () => {
+    const file = 'version: 1\norganisations:\n  acme: {}\n';
+    expect(updateDocument('orgs.yaml', file, live([org('acme', 'org_acme'), org('b', 'org_b')], 'org_b'), {}).text).toBe(file);
+  });
+
+  it('writes back every byte of a file it changes nothing in: CRLF, a byte-order mark, tags, escapes, block scalars', async () => {
+    const dirs = ['test/config/corpus/good', 'examples', 'examples/demo', 'examples/bulk'];
+    const texts: string[] = [];
+    for (const dir of dirs) for (const name of (await readdir(dir)).filter((n) => n.endsWith('.yaml'))) texts.push(await readFile(`${dir}/${name}`, 'utf8'));
+    expect(texts.length).toBeGreaterThan(8);
+    for (const text of [...texts, ...texts.map((t) => `\ufeff${t.replaceAll('\n', '\r\n')}`)]) expect(parseForUpdate('x.yaml', text).toText()).toBe(text);
+  });
+
+  it('refuses, naming the file and what to run, text that is not one valid YAML document (the CLI validates first)', () => {
+    expect(() => updateDocument('orgs.yaml', 'version: 1\norganisations: [\n', IN_LINE, {})).toThrow(/^orgs\.yaml cannot be updated: .+ Check it with: orgform validate -f orgs\.yaml$/s);
+    expect(() => updateDocument('orgs.yaml', 'version: 1\n---\nversion: 1\n', IN_LINE, {})).toThrow('orgs.yaml cannot be updated: not exactly one YAML document.');
+  });
+
+  it('brings an export in line byte for byte as a fresh export would write it', () => {
+    const value = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 10 });
+    const billing = fc.record({ billingEmail: fc.emailAddress(), customerId: value, subscriptionId: value, platformId: value }, { requiredKeys: [] });
+    const world = fc.uniqueArray(fc.record({ id: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }), slug: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }), before: billing, after: billing }), { selector: (o) => o.id, maxLength: 6 });
+    fc.assert(
+      fc.property(world, fc.nat(6), fc.nat(6), (orgs, activeBefore, activeAfter) => {
+        // The service keeps the same fields, with any values: the file then declares exactly what a fresh export would.
+        const after = orgs.map((o) => org(o.slug, o.id, Object.fromEntries(Object.keys(o.before).map((k) => [k, (o.after as Record<string, string>)[k] ?? `z${(o.before as Record<string, string>)[k]}`]))));
+        const before = orgs.map((o) => org(o.slug, o.id, o.before));
+        const text = renderExport(before, orgs[activeBefore]?.id ?? null);
+        // activeOrganisation follows the service where the file declares it, and only there.
+        const declared = selectExportable(before, orgs[activeBefore]?.id ?? null).activeSlug !== null;
+        const activeId = declared ? (orgs[activeAfter % orgs.length]?.id ?? null) : null;
+        fc.pre(!declared || selectExportable(after, activeId).activeSlug !== null);
+        const update = updateDocument('orgs.yaml', text, live(after, activeId), {});
+        expect(update.warnings).toEqual([]);
+        expect(update.text).toBe(renderExport(after, activeId));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
