@@ -3,7 +3,7 @@
  * an optional `cause`, and a message that says what to do next. Nothing here may ever carry
  * a credential: callers redact where the error is made (see api/redact.ts).
  */
-import type { ConfigProblem } from './config/types.js';
+import type { ConfigProblem } from './model/config-problem.js';
 
 export type ErrorCode =
   | 'CONFIG_INVALID'
@@ -52,6 +52,18 @@ export class ConfigError extends OrgformError {
     super('CONFIG_INVALID', message, { ...(options.cause === undefined ? {} : { cause: options.cause }), details });
     this.name = 'ConfigError';
     this.problems = options.problems ?? [];
+  }
+}
+
+/** The token command (ORGFORM_TOKEN_COMMAND, --token-command) gave no token: exit 1, its status and stderr (redacted), no stack. */
+export class TokenCommandError extends OrgformError {
+  /** The command's exit status, when it exited. */
+  readonly exitStatus: number | undefined;
+
+  constructor(message: string, options: { exitStatus?: number; details?: readonly string[] } = {}) {
+    super('TOKEN_COMMAND_FAILED', message, { details: options.details ?? [] });
+    this.name = 'TokenCommandError';
+    this.exitStatus = options.exitStatus;
   }
 }
 

@@ -48,7 +48,11 @@ export type TransportFailure =
   | 'too-large'
   | 'bad-response'
   | 'redirect'
-  | 'aborted';
+  | 'aborted'
+  /** Only 429s came back for too long (the rate limiter's no-progress watchdog). */
+  | 'rate-limited'
+  /** No token to send: the token command failed. */
+  | 'token';
 
 /** No usable answer: the network failed, a timeout fired, or the answer was not what the interface describes. */
 export class TransportError extends OrgformError {

@@ -10,13 +10,24 @@ import { encodePathSegment } from './encode-segment.js';
 import { createHttp, type Http, type HttpResponse } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
+import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type RateEvent, type RateStatus } from './rate-limiter.js';
 import { redactSecrets } from './redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
-import type { BillingUpdate, OperationId, Organisation, OrganisationList, SlugAvailability } from './types.js';
+import { fixedTokenSource, type TokenSource } from './token-source.js';
+import type { BillingDetails } from '../model/billing.js';
+import { toBillingUpdate, type OperationId, type Organisation, type OrganisationList, type SlugAvailability } from './types.js';
 
 export interface ClientOptions {
   baseUrl: string;
-  token: string;
+  /** A fixed token; or `tokens`, a source that can replace it (a token command). */
+  token?: string;
+  tokens?: TokenSource;
+  /** Never more requests a second than this (--max-rps); the adaptive rate stays below it. */
+  maxRps?: number;
+  /** Only 429s for this long, with requests outstanding, and the client gives up (default 10 minutes). */
+  noProgressMs?: number;
+  /** Told when the shared rate changes for a reason worth showing (a 429, an announced limit) or gives up. */
+  onRate?: (event: RateEvent) => void;
   timeouts?: Partial<Timeouts>;
   /** The slow slug check's own budget. */
   slugTimeouts?: Partial<Timeouts>;
@@ -24,6 +35,11 @@ export interface ClientOptions {
   maxResponseBytes?: number;
   /** Page size asked for; the service may return fewer. */
   pageSize?: number;
+  /**
+   * Requests in flight at once, reads and writes together (--parallelism): the size of the
+   * connection pool, so that a request beyond it waits for a free connection. Default 64.
+   */
+  parallelism?: number;
   /** Injected for tests: a dispatcher of your own (for instance with a fake clock). */
   transport?: RetryingDispatcher;
   onRetry?: DispatcherOptions['onRetry'];
@@ -53,11 +69,14 @@ export interface OrganisationsClient {
   listOrganisations(options?: ListOptions): AsyncIterable<Organisation>;
   getOrganisation(organisationId: string): Promise<Organisation>;
   setActiveOrganisation(organisationId: string, options?: WriteOptions): Promise<Organisation | undefined>;
-  updateBillingDetails(organisationId: string, update: BillingUpdate, options?: WriteOptions): Promise<Organisation | undefined>;
+  /** Sends the billing details, mapped to the request's spelling (BillingUpdate). */
+  updateBillingDetails(organisationId: string, details: BillingDetails, options?: WriteOptions): Promise<Organisation | undefined>;
   getSlugAvailability(slug: string): Promise<SlugAvailability>;
   acceptInvitation(organisationId: string, invitationId: string, options?: WriteOptions): Promise<void>;
   deleteInvitation(organisationId: string, invitationId: string, options?: RequestOptions): Promise<void>;
   deleteNotificationChannel(organisationId: string, channelId: string, options?: RequestOptions): Promise<void>;
+  /** The shared rate limiter as it stands: the rate, a pause, attempts waiting, 429s so far. */
+  rateStatus(): RateStatus;
   close(): Promise<void>;
 }
 
@@ -103,15 +122,25 @@ function optionalOrganisation(value: unknown, operation: OperationId, target: st
 
 export function createClient(options: ClientOptions): OrganisationsClient {
   const baseUrl = parseBaseUrl(options.baseUrl);
-  const secrets = [options.token];
+  if (options.tokens === undefined && options.token === undefined) throw new TypeError('createClient needs a token or a token source');
+  const tokens = options.tokens ?? fixedTokenSource(options.token!);
+  // Live: grows with every token the source hands out.
+  const secrets = tokens.secrets;
   const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const slugTimeouts: Timeouts = { ...SLUG_TIMEOUTS, ...options.slugTimeouts };
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, ...options.retryPolicy };
+  const noProgressMs = options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS;
+  // One limiter for every request of this client, on both dispatchers: all workers share one rate.
+  const limiter = new RateLimiter({
+    settings: { maxRps: options.maxRps ?? Infinity },
+    noProgressMs,
+    ...(options.onRate === undefined ? {} : { onRate: options.onRate }),
+  });
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, maxRetryAfterMs: noProgressMs, ...options.retryPolicy };
   const transport =
-    options.transport ?? createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now });
+    options.transport ?? createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: options.parallelism });
   const http: Http = createHttp({
     baseUrl,
-    token: options.token,
+    tokens,
     transport,
     timeouts,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
@@ -121,16 +150,19 @@ export function createClient(options: ClientOptions): OrganisationsClient {
   const slugTransport =
     options.transport ??
     createDispatcher({
-      policy: { ...DEFAULT_RETRY_POLICY, budgetMs: slugTimeouts.totalMs, ...options.retryPolicy },
+      policy: { ...DEFAULT_RETRY_POLICY, budgetMs: slugTimeouts.totalMs, maxRetryAfterMs: noProgressMs, ...options.retryPolicy },
       timeouts: slugTimeouts,
       onRetry: options.onRetry,
       random: options.random,
       now: options.now,
+      limiter,
+      // Its own pool of the same size: only `slugs check` sends here, and it sends nothing else.
+      connections: options.parallelism,
     });
   const slugHttp: Http =
     slugTransport === transport
       ? http
-      : createHttp({ baseUrl, token: options.token, transport: slugTransport, timeouts: slugTimeouts, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES });
+      : createHttp({ baseUrl, tokens, transport: slugTransport, timeouts: slugTimeouts, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES });
   // '' for a bare host: the pathname of a URL is never empty, it is '/'.
   const basePath = baseUrl.pathname.replace(/\/+$/, '');
   const orgApi = (path: string) => new URL(`${basePath}/api/organisations/v1${path}`, baseUrl.origin);
@@ -186,9 +218,9 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       const { body } = await http({ operation: 'setActiveOrganisation', method: 'PUT', url, target: orgTarget(id), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
       return optionalOrganisation(body, 'setActiveOrganisation', orgTarget(id), secrets);
     },
-    async updateBillingDetails(id, update, write = {}) {
+    async updateBillingDetails(id, details, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/billing`);
-      const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: update, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
+      const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: toBillingUpdate(details), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
       return optionalOrganisation(body, 'updateBillingDetails', orgTarget(id), secrets);
     },
     async getSlugAvailability(slug) {
@@ -212,6 +244,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       const url = v2Api(`/o/${org(id)}/notification_channels/${encodePathSegment(channelId, 'notification channel id')}`);
       await http({ operation: 'deleteNotificationChannel', method: 'DELETE', url, target: `notification channel ${JSON.stringify(channelId)} of ${orgTarget(id)}`, label: request.label });
     },
+    rateStatus: () => limiter.status(),
     close: async () => {
       await Promise.all([transport.close(), ...(slugTransport === transport ? [] : [slugTransport.close()])]);
     },

@@ -1,10 +1,14 @@
 /**
  * The undici 7 dispatcher that every request goes through: a pooled Agent with connect, header and
- * body timeouts, composed with undici's retry interceptor (driven by our pure retry policy) and a
- * small interceptor that buffers request bodies so that a retried PUT can send its body again.
+ * body timeouts, composed with undici's retry interceptor (driven by our pure retry policy), a gate
+ * that makes every attempt wait its turn at the client's shared rate limiter (and tells it what
+ * came back), and a small interceptor that buffers request bodies so that a retried PUT can send
+ * its body again.
  */
 import { Agent, interceptors, type Dispatcher } from 'undici';
-import { decideRetry, type RetryDecision, type RetryPolicy } from './retry-policy.js';
+import { parseRateLimitHeaders } from './rate-limit-headers.js';
+import { RateLimiter } from './rate-limiter.js';
+import { decideRetry, parseRetryAfter, type RetryDecision, type RetryPolicy } from './retry-policy.js';
 
 export interface Timeouts {
   connectMs: number;
@@ -27,6 +31,12 @@ export interface AttemptRecord {
   redirectLocation?: string;
   /** What the caller calls this request (a change's address), for retry events. */
   label?: string;
+  /** 429 answers so far: backpressure, not attempts. */
+  throttles: number;
+  /** Time spent waiting at the rate limiter, which no budget or deadline counts. */
+  heldMs: number;
+  /** Waiting at the rate limiter right now. */
+  holding: boolean;
 }
 
 export interface RetryEvent {
@@ -55,6 +65,8 @@ export interface DispatcherOptions {
   /** Told of every retry, for progress output and tests. */
   onRetry?: (event: RetryEvent) => void;
   connections?: number;
+  /** The client's one rate limiter, shared by all its dispatchers; default one of its own. */
+  limiter?: RateLimiter;
 }
 
 type DispatchFn = Dispatcher['dispatch'];
@@ -81,6 +93,46 @@ function bufferRequestBody(dispatch: DispatchFn): DispatchFn {
   };
 }
 
+/** An attempt that never reached the wire (the limiter gave up on it) fails through the handler like a network error. */
+function failAttempt(handler: Dispatcher.DispatchHandler, err: Error): void {
+  const h = handler as Dispatcher.DispatchHandler & { onError?: (e: Error) => void };
+  if (h.onResponseError) h.onResponseError(null as never, err);
+  else h.onError?.(err);
+}
+
+/** Passes everything through, telling the limiter what status and rate-limit headers each answer carried. */
+class AnswerObserver implements Dispatcher.DispatchHandler {
+  constructor(
+    private readonly inner: Dispatcher.DispatchHandler,
+    private readonly onAnswer: (status: number, headers: Record<string, string | string[] | undefined>) => void,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    this.inner.onRequestStart?.(controller, context);
+  }
+
+  onRequestUpgrade(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[]>, socket: unknown): void {
+    this.inner.onRequestUpgrade?.(controller, statusCode, headers as never, socket as never);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[]>, statusMessage?: string): void {
+    this.onAnswer(statusCode, headers);
+    this.inner.onResponseStart?.(controller, statusCode, headers as never, statusMessage);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.inner.onResponseData?.(controller, chunk);
+  }
+
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: Record<string, string | string[]>): void {
+    this.inner.onResponseEnd?.(controller, trailers as never);
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
+    this.inner.onResponseError?.(controller, err);
+  }
+}
+
 function headerValue(headers: unknown, name: string): string | undefined {
   if (headers == null) return undefined;
   if (Array.isArray(headers)) {
@@ -104,21 +156,22 @@ function headerValue(headers: unknown, name: string): string | undefined {
 export function createDispatcher(options: DispatcherOptions): RetryingDispatcher {
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
+  const limiter = options.limiter ?? new RateLimiter({ noProgressMs: options.policy.maxRetryAfterMs });
   const records = new Map<string, AttemptRecord>();
 
   const retry = (err: Error, context: { state: { counter: number }; opts: Dispatcher.DispatchOptions }, callback: (err?: Error | null) => void) => {
     const e = err as Error & { statusCode?: number; code?: string; headers?: Record<string, string | string[] | undefined> };
     const requestId = headerValue(context.opts.headers, 'x-request-id') ?? '';
-    const record = records.get(requestId) ?? { startedAt: now(), attempts: 0 };
+    const record = records.get(requestId) ?? { startedAt: now(), attempts: 0, throttles: 0, heldMs: 0, holding: false };
     const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
     if (status !== undefined && status >= 300 && status < 400) record.redirectLocation = headerValue(e.headers, 'location');
     const retryAfterRaw = e.headers?.['retry-after'];
     const decision = decideRetry(options.policy, {
-      attempt: context.state.counter,
+      attempt: context.state.counter - record.throttles,
       status,
       errorCode: status === undefined ? e.code : undefined,
       retryAfter: Array.isArray(retryAfterRaw) ? retryAfterRaw[0] : retryAfterRaw,
-      elapsedMs: now() - record.startedAt,
+      elapsedMs: now() - record.startedAt - record.heldMs,
       nowMs: now(),
       random: random(),
     });
@@ -127,7 +180,17 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
       callback(err);
       return;
     }
-    options.onRetry?.({ requestId, label: record.label, attempt: context.state.counter, delayMs: decision.delayMs, status, errorCode: e.code });
+    if (decision.backpressure) {
+      // The limiter has already paused everyone (Retry-After) and cut the rate: the retry waits its
+      // turn there, at the gate, holding no socket, rather than here with the answer unread.
+      record.throttles += 1;
+      const waitMs = Math.max(decision.delayMs, limiter.status().pausedMs);
+      options.onRetry?.({ requestId, label: record.label, attempt: context.state.counter, delayMs: waitMs, status });
+      callback(null);
+      return;
+    }
+    // An answer's status says it all; undici's own code for it (UND_ERR_REQ_RETRY) would be noise.
+    options.onRetry?.({ requestId, label: record.label, attempt: context.state.counter, delayMs: decision.delayMs, status, ...(status === undefined && e.code !== undefined ? { errorCode: e.code } : {}) });
     // Not unref'd: during the wait no socket may be open, and this timer is then all that keeps
     // the process alive (unref'd, Node exits with code 13 mid-request). The budget bounds it.
     setTimeout(() => callback(null), decision.delayMs);
@@ -148,8 +211,60 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     return dispatch(opts, handler);
   };
 
+  // Every attempt, first or retry, waits for its turn at the shared limiter, and every answer is
+  // reported to it. The wait is held time: no deadline or budget runs meanwhile.
+  const gate = (dispatch: DispatchFn): DispatchFn => (opts, handler) => {
+    const record = records.get(headerValue(opts.headers, 'x-request-id') ?? '');
+    const send = (): boolean => {
+      const sentAt = limiter.recordSend();
+      const observed = new AnswerObserver(handler, (status, headers) => {
+        const get = (name: string) => {
+          const v = headers[name];
+          return Array.isArray(v) ? v.join(', ') : v;
+        };
+        const at = now();
+        const retryAfterMs = status === 429 ? parseRetryAfter(get('retry-after'), at) : undefined;
+        const hint = parseRateLimitHeaders(get, at);
+        limiter.recordAnswer({ sentAt, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(hint === undefined ? {} : { hint }) });
+      });
+      try {
+        return dispatch(opts, observed);
+      } catch (err) {
+        failAttempt(handler, err as Error);
+        return true;
+      }
+    };
+    let turn: Promise<void> | undefined;
+    try {
+      turn = limiter.acquire();
+    } catch (err) {
+      failAttempt(handler, err as Error);
+      return true;
+    }
+    if (turn === undefined) return send();
+    const heldFrom = now();
+    if (record) record.holding = true;
+    const release = () => {
+      if (!record) return;
+      record.heldMs += now() - heldFrom;
+      record.holding = false;
+    };
+    turn.then(
+      () => {
+        release();
+        send();
+      },
+      (err: Error) => {
+        release();
+        failAttempt(handler, err);
+      },
+    );
+    return true;
+  };
+
   const dispatcher = agent.compose(
     countAttempts,
+    gate,
     interceptors.retry({
       throwOnError: false,
       // Our policy owns the limits; the interceptor's own cap is set out of its way.
@@ -165,12 +280,13 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
   return {
     dispatcher,
     track(requestId, label) {
-      const record: AttemptRecord = { startedAt: now(), attempts: 0, ...(label === undefined ? {} : { label }) };
+      const record: AttemptRecord = { startedAt: now(), attempts: 0, throttles: 0, heldMs: 0, holding: false, ...(label === undefined ? {} : { label }) };
       records.set(requestId, record);
+      limiter.begin();
       return record;
     },
     untrack(requestId) {
-      records.delete(requestId);
+      if (records.delete(requestId)) limiter.end();
     },
     close: () => agent.close(),
   };

@@ -1,18 +1,24 @@
 /**
  * One logical request to the service: global fetch over our dispatcher, with the token attached,
  * redirects refused, a deadline, a size cap, and failures turned into ApiError or TransportError
- * with the token redacted where they are made.
+ * with the token redacted where they are made. A 401 with a token from a command gets a fresh
+ * token and one more try.
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError, TransportError } from './api-error.js';
 import type { RetryingDispatcher, Timeouts } from './dispatcher.js';
+import { RateLimitStalledError } from './rate-limiter.js';
 import { BodyTooLargeError, readBodyCapped } from './read-body.js';
 import { redactSecrets, sanitizeCause } from './redact.js';
+import type { TokenSource } from './token-source.js';
 import type { ErrorBody, OperationId } from './types.js';
+
+/** While an attempt waits at the rate limiter, the deadline looks again this often. */
+const HOLD_RECHECK_MS = 1_000;
 
 export interface HttpOptions {
   baseUrl: URL;
-  token: string;
+  tokens: TokenSource;
   transport: RetryingDispatcher;
   timeouts: Timeouts;
   maxResponseBytes: number;
@@ -71,6 +77,16 @@ function isRedirectRefusal(err: unknown): boolean {
   return typeof cause?.message === 'string' && /redirect/i.test(cause.message);
 }
 
+/** The limiter's give-up, wherever fetch wrapped it. */
+function stallOf(err: unknown): RateLimitStalledError | undefined {
+  let e = err as { cause?: unknown } | undefined;
+  for (let depth = 0; e && depth < 4; depth += 1) {
+    if (e instanceof RateLimitStalledError) return e;
+    e = e.cause as typeof e;
+  }
+  return undefined;
+}
+
 function isErrorBody(value: unknown): value is ErrorBody {
   const v = value as ErrorBody | null;
   return typeof v === 'object' && v !== null && typeof v.code === 'string' && typeof v.message === 'string';
@@ -84,15 +100,40 @@ function shorten(text: string, max = 200): string {
 export type Http = (request: HttpRequest) => Promise<HttpResponse>;
 
 export function createHttp(options: HttpOptions): Http {
-  const secrets = [options.token];
+  // Live: every token the source ever handed out, the ones replaced since included.
+  const secrets = options.tokens.secrets;
   const redact = (s: string) => redactSecrets(s, secrets);
 
+  /** The source's own failure (the token command's, already redacted), as this request's: it names the operation. */
+  const tokenFor = async (request: HttpRequest, get: () => Promise<string | undefined>): Promise<string | undefined> => {
+    try {
+      return await get();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new TransportError({ operation: request.operation, target: redact(request.target), failure: 'token', detail: redact(`no token: ${message}`), attempts: 1, cause: sanitizeCause(err, secrets) });
+    }
+  };
+
   return async function send(request: HttpRequest): Promise<HttpResponse> {
+    const token = (await tokenFor(request, () => options.tokens.current()))!;
+    try {
+      return await sendWith(request, token, false);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 401 || options.tokens.kind !== 'command') throw err;
+      // The token ran out (or was revoked) mid-run. Requests refused together share one run of
+      // the command; a 401 is never applied, so sending a write again is safe.
+      const fresh = await tokenFor(request, () => options.tokens.refresh(token));
+      if (fresh === undefined) throw err;
+      return await sendWith(request, fresh, true);
+    }
+  };
+
+  async function sendWith(request: HttpRequest, token: string, refreshed: boolean): Promise<HttpResponse> {
     const timeouts = request.timeouts ?? options.timeouts;
     const requestId = randomUUID();
     const record = options.transport.track(requestId, request.label);
     const headers: Record<string, string> = {
-      authorization: `Bearer ${options.token}`,
+      authorization: `Bearer ${token}`,
       accept: 'application/json',
       'x-request-id': requestId,
       'user-agent': options.userAgent ?? 'orgform',
@@ -107,8 +148,21 @@ export function createHttp(options: HttpOptions): Http {
     // after the request is done, keeping the request's objects alive with it (10,000 requests
     // held for a minute is most of a bulk apply's memory).
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DOMException('deadline', 'TimeoutError')), timeouts.totalMs);
-    timer.unref?.();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let heldCounted = 0;
+    const arm = (ms: number) => {
+      timer = setTimeout(onDeadline, ms);
+      timer.unref?.();
+    };
+    // Time held by the rate limiter (a 429's pause, pacing) is not the request's: the deadline moves by as much.
+    const onDeadline = () => {
+      if (record.holding) return arm(HOLD_RECHECK_MS);
+      const extra = record.heldMs - heldCounted;
+      heldCounted = record.heldMs;
+      if (extra > 0) return arm(extra);
+      controller.abort(new DOMException('deadline', 'TimeoutError'));
+    };
+    arm(timeouts.totalMs);
     const deadline = controller.signal;
     // Redacted only on the way to an error: the success path stays cheap.
     const target = () => redact(request.target);
@@ -129,6 +183,8 @@ export function createHttp(options: HttpOptions): Http {
           dispatcher: options.transport.dispatcher,
         } as unknown as RequestInit);
       } catch (err) {
+        const stall = stallOf(err);
+        if (stall) throw fail('rate-limited', `${stall.message.charAt(0).toLowerCase()}${stall.message.slice(1).replace(/\.$/, '')}`);
         if (isRedirectRefusal(err)) {
           const location = record.redirectLocation;
           throw fail('redirect', `the service answered with a redirect${location ? ` to ${shorten(redact(location), 100)}` : ''}, which orgform never follows: check the base URL`);
@@ -170,9 +226,16 @@ export function createHttp(options: HttpOptions): Http {
         if (decision && !decision.retry && decision.reason === 'retry-after-beyond-budget') {
           // The policy already read Retry-After, with the injected clock.
           const asked = decision.retryAfterMs ?? 0;
-          hint = `The service asked to wait ${Math.ceil(asked / 1000)} s (Retry-After), beyond the ${Math.round(timeouts.totalMs / 1000)} s budget; run again later`;
+          const limitMs = decision.limitMs ?? timeouts.totalMs;
+          const limit = response.status === 429 ? `the ${Math.round(limitMs / 1000)} s orgform waits out a rate limit` : `the ${Math.round(limitMs / 1000)} s budget`;
+          hint = `The service asked to wait ${Math.ceil(asked / 1000)} s (Retry-After), beyond ${limit}; run again later`;
         } else if (response.status === 401) {
-          hint = 'Check the token (ORGFORM_TOKEN or --token-file)';
+          hint =
+            options.tokens.kind === 'fixed'
+              ? 'Check the token (ORGFORM_TOKEN or --token-file)'
+              : refreshed
+                ? 'The service refused the token even just after the token command gave it; check what the command prints (ORGFORM_TOKEN_COMMAND or --token-command)'
+                : 'Check the token command (ORGFORM_TOKEN_COMMAND or --token-command)';
         }
         if (isErrorBody(parsed)) {
           throw new ApiError({
@@ -203,5 +266,5 @@ export function createHttp(options: HttpOptions): Http {
       clearTimeout(timer);
       options.transport.untrack(requestId);
     }
-  };
+  }
 }

@@ -13,6 +13,13 @@ export interface RetryPolicy {
   budgetMs: number;
   retryableStatuses: readonly number[];
   retryableErrorCodes: readonly string[];
+  /**
+   * Answers that are backpressure, not failure (429): retried whatever the attempts and budget,
+   * after the shared pause the rate limiter holds everyone in, unless Retry-After is beyond
+   * `maxRetryAfterMs`. The limiter's no-progress watchdog bounds them instead.
+   */
+  backpressureStatuses: readonly number[];
+  maxRetryAfterMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -21,6 +28,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 8_000,
   budgetMs: 60_000,
   retryableStatuses: [429, 500, 502, 503, 504],
+  backpressureStatuses: [429],
+  maxRetryAfterMs: 10 * 60_000,
   retryableErrorCodes: [
     'ECONNRESET',
     'ECONNREFUSED',
@@ -36,7 +45,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 export interface AttemptOutcome {
-  /** Attempts made so far (1 after the first). */
+  /** Attempts made so far (1 after the first), backpressure answers not counted. */
   attempt: number;
   /** HTTP status when the service answered. */
   status?: number;
@@ -44,7 +53,7 @@ export interface AttemptOutcome {
   errorCode?: string;
   /** The Retry-After header as received, if any. */
   retryAfter?: string;
-  /** Milliseconds since the first attempt started. */
+  /** Milliseconds since the first attempt started, time held by the rate limiter not counted. */
   elapsedMs: number;
   /** Epoch milliseconds now, to read an HTTP-date Retry-After. */
   nowMs: number;
@@ -53,8 +62,15 @@ export interface AttemptOutcome {
 }
 
 export type RetryDecision =
-  | { retry: true; delayMs: number }
-  | { retry: false; reason: 'not-retryable' | 'attempts-exhausted' | 'budget-exhausted' | 'retry-after-beyond-budget'; retryAfterMs?: number };
+  /** `backpressure`: the wait is the rate limiter's shared pause, not this request's own delay. */
+  | { retry: true; delayMs: number; backpressure?: boolean }
+  | {
+      retry: false;
+      reason: 'not-retryable' | 'attempts-exhausted' | 'budget-exhausted' | 'retry-after-beyond-budget';
+      retryAfterMs?: number;
+      /** The limit Retry-After was beyond (the budget, or maxRetryAfterMs for backpressure). */
+      limitMs?: number;
+    };
 
 /** Retry-After in milliseconds (delta-seconds or an HTTP-date), or undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
@@ -73,10 +89,18 @@ export function decideRetry(policy: RetryPolicy, outcome: AttemptOutcome): Retry
   if (!retryable) return { retry: false, reason: 'not-retryable' };
 
   const retryAfterMs = parseRetryAfter(outcome.retryAfter, outcome.nowMs);
+  if (outcome.status !== undefined && policy.backpressureStatuses.includes(outcome.status)) {
+    // Not a failure of this request but the service asking everyone to slow down: no attempt is
+    // used up and no budget spent; only a wait beyond what orgform will sit through fails it.
+    if (retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterMs) {
+      return { retry: false, reason: 'retry-after-beyond-budget', retryAfterMs, limitMs: policy.maxRetryAfterMs };
+    }
+    return { retry: true, delayMs: retryAfterMs ?? 0, backpressure: true };
+  }
   const remainingMs = policy.budgetMs - outcome.elapsedMs;
   // A server that asks for more time than we have left gets a clear failure now, not a long sleep.
   if (retryAfterMs !== undefined && retryAfterMs > remainingMs) {
-    return { retry: false, reason: 'retry-after-beyond-budget', retryAfterMs };
+    return { retry: false, reason: 'retry-after-beyond-budget', retryAfterMs, limitMs: policy.budgetMs };
   }
   if (outcome.attempt >= policy.maxAttempts) return { retry: false, reason: 'attempts-exhausted' };
 

@@ -2,8 +2,10 @@
  * Wire types of the Organisations interface (shared/organisations-interface.md and
  * schemas/organisations.openapi.yaml). Responses are read tolerantly: every field but the ones
  * orgform relies on (an organisation's `id` and `slug`) may be missing, and unknown fields are kept
- * but never relied on.
+ * but never relied on. The model's billing (src/model/billing.ts) is mapped to and from these
+ * spellings here, at the edge: toBillingUpdate below, observeBilling in observe-billing.ts.
  */
+import { BILLING_FIELDS, type BillingDetails, type BillingField } from '../model/billing.js';
 
 export type OperationId =
   | 'getOrganisations'
@@ -78,13 +80,31 @@ export interface BillingUpdate {
 export const BILLING_UPDATE_FIELDS = ['billingEmail', 'customerID', 'subscriptionID', 'platformID'] as const;
 export type BillingUpdateField = (typeof BILLING_UPDATE_FIELDS)[number];
 
-/** Maps each BillingUpdate field (request spelling) to its Billing field (response spelling). */
-export const BILLING_RESPONSE_FIELD: Readonly<Record<BillingUpdateField, keyof Billing>> = {
+/** Each billing field of the model as a request spells it (the model took the request's spelling, as orgs.yaml does). */
+const BILLING_UPDATE_FIELD = {
+  billingEmail: 'billingEmail',
+  customerID: 'customerID',
+  subscriptionID: 'subscriptionID',
+  platformID: 'platformID',
+} as const satisfies Record<BillingField, BillingUpdateField>;
+
+/** Each billing field of the model as a response spells it (Billing: customerId, subscriptionId, platformId). */
+export const BILLING_RESPONSE_FIELD: Readonly<Record<BillingField, keyof Billing>> = {
   billingEmail: 'billingEmail',
   customerID: 'customerId',
   subscriptionID: 'subscriptionId',
   platformID: 'platformId',
 };
+
+/** The request body that sets these billing details, in the canonical field order. */
+export function toBillingUpdate(details: BillingDetails): BillingUpdate {
+  const body: BillingUpdate = {};
+  for (const field of BILLING_FIELDS) {
+    const value = details[field];
+    if (value !== undefined) body[BILLING_UPDATE_FIELD[field]] = value;
+  }
+  return body;
+}
 
 export interface SlugAvailability {
   ok: boolean;

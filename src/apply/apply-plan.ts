@@ -64,10 +64,12 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
     interrupted = true;
     emit({ type: 'interrupted', at: now(), inFlight });
   };
-  if (options.signal?.aborted) onAbort();
-  else options.signal?.addEventListener('abort', onAbort, { once: true });
-
+  // apply-start comes first, whatever happens: an interrupt before it is told right after it.
   emit({ type: 'apply-start', total: changes.length, parallelism: options.parallelism, at: started });
+  // An apply with nothing to do leaves nothing undone: an interrupt then changes nothing about it.
+  const signal = changes.length > 0 ? options.signal : undefined;
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
 
   const finish = (change: Change, result: Omit<ChangeResult, 'address' | 'organisation' | 'kind'>) => {
     const full: ChangeResult = { address: change.address, organisation: change.organisation.slug, kind: change.kind, ...result };
@@ -155,7 +157,7 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
 
   await Promise.all([...groupDone.values(), ...activeRuns]);
   await options.journal.flush();
-  options.signal?.removeEventListener('abort', onAbort);
+  signal?.removeEventListener('abort', onAbort);
 
   const ordered = changes.map((c) => results.get(c.address)).filter((r): r is ChangeResult => r !== undefined);
   const count = (outcome: ChangeResult['outcome']) => ordered.filter((r) => r.outcome === outcome).length;

@@ -8,9 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, isForbidden, isNotFound, TransportError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
-import type { BillingUpdate } from '../api/types.js';
+import { observeBilling } from '../api/observe-billing.js';
+import { differingFields, fullBillingUpdate, type BillingDetails } from '../model/billing.js';
 import type { Change } from '../plan/types.js';
-import { differingFields, fullBillingUpdate, observeBilling } from '../state/observe-billing.js';
 import type { Outcome } from './events.js';
 
 export interface ExecutionResult {
@@ -174,7 +174,7 @@ async function deleteTarget(change: Change, client: OrganisationsClient, waits: 
  * The billing body of an organisation joined by this apply: read it now that the accept has
  * succeeded, and put the declared fields over what was read. Undefined when nothing differs.
  */
-async function billingAfterJoin(change: Change, client: OrganisationsClient, waits: Waits): Promise<BillingUpdate | undefined> {
+async function billingAfterJoin(change: Change, client: OrganisationsClient, waits: Waits): Promise<BillingDetails | undefined> {
   const orgId = change.organisation.id;
   const declared = change.declared;
   if (declared === undefined) throw new Error(`plan change ${change.address} has neither a request nor declared values`);

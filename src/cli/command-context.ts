@@ -1,41 +1,17 @@
 /**
- * What plan and apply share on the way in: the config files, the selection, the connection, the
- * client and the state journal's path. Wiring only; the work is in config/, state/ and plan/.
+ * What the commands that talk to the service share on the way in: the client, built from the
+ * connection flags and the environment, and whether to use colour. Wiring only; the flows are in
+ * engine/.
  */
-import { dirname, join, resolve } from 'node:path';
 import type { OrganisationsClient } from '../api/client.js';
 import type { RetryEvent } from '../api/dispatcher.js';
 import type { RateEvent } from '../api/rate-limiter.js';
 import type { JwtExpiry } from '../api/read-jwt-expiry.js';
 import type { TokenSource } from '../api/token-source.js';
-import type { DesiredState } from '../config/types.js';
-import { ConfigError, isOrgformError, UsageError, type OrgformError } from '../errors.js';
-import { parseShard, selectOrganisations } from '../plan/select-organisations.js';
+import { isOrgformError, UsageError, type OrgformError } from '../errors.js';
 import { resolveConnection, type ConnectionFlags } from './connection.js';
 import type { CliIO } from './io.js';
 import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
-
-export interface SelectionFlags {
-  file?: string[];
-  target?: string[];
-  shard?: string;
-}
-
-export async function loadDesiredState(flags: SelectionFlags, io: CliIO): Promise<{ desired: DesiredState; selected: DesiredState }> {
-  const { loadConfig, formatProblem } = await import('../config/load-config.js');
-  const files = flags.file && flags.file.length > 0 ? flags.file : ['orgs.yaml'];
-  const result = await loadConfig(files, { cwd: io.cwd, env: io.env });
-  if (!result.ok) {
-    const files = new Set(result.problems.map((p) => p.file)).size;
-    throw new ConfigError(
-      `The configuration has ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}; nothing was read from the service.`,
-      result.problems.map(formatProblem),
-      { problems: result.problems },
-    );
-  }
-  const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
-  return { desired: result.state, selected: selectOrganisations(result.state, { targets: flags.target ?? [], shard }) };
-}
 
 /** A whole number from the environment, or undefined when unset; anything else is a usage error. */
 function envInt(io: CliIO, name: string, min: number): number | undefined {
@@ -126,6 +102,8 @@ export async function openClient(
     baseUrl: connection.baseUrl,
     tokens,
     ...(maxRps === undefined ? {} : { maxRps }),
+    // --parallelism: the requests in flight at once, enforced by the size of the connection pool.
+    ...(flags.parallelism === undefined ? {} : { parallelism: flags.parallelism }),
     ...(noProgressMs === undefined ? {} : { noProgressMs }),
     onRate: (event) => {
       hooks.onRate?.(event);
@@ -140,20 +118,8 @@ export async function openClient(
   });
 }
 
-/** The journal lives beside the first config file unless --state says otherwise. */
-export function statePathFor(flags: { state?: string }, desired: DesiredState | undefined, io: CliIO): string {
-  if (flags.state !== undefined) return resolve(io.cwd, flags.state);
-  const first = desired?.files[0]?.path ?? 'orgs.yaml';
-  return join(dirname(resolve(io.cwd, first)), '.orgform', 'state.json');
-}
-
 export function useColor(flags: { color?: boolean }, io: CliIO): boolean {
   if (flags.color === false) return false;
   if (io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '') return false;
   return io.stdout.isTTY === true;
-}
-
-/** The service key used in plans and the journal: the base URL as the client normalised it. */
-export function serviceKey(client: OrganisationsClient): string {
-  return client.baseUrl.toString().replace(/\/$/, '');
 }

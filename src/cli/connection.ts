@@ -1,6 +1,7 @@
 /**
  * Where to connect and with what token, from flags and the environment. The token never comes
- * from argv: anything there is visible to every user of the machine through `ps`.
+ * from argv: anything there is visible to every user of the machine through `ps`. A token
+ * command may (it is a command, not a secret); when one is set, it is the source of the token.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -11,12 +12,11 @@ export interface ConnectionFlags {
   baseUrl?: string;
   tokenFile?: string;
   token?: string;
+  tokenCommand?: string;
 }
 
-export interface Connection {
-  baseUrl: string;
-  token: string;
-}
+/** A fixed token, or a command that prints one (run by openClient, not here). */
+export type Connection = { baseUrl: string; token: string; tokenCommand?: undefined } | { baseUrl: string; token?: undefined; tokenCommand: string };
 
 export async function resolveConnection(flags: ConnectionFlags, io: Pick<CliIO, 'env' | 'cwd'>): Promise<Connection> {
   if (flags.token !== undefined) {
@@ -33,6 +33,17 @@ export async function resolveConnection(flags: ConnectionFlags, io: Pick<CliIO, 
   if (baseUrl === undefined || baseUrl === '') {
     throw new UsageError('No service URL: pass --base-url URL or set ORGFORM_BASE_URL (for the built-in emulator: run `orgform emulator`, then use --base-url http://127.0.0.1:4010).');
   }
+  if (flags.tokenCommand !== undefined && flags.tokenFile !== undefined) {
+    throw new UsageError('Pass --token-command or --token-file, not both: each is a source of the token.');
+  }
+  // An empty variable counts as unset, as for ORGFORM_TOKEN; an empty flag is a mistake to point out.
+  const tokenCommand = flags.tokenCommand ?? (io.env.ORGFORM_TOKEN_COMMAND === '' ? undefined : io.env.ORGFORM_TOKEN_COMMAND);
+  if (tokenCommand !== undefined) {
+    if (tokenCommand.trim() === '') {
+      throw new UsageError(`The token command is empty (${flags.tokenCommand !== undefined ? '--token-command' : 'ORGFORM_TOKEN_COMMAND'}): give a shell command that prints a token, such as \`cat ~/.orgform-token\`.`);
+    }
+    return { baseUrl, tokenCommand };
+  }
   let token: string | undefined;
   if (flags.tokenFile !== undefined) {
     const path = resolve(io.cwd, flags.tokenFile);
@@ -46,7 +57,7 @@ export async function resolveConnection(flags: ConnectionFlags, io: Pick<CliIO, 
     token = io.env.ORGFORM_TOKEN;
   }
   if (token === undefined || token === '') {
-    throw new UsageError('No token: set ORGFORM_TOKEN or pass --token-file FILE.');
+    throw new UsageError('No token: set ORGFORM_TOKEN, pass --token-file FILE, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints one.');
   }
   if (/[\r\n\0]/.test(token)) throw new UsageError('The token contains a line break or NUL; check ORGFORM_TOKEN or the token file.');
   return { baseUrl, token };

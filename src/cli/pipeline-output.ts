@@ -9,9 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Plan } from '../plan/types.js';
+import { PLAIN_FRAME, type LogFrame } from '../render/log-frame.js';
 import type { Finding } from '../render/findings.js';
 import type { CliIO, OutputStream } from './io.js';
-import { writeFileAtomically } from './write-file-atomically.js';
+import { writeFileAtomically } from '../state/write-file-atomically.js';
 
 export type ReportKind = 'codequality' | 'gitlab-terraform';
 
@@ -23,15 +24,12 @@ export interface ReportSpec {
 
 export interface PipelineOutput {
   /**
-   * A plan's text view folded in GitHub's log under its verdict (`Plan: 2 to change, …`), its
-   * content guarded; unchanged elsewhere.
+   * How the views frame text in the log: in GitHub, folded in groups (a plan under its verdict,
+   * apply's lines under `Applying N changes`) and guarded; elsewhere unchanged.
    */
-  planSection(plan: Plan, text: string): Promise<string>;
+  frame: LogFrame;
   /** Text that may hold service or configuration text, unable to issue a workflow command. */
   guard(text: string): string;
-  /** The two halves of a section whose lines are written as they come. */
-  openSection(title: string): string;
-  closeSection(): string;
   /** The findings as annotations on `stream` (GitHub only). */
   annotate(findings: readonly Finding[], stream: OutputStream): Promise<void>;
   /**
@@ -53,14 +51,15 @@ export async function openPipelineOutput(io: CliIO): Promise<PipelineOutput> {
   };
 
   return {
-    async planSection(plan, text) {
-      if (!gh) return text;
-      const { planHeadline } = await import('../render/render-step-summary.js');
-      return gh.formatGroup(planHeadline(plan), text, token);
-    },
+    frame: gh
+      ? {
+          fold: (title, text) => gh.formatGroup(title, text, token),
+          open: (title) => gh.openGroup(title, token),
+          close: () => gh.closeGroup(token),
+          guard: (text) => gh.guardText(text, token),
+        }
+      : PLAIN_FRAME,
     guard: (text) => (gh ? gh.guardText(text, token) : text),
-    openSection: (title) => (gh ? gh.openGroup(title, token) : ''),
-    closeSection: () => (gh ? gh.closeGroup(token) : ''),
     async annotate(findings, stream) {
       if (!gh || findings.length === 0) return;
       const { workspacePath } = await import('../render/workspace-path.js');

@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 // Dependency-free (no imports of its own): the emulator's points, for --point and --help.
 import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../emulator/behaviour.js';
 import type { CliIO, ExitCode } from './io.js';
+import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
 import type { ReportSpec } from './pipeline-output.js';
 
 const VERSION = '0.1.0';
@@ -65,6 +66,12 @@ function reportSpec(kinds: readonly ReportSpec['kind'][]) {
   };
 }
 
+function maxRps(value: string): number {
+  const n = parseMaxRps(value);
+  if (n === undefined) throw new InvalidArgumentError(`--max-rps must be ${MAX_RPS_FORM} (got "${value}")`);
+  return n;
+}
+
 type CommandModule = { run(options: never, io: CliIO, args: string[]): Promise<ExitCode> };
 
 /** Each command's module, loaded only when that command runs (a static map, so bundlers and vitest can see it). */
@@ -102,8 +109,14 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     c
       .option('--base-url <url>', 'service base URL (env ORGFORM_BASE_URL)')
       .option('--token-file <path>', 'file holding the API token (else env ORGFORM_TOKEN)')
+      .option('--token-command <cmd>', 'shell command printing a fresh token, run at the start and whenever the token runs out (env ORGFORM_TOKEN_COMMAND)')
       .addOption(new Option('--token <token>').hideHelp())
-      .option('--parallelism <n>', 'requests in flight at once', positiveInt('--parallelism'), 10);
+      .option('--max-rps <n>', 'never more requests a second than this (env ORGFORM_MAX_RPS); below it the rate adapts to 429s', maxRps);
+
+  // One meaning wherever it is offered: the requests in flight at once, reads and writes together
+  // (the client's connection pool is sized to it). `bounds` says what that comes to for the command.
+  const parallelism = (c: Command, bounds: string) =>
+    c.option('--parallelism <n>', `at most this many requests in flight at once (${bounds})`, positiveInt('--parallelism'), 10);
 
   const files = (c: Command) =>
     c.option('-f, --file <path>', 'config file or directory (repeatable; default ./orgs.yaml)', collect);
@@ -113,7 +126,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('--report <kind=file>', 'also write the problems as a report: codequality=FILE (GitLab Code Quality); repeatable', reportSpec(['codequality']))
     .action(load('validate'));
 
-  connection(files(program.command('plan')))
+  parallelism(connection(files(program.command('plan'))), 'organisations read by id; the listing is read a page at a time')
     .description('read the current state and show what apply would change; never writes')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
     .option('--out <file>', 'save the plan for `orgform apply PLANFILE`')
@@ -126,7 +139,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('--no-color', 'no colour even on a terminal')
     .action(load('plan'));
 
-  connection(files(program.command('apply')))
+  parallelism(connection(files(program.command('apply'))), 'reads and writes together: this many organisations are changed at a time, one request each')
     .description('apply a fresh plan (asks first on a terminal) or a saved PLANFILE')
     .argument('[planfile]', 'a plan saved by `orgform plan --out`')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
@@ -145,15 +158,19 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('--state <path>', 'state journal', '.orgform/state.json')
     .action(load('force-unlock'));
 
-  connection(program.command('export'))
-    .description('write an orgs.yaml describing the current state of every organisation')
+  parallelism(connection(program.command('export')), 'billing read by id where the listing leaves it out; the listing is read a page at a time')
+    .description('write an orgs.yaml describing the current state of every organisation, or bring an existing one in line (-f)')
     .option('--out <file>', 'write to this file instead of stdout')
     .option('--filter <text>', 'only organisations whose name or slug contains this')
     .option('--force', 'overwrite --out if it exists')
+    .option('-f, --file <path>', 'update this orgs.yaml in place of writing a new one, changing only the values that differ (file or directory, repeatable)', collect)
+    .option('--diff', 'print the changes to the -f files as a patch for git apply (default file ./orgs.yaml)')
+    .option('--write', 'write the changes to the -f files (default file ./orgs.yaml)')
+    .option('--detailed-exitcode', 'with -f: exit 0 no differences, 1 error, 2 differences found')
     .action(load('export'));
 
   const slugs = program.command('slugs').description('slug tools');
-  connection(slugs.command('check'))
+  parallelism(connection(slugs.command('check')), 'one slug each')
     .description('check slug availability (SLUG... or - for stdin)')
     .argument('<slugs...>', 'slugs to check, or - to read one per line from stdin')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))

@@ -6,7 +6,7 @@
 import { itemPath, type DeclaredDocument, type DeclaredOrganisation, type Item } from './declare-document.js';
 import { toProblem } from './format-problem.js';
 import { locate, type DocPath, type Position } from './source-tree.js';
-import type { ConfigProblem } from './types.js';
+import type { ConfigProblem } from '../model/config-problem.js';
 
 /** Something declared at a place in a file: the key or the value at `path`. */
 interface Place {

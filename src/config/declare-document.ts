@@ -2,7 +2,7 @@
  * What each document declares, read defensively from the value that was validated: parts of the
  * wrong shape were reported by the schema, and are left out here rather than read as something.
  */
-import type { BillingUpdate } from '../api/types.js';
+import type { BillingDetails } from '../model/billing.js';
 import { toPointer } from './json-pointer.js';
 import { mergeBilling, pickBilling } from './merge-billing.js';
 import { findNode, keyString, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
@@ -23,7 +23,7 @@ export interface DeclaredOrganisation {
   slug: string;
   keyPos: Position;
   id: Item | undefined;
-  billing: BillingUpdate | undefined;
+  billing: BillingDetails | undefined;
   accept: Item[];
   revoke: Item[];
   remove: Item[];

@@ -3,7 +3,8 @@
  * format (a mapping, a list) rather than of JSON Schema, with a suggestion where one is likely.
  */
 import type { ErrorObject } from 'ajv';
-import { BILLING_RESPONSE_FIELD, BILLING_UPDATE_FIELDS } from '../api/types.js';
+import { BILLING_RESPONSE_FIELD } from '../api/types.js';
+import { BILLING_FIELDS } from '../model/billing.js';
 import { describeBadIdentifier, nameIdentifier } from './describe-bad-identifier.js';
 import { suggestKey } from './did-you-mean.js';
 import { parsePointer } from './json-pointer.js';
@@ -48,7 +49,7 @@ function describeTypes(type: unknown): string {
 function describeUnknownKey(key: string, path: readonly string[], walker: SchemaWalker): string {
   if (key === '<<') return 'merge keys (<<) are not supported: put what organisations share under defaults';
   if (path.length === 1 && path[0] === 'defaults') return `unknown key "${key}" under defaults: only billing can have defaults`;
-  const responseSpelt = BILLING_UPDATE_FIELDS.find((field) => BILLING_RESPONSE_FIELD[field] === key && field !== key);
+  const responseSpelt = BILLING_FIELDS.find((field) => BILLING_RESPONSE_FIELD[field] === key && field !== key);
   if (responseSpelt !== undefined) {
     return `unknown key "${key}"; did you mean "${responseSpelt}"? (orgs files use the update spelling: customerID, subscriptionID, platformID)`;
   }

@@ -1,5 +1,5 @@
 import type { PositionedMessage } from './parse-yaml.js';
-import type { ConfigProblem } from './types.js';
+import type { ConfigProblem } from '../model/config-problem.js';
 
 /** A message placed in a file's tree, as a problem with that file. */
 export function toProblem(file: string, { pos, message }: PositionedMessage): ConfigProblem {

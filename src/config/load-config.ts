@@ -9,7 +9,7 @@ import { MAX_FILE_BYTES, parseSource, tooLargeMessage } from './parse-source.js'
 import { sortProblems, toProblem } from './format-problem.js';
 import { loadSchemaValidator } from './schema-validator.js';
 import { validateDocuments, type LoadResult, type ParsedDocument } from './validate-config.js';
-import type { ConfigProblem } from './types.js';
+import type { ConfigProblem } from '../model/config-problem.js';
 
 export type { LoadResult } from './validate-config.js';
 export { formatProblem } from './format-problem.js';

@@ -1,12 +1,14 @@
 /**
  * The compiled JSON Schema validators. `npm run build` precompiles them to dist/validators/*.cjs
- * (scripts/build-validators.mjs), which load in a few milliseconds; without them (tests run from
- * src) the same build script compiles the schema at run time, which costs ajv's compiler once.
+ * (with compile-schema.ts), which load in a few milliseconds; without them (tests run from src)
+ * compile-schema.ts compiles the schema at run time, with the same ajv set-up, which costs ajv's
+ * compiler once.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv';
+import type { SchemaName } from './compile-schema.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
 
@@ -17,8 +19,6 @@ export interface SchemaValidator {
   /** The schema the function was compiled from (the loader walks it, e.g. for the keys allowed). */
   schema: JsonSchema;
 }
-
-export type SchemaName = 'orgs';
 
 const loaded = new Map<SchemaName, Promise<SchemaValidator>>();
 
@@ -37,10 +37,6 @@ async function loadUncached(name: SchemaName): Promise<SchemaValidator> {
     const validate = createRequire(import.meta.url)(fileURLToPath(precompiled)) as ValidateFunction & { schema: JsonSchema };
     return { validate, schema: validate.schema };
   }
-  const buildScript = new URL('../../scripts/build-validators.mjs', import.meta.url);
-  if (!existsSync(buildScript)) {
-    throw new Error(`${fileURLToPath(precompiled)} is missing: run \`npm run build\``);
-  }
-  const build = (await import(buildScript.href)) as { compileValidator(name: string): SchemaValidator };
-  return build.compileValidator(name);
+  const { compileValidator } = await import('./compile-schema.js');
+  return compileValidator(name);
 }

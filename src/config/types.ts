@@ -3,7 +3,7 @@
  * interpolated. schemas/orgs.schema.json is the source of truth for the file format; this is
  * the loaded, normalised form that plan works from.
  */
-import type { BillingUpdate } from '../api/types.js';
+import type { BillingDetails } from '../model/billing.js';
 
 /** The format version this orgform reads: every orgs file starts with `version: 1`. */
 export const SUPPORTED_VERSION = 1;
@@ -21,7 +21,7 @@ export interface DesiredOrganisation {
   slug: string;
   id?: string;
   /** Declared billing fields only (defaults merged under the organisation's own values). */
-  billing?: BillingUpdate;
+  billing?: BillingDetails;
   invitations: { accept: string[]; revoke: string[] };
   notificationChannels: { remove: string[] };
   /** Where the organisation's key stands, for messages that name it. */
@@ -35,12 +35,4 @@ export interface DesiredState {
   organisations: DesiredOrganisation[];
   /** Every file read, in the order read, with the SHA-256 of its bytes (saved plans pin these). */
   files: Array<{ path: string; sha256: string }>;
-}
-
-/** One problem with the input, shown as `FILE:LINE:COL: message`. */
-export interface ConfigProblem {
-  file: string;
-  line: number;
-  col: number;
-  message: string;
 }

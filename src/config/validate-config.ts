@@ -13,7 +13,8 @@ import { readTree } from './read-tree.js';
 import type { SchemaValidator } from './schema-validator.js';
 import { SchemaWalker } from './schema-walker.js';
 import { locate, type SourceNode } from './source-tree.js';
-import { SUPPORTED_VERSION, type ConfigProblem, type DesiredOrganisation, type DesiredState } from './types.js';
+import type { ConfigProblem } from '../model/config-problem.js';
+import { SUPPORTED_VERSION, type DesiredOrganisation, type DesiredState } from './types.js';
 import { UniqueMessages } from './unique-messages.js';
 
 export { SUPPORTED_VERSION } from './types.js';

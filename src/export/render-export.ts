@@ -7,7 +7,7 @@
  */
 import { Document, Pair, Scalar, YAMLMap } from 'yaml';
 import type { Organisation } from '../api/types.js';
-import { BILLING_UPDATE_FIELDS } from '../api/types.js';
+import { BILLING_FIELDS } from '../model/billing.js';
 import { escapeInterpolation } from '../config/interpolate.js';
 import { SUPPORTED_VERSION } from '../config/types.js';
 import { quoteYamlString } from './format-yaml-string.js';
@@ -63,7 +63,7 @@ export function renderExport(orgs: readonly Organisation[], activeId: string | n
     const node = new YAMLMap<Scalar<string>, unknown>();
     node.add(pair('id', value(org.id)));
     const notes = org.leftOutFields.map((note) => ` Left out: ${note}`).join('\n');
-    const fields = BILLING_UPDATE_FIELDS.filter((field) => org.billing[field] !== undefined);
+    const fields = BILLING_FIELDS.filter((field) => org.billing[field] !== undefined);
     if (fields.length > 0) {
       const billing = new YAMLMap<Scalar<string>, unknown>();
       for (const field of fields) billing.add(pair(field, value(org.billing[field] as string)));

@@ -6,15 +6,16 @@
  */
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { checkIdentifier } from '../api/encode-segment.js';
-import { BILLING_UPDATE_FIELDS, type BillingUpdate, type BillingUpdateField, type Organisation } from '../api/types.js';
-import { observeBilling } from '../state/observe-billing.js';
+import { observeBilling } from '../api/observe-billing.js';
+import type { Organisation } from '../api/types.js';
+import { BILLING_FIELDS, type BillingDetails, type BillingField } from '../model/billing.js';
 import { formatYamlString, quoteYamlString } from './format-yaml-string.js';
 
 export interface ExportedOrganisation {
   slug: string;
   id: string;
-  /** The fields the service has a value for, in the request spelling. */
-  billing: BillingUpdate;
+  /** The fields the service has a value for. */
+  billing: BillingDetails;
   /** Fields that have a value the file cannot declare, each with why. */
   leftOutFields: string[];
 }
@@ -67,19 +68,19 @@ function whyIdCannotBeWritten(id: string): string | undefined {
 }
 
 /** Why orgs.yaml cannot declare this billing value as the service holds it, or undefined when it can. */
-export function whyBillingCannotBeWritten(field: BillingUpdateField, value: string): string | undefined {
+export function whyBillingCannotBeWritten(field: BillingField, value: string): string | undefined {
   if (LONE_SURROGATE.test(value)) return 'not valid Unicode';
   if (field === 'billingEmail' && !EMAIL.test(value)) return 'not an e-mail address that orgs.yaml accepts';
   return undefined;
 }
 
-function pickBilling(org: Organisation): { billing: BillingUpdate; leftOutFields: string[] } {
-  const billing: BillingUpdate = {};
+function pickBilling(org: Organisation): { billing: BillingDetails; leftOutFields: string[] } {
+  const billing: BillingDetails = {};
   const leftOutFields: string[] = [];
   // Read as plan reads it (either spelling); billing that cannot be read is left out, and said so.
   const observed = observeBilling(org.billing, true);
   if (!observed.known) return { billing, leftOutFields: [`billing: ${observed.reason}`] };
-  for (const field of BILLING_UPDATE_FIELDS) {
+  for (const field of BILLING_FIELDS) {
     const value = observed.values[field];
     if (value === null || value === '') continue;
     const why = whyBillingCannotBeWritten(field, value);

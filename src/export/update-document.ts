@@ -7,10 +7,11 @@
  * key. Each of those differences is a warning that names the place and what to do instead. Pure.
  */
 import { isMap, isSeq, type Node, type Scalar } from 'yaml';
-import { BILLING_UPDATE_FIELDS, type Organisation } from '../api/types.js';
+import { observeBilling } from '../api/observe-billing.js';
+import type { Organisation } from '../api/types.js';
 import { escapeInterpolation, interpolate } from '../config/interpolate.js';
-import { organisationAddress } from '../plan/address.js';
-import { observeBilling } from '../state/observe-billing.js';
+import { organisationAddress } from '../model/address.js';
+import { BILLING_FIELDS } from '../model/billing.js';
 import { quoteYamlString } from './format-yaml-string.js';
 import { keyText, parseForUpdate, stringScalar, valueOf, type ParsedForUpdate } from './parse-for-update.js';
 import { selectExportable, whyBillingCannotBeWritten } from './select-exportable.js';
@@ -119,7 +120,7 @@ function updateOrganisation(parsed: ParsedForUpdate, d: Declared, live: LiveInde
   }
   const ownNode = valueOf(org, 'billing');
   const own = parsed.resolve(ownNode);
-  const declared = BILLING_UPDATE_FIELDS.map((field) => ({ field, node: valueOf(own, field) ?? valueOf(d.defaults, field), fromDefaults: valueOf(own, field) === undefined })).filter((f) => f.node !== undefined);
+  const declared = BILLING_FIELDS.map((field) => ({ field, node: valueOf(own, field) ?? valueOf(d.defaults, field), fromDefaults: valueOf(own, field) === undefined })).filter((f) => f.node !== undefined);
   if (declared.length === 0) return;
   const name = quoteYamlString(d.slug);
   const observed = observeBilling(found.billing, true);

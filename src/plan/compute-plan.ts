@@ -2,12 +2,13 @@
  * The difference between the desired state and what was observed, as a plan. Pure: data in,
  * data out, deterministically sorted.
  */
-import { BILLING_UPDATE_FIELDS, type BillingUpdate, type BillingUpdateField } from '../api/types.js';
-import { differingFields, fullBillingUpdate } from '../state/observe-billing.js';
 import type { DesiredOrganisation, DesiredState } from '../config/types.js';
-import type { ObservedState } from '../state/read-observed-state.js';
-import { changeAddress, KIND_ORDER } from './address.js';
-import type { Change, ChangeKind, FieldChange, ObservedOrganisation, Plan } from './types.js';
+import { changeAddress } from '../model/address.js';
+import { BILLING_FIELDS, differingFields, fullBillingUpdate, type BillingDetails, type BillingField } from '../model/billing.js';
+import { KIND_ORDER, type ChangeKind } from '../model/change-kind.js';
+import type { ObservedOrganisation } from '../model/observed-organisation.js';
+import type { ObservedState } from '../model/observed-state.js';
+import type { Change, FieldChange, Plan } from './types.js';
 
 export interface PlanInputs {
   desired: DesiredState;
@@ -23,14 +24,14 @@ const UNCHECKABLE_CHANNEL = 'cannot be checked before apply: the interface canno
 
 function billingChange(d: DesiredOrganisation, o: ObservedOrganisation, prerequisite: string | undefined): Change | undefined {
   if (d.billing === undefined) return undefined;
-  const declared: BillingUpdate = {};
-  for (const field of BILLING_UPDATE_FIELDS) if (d.billing[field] !== undefined) declared[field] = d.billing[field];
+  const declared: BillingDetails = {};
+  for (const field of BILLING_FIELDS) if (d.billing[field] !== undefined) declared[field] = d.billing[field];
   const base = { address: changeAddress('billing', d.slug), kind: 'billing' as const, action: 'update' as const, organisation: { slug: d.slug, id: o.id } };
   if (o.billing === null) {
     // Not readable before the invitation is accepted: never write from what was not seen. Apply reads
     // the organisation once the accept has succeeded and builds the body then.
     if (prerequisite === undefined) return undefined; // the state reader records a problem for this case
-    const fields: FieldChange[] = Object.entries(declared).map(([field, after]) => ({ field: field as BillingUpdateField, before: null, after }));
+    const fields: FieldChange[] = Object.entries(declared).map(([field, after]) => ({ field: field as BillingField, before: null, after }));
     return { ...base, knownAfter: prerequisite, declared, display: { fields, note: KNOWN_AFTER_ACCEPT } };
   }
   const current = o.billing;

@@ -2,9 +2,11 @@
  * Whether a saved plan still describes the service: every observed value a change depends on is
  * compared with a fresh read. Pure; the reasons name exactly what changed.
  */
-import { BILLING_UPDATE_FIELDS } from '../api/types.js';
-import { organisationAddress } from './address.js';
-import type { ObservedOrganisation, Plan, PlanProblem } from './types.js';
+import { organisationAddress } from '../model/address.js';
+import { BILLING_FIELDS } from '../model/billing.js';
+import type { ObservedOrganisation } from '../model/observed-organisation.js';
+import type { PlanProblem } from '../model/plan-problem.js';
+import type { Plan } from './types.js';
 
 export interface FreshObservation {
   organisations: ReadonlyMap<string, ObservedOrganisation>;
@@ -38,7 +40,7 @@ export function findStale(plan: Plan, configFiles: ReadonlyArray<{ path: string;
     }
     if (after.id !== before.id) reasons.push(`${address}: id changed from ${show(before.id)} to ${show(after.id)}`);
     if (after.member !== before.member) reasons.push(`${address}: membership changed (${before.member ? 'member' : 'not a member'} → ${after.member ? 'member' : 'not a member'})`);
-    for (const field of BILLING_UPDATE_FIELDS) {
+    for (const field of BILLING_FIELDS) {
       const b = before.billing?.[field] ?? null;
       const a = after.billing?.[field] ?? null;
       if (a !== b) reasons.push(`${address}.billing.${field} changed from ${show(b)} to ${show(a)}`);

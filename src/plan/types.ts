@@ -3,9 +3,10 @@
  * action per change. `display` fields explain the plan to people and never drive apply; apply
  * reads only `kind`, `organisation`, `targetId` and `request`.
  */
-import type { BillingUpdate, BillingUpdateField } from '../api/types.js';
-
-export type ChangeKind = 'accept-invitation' | 'billing' | 'revoke-invitation' | 'remove-channel' | 'set-active';
+import type { BillingDetails, BillingField } from '../model/billing.js';
+import type { ChangeKind } from '../model/change-kind.js';
+import type { ObservedOrganisation } from '../model/observed-organisation.js';
+import type { PlanProblem } from '../model/plan-problem.js';
 
 /** Internal actions. Wire strings for the JSON view are mapped in render/render-json.ts by an exhaustive switch. */
 export type Action = 'accept' | 'update' | 'delete';
@@ -17,7 +18,7 @@ export interface OrganisationRef {
 
 /** One billing field as the plan shows it: declared value vs current value. */
 export interface FieldChange {
-  field: BillingUpdateField;
+  field: BillingField;
   before: string | null;
   after: string;
 }
@@ -31,8 +32,8 @@ export interface Change {
   organisation: OrganisationRef;
   /** The invitation or channel id, for one-shot changes. */
   targetId?: string;
-  /** The body apply sends (billing: all four fields, undeclared ones with their current values). */
-  request?: BillingUpdate;
+  /** The billing apply sends (all four fields, undeclared ones with their current values). */
+  request?: BillingDetails;
   /**
    * Billing whose current values could not be read when planning (an organisation joined by this
    * very apply): the address of the change it waits for. Apply reads the organisation once that has
@@ -40,7 +41,7 @@ export interface Change {
    */
   knownAfter?: string;
   /** With `knownAfter`: the declared billing fields, the only values the plan knows. */
-  declared?: BillingUpdate;
+  declared?: BillingDetails;
   display: {
     /** Billing: only the declared fields that differ (with `knownAfter`: every declared field, `before` unknown). */
     fields?: FieldChange[];
@@ -49,26 +50,6 @@ export interface Change {
     /** Why this change is there or what cannot be known before apply. */
     note?: string;
   };
-}
-
-/** What a change was based on, per organisation, so that a saved plan can refuse exactly what went stale. */
-export interface ObservedOrganisation {
-  slug: string;
-  id: string;
-  /** Whether the user is a member (readable through the listing or GetOrganisation). */
-  member: boolean;
-  /**
-   * The four billing fields orgform manages, response spelling mapped to request spelling, each null
-   * when the service holds none. The whole is null when it could not be read: unknown, not empty.
-   */
-  billing: Record<BillingUpdateField, string | null> | null;
-}
-
-export interface PlanProblem {
-  /** The organisation slug, or null for the file as a whole (activeOrganisation). */
-  organisation: string | null;
-  address: string;
-  message: string;
 }
 
 export interface Plan {

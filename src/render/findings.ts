@@ -4,7 +4,8 @@
  * placed at its key in orgs.yaml when the desired state says where that is). GitHub annotations and
  * GitLab's Code Quality report are both rendered from these.
  */
-import type { ConfigProblem, DesiredState, SourcePosition } from '../config/types.js';
+import type { DesiredState, SourcePosition } from '../config/types.js';
+import type { ConfigProblem } from '../model/config-problem.js';
 import type { Plan } from '../plan/types.js';
 
 export type FindingCheck = 'config' | 'plan';

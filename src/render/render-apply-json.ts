@@ -54,6 +54,8 @@ function toWire(e: ApplyEvent): Record<string, unknown> {
       };
     case 'interrupted':
       return { type: 'interrupted', at: e.at, in_flight: e.inFlight };
+    case 'rate':
+      return { type: 'rate', at: e.at, reason: e.reason.replace('-', '_'), rps: e.rps === undefined ? undefined : Math.round(e.rps * 100) / 100, paused_ms: Math.round(e.pausedMs), waiting: e.waiting };
     case 'apply-end': {
       const s = e.summary;
       return {

@@ -33,6 +33,8 @@ export function formatApplyLine(event: ApplyEvent): string | undefined {
     }
     case 'interrupted':
       return `Interrupted: no new changes will start; waiting for ${plural(event.inFlight, 'change')} in flight to finish.`;
+    case 'rate':
+      return rateLine(event);
     case 'apply-start':
     case 'change-start':
     case 'apply-end':
@@ -40,6 +42,29 @@ export function formatApplyLine(event: ApplyEvent): string | undefined {
     default: {
       const unreachable: never = event;
       throw new Error(`unknown apply event ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** `47 requests/s`, `2.5 requests/s`. */
+function perSecond(rps: number): string {
+  return `${rps >= 10 ? Math.round(rps) : rps.toFixed(1)} requests/s`;
+}
+
+function rateLine(e: Extract<ApplyEvent, { type: 'rate' }>): string {
+  const pause = e.pausedMs > 0 ? `every request paused ${formatDuration(e.pausedMs)}` : '';
+  switch (e.reason) {
+    case 'throttled':
+      return `⏸ rate limited (HTTP 429): ${[pause, e.rps === undefined ? '' : `then ${perSecond(e.rps)}`].filter(Boolean).join(', ')}`;
+    case 'announced':
+      return e.rps === undefined ? '⏱ the service announced no limit' : `⏱ the service announced its limit: pacing at ${perSecond(e.rps)}`;
+    case 'quota-empty':
+      return `⏸ the service's quota is used up: ${pause || 'waiting for it'}`;
+    case 'stalled':
+      return '✗ only 429s came back for too long: no new changes will start';
+    default: {
+      const unreachable: never = e.reason;
+      throw new Error(`unknown rate reason ${String(unreachable)}`);
     }
   }
 }
@@ -67,10 +92,19 @@ function resultLine(r: ChangeResult): string {
 }
 
 /** The live TTY line: `[ 120/1000 ] 2 failed · 12.3 s`, the count padded so the line keeps its width. */
-export function formatProgress(state: { done: number; total: number; failed: number; elapsedMs: number }): string {
+export function formatProgress(state: {
+  done: number;
+  total: number;
+  failed: number;
+  elapsedMs: number;
+  /** While the rate limiter holds requests back: its rate, or the pause everyone waits out. */
+  held?: { rps?: number; pausedMs: number };
+}): string {
   const total = String(state.total);
   const failed = state.failed > 0 ? ` ${state.failed} failed ·` : '';
-  return `[ ${String(state.done).padStart(total.length)}/${total} ]${failed} ${(state.elapsedMs / 1000).toFixed(1)} s`;
+  const h = state.held;
+  const held = h === undefined ? '' : h.pausedMs > 0 ? ` · paused ${formatDuration(h.pausedMs)} (HTTP 429)` : h.rps === undefined ? '' : ` · ${perSecond(h.rps)}`;
+  return `[ ${String(state.done).padStart(total.length)}/${total} ]${failed} ${(state.elapsedMs / 1000).toFixed(1)} s${held}`;
 }
 
 export function formatApplySummary(summary: ApplySummary, options: { color: boolean }): string {

@@ -1,20 +1,18 @@
 /**
  * The human view of a plan, Terraform-like: one block per organisation with changes, field-level
  * billing diffs, notes, then problems, counts and the closing `Plan: …` line. Pure and deterministic.
+ * Above COMPACT_THRESHOLD changes, one line per change instead of blocks: still every change (plan
+ * is what gets reviewed), but a quarter of the lines, and each line names its address.
  */
 import { summarisePlan, type Action, type Change, type Plan } from '../plan/types.js';
-import { paint, terminalSafe, type Style } from './ansi.js';
+import { paint, terminalSafe } from './ansi.js';
+import { COMPACT_THRESHOLD } from './compact-threshold.js';
+import { ACTION_MARKER as MARKER, formatChangeLine } from './format-change-line.js';
 import { formatBefore, formatFromActive, formatValue, groupChanges, plural } from './format-value.js';
 
 export interface TextOptions {
   color: boolean;
 }
-
-const MARKER: Readonly<Record<Action, { symbol: string; style: Style }>> = {
-  accept: { symbol: '+', style: 'green' },
-  update: { symbol: '~', style: 'yellow' },
-  delete: { symbol: '-', style: 'red' },
-};
 
 export function renderText(plan: Plan, options: TextOptions): string {
   const { color } = options;
@@ -29,13 +27,20 @@ export function renderText(plan: Plan, options: TextOptions): string {
       '',
     );
     const groups = groupChanges(plan.changes);
-    for (const group of groups.organisations) {
-      lines.push(`  ${bold(`# ${terminalSafe(group.slug)}`)} (${terminalSafe(group.id)})`);
-      for (const change of group.changes) lines.push(...changeLines(change, color));
+    if (plan.changes.length > COMPACT_THRESHOLD) {
+      // In the same order as the blocks: by organisation, the active organisation last.
+      for (const group of groups.organisations) for (const change of group.changes) lines.push(`  ${formatChangeLine(change, color)}`);
+      for (const change of groups.setActive) lines.push(`  ${formatChangeLine(change, color)}`);
       lines.push('');
-    }
-    for (const change of groups.setActive) {
-      lines.push(...changeLines(change, color), '');
+    } else {
+      for (const group of groups.organisations) {
+        lines.push(`  ${bold(`# ${terminalSafe(group.slug)}`)} (${terminalSafe(group.id)})`);
+        for (const change of group.changes) lines.push(...changeLines(change, color));
+        lines.push('');
+      }
+      for (const change of groups.setActive) {
+        lines.push(...changeLines(change, color), '');
+      }
     }
   }
 
@@ -58,7 +63,8 @@ export function renderText(plan: Plan, options: TextOptions): string {
   return lines.join('\n') + '\n';
 }
 
-function closingLine(plan: Plan): string {
+/** `Plan: 2 to change, 2 to remove, 1 to accept.` or why there is nothing to do; also the digest's last line. */
+export function closingLine(plan: Plan): string {
   const s = summarisePlan(plan);
   if (plan.changes.length > 0) return `Plan: ${s.change} to change, ${s.remove} to remove, ${s.accept} to accept.`;
   if (s.problems > 0) {

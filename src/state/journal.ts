@@ -7,10 +7,11 @@
  * recorded while a write is under way go out together in the next one, and `record` resolves
  * only once its entry is on disk.
  */
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OrgformError } from '../errors.js';
-import type { ChangeKind } from '../plan/types.js';
+import type { ChangeKind } from '../model/change-kind.js';
+import { replaceFile } from './write-file-atomically.js';
 
 export const JOURNAL_VERSION = 1;
 
@@ -70,7 +71,6 @@ export class Journal {
   private failures: Array<(err: unknown) => void> = [];
   private writing: Promise<void> | null = null;
   private dirty = false;
-  private sequence = 0;
 
   constructor(
     readonly path: string,
@@ -94,8 +94,9 @@ export class Journal {
   }
 
   /**
-   * Removes temp files that a killed writer left beside the journal. Only the lock holder writes,
-   * so once the lock is held every such file is an orphan. Returns how many were removed.
+   * Removes temp files (`.NAME.PID.N.tmp`, see write-file-atomically.ts) that a killed writer left
+   * beside the journal. Only the lock holder writes, so once the lock is held every such file is an
+   * orphan. Returns how many were removed.
    */
   static async removeOrphanTempFiles(path: string): Promise<number> {
     const dir = dirname(path);
@@ -143,7 +144,7 @@ export class Journal {
       this.pending = [];
       this.failures = [];
       try {
-        await this.writeAtomically(JSON.stringify(this.data, sortedReplacer, 2) + '\n');
+        await replaceFile(this.path, JSON.stringify(this.data, sortedReplacer, 2) + '\n');
         for (const r of resolvers) r();
       } catch (err) {
         const error = new OrgformError('STATE_INVALID', `Could not write the state journal ${this.path}: ${(err as Error).message}`, { cause: err });
@@ -151,33 +152,6 @@ export class Journal {
       }
     }
     this.writing = null;
-  }
-
-  private async writeAtomically(text: string): Promise<void> {
-    const dir = dirname(this.path);
-    await mkdir(dir, { recursive: true });
-    this.sequence += 1;
-    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${this.sequence}.tmp`);
-    const handle = await open(temp, 'w', 0o600);
-    try {
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, this.path);
-    } catch (err) {
-      // A failed write (disk full, I/O error) or rename must not leave the temp file behind.
-      await unlink(temp).catch(() => undefined);
-      throw err;
-    }
-    // The rename is durable only once the directory entry is.
-    const dirHandle = await open(dir, 'r').catch(() => null);
-    if (dirHandle) {
-      await dirHandle.sync().catch(() => undefined);
-      await dirHandle.close();
-    }
   }
 
   /** Waits for every recorded entry to be written. */

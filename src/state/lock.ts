@@ -4,10 +4,11 @@
  * this host that no longer runs is stale and is taken over (the caller is told).
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { OrgformError } from '../errors.js';
+import { writeDurableFile } from './write-file-atomically.js';
 
 export interface LockInfo {
   id: string;
@@ -117,15 +118,8 @@ export async function acquireLock(statePath: string, command: string, env: LockE
     // even if this process is killed half-way.
     const temp = `${lockPath}.${env.pid}.${info.id}.tmp`;
     try {
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(JSON.stringify(info, null, 2) + '\n');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await writeDurableFile(temp, JSON.stringify(info, null, 2) + '\n', { exclusive: true });
     } catch (err) {
-      await unlink(temp).catch(() => undefined);
       throw lockIoError(lockPath, err);
     }
     let taken = false;

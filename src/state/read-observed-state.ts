@@ -7,21 +7,14 @@
 import pLimit from 'p-limit';
 import { isForbidden, isNotFound } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
+import { observeBilling } from '../api/observe-billing.js';
 import type { Organisation } from '../api/types.js';
-import { observeBilling, type BillingObservation } from './observe-billing.js';
 import type { DesiredOrganisation, DesiredState } from '../config/types.js';
-import { organisationAddress } from '../plan/address.js';
-import type { ObservedOrganisation, PlanProblem } from '../plan/types.js';
-
-export interface ObservedState {
-  /** Observed organisations by declared slug; missing where a problem was recorded instead. */
-  organisations: Map<string, ObservedOrganisation>;
-  /** The active organisation's id (first item of the first unfiltered page), null when it was not read. */
-  activeId: string | null;
-  /** Slug of every organisation seen in the listing, by id, to show the current active one by name. */
-  slugsById: Map<string, string>;
-  problems: PlanProblem[];
-}
+import { organisationAddress } from '../model/address.js';
+import type { BillingObservation } from '../model/billing.js';
+import type { ObservedOrganisation } from '../model/observed-organisation.js';
+import type { ObservedState } from '../model/observed-state.js';
+import type { PlanProblem } from '../model/plan-problem.js';
 
 export interface ReadOptions {
   parallelism: number;

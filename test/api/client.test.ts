@@ -157,7 +157,7 @@ describe('the client', () => {
   });
 
   it.each([
-    ['a `next` link to another path', { organisations: [], next: `/echo/${TOKEN}` }],
+    ['a `next` link to another path', { organisations: [{ id: 'org_one', slug: 'one' }], next: `/echo/${TOKEN}` }],
     ['an organisation without a slug', { organisations: [{ id: `echo-${TOKEN}` }] }],
   ])('never puts the token in a bad-response error, even when the service echoes it in %s', async (_what, body) => {
     const { client, emulator } = await setup();
@@ -276,7 +276,15 @@ describe('the client when the service misbehaves', () => {
     const err = (await client.getOrganisation('org_acme').catch((e: unknown) => e)) as ApiError;
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(err).toMatchObject({ status: 429, serviceCode: 'rate_limited' });
-    expect(err.message).toMatch(/asked to wait 3600 s \(Retry-After\), beyond the 5 s budget/);
+    expect(err.message).toMatch(/asked to wait 3600 s \(Retry-After\), beyond the 600 s orgform waits out a rate limit/);
+  });
+
+  it('fails clearly on a 503 whose Retry-After is beyond the request budget', async () => {
+    const { client, emulator } = await setup({}, { timeouts: { totalMs: 5_000 } });
+    emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'status', status: 503, retryAfter: 60 } });
+    const err = (await client.getOrganisation('org_acme').catch((e: unknown) => e)) as ApiError;
+    expect(err).toMatchObject({ status: 503 });
+    expect(err.message).toMatch(/asked to wait 60 s \(Retry-After\), beyond the 5 s budget/);
   });
 
   it('refuses a redirect to another origin, and the other server receives nothing', async () => {

@@ -7,7 +7,8 @@ const outcome = (o: Partial<AttemptOutcome>): AttemptOutcome => ({ attempt: 1, e
 describe('decideRetry', () => {
   it.each([
     ['503 on the first attempt', { status: 503 }, { retry: true, delayMs: 75 }],
-    ['429 without Retry-After', { status: 429 }, { retry: true, delayMs: 75 }],
+    ['429 without Retry-After (backpressure: the limiter does the waiting)', { status: 429 }, { retry: true, delayMs: 0, backpressure: true }],
+    ['429 after the attempts and the budget are spent', { status: 429, attempt: 9, elapsedMs: 50_000 }, { retry: true, delayMs: 0, backpressure: true }],
     ['500', { status: 500 }, { retry: true, delayMs: 75 }],
     ['502 on the third attempt', { status: 502, attempt: 3 }, { retry: true, delayMs: 300 }],
     ['a connection reset', { errorCode: 'ECONNRESET' }, { retry: true, delayMs: 75 }],
@@ -26,14 +27,26 @@ describe('decideRetry', () => {
   });
 
   it('waits at least as long as Retry-After asks', () => {
-    expect(decideRetry(policy, outcome({ status: 429, retryAfter: '2' }))).toEqual({ retry: true, delayMs: 2_000 });
+    expect(decideRetry(policy, outcome({ status: 503, retryAfter: '2' }))).toEqual({ retry: true, delayMs: 2_000 });
+    expect(decideRetry(policy, outcome({ status: 429, retryAfter: '2' }))).toEqual({ retry: true, delayMs: 2_000, backpressure: true });
   });
 
   it('refuses a Retry-After beyond the remaining budget instead of sleeping', () => {
+    expect(decideRetry(policy, outcome({ status: 503, retryAfter: '3600' }))).toEqual({
+      retry: false,
+      reason: 'retry-after-beyond-budget',
+      retryAfterMs: 3_600_000,
+      limitMs: 10_000,
+    });
+  });
+
+  it('waits out a 429 longer than the budget, but not longer than maxRetryAfterMs', () => {
+    expect(decideRetry(policy, outcome({ status: 429, retryAfter: '120' }))).toEqual({ retry: true, delayMs: 120_000, backpressure: true });
     expect(decideRetry(policy, outcome({ status: 429, retryAfter: '3600' }))).toEqual({
       retry: false,
       reason: 'retry-after-beyond-budget',
       retryAfterMs: 3_600_000,
+      limitMs: 600_000,
     });
   });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Document, isScalar, visit } from 'yaml';
-import { BILLING_UPDATE_FIELDS, type BillingUpdate } from '../../src/api/types.js';
+import { BILLING_FIELDS, type BillingDetails } from '../../src/model/billing.js';
 import { detectImplicitType } from '../../src/config/detect-implicit-type.js';
 import { escapeInterpolation } from '../../src/config/interpolate.js';
 import { parseSource } from '../../src/config/parse-source.js';
@@ -51,11 +51,12 @@ const slug = fc
 const identifier = fc
   .oneof(fc.string({ unit: anyChar, minLength: 1, maxLength: 12 }), fc.constantFrom('org:hooli/eu', 'a b', '${X}', '$${Y}', 'true', '0x1F', '123'))
   .filter((s) => s !== '.' && s !== '..' && s.trim() === s && !CONTROL.test(s));
-const text = fc.string({ unit: anyChar, maxLength: 12 });
+// Billing values: the schema refuses an empty one (minLength 1), as orgs.yaml cannot declare "empty".
+const text = fc.string({ unit: anyChar, minLength: 1, maxLength: 12 });
 const email = fc
   .tuple(fc.stringMatching(/^[a-z0-9+_-]{1,8}$/), fc.stringMatching(/^[a-z0-9]{1,8}$/), fc.constantFrom('example', 'co.uk'))
   .map(([local, domain, tld]) => `${local}@${domain}.${tld}`);
-const billing: fc.Arbitrary<BillingUpdate | undefined> = fc.option(
+const billing: fc.Arbitrary<BillingDetails | undefined> = fc.option(
   fc.record({ billingEmail: email, customerID: text, subscriptionID: text, platformID: text }, { requiredKeys: [] }).filter((b) => Object.keys(b).length > 0),
   { nil: undefined },
 );
@@ -90,7 +91,7 @@ const desired = fc
       .map(({ slug: s, id, billing: b, invitations, notificationChannels }) => ({
         slug: s,
         ...(id !== undefined && { id }),
-        ...(b !== undefined && { billing: Object.fromEntries(BILLING_UPDATE_FIELDS.filter((f) => b[f] !== undefined).map((f) => [f, b[f]])) }),
+        ...(b !== undefined && { billing: Object.fromEntries(BILLING_FIELDS.filter((f) => b[f] !== undefined).map((f) => [f, b[f]])) }),
         invitations,
         notificationChannels,
       }))

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_IDENTIFIER_LENGTH } from '../../src/api/encode-segment.js';
-import { BILLING_UPDATE_FIELDS, type BillingUpdate } from '../../src/api/types.js';
+import { BILLING_FIELDS, type BillingField } from '../../src/model/billing.js';
 import { parseSource } from '../../src/config/parse-source.js';
 import { readTree } from '../../src/config/read-tree.js';
 import { SchemaWalker } from '../../src/config/schema-walker.js';
@@ -25,7 +25,7 @@ const ORGANISATION_KEYS = { id: true, billing: true, invitations: true, notifica
 >;
 const INVITATION_KEYS = { accept: true, revoke: true } satisfies Record<keyof DesiredOrganisation['invitations'], true>;
 const CHANNEL_KEYS = { remove: true } satisfies Record<keyof DesiredOrganisation['notificationChannels'], true>;
-const BILLING_KEYS = { billingEmail: true, customerID: true, subscriptionID: true, platformID: true } satisfies Record<keyof BillingUpdate, true>;
+const BILLING_KEYS = { billingEmail: true, customerID: true, subscriptionID: true, platformID: true } satisfies Record<BillingField, true>;
 
 const keys = (s: Record<string, any>) => Object.keys(s.properties).sort();
 
@@ -37,7 +37,7 @@ describe('schemas/orgs.schema.json and the TypeScript types', () => {
     expect(keys(organisation.properties.invitations)).toEqual(Object.keys(INVITATION_KEYS).sort());
     expect(keys(organisation.properties.notificationChannels)).toEqual(Object.keys(CHANNEL_KEYS).sort());
     expect(keys(schema.$defs.billing)).toEqual(Object.keys(BILLING_KEYS).sort());
-    expect(Object.keys(schema.$defs.billing.properties)).toEqual([...BILLING_UPDATE_FIELDS]);
+    expect(Object.keys(schema.$defs.billing.properties)).toEqual([...BILLING_FIELDS]);
     expect(keys(schema.properties.defaults)).toEqual(['billing']);
   });
 
@@ -52,10 +52,9 @@ describe('schemas/orgs.schema.json and the TypeScript types', () => {
   });
 });
 
-describe('the precompiled validator (scripts/build-validators.mjs)', () => {
+describe('the precompiled validator (compile-schema.ts, written to dist/validators by the build)', () => {
   it('judges every corpus file exactly as the validator compiled at run time', async () => {
-    const script = new URL('../../scripts/build-validators.mjs', import.meta.url).href;
-    const build = (await import(script)) as { emitStandalone(name: string): string };
+    const build = await import('../../src/config/compile-schema.js');
     const module = { exports: {} as ValidateFunction & { schema: JsonSchema } };
     // Evaluated here rather than written out, so that its require()s resolve from this repository.
     new Function('module', 'exports', 'require', build.emitStandalone('orgs'))(module, module.exports, createRequire(import.meta.url));

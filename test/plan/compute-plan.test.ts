@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BILLING_UPDATE_FIELDS, type BillingUpdate, type BillingUpdateField } from '../../src/api/types.js';
+import { observeBilling } from '../../src/api/observe-billing.js';
+import { BILLING_FIELDS, type BillingDetails, type BillingField } from '../../src/model/billing.js';
 import type { DesiredOrganisation } from '../../src/config/types.js';
-import type { ObservedOrganisation } from '../../src/plan/types.js';
-import { observeBilling } from '../../src/state/observe-billing.js';
+import type { ObservedOrganisation } from '../../src/model/observed-organisation.js';
 import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor, problemFor } from './fixtures.js';
 
 const INVITATION_NOTE = 'cannot be checked before apply: the interface cannot list invitations';
@@ -290,11 +290,11 @@ describe('computePlan: properties', () => {
   const declaredBilling = fc.record(
     { billingEmail: value, customerID: value, subscriptionID: value, platformID: value },
     { requiredKeys: [] },
-  ) as fc.Arbitrary<BillingUpdate>;
+  ) as fc.Arbitrary<BillingDetails>;
   const currentBilling = fc.option(
     fc.record({ billingEmail: fc.option(value), customerID: fc.option(value), subscriptionID: fc.option(value), platformID: fc.option(value) }),
     { nil: null },
-  ) as fc.Arbitrary<Record<BillingUpdateField, string | null> | null>;
+  ) as fc.Arbitrary<Record<BillingField, string | null> | null>;
   const oneShots = fc.uniqueArray(fc.tuple(anyId, fc.boolean()), { selector: ([id]) => id, maxLength: 3 });
   const organisation = fc.record({
     id: anyId,
@@ -373,7 +373,7 @@ describe('computePlan: properties', () => {
         for (const c of plan.changes) {
           if (c.kind !== 'billing') continue;
           // The request always holds every declared field, and a field only when it has a value.
-          for (const field of BILLING_UPDATE_FIELDS) {
+          for (const field of BILLING_FIELDS) {
             const declared = w.declared.find((d) => d.slug === c.organisation.slug)?.billing?.[field];
             if (declared !== undefined) expect((c.request ?? c.declared)?.[field]).toBe(declared);
           }

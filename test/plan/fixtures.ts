@@ -1,17 +1,20 @@
 /** Small builders for desired and observed state, so that each test states only what it is about. */
-import type { BillingUpdate, BillingUpdateField } from '../../src/api/types.js';
 import type { DesiredOrganisation, DesiredState } from '../../src/config/types.js';
+import type { BillingDetails, BillingField } from '../../src/model/billing.js';
+import type { ChangeKind } from '../../src/model/change-kind.js';
+import type { ObservedOrganisation } from '../../src/model/observed-organisation.js';
+import type { ObservedState } from '../../src/model/observed-state.js';
+import type { PlanProblem } from '../../src/model/plan-problem.js';
 import { computePlan } from '../../src/plan/compute-plan.js';
 import type { FreshObservation } from '../../src/plan/find-stale.js';
-import type { ChangeKind, ObservedOrganisation, Plan, PlanProblem } from '../../src/plan/types.js';
-import type { ObservedState } from '../../src/state/read-observed-state.js';
+import type { Plan } from '../../src/plan/types.js';
 
 export const BASE_URL = 'https://orgs.example.test';
 
 export function desiredOrg(parts: {
   slug: string;
   id?: string;
-  billing?: BillingUpdate;
+  billing?: BillingDetails;
   accept?: string[];
   revoke?: string[];
   removeChannels?: string[];
@@ -36,7 +39,7 @@ export function desiredState(parts: { organisations?: DesiredOrganisation[]; act
 }
 
 /** Billing as observed (request spelling); fields left out are absent (null). `null` for no billing at all. */
-export function billingRecord(fields: Partial<Record<BillingUpdateField, string | null>>): Record<BillingUpdateField, string | null> {
+export function billingRecord(fields: Partial<Record<BillingField, string | null>>): Record<BillingField, string | null> {
   return { billingEmail: null, customerID: null, subscriptionID: null, platformID: null, ...fields };
 }
 
@@ -44,7 +47,7 @@ export function observedOrg(parts: {
   slug: string;
   id?: string;
   member?: boolean;
-  billing?: Partial<Record<BillingUpdateField, string | null>> | null;
+  billing?: Partial<Record<BillingField, string | null>> | null;
 }): ObservedOrganisation {
   return {
     slug: parts.slug,

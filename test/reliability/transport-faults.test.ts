@@ -158,7 +158,7 @@ describe('transport and service faults', () => {
     world.leaks.expectClean();
   });
 
-  it('case 4: a 429 with Retry-After: 2 waits at least 2 s; a Retry-After beyond the time budget fails at once and says so', async () => {
+  it('case 4: a 429 with Retry-After: 2 waits at least 2 s; a Retry-After beyond what orgform waits out (10 minutes) fails at once and says so', async () => {
     let limited = 0;
     let proxy!: Awaited<ReturnType<typeof startFaultProxy>>;
     const world = await startWorld({
@@ -189,9 +189,9 @@ describe('transport and service faults', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/organisations\.umbrella\.billing failed/);
     expect(result.stdout).toContain(
-      '✗ organisations.umbrella.billing failed: updateBillingDetails: HTTP 429 rate_limited: Come back in an hour. — The service asked to wait 3600 s (Retry-After), beyond the 60 s budget; run again later',
+      '✗ organisations.umbrella.billing failed: updateBillingDetails: HTTP 429 rate_limited: Come back in an hour. — The service asked to wait 3600 s (Retry-After), beyond the 600 s orgform waits out a rate limit; run again later',
     );
-    expect(result.stdout).toContain('      note: The service asked to wait 3600 s (Retry-After), beyond the 60 s budget; run again later');
+    expect(result.stdout).toContain('      note: The service asked to wait 3600 s (Retry-After), beyond the 600 s orgform waits out a rate limit; run again later');
     expect(billingOf(world, 'org_acme')?.billingEmail).toBe('finance@acme.example');
     world.leaks.expectClean();
   });
@@ -223,7 +223,7 @@ describe('transport and service faults', () => {
     world.leaks.expectClean();
   });
 
-  it('case 6: a retried DELETE that answers 404 while the organisation is readable is done, and the next plan is empty', async () => {
+  it('case 6: a retried DELETE that answers 404 with the service\'s Error body while the listing shows you a member is done, and the next plan is empty', async () => {
     const world = await startWorld({
       config: `version: 1\norganisations:\n  acme:\n    invitations:\n      revoke: [inv_acme_carol]\n    notificationChannels:\n      remove: [chn_acme_slack]\n`,
     });
@@ -235,7 +235,9 @@ describe('transport and service faults', () => {
     expect(result.stdout).toMatch(/✓ organisations\.acme\.notificationChannels\.remove\.chn_acme_slack already done: found already gone/);
     expect(logFor(world, 'deleteInvitation').map((r) => r.status)).toEqual(['lost', 404]);
     expect(logFor(world, 'deleteNotificationChannel').map((r) => r.status)).toEqual(['lost', 404]);
-    expect(logFor(world, 'getOrganisation').map((r) => r.status)).toEqual([200, 200]);
+    // Membership comes from the listing filtered by the slug, never from GetOrganisation (which some services answer for non-members).
+    expect(logFor(world, 'getOrganisations').filter((r) => r.path.includes('filter=acme')).map((r) => r.status)).toEqual([200, 200]);
+    expect(logFor(world, 'getOrganisation')).toEqual([]);
     const dump = world.emulator.store.dump();
     expect(dump.invitations.map((i) => i.id)).not.toContain('inv_acme_carol');
     expect(dump.channels.map((c) => c.id)).not.toContain('chn_acme_slack');
@@ -247,15 +249,24 @@ describe('transport and service faults', () => {
     world.leaks.expectClean();
   });
 
-  it.each([404, 403])('case 7: a DELETE that answers 404 while the organisation itself answers %i is a failure, not success', async (status) => {
-    const world = await startWorld({ config: `version: 1\norganisations:\n  acme:\n    invitations:\n      revoke: [inv_acme_carol]\n` });
+  it.each([404, 403])('case 7: a DELETE that answers 404 while the membership check answers %i is a failure, not success', async (status) => {
+    let proxy!: Awaited<ReturnType<typeof startFaultProxy>>;
+    const world = await startWorld({
+      config: `version: 1\norganisations:\n  acme:\n    invitations:\n      revoke: [inv_acme_carol]\n`,
+      baseUrl: async (emulator) => {
+        // The plan's listing passes; the membership check after the 404 (the listing filtered by slug) is refused.
+        proxy = await startFaultProxy(emulator.url, (method, path) =>
+          method === 'GET' && path.includes('filter=acme') ? { kind: 'status', status, body: { code: 'forbidden', message: 'No access.' } } : { kind: 'pass' },
+        );
+        return proxy.url;
+      },
+    });
     world.emulator.faults.add({ operation: 'deleteInvitation', fault: { kind: 'status', status: 404, body: JSON.stringify({ code: 'invitation_not_found', message: 'No such invitation.' }) } });
-    world.emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'status', status } });
     const result = await world.cli(['apply', '--auto-approve']);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/✗ organisations\.acme\.invitations\.revoke\.inv_acme_carol failed/);
     expect(result.stdout).toContain(
-      `failed: deleteInvitation: HTTP 404 invitation_not_found: No such invitation. — and organisation "org_acme" is not readable (HTTP ${status} `,
+      `failed: deleteInvitation: HTTP 404 invitation_not_found: No such invitation. — and you are not a member of organisation "org_acme" (HTTP ${status} forbidden)`,
     );
     expect(result.stdout).toContain('so this is not counted as done');
     expect(result.stdout).toMatch(/0 applied, 0 already done, 0 skipped, 0 not started, 1 failed/);
@@ -287,7 +298,7 @@ describe('transport and service faults', () => {
     const result = await world.cli(['apply', '--auto-approve']);
     expect(result.stdout).toMatch(/✓ organisations\.globex\.invitations\.accept\.inv_globex_ada already done: the invitation is no longer pending and you are a member/);
     expect(result.stdout).toMatch(
-      /✗ organisations\.wonka\.invitations\.accept\.inv_wonka_ada failed: acceptInvitation: HTTP 404 invitation_not_found: No such invitation\. — and organisation "org_wonka" is not readable \(HTTP 404 organisation_not_found\), so the invitation was not accepted/,
+      /✗ organisations\.wonka\.invitations\.accept\.inv_wonka_ada failed: acceptInvitation: HTTP 404 invitation_not_found: No such invitation\. — and you are not a member of organisation "org_wonka" \(it is not among your organisations\), so the invitation was not accepted/,
     );
     expect(result.code).toBe(1);
     expect(logFor(world, 'acceptInvitation').map((r) => r.status)).toEqual(['lost', 404]);
@@ -441,7 +452,7 @@ describe('transport and service faults', () => {
     world.emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'truncated-json', status: 200 } });
     const plan = await world.cli(['plan']);
     expect(plan.code).toBe(1);
-    expect(plan.stderr).toMatch(/^Error: getOrganisations \(all pages\) failed: the service answered HTTP 200 with a body that is not valid JSON \(application\/json; charset=utf-8\)\n$/);
+    expect(plan.stderr).toMatch(/^Error: getOrganisations \(all pages\) failed: the answer is not what the interface describes: expected an object with an "organisations" array, got HTTP 200 with a body that is not JSON \(application\/json; charset=utf-8\)\n$/);
     expect(plan.stderr).not.toMatch(/Acme Corpo|org_00001/);
 
     world.emulator.faults.add({ operation: 'updateBillingDetails', fault: { kind: 'truncated-json', status: 400 } });

@@ -1,7 +1,8 @@
 /** Small builders for plans and apply events, so each test states only what it is about. */
 import type { ApplySummary, ChangeResult } from '../../src/apply/events.js';
-import type { BillingUpdateField } from '../../src/api/types.js';
-import type { Change, Plan, PlanProblem } from '../../src/plan/types.js';
+import type { BillingField } from '../../src/model/billing.js';
+import type { PlanProblem } from '../../src/model/plan-problem.js';
+import type { Change, Plan } from '../../src/plan/types.js';
 
 export function makePlan(parts: Partial<Plan> = {}): Plan {
   return {
@@ -19,7 +20,7 @@ export function makePlan(parts: Partial<Plan> = {}): Plan {
 
 const org = (slug: string): Change['organisation'] => ({ slug, id: `org_${slug}` });
 
-export function billing(slug: string, fields: Partial<Record<BillingUpdateField, [before: string | null, after: string]>>): Change {
+export function billing(slug: string, fields: Partial<Record<BillingField, [before: string | null, after: string]>>): Change {
   return {
     address: `organisations.${slug}.billing`,
     kind: 'billing',
@@ -27,7 +28,7 @@ export function billing(slug: string, fields: Partial<Record<BillingUpdateField,
     organisation: org(slug),
     request: { billingEmail: 'not-for-display@example.test' },
     display: {
-      fields: Object.entries(fields).map(([field, [before, after]]) => ({ field: field as BillingUpdateField, before, after })),
+      fields: Object.entries(fields).map(([field, [before, after]]) => ({ field: field as BillingField, before, after })),
     },
   };
 }
@@ -130,7 +131,7 @@ export function makeSummary(results: ChangeResult[], parts: Partial<ApplySummary
 }
 
 /** Billing of an organisation joined by the same apply: its current values are known only after the accept. */
-export function billingKnownAfterAccept(slug: string, invitation: string, declared: Partial<Record<BillingUpdateField, string>>): Change {
+export function billingKnownAfterAccept(slug: string, invitation: string, declared: Partial<Record<BillingField, string>>): Change {
   return {
     address: `organisations.${slug}.billing`,
     kind: 'billing',
@@ -139,7 +140,7 @@ export function billingKnownAfterAccept(slug: string, invitation: string, declar
     knownAfter: `organisations.${slug}.invitations.accept.${invitation}`,
     declared,
     display: {
-      fields: Object.entries(declared).map(([field, after]) => ({ field: field as BillingUpdateField, before: null, after: after as string })),
+      fields: Object.entries(declared).map(([field, after]) => ({ field: field as BillingField, before: null, after: after as string })),
       note: 'current billing is known after the invitation is accepted: apply reads it then, and fields not declared keep their values',
     },
   };

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import type { Action, ChangeKind } from '../../src/plan/types.js';
+import type { ChangeKind } from '../../src/model/change-kind.js';
+import type { Action } from '../../src/plan/types.js';
 import { renderJson, wireAction, wireKind } from '../../src/render/render-json.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, setActive } from './fixtures.js';
 

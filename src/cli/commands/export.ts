@@ -15,9 +15,11 @@ import { readOrganisations } from '../../export/read-organisations.js';
 import { DEFAULT_SCHEMA_PATH, renderExport } from '../../export/render-export.js';
 import { selectExportable } from '../../export/select-exportable.js';
 import { updateDocument } from '../../export/update-document.js';
-import { loadDesiredState, openClient, serviceKey } from '../command-context.js';
+import { loadDesiredState } from '../../engine/load-desired-state.js';
+import { serviceKey } from '../../engine/service-key.js';
+import { openClient } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { writeFileAtomically } from '../write-file-atomically.js';
+import { writeFileAtomically } from '../../state/write-file-atomically.js';
 
 export interface ExportFlags {
   baseUrl?: string;
@@ -104,7 +106,7 @@ async function updateInPlace(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
   if (flags.out !== undefined && (flags.write || flags.diff)) throw new UsageError('--out writes the updated file elsewhere; it does not combine with --diff or --write. Use one of them.');
   const out = await outPath(flags, io);
   // Validated as plan reads them: an invalid file is every problem as FILE:LINE:COL, before any request.
-  const { desired } = await loadDesiredState({ ...(flags.file !== undefined && { file: flags.file }) }, io);
+  const { desired } = await loadDesiredState({ files: flags.file ?? [] }, io);
   const files = desired.files;
   if (files.length > 1 && !flags.diff && !flags.write) {
     throw new UsageError(`${files.length} files were read (${files.map((f) => f.path).join(', ')}): pass --diff to see the changes as one patch, or --write to update them.`);

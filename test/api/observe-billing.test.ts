@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { differingFields, fullBillingUpdate, observeBilling } from '../../src/state/observe-billing.js';
+import { observeBilling } from '../../src/api/observe-billing.js';
 
 const NONE = { billingEmail: null, customerID: null, subscriptionID: null, platformID: null };
 
@@ -39,21 +39,5 @@ describe('observeBilling', () => {
     expect(observeBilling(undefined, false)).toEqual({ known: false, reason: 'the listing does not show billing' });
     expect(observeBilling(undefined, true)).toEqual({ known: true, values: NONE });
     expect(observeBilling(null, true)).toEqual({ known: true, values: NONE });
-  });
-});
-
-describe('fullBillingUpdate', () => {
-  it('puts the declared fields over the values read and leaves out those the service holds none of', () => {
-    expect(fullBillingUpdate({ billingEmail: 'new@acme.test' }, { ...NONE, customerID: 'cus_1', platformID: 'plat_1' })).toEqual({
-      billingEmail: 'new@acme.test',
-      customerID: 'cus_1',
-      platformID: 'plat_1',
-    });
-  });
-});
-
-describe('differingFields', () => {
-  it('names only the declared fields whose value differs', () => {
-    expect(differingFields({ billingEmail: 'a@acme.test', customerID: 'cus_1' }, { ...NONE, billingEmail: 'a@acme.test', customerID: 'cus_0', platformID: 'x' })).toEqual(['customerID']);
   });
 });

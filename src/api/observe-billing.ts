@@ -1,14 +1,12 @@
 /**
- * The four billing fields orgform manages, as read from an Organisation, with "unknown" kept apart
- * from "empty". A PUT built from a value that was not read can clear it (a service may replace the
- * whole billing on update), so anything orgform cannot read with certainty is unknown, never empty.
- * Pure.
+ * The edge from the wire to the model for billing: the four billing fields orgform manages, as read
+ * from an Organisation (response spelling, or the request's, which a service may also use), with
+ * "unknown" kept apart from "empty". A PUT built from a value that was not read can clear it (a
+ * service may replace the whole billing on update), so anything orgform cannot read with certainty
+ * is unknown, never empty. Pure.
  */
-import { BILLING_RESPONSE_FIELD, BILLING_UPDATE_FIELDS, type BillingUpdateField } from '../api/types.js';
-
-export type BillingValues = Record<BillingUpdateField, string | null>;
-
-export type BillingObservation = { known: true; values: BillingValues } | { known: false; reason: string };
+import { BILLING_FIELDS, type BillingObservation, type BillingValues } from '../model/billing.js';
+import { BILLING_RESPONSE_FIELD } from './types.js';
 
 /**
  * `authoritative` says whether an answer without billing means "no billing": true for GetOrganisation,
@@ -22,7 +20,7 @@ export function observeBilling(raw: unknown, authoritative: boolean): BillingObs
   if (typeof raw !== 'object' || Array.isArray(raw)) return { known: false, reason: `the service sent a billing that is not an object (${describe(raw)})` };
   const billing = raw as Record<string, unknown>;
   const values = {} as BillingValues;
-  for (const field of BILLING_UPDATE_FIELDS) {
+  for (const field of BILLING_FIELDS) {
     // Responses spell customerId; a service may also use the update's spelling, customerID.
     const spellings = [...new Set([BILLING_RESPONSE_FIELD[field], field])];
     const seen = spellings.map((name) => billing[name]).filter((v) => v !== undefined && v !== null);
@@ -40,20 +38,4 @@ export function observeBilling(raw: unknown, authoritative: boolean): BillingObs
 function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return value === null ? 'null' : `a ${typeof value}`;
-}
-
-/** The BillingUpdate body that sets the declared fields and keeps every other one as it was read. */
-export function fullBillingUpdate(declared: Partial<Record<BillingUpdateField, string>>, current: BillingValues): Partial<Record<BillingUpdateField, string>> {
-  const body: Partial<Record<BillingUpdateField, string>> = {};
-  for (const field of BILLING_UPDATE_FIELDS) {
-    const value = declared[field] ?? current[field];
-    // A field the service holds no value for stays out: under replace and merge alike it stays empty.
-    if (value !== null && value !== undefined) body[field] = value;
-  }
-  return body;
-}
-
-/** The declared fields whose value differs from what was read. */
-export function differingFields(declared: Partial<Record<BillingUpdateField, string>>, current: BillingValues): BillingUpdateField[] {
-  return BILLING_UPDATE_FIELDS.filter((field) => declared[field] !== undefined && declared[field] !== current[field]);
 }

@@ -1,13 +1,15 @@
 /**
- * Read, then compute: the current state of the declared organisations through the client, the
- * journal's record of one-shot changes, and the plan that follows. Never writes to the service.
+ * The read and plan steps of plan and apply: the current state of the declared organisations
+ * through the client, the journal's record of one-shot changes, and the plan that follows (pure,
+ * plan/compute-plan.ts). Never writes to the service.
  */
 import type { OrganisationsClient } from '../api/client.js';
 import type { DesiredState } from '../config/types.js';
+import type { ObservedState } from '../model/observed-state.js';
+import { computePlan } from '../plan/compute-plan.js';
+import type { Plan } from '../plan/types.js';
 import { journalKey, type Journal } from '../state/journal.js';
-import { readObservedState, type ObservedState } from '../state/read-observed-state.js';
-import { computePlan } from './compute-plan.js';
-import type { Plan } from './types.js';
+import { readObservedState } from '../state/read-observed-state.js';
 
 export interface MakePlanOptions {
   client: OrganisationsClient;

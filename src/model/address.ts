@@ -3,7 +3,7 @@
  * `activeOrganisation`. A segment that is not a plain name is quoted, so that every address is
  * unambiguous whatever the slug or id holds.
  */
-import type { ChangeKind } from './types.js';
+import type { ChangeKind } from './change-kind.js';
 
 export function addressSegment(value: string): string {
   return /^[A-Za-z0-9_-]+$/.test(value) ? `.${value}` : `[${JSON.stringify(value)}]`;
@@ -34,12 +34,3 @@ export function changeAddress(kind: ChangeKind, slug: string, targetId?: string)
     }
   }
 }
-
-/** The order of changes within one organisation: accept first, then billing, revocations, channel removals. */
-export const KIND_ORDER: Readonly<Record<ChangeKind, number>> = {
-  'accept-invitation': 0,
-  billing: 1,
-  'revoke-invitation': 2,
-  'remove-channel': 3,
-  'set-active': 4,
-};

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addressSegment, changeAddress, KIND_ORDER, organisationAddress } from '../../src/plan/address.js';
-import type { ChangeKind } from '../../src/plan/types.js';
+import { addressSegment, changeAddress, organisationAddress } from '../../src/model/address.js';
+import { KIND_ORDER, type ChangeKind } from '../../src/model/change-kind.js';
 
 /** Reads an address back into its segments: `.name` or `["json string"]`. */
 function segments(address: string): string[] {

@@ -1,0 +1,59 @@
+/**
+ * The plan and apply views as a CI job sees them: what the view writes, plus GitHub annotations for
+ * problems, the job summary, and plan's --report files. Decorators: they add to a view's output,
+ * never change it (the folding and guarding of the log is the view's own, through its LogFrame).
+ */
+import type { ApplyView } from '../render/apply-view.js';
+import { configFindings, planFindings } from '../render/findings.js';
+import type { PlanView } from '../render/plan-view.js';
+import { renderApplyStepSummary, renderPlanStepSummary } from '../render/render-step-summary.js';
+import type { CliIO, OutputStream } from './io.js';
+import { writeReports, type PipelineOutput, type ReportSpec } from './pipeline-output.js';
+
+/** `log`: the stream annotations go to (standard output for text, else standard error, which carries no document). */
+export function withApplyPipeline(view: ApplyView, pipeline: PipelineOutput, log: OutputStream): ApplyView {
+  return {
+    ...view,
+    async configRejected(problems) {
+      await view.configRejected?.(problems);
+      await pipeline.annotate(configFindings(problems), log);
+    },
+    async planRefused(plan, hazard, desired) {
+      await view.planRefused?.(plan, hazard, desired);
+      if (hazard.kind === 'incomplete') await pipeline.annotate(planFindings(plan, desired), log);
+    },
+    async applyReported(summary) {
+      await view.applyReported(summary);
+      await pipeline.appendStepSummary(() => renderApplyStepSummary(summary), log);
+    },
+  };
+}
+
+export interface PlanPipelineOptions {
+  log: OutputStream;
+  reports: readonly ReportSpec[];
+  /** The -f paths as given: where a report places a finding without a position, when there is no plan. */
+  files: readonly string[];
+}
+
+export function withPlanPipeline(view: PlanView, pipeline: PipelineOutput, io: CliIO, options: PlanPipelineOptions): PlanView {
+  const { log, reports } = options;
+  return {
+    ...view,
+    async configRejected(problems) {
+      await view.configRejected?.(problems);
+      if (problems.length === 0) return;
+      const findings = configFindings(problems);
+      await pipeline.annotate(findings, log);
+      // No counts without a plan: only the Code Quality report is written.
+      await writeReports(reports, { findings, defaultFile: options.files[0] ?? 'orgs.yaml' }, io);
+    },
+    async planChecked(plan, hazards, desired) {
+      const findings = planFindings(plan, desired);
+      await pipeline.annotate(findings, log);
+      await pipeline.appendStepSummary(() => renderPlanStepSummary(plan), log);
+      await writeReports(reports, { findings, plan, defaultFile: desired.files[0]?.path ?? 'orgs.yaml' }, io);
+      await view.planChecked(plan, hazards, desired);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The one ajv set-up that orgform's JSON Schema validators are compiled with, for the two ways they
+ * are made: ahead of time, as standalone CommonJS (`emitStandalone`: the build writes
+ * dist/validators/NAME.cjs with it, which the CLI loads in a few milliseconds), and at run time when
+ * those are missing, as when the tests run from src (`compileValidator`). One set-up, so that the
+ * two cannot disagree. This loads ajv's compiler (~140 ms): only schema-validator.ts's fallback and
+ * the build import it.
+ */
+import { readFileSync } from 'node:fs';
+import { _ } from 'ajv';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import standaloneModule from 'ajv/dist/standalone/index.js';
+import addFormatsModule from 'ajv-formats';
+
+/** Each is compiled from schemas/NAME.schema.json to dist/validators/NAME.cjs. */
+export const SCHEMA_NAMES = ['orgs'] as const;
+export type SchemaName = (typeof SCHEMA_NAMES)[number];
+
+// CommonJS modules whose default export TypeScript sees as the module itself.
+const standaloneCode = standaloneModule.default;
+const addFormats = addFormatsModule.default;
+
+export function readSchema(name: SchemaName): Record<string, unknown> {
+  // src/config/ and dist/config/ both sit two levels below the package root.
+  return JSON.parse(readFileSync(new URL(`../../schemas/${name}.schema.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
+}
+
+function createAjv(options: { standalone: boolean }): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    allowUnionTypes: true,
+    // The generated code must find the same format checks that ajv-formats adds at run time.
+    code: options.standalone ? { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` } : {},
+  });
+  addFormats(ajv, ['email']);
+  return ajv;
+}
+
+/** Compiles at run time: the fallback when the precompiled validator is missing. */
+export function compileValidator(name: SchemaName): { validate: ValidateFunction; schema: Record<string, unknown> } {
+  const schema = readSchema(name);
+  return { validate: createAjv({ standalone: false }).compile(schema), schema };
+}
+
+/** CommonJS source exporting the validate function, with the schema beside it as `.schema`. */
+export function emitStandalone(name: SchemaName): string {
+  const schema = readSchema(name);
+  const ajv = createAjv({ standalone: true });
+  const code = standaloneCode(ajv, ajv.compile(schema));
+  // The loader walks the schema too (which keys exist, where strings are expected), so it travels with its code.
+  return `${code}\nmodule.exports.schema = ${JSON.stringify(schema)};\n`;
+}

@@ -1,0 +1,208 @@
+/**
+ * `orgform apply`, start to finish, in the order it happens:
+ *
+ *   load → select → connect → lock → read → plan → check safety → confirm → apply → report
+ *
+ * The command (cli/commands/apply.ts) has parsed the flags and built the view; this decides what
+ * happens and tells the view, the client's retries and rate changes included. A refusal is data
+ * (nothing is written then); so is the outcome, which the command maps to an exit code.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { applyPlan } from '../apply/apply-plan.js';
+import type { ApplyEvent, ApplySummary } from '../apply/events.js';
+import type { DesiredState } from '../config/types.js';
+import { ConfigError, OrgformError } from '../errors.js';
+import { findStale } from '../plan/find-stale.js';
+import { parseSavedPlan, type SavedPlan } from '../plan/saved-plan.js';
+import type { Plan } from '../plan/types.js';
+import type { ApplyView } from '../render/apply-view.js';
+import { Journal } from '../state/journal.js';
+import { acquireLock, type LockEnvironment } from '../state/lock.js';
+import { checkPlanSafety } from './check-plan-safety.js';
+import { rateEvent, retryEvent } from './client-events.js';
+import { hashFiles } from './hash-files.js';
+import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';
+import { makePlan } from './make-plan.js';
+import type { OpenClient } from './open-client.js';
+import type { Refusal } from './refusal-error.js';
+import { serviceKey } from './service-key.js';
+import { statePathFor } from './state-path-for.js';
+
+export interface ApplyInputs {
+  /** A plan saved by `orgform plan --out`; without one, a fresh plan from the files. */
+  planFile?: string;
+  /** The files, --target and --shard (a saved plan fixes its own). */
+  selection: Selection;
+  /** --state: the journal's path; by default beside the first config file. */
+  state?: string;
+  parallelism: number;
+  maxChanges?: number;
+  autoApprove: boolean;
+  /** First step of the re-reads inside a change (ORGFORM_RETRY_BASE_MS). */
+  backoffBaseMs?: number;
+}
+
+/** Who approves a fresh plan: someone at a terminal, or no one (and why not). */
+export type Confirmation = { ask(changes: number): Promise<boolean> } | { unavailable: string };
+
+export interface ApplyDeps extends FileWorld {
+  now(): number;
+  /** Aborted on SIGINT or SIGTERM: nothing new starts, what is in flight finishes. */
+  signal: AbortSignal;
+  openClient: OpenClient;
+  confirmation: Confirmation;
+  /** Process-wide measures while changes run (the CLI's memory governor for bulk applies); returns how to end them. */
+  whileApplying?(changes: number): () => void;
+  /** Waits inside a change (a membership that takes a moment to show); injected in tests. */
+  sleep?(ms: number): Promise<void>;
+  lockEnvironment?: LockEnvironment;
+}
+
+export type ApplyOutcome =
+  | { kind: 'applied'; summary: ApplySummary; halted?: OrgformError }
+  | { kind: 'cancelled' }
+  | { kind: 'refused'; refusal: Refusal; planFile?: string };
+
+export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<ApplyOutcome> {
+  const { planFile } = inputs;
+  const refuse = (refusal: Refusal): ApplyOutcome => ({ kind: 'refused', refusal, ...(planFile === undefined ? {} : { planFile }) });
+
+  // Never wait for an answer that cannot come: refuse before anything is read.
+  if (planFile === undefined && !inputs.autoApprove && 'unavailable' in deps.confirmation) {
+    return refuse({ kind: 'cannot-confirm', why: deps.confirmation.unavailable });
+  }
+
+  // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
+  const { saved, desired, selected } = await load(inputs, deps, view);
+
+  // Connect. While changes run, the client's retries and rate changes are events of this apply;
+  // when the run cannot go on, nothing new starts and the outcome says why.
+  let emit: ((event: ApplyEvent) => void) | undefined;
+  const halt = new AbortController();
+  let halted: OrgformError | undefined;
+  const { client, warningFor } = await deps.openClient({
+    onRetry: (retry) => {
+      const event = retryEvent(retry, deps.now());
+      if (event !== undefined) emit?.(event);
+    },
+    onRate: (rate) => emit?.(rateEvent(rate, deps.now())),
+    onHalt: (error) => {
+      halted ??= error;
+      halt.abort();
+    },
+  });
+  try {
+    const service = serviceKey(client);
+    if (saved && saved.baseUrl !== service) return refuse({ kind: 'other-service', madeFor: saved.baseUrl, service });
+
+    // Lock: one apply per journal at a time.
+    const statePath = statePathFor(inputs.state, desired, deps.cwd);
+    const lock = await acquireLock(statePath, `orgform apply${planFile === undefined ? '' : ` ${planFile}`}`, deps.lockEnvironment);
+    try {
+      if (lock.replaced) view.lockTakenOver(statePath, lock.replaced.pid);
+
+      // Read: the journal, then the service (for a saved plan too: that is how staleness shows).
+      await Journal.removeOrphanTempFiles(statePath);
+      const journal = await Journal.read(statePath);
+      const fresh = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism });
+
+      // Plan: the saved one, or the fresh one, shown for review.
+      const plan: Plan = saved?.plan ?? fresh.plan;
+      const staleReasons = saved
+        ? findStale(saved.plan, saved.configFiles, {
+            organisations: fresh.observed.organisations,
+            activeId: fresh.observed.activeId,
+            problems: fresh.observed.problems,
+            fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), deps.cwd),
+            baseUrl: service,
+          })
+        : [];
+      if (!saved) await view.planMade(plan);
+
+      // Check safety: stale, incomplete, over budget. Refused whole; nothing is written.
+      const safety = checkPlanSafety(plan, { staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
+      const hazard = safety.hazards[0];
+      if (hazard !== undefined) {
+        await view.planRefused?.(plan, hazard, selected);
+        return refuse(hazard);
+      }
+
+      // Confirm, when there is something to write: the budget, any warning, then the question
+      // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made).
+      if (plan.changes.length > 0) {
+        if (safety.budget) view.budgetChecked(safety.budget);
+        const warning = warningFor?.(plan.changes.length);
+        if (warning !== undefined) view.warn(warning);
+        if (!saved && !inputs.autoApprove && !(await approve(deps.confirmation, plan.changes.length))) {
+          view.cancelled();
+          return { kind: 'cancelled' };
+        }
+      }
+
+      // Apply: every change, in order within each organisation; every event to the view.
+      const stopMeasures = deps.whileApplying?.(plan.changes.length);
+      view.applyStarting(client);
+      emit = (event) => view.event(event);
+      let summary: ApplySummary;
+      try {
+        summary = await applyPlan(plan.changes, {
+          client,
+          journal,
+          service,
+          parallelism: inputs.parallelism,
+          signal: AbortSignal.any([deps.signal, halt.signal]),
+          onEvent: emit,
+          now: deps.now,
+          ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+          ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
+        });
+      } finally {
+        emit = undefined;
+        stopMeasures?.();
+        view.applyStopped();
+      }
+
+      // Report, while the lock is still held: the journal is written by now.
+      await view.applyReported(summary);
+      return { kind: 'applied', summary, ...(halted === undefined ? {} : { halted }) };
+    } finally {
+      await lock.release();
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+interface Source {
+  saved?: SavedPlan;
+  /** The whole desired state (the journal's place follows its first file). */
+  desired: DesiredState;
+  /** What this apply covers. */
+  selected: DesiredState;
+}
+
+async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source> {
+  if (inputs.planFile !== undefined) {
+    const saved = parseSavedPlan(await readPlanFile(inputs.planFile, deps.cwd), inputs.planFile);
+    return { saved, desired: saved.desired, selected: saved.desired };
+  }
+  try {
+    return await loadDesiredState(inputs.selection, deps);
+  } catch (err) {
+    if (err instanceof ConfigError) await view.configRejected?.(err.problems);
+    throw err;
+  }
+}
+
+async function readPlanFile(path: string, cwd: string): Promise<string> {
+  try {
+    return await readFile(resolve(cwd, path), 'utf8');
+  } catch (err) {
+    throw new OrgformError('PLAN_INVALID', `Cannot read the plan file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+  }
+}
+
+async function approve(confirmation: Confirmation, changes: number): Promise<boolean> {
+  return 'ask' in confirmation ? confirmation.ask(changes) : false;
+}

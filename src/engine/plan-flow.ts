@@ -1,0 +1,90 @@
+/**
+ * `orgform plan`, start to finish, in the order it happens:
+ *
+ *   load → select → connect → read → plan → check safety → show → save → report
+ *
+ * Never writes to the service, and takes no lock (it only reads the journal). The command
+ * (cli/commands/plan.ts) has parsed the flags and built the view; the outcome is data, which the
+ * command maps to an exit code.
+ */
+import { resolve } from 'node:path';
+import type { DesiredState } from '../config/types.js';
+import { ConfigError } from '../errors.js';
+import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../plan/saved-plan.js';
+import type { Plan } from '../plan/types.js';
+import type { PlanView } from '../render/plan-view.js';
+import { Journal } from '../state/journal.js';
+import { writeFileAtomically } from '../state/write-file-atomically.js';
+import { checkPlanSafety, type PlanHazard } from './check-plan-safety.js';
+import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';
+import { makePlan } from './make-plan.js';
+import type { OpenClient } from './open-client.js';
+import { serviceKey } from './service-key.js';
+import { statePathFor } from './state-path-for.js';
+
+export interface PlanInputs {
+  selection: Selection;
+  /** --state: the journal's path; by default beside the first config file. */
+  state?: string;
+  parallelism: number;
+  maxChanges?: number;
+  /** --out: save the plan here for `orgform apply FILE` (a path as given, relative to cwd). */
+  out?: string;
+}
+
+export interface PlanDeps extends FileWorld {
+  now(): number;
+  openClient: OpenClient;
+}
+
+export interface PlanOutcome {
+  plan: Plan;
+  /** What stands in the way of applying it (problems, over budget); empty when apply could go ahead. */
+  hazards: PlanHazard[];
+}
+
+export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView): Promise<PlanOutcome> {
+  // Load and select.
+  let desired: DesiredState;
+  let selected: DesiredState;
+  try {
+    ({ desired, selected } = await loadDesiredState(inputs.selection, deps));
+  } catch (err) {
+    if (err instanceof ConfigError) await view.configRejected?.(err.problems);
+    throw err;
+  }
+
+  // Connect.
+  const { client } = await deps.openClient({});
+  try {
+    // Read: the journal (one-shot changes already done are not planned again), then the service.
+    const journal = await Journal.read(statePathFor(inputs.state, desired, deps.cwd));
+    const service = serviceKey(client);
+    const { plan } = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism });
+
+    // Check safety and show: the plan, and the budget when one was given.
+    const safety = checkPlanSafety(plan, inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges });
+    await view.planMade(plan, safety);
+
+    // Save exactly this plan, with what it was based on, for `orgform apply FILE`.
+    if (inputs.out !== undefined) {
+      const text = serializeSavedPlan({
+        orgformSavedPlan: SAVED_PLAN_VERSION,
+        createdAt: new Date(deps.now()).toISOString(),
+        baseUrl: service,
+        configFiles: selected.files,
+        desired: selected,
+        selection: { targets: [...(inputs.selection.targets ?? [])], shard: inputs.selection.shard ?? null },
+        plan,
+      });
+      await writeFileAtomically(resolve(deps.cwd, inputs.out), text, inputs.out);
+      view.planSaved(inputs.out);
+    }
+
+    // Report.
+    await view.planChecked(plan, safety.hazards, selected);
+    return { plan, hazards: safety.hazards };
+  } finally {
+    await client.close();
+  }
+}

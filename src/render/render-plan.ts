@@ -1,0 +1,41 @@
+/**
+ * A plan in the format asked for: text for people, the versioned JSON document for pipelines,
+ * Markdown for pull requests. Also the plan as apply shows it for review: whole on a terminal, and
+ * a digest in a long log (counts, the first changes, where to see them all): there it is the
+ * apply's record, not its review, and the whole would bury the apply's own output.
+ */
+import type { Plan } from '../plan/types.js';
+import { COMPACT_THRESHOLD } from './compact-threshold.js';
+import { renderJson } from './render-json.js';
+import { renderMarkdown } from './render-markdown.js';
+import { renderPlanDigest } from './render-plan-digest.js';
+import { renderText } from './render-text.js';
+
+export type PlanFormat = 'text' | 'json' | 'markdown';
+
+export function renderPlan(plan: Plan, format: PlanFormat, color: boolean): string {
+  switch (format) {
+    case 'json':
+      return renderJson(plan);
+    case 'markdown':
+      return renderMarkdown(plan);
+    case 'text':
+      return renderText(plan, { color });
+    default: {
+      const unreachable: never = format;
+      throw new Error(`unknown format ${String(unreachable)}`);
+    }
+  }
+}
+
+export interface ReviewOptions {
+  /** Whether the text goes to a terminal (the whole plan) or a log (a digest past the threshold). */
+  tty: boolean;
+  color: boolean;
+  compactAbove?: number;
+}
+
+export function renderPlanForReview(plan: Plan, options: ReviewOptions): string {
+  if (!options.tty && plan.changes.length > (options.compactAbove ?? COMPACT_THRESHOLD)) return renderPlanDigest(plan, { color: false });
+  return renderText(plan, { color: options.color && options.tty });
+}

@@ -1,0 +1,166 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { applyPlan, type ApplyOptions } from '../../src/apply/apply-plan.js';
+import type { ApplyEvent } from '../../src/apply/events.js';
+import type { Change } from '../../src/plan/types.js';
+import { Journal, journalKey } from '../../src/state/journal.js';
+import { acceptInvitation, billing, removeChannel, revokeInvitation, setActive } from '../render/fixtures.js';
+import { BASE_URL, createScriptedClient, fail, gate, serviceError, type ScriptedClient } from '../support/scripted-client.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+const noSleep = async () => undefined;
+
+async function run(changes: Change[], client: ScriptedClient, options: Partial<ApplyOptions> = {}) {
+  const journal = Journal.empty(join(await makeWorkspace(), '.orgform', 'state.json'));
+  const events: ApplyEvent[] = [];
+  let clock = 0;
+  const summary = await applyPlan(changes, {
+    client,
+    journal,
+    service: BASE_URL,
+    parallelism: 4,
+    onEvent: (e) => events.push(e),
+    now: () => (clock += 1),
+    sleep: noSleep,
+    ...options,
+  });
+  return { summary, events, journal };
+}
+
+const member = (slug: string, extra: object = {}) => ({ id: `org_${slug}`, slug, member: true, ...extra });
+const outcomes = (summary: { results: Array<{ address: string; outcome: string }> }) => Object.fromEntries(summary.results.map((r) => [r.address, r.outcome]));
+
+describe('applyPlan', () => {
+  it('runs each organisation’s changes one after another, in plan order', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }, member('globex')]);
+    const changes = [acceptInvitation('acme', 'inv_1'), billing('acme', {}), revokeInvitation('acme', 'inv_2'), removeChannel('acme', 'ch_9'), billing('globex', {})];
+    const { summary } = await run(changes, client);
+    const acme = client.writes().filter((c) => c.organisationId === 'org_acme');
+    expect(acme.map((c) => c.operation)).toEqual(['acceptInvitation', 'updateBillingDetails', 'deleteInvitation', 'deleteNotificationChannel']);
+    expect(summary.applied).toBe(5);
+  });
+
+  it('sets the active organisation only once its own organisation’s changes have ended', async () => {
+    const client = createScriptedClient([member('acme'), member('globex')]);
+    const held = gate();
+    client.on('updateBillingDetails', held.script);
+    const running = run([billing('acme', {}), billing('globex', {}), setActive('acme', 'globex')], client);
+    await held.held;
+    // globex is done meanwhile, but acme's billing still runs: the active organisation waits for it.
+    await new Promise((r) => setTimeout(r, 10));
+    expect(client.writes().map((c) => c.operation)).not.toContain('setActiveOrganisation');
+    held.release();
+    await running;
+    expect(client.writes().at(-1)).toMatchObject({ operation: 'setActiveOrganisation', organisationId: 'org_acme' });
+  });
+
+  it('skips what depends on an invitation that could not be accepted, saying which, and nothing else', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme' }, member('globex')]);
+    const { summary } = await run([acceptInvitation('acme', 'inv_gone'), billing('acme', {}), billing('globex', {}), setActive('acme', 'globex')], client);
+    expect(outcomes(summary)).toEqual({
+      'organisations.acme.invitations.accept.inv_gone': 'failed',
+      'organisations.acme.billing': 'skipped',
+      'organisations.globex.billing': 'applied',
+      activeOrganisation: 'skipped',
+    });
+    expect(summary.results.find((r) => r.address === 'organisations.acme.billing')?.reason).toBe('depends on organisations.acme.invitations.accept.inv_gone, which did not complete');
+    expect(client.writes().map((c) => c.operation)).toEqual(['acceptInvitation', 'updateBillingDetails']);
+  });
+
+  it('goes on with an organisation’s other changes after a failure that is not an accept', async () => {
+    const client = createScriptedClient([member('acme')]);
+    client.on('updateBillingDetails', fail(serviceError('updateBillingDetails', 422, 'validation_failed')));
+    const { summary } = await run([billing('acme', {}), revokeInvitation('acme', 'inv_2')], client);
+    expect(outcomes(summary)).toEqual({ 'organisations.acme.billing': 'failed', 'organisations.acme.invitations.revoke.inv_2': 'applied' });
+    expect(summary.results[0]?.failure).toMatchObject({ operation: 'updateBillingDetails', status: 422, serviceCode: 'validation_failed', serviceMessage: 'the service says validation_failed' });
+  });
+
+  it('keeps no more requests in flight than the parallelism', async () => {
+    const client = createScriptedClient(['a', 'b', 'c', 'd', 'e', 'f'].map((s) => member(s)));
+    let inFlight = 0;
+    let most = 0;
+    client.on(
+      'updateBillingDetails',
+      async () => {
+        most = Math.max(most, (inFlight += 1));
+        await new Promise((r) => setTimeout(r, 5));
+        inFlight -= 1;
+      },
+      Infinity,
+    );
+    await run(['a', 'b', 'c', 'd', 'e', 'f'].map((s) => billing(s, {})), client, { parallelism: 2 });
+    expect(most).toBe(2);
+  });
+
+  it('on interrupt starts nothing new, lets the change in flight finish, and reports the rest not started', async () => {
+    const client = createScriptedClient([member('acme'), member('globex')]);
+    const held = gate();
+    client.on('updateBillingDetails', held.script);
+    const controller = new AbortController();
+    const running = run([billing('acme', {}), revokeInvitation('acme', 'inv_2'), billing('globex', {})], client, { parallelism: 1, signal: controller.signal });
+    await held.held;
+    controller.abort();
+    held.release();
+    const { summary, events } = await running;
+    expect(outcomes(summary)).toEqual({
+      'organisations.acme.billing': 'applied',
+      'organisations.acme.invitations.revoke.inv_2': 'not-started',
+      'organisations.globex.billing': 'not-started',
+    });
+    expect(summary.interrupted).toBe(true);
+    expect(events.find((e) => e.type === 'interrupted')).toMatchObject({ inFlight: 1 });
+  });
+
+  it('interrupted before anything started reports every change not started, and none skipped', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }]);
+    const controller = new AbortController();
+    controller.abort();
+    const { summary, events } = await run([acceptInvitation('acme', 'inv_1'), billing('acme', {})], client, { signal: controller.signal });
+    expect(summary).toMatchObject({ notStarted: 2, skipped: 0, interrupted: true });
+    expect(client.writes()).toEqual([]);
+    expect(events.map((e) => e.type)).toEqual(['apply-start', 'interrupted', 'change-end', 'change-end', 'apply-end']);
+  });
+
+  it('records one-shot changes in the journal as they complete, and does not send what the journal records done', async () => {
+    const client = createScriptedClient([member('acme')]);
+    const first = await run([revokeInvitation('acme', 'inv_2'), removeChannel('acme', 'ch_9'), billing('acme', {})], client);
+    expect(first.journal.has(BASE_URL, journalKey('revoke-invitation', 'org_acme', 'inv_2'))).toBe(true);
+    expect(first.journal.has(BASE_URL, journalKey('remove-channel', 'org_acme', 'ch_9'))).toBe(true);
+    const again = createScriptedClient([member('acme')]);
+    const summary = await applyPlan([revokeInvitation('acme', 'inv_2'), removeChannel('acme', 'ch_9')], {
+      client: again,
+      journal: first.journal,
+      service: BASE_URL,
+      parallelism: 1,
+    });
+    expect(summary.alreadyDone).toBe(2);
+    expect(summary.results[0]?.reason).toBe('recorded in the state journal');
+    expect(again.writes()).toEqual([]);
+  });
+
+  it('tells every change’s start before its end, between apply-start first and apply-end last', async () => {
+    const client = createScriptedClient([member('acme'), member('globex')]);
+    const { events, summary } = await run([billing('acme', {}), revokeInvitation('acme', 'inv_2'), billing('globex', {})], client);
+    expect(events[0]).toMatchObject({ type: 'apply-start', total: 3, parallelism: 4 });
+    expect(events.at(-1)).toEqual({ type: 'apply-end', at: expect.any(Number), summary });
+    for (const end of events.filter((e) => e.type === 'change-end')) {
+      const start = events.findIndex((e) => e.type === 'change-start' && e.address === end.address);
+      expect(start).toBeGreaterThan(0);
+      expect(start).toBeLessThan(events.indexOf(end));
+    }
+  });
+
+  it('with nothing to do tells only apply-start and apply-end, and an interrupt leaves nothing undone', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const { events, summary } = await run([], createScriptedClient([]), { signal: controller.signal });
+    expect(events.map((e) => e.type)).toEqual(['apply-start', 'apply-end']);
+    expect(summary).toMatchObject({ total: 0, interrupted: false, results: [] });
+  });
+
+  it('gives every change’s writes the change’s address, for its retries to be told under it', async () => {
+    const client = createScriptedClient([member('acme')]);
+    await run([billing('acme', {}), setActive('acme', null)], client);
+    expect(client.writes().map((c) => c.label)).toEqual(['organisations.acme.billing', 'activeOrganisation']);
+  });
+});

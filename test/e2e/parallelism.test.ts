@@ -1,0 +1,62 @@
+/**
+ * --parallelism end to end over loopback: one meaning, the requests in flight at once, reads and
+ * writes together, counted where they arrive (the emulator's maxInFlight).
+ */
+import { describe, expect, it } from 'vitest';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { runCli } from '../support/run-cli.js';
+
+const n = (i: number) => String(i).padStart(5, '0');
+
+/** Organisations 1..count with a new billing e-mail each, by id or by slug, and a channel to remove. */
+function config(count: number, options: { byId: boolean; channels: boolean }): string {
+  const lines = ['version: 1', 'organisations:'];
+  for (let i = 1; i <= count; i += 1) {
+    lines.push(`  org-${n(i)}:`);
+    if (options.byId) lines.push(`    id: org_${n(i)}`);
+    lines.push('    billing:', `      billingEmail: new+${n(i)}@example.com`);
+    if (options.channels) lines.push('    notificationChannels:', `      remove: [chn_${n(i)}]`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+describe('--parallelism', () => {
+  it('bounds the requests in flight across a plan and an apply, reads and writes together', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace(
+      { 'orgs.yaml': config(12, { byId: true, channels: true }) },
+      { data: generateEmulatorData({ organisations: 12 }), latencyMs: 40 },
+    );
+    const plan = await runCli(['plan', '--parallelism', '3'], { cwd, env });
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(0);
+    const apply = await runCli(['apply', '--auto-approve', '--parallelism', '3'], { cwd, env });
+    expect(apply.stderr).toBe('');
+    expect(apply.stdout).toMatch(/Apply complete: 24 applied/);
+    // Reads by id (plan, and apply's own plan), then a billing write and a channel removal per organisation.
+    expect(emulator.counters.byOperation.getOrganisation).toBe(24);
+    expect(emulator.counters.writes).toBe(24);
+    expect(emulator.counters.maxInFlight).toBe(3);
+  });
+
+  it('sizes the connection pool to it, so that more than 64 requests can be in flight', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace(
+      { 'orgs.yaml': config(100, { byId: false, channels: false }) },
+      { data: generateEmulatorData({ organisations: 100 }), latencyMs: 300 },
+    );
+    const apply = await runCli(['apply', '--auto-approve', '--parallelism', '80'], { cwd, env });
+    expect(apply.stderr).toBe('');
+    expect(apply.stdout).toMatch(/Apply complete: 100 applied/);
+    expect(emulator.counters.maxInFlight).toBeGreaterThan(64);
+    expect(emulator.counters.maxInFlight).toBeLessThanOrEqual(80);
+  });
+
+  it('is offered only by the commands that send requests, and says what it bounds', async () => {
+    const help = async (...command: string[]) => (await runCli([...command, '--help'], { cwd: '.' })).stdout;
+    for (const command of [['plan'], ['apply'], ['export'], ['slugs', 'check']]) {
+      expect(await help(...command), command.join(' ')).toMatch(/--parallelism <n>\s+at most this many requests in flight at once/);
+    }
+    expect(await help('validate')).not.toContain('--parallelism');
+    expect(await help('force-unlock')).not.toContain('--parallelism');
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * Tokens that expire, against the emulator's token lifetimes over loopback: a token command
+ * (ORGFORM_TOKEN_COMMAND, --token-command) runs at the start and again on a 401, once for 401s
+ * that arrive together; a command that fails or prints nothing stops the run with its status and
+ * its stderr redacted, before anything is sent; a fixed JWT that runs out before the apply would
+ * end is warned about; no token ever shows.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createClient } from '../../src/api/client.js';
+import { commandTokenSource } from '../../src/api/token-source.js';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
+import type { EmulatorOptions } from '../../src/emulator/server.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { runCli } from '../support/run-cli.js';
+
+const STACK = /^\s+at .+(\(|:\d+:\d+)/m;
+const TOKEN_SCRIPT = fileURLToPath(new URL('../../scripts/emulator-token.mjs', import.meta.url));
+const NODE = JSON.stringify(process.execPath);
+
+async function billingWorld(n: number, options: EmulatorOptions = {}) {
+  const data = generateEmulatorData({ organisations: n });
+  const lines = ['version: 1', 'organisations:'];
+  for (const o of data.organisations) lines.push(`  ${o.slug}:`, '    billing:', `      billingEmail: new-${o.slug}@example.com`);
+  const world = await setupEmulatorWorkspace({ 'orgs.yaml': `${lines.join('\n')}\n` }, { data, ...options });
+  const changed = () => world.emulator.store.dump().organisations.filter((o) => o.billing?.billingEmail === `new-${o.slug}@example.com`).length;
+  // No ORGFORM_TOKEN: the command is the source. PATH for the shell's own commands.
+  const env: Record<string, string> = { ORGFORM_BASE_URL: world.emulator.url, PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  return { ...world, env, changed };
+}
+
+/** A fresh token from the emulator, as scripts/emulator-token.mjs gets it. */
+async function issue(url: string): Promise<string> {
+  const response = await fetch(new URL('/__emulator/tokens', url), { method: 'POST' });
+  return ((await response.json()) as { token: string }).token;
+}
+
+describe('token commands', () => {
+  it('401s that arrive together run the command once, and each refused request is sent again with the new token', async () => {
+    const world = await billingWorld(10, { tokenLifetime: { requests: 10 } });
+    let runs = 0;
+    const tokens = commandTokenSource({
+      obtain: async () => {
+        runs += 1;
+        return issue(world.emulator.url);
+      },
+    });
+    const client = createClient({ baseUrl: world.emulator.url, tokens });
+    try {
+      const ids = world.emulator.store.dump().organisations.map((o) => o.id);
+      // Ten requests use the first token up…
+      for (const id of ids) await client.getOrganisation(id);
+      expect(runs).toBe(1);
+      // …so eight at once are all refused with it, together.
+      const orgs = await Promise.all(ids.slice(0, 8).map((id) => client.getOrganisation(id)));
+      expect(orgs.map((o) => o.id)).toEqual(ids.slice(0, 8));
+      expect(runs).toBe(2);
+      const refused = world.emulator.requestLog.filter((r) => r.status === 401);
+      expect(refused).toHaveLength(8);
+      expect(tokens.secrets).toHaveLength(2);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('an apply whose token expires every 15 requests finishes in one run with no failure, and no token shows anywhere', async () => {
+    const world = await billingWorld(60, { tokenLifetime: { requests: 15 } });
+    // Records each token it hands out (in a file the scan leaves out), and how often it ran.
+    const command = `t=$(${NODE} ${JSON.stringify(TOKEN_SCRIPT)} ${world.emulator.url}) && echo "$t" >> tokens.log && echo "$t"`;
+    const result = await runCli(['apply', '--auto-approve', '--parallelism', '8', '--token-command', command], { cwd: world.cwd, env: world.env });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(world.changed()).toBe(60);
+    const issued = (await readFile(join(world.cwd, 'tokens.log'), 'utf8')).trim().split('\n');
+    // 61 requests that succeed need 5 tokens at least; 401s that come together share a run.
+    expect(issued.length).toBeGreaterThanOrEqual(5);
+    expect(issued.length).toBeLessThanOrEqual(9);
+    const journal = await readFile(join(world.cwd, '.orgform', 'state.json'), 'utf8').catch(() => '');
+    const saved = await runCli(['plan', '--out', 'plan.json', '--format', 'json', '--token-command', command], { cwd: world.cwd, env: world.env });
+    expect(saved.code).toBe(0);
+    const plan = await readFile(join(world.cwd, 'plan.json'), 'utf8');
+    const all = (await readFile(join(world.cwd, 'tokens.log'), 'utf8')).trim().split('\n');
+    expect(all.length).toBeGreaterThan(issued.length);
+    for (const token of all) {
+      for (const text of [result.stdout, saved.stdout, saved.stderr, journal, plan]) expect(text).not.toContain(token);
+    }
+  });
+
+  it('a fixed token that expires mid-run fails what is left; with ORGFORM_TOKEN_COMMAND the same run succeeds', async () => {
+    const world = await billingWorld(20, { tokenLifetime: { requests: 8 } });
+    const fixed = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN: await issue(world.emulator.url) } });
+    expect(fixed.code).toBe(1);
+    expect(fixed.stdout).toMatch(/HTTP 401 token_expired/);
+    expect(fixed.stdout).toContain('Check the token (ORGFORM_TOKEN or --token-file)');
+    const command = `${NODE} ${JSON.stringify(TOKEN_SCRIPT)} ${world.emulator.url}`;
+    const renewed = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN: 'ignored-when-a-command-is-set', ORGFORM_TOKEN_COMMAND: command } });
+    expect(renewed.code).toBe(0);
+    expect(world.changed()).toBe(20);
+  });
+
+  it('a command that fails stops before any request: exit 1, its exit status, its stderr with the token redacted, no stack', async () => {
+    const world = await billingWorld(3);
+    const command = `echo canary-7f3e9a1b; echo "refresh refused for canary-7f3e9a1b (Bearer canary-7f3e9a1b)" >&2; exit 7`;
+    const result = await runCli(['apply', '--auto-approve', '--token-command', command], { cwd: world.cwd, env: world.env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'Error: The token command failed with exit status 7. Nothing was sent. Fix the token command (ORGFORM_TOKEN_COMMAND or --token-command) and run again.\n' +
+        '  stderr: refresh refused for [REDACTED] (Bearer [REDACTED])\n',
+    );
+    expect(result.stdout).toBe('');
+    expect(world.emulator.counters.total).toBe(0);
+  });
+
+  it.each([
+    ['prints nothing', 'true', 'The token command printed nothing (exit status 0); it must print the token on stdout.'],
+    ['prints only blanks', 'printf "  \\n\\n"', 'The token command printed nothing (exit status 0); it must print the token on stdout.'],
+    ['prints two lines', 'printf "one-token\\ntwo-token\\n"', 'The token command printed more than one line (exit status 0); it must print the token alone.'],
+    ['is killed', 'kill -9 $$', 'The token command was killed by SIGKILL.'],
+    ['cannot be found', 'no-such-command-for-orgform', 'The token command failed with exit status 127.'],
+  ])('a command that %s stops before any request, exit 1', async (_what, command, message) => {
+    const world = await billingWorld(3);
+    const result = await runCli(['plan', '--token-command', command], { cwd: world.cwd, env: world.env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`Error: ${message}`);
+    expect(result.stderr).not.toMatch(STACK);
+    expect(result.stderr).not.toContain('one-token');
+    expect(world.emulator.counters.total).toBe(0);
+  });
+
+  it.each([
+    ['an empty --token-command', ['--token-command', '  '], {}, 'The token command is empty (--token-command)'],
+    ['a blank ORGFORM_TOKEN_COMMAND', [], { ORGFORM_TOKEN_COMMAND: ' ' }, 'The token command is empty (ORGFORM_TOKEN_COMMAND)'],
+    ['--token-command with --token-file', ['--token-command', 'true', '--token-file', 'token.txt'], {}, 'Pass --token-command or --token-file, not both'],
+  ])('refuses %s before anything runs or is sent', async (_what, args, env, message) => {
+    const world = await billingWorld(3);
+    const result = await runCli(['plan', ...args], { cwd: world.cwd, env: { ...world.env, ...env } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(message);
+    expect(world.emulator.counters.total).toBe(0);
+  });
+
+  it('a command that fails when run again part way stops the run: nothing new starts, and it says why', async () => {
+    const world = await billingWorld(30, { tokenLifetime: { requests: 6 } });
+    const command = `if [ -f ran ]; then echo "sso session expired" >&2; exit 5; fi; touch ran; ${NODE} ${JSON.stringify(TOKEN_SCRIPT)} ${world.emulator.url}`;
+    const result = await runCli(['apply', '--auto-approve', '--parallelism', '2', '--token-command', command], { cwd: world.cwd, env: world.env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Error: The token command failed with exit status 5 (run again for a fresh token). The run stops here; what was done is recorded.');
+    expect(result.stderr).toContain('  stderr: sso session expired');
+    expect(result.stdout).toMatch(/Apply interrupted: \d+ applied/);
+    expect(result.stdout).toMatch(/not started/);
+    expect(result.stderr).not.toMatch(STACK);
+    expect(world.changed()).toBeGreaterThan(0);
+    expect(world.changed()).toBeLessThan(30);
+  });
+
+  it('warns at the start when a fixed JWT expires before the apply is likely to end, without showing it', async () => {
+    const world = await billingWorld(60, { tokenLifetime: { seconds: 60 } });
+    const token = await issue(world.emulator.url);
+    // 60 changes at 1 a second take about 90 s; the token has 60.
+    const result = await runCli(['apply', '--max-rps', '1'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN: token }, tty: true, stdin: 'no\n' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^Warning: the token \(a JWT\) expires at \S+Z, in (5\d s|1 min), but this apply of 60 changes may take about 2 min \(about 90 requests at up to 1 a second\)/);
+    expect(result.stderr).toContain('Set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh token');
+    expect(result.stdout).toContain('Apply cancelled. Nothing was changed.');
+    expect(result.stdout + result.stderr).not.toContain(token);
+    // Fast enough for the token: no warning.
+    const quick = await runCli(['apply'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN: token }, tty: true, stdin: 'no\n' });
+    expect(quick.stderr).toBe('');
+  });
+});
