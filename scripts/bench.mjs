@@ -1,34 +1,65 @@
 #!/usr/bin/env node
 // `npm run bench` — how orgform scales, measured against the emulator in a separate process with a
-// fixed per-request latency. Prints a table and writes bench/results.json.
+// fixed per-request latency. Prints a table and writes bench/results.json (bench/results-GROUPS.json with --only).
 //
-//   node scripts/bench.mjs           quick mode (about a minute): each case once, 10,000 included
-//   node scripts/bench.mjs --full    every plan/apply case 3 times (median), 20 cold starts, 10 validates
+//   node scripts/bench.mjs           quick mode (about a minute): the speed groups, each case once
+//   node scripts/bench.mjs --full    every group, the goal groups included; each case 3 times
+//                                    (median), 20 cold starts, 10 validates; the 1,000,000 plan
+//                                    once. About 40 minutes on 2 cores.
+//   --only GROUP,...                 only these groups:
+//                                      speed: plan, apply (together per size), slugs, start
+//                                      goals: rate (~2 min a round), token (~30 s), output (~1 min),
+//                                             memory (plan and apply of 100,000, plan of 1,000,000;
+//                                             several minutes), memory100k (without the 1,000,000 plan)
+//   --repeat N                       run each plan/apply and goal case N times (median and range)
 //   --build / --no-build             always / never run `npm run build` first (default: only when
 //                                    dist/ is missing or older than src/, schemas/ or the build script)
-//   --only plan,apply,slugs,start    run only some groups (plan and apply run together per size)
 //
 // The bench uses the BUILT CLI (bin/orgform.js → dist/). Children are stopped by the bench itself,
-// by their own pid, on success, failure or Ctrl+C.
+// by their own pid (or process group), on success, failure or Ctrl+C; every run has a time limit.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
+import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCase, tokenCase } from './bench/goal-cases.mjs';
 import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
 
 const argv = process.argv.slice(2);
 const FULL = argv.includes('--full');
-const onlyArg = argv.find((a) => a.startsWith('--only'));
-const ONLY = onlyArg ? new Set((onlyArg.includes('=') ? onlyArg.split('=')[1] : argv[argv.indexOf(onlyArg) + 1]).split(',')) : undefined;
-const wants = (group) => ONLY === undefined || ONLY.has(group);
+const option = (name) => {
+  const arg = argv.find((a) => a === name || a.startsWith(`${name}=`));
+  if (arg === undefined) return undefined;
+  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[argv.indexOf(arg) + 1];
+};
+const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start'];
+const GOAL_GROUPS = ['rate', 'token', 'output', 'memory'];
+const onlyValue = option('--only');
+const ONLY = onlyValue === undefined ? undefined : new Set(onlyValue.split(','));
+if (ONLY) {
+  const unknown = [...ONLY].filter((g) => ![...SPEED_GROUPS, ...GOAL_GROUPS, 'memory100k'].includes(g));
+  if (unknown.length > 0) {
+    process.stderr.write(`bench: unknown group(s) ${unknown.join(', ')}: choose from ${[...SPEED_GROUPS, ...GOAL_GROUPS, 'memory100k'].join(', ')}\n`);
+    process.exit(2);
+  }
+}
+/** Quick mode runs the speed groups; --full adds the goal groups; --only picks. */
+const wants = (group) => (ONLY === undefined ? SPEED_GROUPS.includes(group) || FULL : ONLY.has(group));
+/** bench/results.json for the quick and full runs; a run of some groups only does not overwrite it. */
+const RESULTS_FILE = ONLY === undefined ? 'results.json' : `results-${[...ONLY].sort().join('-')}.json`;
+const repeatValue = option('--repeat');
+const REPEAT = repeatValue === undefined ? undefined : Number(repeatValue);
+if (REPEAT !== undefined && !(Number.isInteger(REPEAT) && REPEAT >= 1 && REPEAT <= 10)) {
+  process.stderr.write('bench: --repeat takes a whole number from 1 to 10\n');
+  process.exit(2);
+}
 
 const SETTINGS = {
   mode: FULL ? 'full' : 'quick',
   latencyMs: 20,
   parallelism: 16,
   sizes: [1_000, 10_000],
-  repetitions: FULL ? 3 : 1,
+  repetitions: REPEAT ?? (FULL ? 3 : 1),
   slugs: { count: 100, delayMs: 1_000, parallelism: 10 },
   coldStartRuns: FULL ? 20 : 10,
   validateRuns: FULL ? 10 : 5,
@@ -91,6 +122,9 @@ function files(label) {
   const stem = join(tmp, `${String(runCounter).padStart(3, '0')}-${label}`);
   return { outFile: `${stem}.out`, errFile: `${stem}.err`, probeFile: `${stem}.probe.json`, timeFile: `${stem}.time` };
 }
+
+/** What the goal cases (scripts/bench/goal-cases.mjs) need from here. */
+const goalContext = () => ({ tmp, files, baseEnv, fail, log });
 
 function fail(label, run) {
   const tail = (s) => s.split('\n').slice(-15).join('\n');
@@ -270,7 +304,8 @@ function render(report) {
   const starts = report.cases.filter((c) => c.kind === 'start');
   const out = [];
   out.push(`orgform bench (${report.mode}) — node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${report.loadAverage.start.map((l) => l.toFixed(1)).join(' ')} → ${report.loadAverage.end.map((l) => l.toFixed(1)).join(' ')}`);
-  out.push(`emulator latency ${latencyMs} ms, parallelism ${parallelism} (slugs: ${SETTINGS.slugs.delayMs} ms, parallelism ${SETTINGS.slugs.parallelism}); peak RSS by ${GNU_TIME ? 'GNU time -v' : 'process.resourceUsage().maxRSS'}`);
+  if (net.length > 0 || starts.length > 0) out.push(`emulator latency ${latencyMs} ms, parallelism ${parallelism} (slugs: ${SETTINGS.slugs.delayMs} ms, parallelism ${SETTINGS.slugs.parallelism})`);
+  out.push(`peak RSS by ${GNU_TIME ? 'GNU time -v' : 'process.resourceUsage().maxRSS'}`);
   out.push('');
   if (net.length > 0) {
     out.push(
@@ -299,14 +334,60 @@ function render(report) {
     out.push(table(['cold start (median)', 'wall', 'over bare node'], starts.map((c) => [c.case, ms(c.wallMs), c.overBareNodeMs === undefined ? '' : `+${Math.round(c.overBareNodeMs)} ms`])));
     out.push('');
   }
+  out.push(...renderGoalCases(report.cases));
   if (report.goals.length > 0) {
     out.push(table(['goal', 'measured', ''], report.goals.map((g) => [g.goal, typeof g.value === 'number' ? num(g.value, g.value > 10 ? 0 : 2) : String(g.value), g.ok ? 'ok' : 'MISSED'])));
     out.push('');
   }
-  out.push('ideal = latency × listing pages (a cursor chain, one after another) + latency × ceil(other requests / parallelism).');
-  out.push('requests phase = first request sent to last answer received, inside the orgform process; start+config is before it, after is rendering and exit.');
-  out.push('client CPU = user + system time of the orgform process; service CPU = the same for the emulator during the case (from /proc).');
+  if (net.length > 0) {
+    out.push('ideal = latency × listing pages (a cursor chain, one after another) + latency × ceil(other requests / parallelism).');
+    out.push('requests phase = first request sent to last answer received, inside the orgform process; start+config is before it, after is rendering and exit.');
+    out.push('client CPU = user + system time of the orgform process; service CPU = the same for the emulator during the case (from /proc).');
+  }
+  if (report.cases.some((c) => c.kind === 'rate')) out.push(`rate: emulator --rate-limit ${GOAL_SETTINGS.rate.rps} (burst ${Math.ceil(GOAL_SETTINGS.rate.rps / 4)}, Retry-After: 1, no headers), latency ${GOAL_SETTINGS.rate.latencyMs} ms; requests = every request the emulator received, 429s included; wall = the whole process.`);
+  if (report.cases.some((c) => c.kind === 'token')) out.push(`token: emulator --token-lifetime-requests ${GOAL_SETTINGS.token.lifetimeRequests}, latency ${GOAL_SETTINGS.token.latencyMs} ms, --parallelism ${GOAL_SETTINGS.token.parallelism}; ORGFORM_TOKEN_COMMAND runs scripts/emulator-token.mjs; refused = requests neither a listing page nor a write processed.`);
+  if (report.cases.some((c) => c.kind === 'output')) out.push(`output: stdout and stderr to files (no terminal), text format, CI=true; latency ${GOAL_SETTINGS.output.latencyMs} ms, --parallelism ${GOAL_SETTINGS.output.parallelism}.`);
   return out.join('\n');
+}
+
+/** `median (min–max)` of a goal case's figure, formatted; just the value for one run. */
+function spread(c, field, format) {
+  const st = c.stats[field];
+  if (st === undefined) return '-';
+  return c.runs.length === 1 || st.min === st.max ? format(st.median) : `${format(st.median)} (${format(st.min)}–${format(st.max)})`;
+}
+
+function renderGoalCases(cases) {
+  const out = [];
+  const mb = (v) => `${Math.round(v)} MB`;
+  const int = (v) => String(Math.round(v));
+  const pct = (v) => `${(v * 100).toFixed(2)} %`;
+  const rate = cases.filter((c) => c.kind === 'rate');
+  if (rate.length > 0) {
+    out.push(table(['rate limit (median, range)', 'runs', 'wall', 'requests', '429s', '429 share', 'bound = requests ÷ rps', 'wall / bound', 'failures', 'peak RSS'],
+      rate.map((c) => [c.case, c.runs.length, spread(c, 'wallMs', ms), spread(c, 'requests', int), spread(c, 'rateLimited', int), spread(c, 'share429', pct), ms(median(c.runs.map((r) => r.boundMs))), spread(c, 'wallOverBound', (v) => v.toFixed(3)), spread(c, 'failed', int), spread(c, 'peakRssMB', mb)])));
+    out.push('');
+  }
+  const token = cases.filter((c) => c.kind === 'token');
+  if (token.length > 0) {
+    out.push(table(['expiring token (median, range)', 'runs', 'wall', 'requests', 'refused (401)', 'token command runs', 'failures', 'one run', 'peak RSS'],
+      token.map((c) => [c.case, c.runs.length, spread(c, 'wallMs', ms), spread(c, 'requests', int), spread(c, 'refused', int), spread(c, 'commandRuns', int), spread(c, 'failed', int), c.runs.every((r) => r.oneRun) ? 'yes' : 'no', spread(c, 'peakRssMB', mb)])));
+    out.push('');
+  }
+  const output = cases.filter((c) => c.kind === 'output');
+  if (output.length > 0) {
+    out.push(table(['CI output (median, range)', 'runs', 'wall', 'lines (stdout + stderr)', 'bytes', 'failures', 'peak RSS'],
+      output.map((c) => [c.case, c.runs.length, spread(c, 'wallMs', ms), spread(c, 'lines', int), spread(c, 'bytes', int), spread(c, 'failed', int), spread(c, 'peakRssMB', mb)])));
+    out.push('');
+  }
+  const memory = cases.filter((c) => c.kind === 'memory');
+  if (memory.length > 0) {
+    out.push(table(['memory (median, range)', 'runs', 'wall', 'requests', 'peak RSS', 'goal'],
+      memory.map((c) => [c.case, c.runs.length, spread(c, 'wallMs', ms), spread(c, 'requests', int), spread(c, 'peakRssMB', mb), `<= ${c.goalMB} MB`])));
+    out.push(`memory: emulator latency ${GOAL_SETTINGS.memory.latencyMs} ms, pages of 500, --parallelism ${GOAL_SETTINGS.memory.parallelism}; orgs.yaml as files of ${GOAL_SETTINGS.memory.perFile.toLocaleString('en-US')} organisations; the 1,000,000 seed is lean (four billing fields, no channels).`);
+    out.push('');
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,7 +400,7 @@ async function main() {
     build,
     machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, totalMemMB: Math.round(os.totalmem() / 2 ** 20) },
     loadAverage: { start: os.loadavg(), end: [] },
-    settings: SETTINGS,
+    settings: { ...SETTINGS, goals: GOAL_SETTINGS },
     peakRssSource: GNU_TIME ? 'GNU time -v (Maximum resident set size)' : 'process.resourceUsage().maxRSS at exit (--import probe)',
     cases: [],
     goals: [],
@@ -337,13 +418,19 @@ async function main() {
     if (!validateFile) validateFile = (await writeFixtures(tmp, SETTINGS.validateSize)).planFile;
     report.cases.push(...coldStarts(validateFile));
   }
+  // The goal groups: as many rounds as the speed cases, except the 1,000,000 plan (once).
+  const rounds = SETTINGS.repetitions;
+  if (wants('rate')) report.cases.push(await rateCase(goalContext(), rounds));
+  if (wants('token')) report.cases.push(await tokenCase(goalContext(), rounds));
+  if (wants('output')) report.cases.push(await outputCase(goalContext(), rounds));
+  if (wants('memory') || wants('memory100k')) report.cases.push(...(await memoryCases(goalContext(), rounds, { big: wants('memory') })));
   report.loadAverage.end = os.loadavg();
   report.elapsedS = (Date.now() - started) / 1000;
-  report.goals = goals(report.cases);
+  report.goals = [...goals(report.cases), ...goalCaseGoals(report.cases)];
   const text = render(report);
-  process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/results.json\n`);
+  process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/${RESULTS_FILE}\n`);
   mkdirSync(join(ROOT, 'bench'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'results.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(ROOT, 'bench', RESULTS_FILE), JSON.stringify(report, null, 2) + '\n');
 }
 
 try {

@@ -6,7 +6,18 @@
 // started (performance.timeOrigin), so a run splits into start-up + config | requests | rendering + exit.
 import { subscribe } from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { performance } from 'node:perf_hooks';
+
+// ORGFORM_BENCH_NO_GC_GOVERNOR=1: the bench's "without the governor" runs. The governor (if the
+// build still has one) gets gc() by setting --expose-gc at run time; refusing that one flag leaves
+// it without gc(), so it does nothing. Nothing else is changed, and the CLI itself has no switch.
+if (process.env.ORGFORM_BENCH_NO_GC_GOVERNOR === '1') {
+  const v8 = createRequire(import.meta.url)('node:v8');
+  const setFlagsFromString = v8.setFlagsFromString;
+  v8.setFlagsFromString = (flags) => (/--expose[-_]gc/.test(String(flags)) ? undefined : setFlagsFromString(flags));
+  syncBuiltinESMExports();
+}
 
 const out = process.env.ORGFORM_BENCH_PROBE;
 if (out) {

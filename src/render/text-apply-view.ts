@@ -32,7 +32,7 @@ export interface TextApplyViewOptions {
   progressIntervalMs?: number;
 }
 
-export const NO_CHANGES = 'No changes. Your organisations match the configuration.\n';
+const NO_CHANGES = 'No changes. Your organisations match the configuration.\n';
 
 export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
   const { out, err, color } = options;

@@ -8,10 +8,10 @@ import pLimit from 'p-limit';
 import { isForbidden, isNotFound } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import { observeBilling } from '../api/observe-billing.js';
-import type { Organisation } from '../api/types.js';
+import { BILLING_RESPONSE_FIELD, type Organisation } from '../api/types.js';
 import type { DesiredOrganisation, DesiredState } from '../config/types.js';
 import { organisationAddress } from '../model/address.js';
-import type { BillingObservation } from '../model/billing.js';
+import { BILLING_FIELDS, type BillingObservation } from '../model/billing.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import type { ObservedState } from '../model/observed-state.js';
 import type { PlanProblem } from '../model/plan-problem.js';
@@ -20,6 +20,23 @@ export interface ReadOptions {
   parallelism: number;
   /** Above this many organisations declared by id, one listing is cheaper than single reads. */
   listingThreshold?: number;
+}
+
+/** Every name a managed billing field may be read under: the response spelling and the update's. */
+const MANAGED_BILLING_KEYS = [...new Set(BILLING_FIELDS.flatMap((field) => [BILLING_RESPONSE_FIELD[field], field]))];
+
+/**
+ * A listed billing narrowed to the keys observeBilling reads, so that observeBilling answers the
+ * same for it as for the whole; anything but an object is kept as it is (and reported as such).
+ */
+function managedBilling(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+  const narrowed: Record<string, unknown> = {};
+  for (const key of MANAGED_BILLING_KEYS) {
+    const value = (raw as Record<string, unknown>)[key];
+    if (value !== undefined) narrowed[key] = value;
+  }
+  return narrowed;
 }
 
 function observe(org: Organisation, slug: string, member: boolean, billing: BillingObservation): ObservedOrganisation {
@@ -67,7 +84,9 @@ export async function readObservedState(desired: DesiredState, client: Organisat
       }
       for (const org of page.organisations) {
         if (!wantedSlugs.has(org.slug) && !wantedIds.has(org.id)) continue;
-        const kept: Organisation = { id: org.id, slug: org.slug, ...(org.billing === undefined ? {} : { billing: org.billing }) };
+        // Of billing, only the fields observeBilling reads (in both spellings): the rest of the
+        // listing's billing object (subscriptions, quotas, dates) is most of a kept organisation.
+        const kept: Organisation = { id: org.id, slug: org.slug, billing: managedBilling(org.billing) as Organisation['billing'] };
         listedById.set(org.id, kept);
         listedBySlug.set(org.slug, kept);
         slugsById.set(org.id, org.slug);

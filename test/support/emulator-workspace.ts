@@ -22,5 +22,9 @@ export async function setupEmulatorWorkspace(files: Record<string, string> = {},
   const emulator = await startEmulator({ slugDelayMs: 0, ...options });
   running.push(emulator);
   const cwd = await makeWorkspace(files);
-  return { emulator, cwd, env: { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url } };
+  // A short first backoff step: these suites are about outcomes, and the waits a retry, a lagging
+  // membership or a gateway's 404 cost at the default 250 ms added up to most of their time. The
+  // default waits are pinned by the retry policy's and the executor's unit tests; a test about a
+  // wait sets its own.
+  return { emulator, cwd, env: { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url, ORGFORM_RETRY_BASE_MS: '10' } };
 }

@@ -1,0 +1,33 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { CliIO } from '../../src/cli/io.js';
+import { openPipelineOutput } from '../../src/cli/pipeline-output.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+async function github() {
+  const cwd = await makeWorkspace();
+  const io = { cwd, env: { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd, GITHUB_STEP_SUMMARY: join(cwd, 'summary.md') } } as unknown as CliIO;
+  return { pipeline: await openPipelineOutput(io) };
+}
+
+describe('the pipeline’s log frame', () => {
+  it('folds and guards in GitHub Actions, and leaves text as it is elsewhere', async () => {
+    const { pipeline } = await github();
+    expect(pipeline.frame.fold('Plan: 1 to change', 'text\n')).toMatch(/^::group::Plan: 1 to change\n::stop-commands::[0-9a-f]{32}\ntext\n::[0-9a-f]{32}::\n::endgroup::\n$/);
+    const plain = await openPipelineOutput({ cwd: '/', env: {} } as unknown as CliIO);
+    expect(plain.frame.fold('t', 'text\n')).toBe('text\n');
+    expect(plain.frame.open('t') + plain.frame.close()).toBe('');
+    expect(plain.frame.guard('::x::')).toBe('::x::');
+  });
+});
+
+describe('annotations', () => {
+  it('are written only in GitHub Actions', async () => {
+    const log = { text: '', write: (s: string) => void (log.text += s) };
+    const finding = { check: 'config' as const, level: 'error' as const, message: 'bad', file: 'orgs.yaml', line: 2, col: 3 };
+    await (await openPipelineOutput({ cwd: '/', env: {} } as unknown as CliIO)).annotate([finding], log);
+    expect(log.text).toBe('');
+    await (await github()).pipeline.annotate([finding], log);
+    expect(log.text).toBe('::error file=orgs.yaml,line=2,col=3,title=orgform::bad\n');
+  });
+});

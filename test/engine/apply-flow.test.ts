@@ -1,0 +1,288 @@
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { runApply, type ApplyDeps, type ApplyInputs } from '../../src/engine/apply-flow.js';
+import type { ClientListeners } from '../../src/engine/open-client.js';
+import { runPlan } from '../../src/engine/plan-flow.js';
+import { ConfigError, OrgformError } from '../../src/errors.js';
+import { acquireLock } from '../../src/state/lock.js';
+import { createScriptedClient, gate, type ScriptedClient, type WorldOrganisation } from '../support/scripted-client.js';
+import { recordingApplyView, recordingPlanView } from '../support/recording-view.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+/** acme: a member, its billing to change and an invitation to revoke; globex: to join. */
+const CONFIG = `version: 1
+organisations:
+  acme:
+    billing:
+      billingEmail: finance@acme.test
+    invitations:
+      revoke: [inv_carol]
+  globex:
+    id: org_globex
+    invitations:
+      accept: [inv_ada]
+`;
+
+function world(): WorldOrganisation[] {
+  return [
+    { id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test' } },
+    { id: 'org_globex', slug: 'globex', invitations: ['inv_ada'] },
+  ];
+}
+
+async function setup(config = CONFIG, organisations = world()) {
+  const cwd = await makeWorkspace({ 'orgs.yaml': config });
+  const client = createScriptedClient(organisations);
+  const opened: ClientListeners[] = [];
+  let clock = 1_000;
+  const deps: ApplyDeps = {
+    cwd,
+    env: {},
+    now: () => (clock += 1),
+    signal: new AbortController().signal,
+    openClient: async (listeners) => {
+      opened.push(listeners);
+      return { client };
+    },
+    confirmation: { unavailable: 'standard input is not a terminal' },
+    sleep: async () => undefined,
+  };
+  const inputs: ApplyInputs = { selection: { files: [] }, parallelism: 1, autoApprove: true };
+  return { cwd, client, deps, inputs, opened, listeners: () => opened[0]! };
+}
+
+const writes = (client: ScriptedClient) => client.writes().map((c) => `${c.operation} ${c.organisationId}`);
+
+describe('runApply: a fresh plan', () => {
+  it('loads, reads, shows the plan, applies every change and reports, in that order, then lets go of the lock and the client', async () => {
+    const { cwd, client, deps, inputs } = await setup();
+    const view = recordingApplyView();
+    const outcome = await runApply(inputs, deps, view);
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { total: 3, applied: 3 } });
+    expect(view.sayings()).toEqual([
+      'planMade',
+      'applyStarting',
+      'event:apply-start',
+      ...Array(3).fill(['event:change-start', 'event:change-end']).flat(),
+      'event:apply-end',
+      'applyStopped',
+      'applyReported',
+    ]);
+    expect(writes(client)).toEqual(['updateBillingDetails org_acme', 'deleteInvitation org_acme', 'acceptInvitation org_globex']);
+    expect(client.closed).toBe(true);
+    expect(existsSync(join(cwd, '.orgform', 'state.json.lock'))).toBe(false);
+    expect(existsSync(join(cwd, '.orgform', 'state.json'))).toBe(true);
+  });
+
+  it('refuses at once when the plan needs an answer that no one can give, before reading anything', async () => {
+    const { cwd, deps, inputs, opened } = await setup();
+    const view = recordingApplyView();
+    const outcome = await runApply({ ...inputs, autoApprove: false }, deps, view);
+    expect(outcome).toEqual({ kind: 'refused', refusal: { kind: 'cannot-confirm', why: 'standard input is not a terminal' } });
+    expect(opened).toHaveLength(0);
+    expect(view.told).toEqual([]);
+    expect(existsSync(join(cwd, '.orgform'))).toBe(false);
+  });
+
+  it('asks with the number of changes, and writes nothing unless the answer is yes', async () => {
+    const { client, deps, inputs } = await setup();
+    const ask = vi.fn(async () => false);
+    const view = recordingApplyView();
+    const outcome = await runApply({ ...inputs, autoApprove: false }, { ...deps, confirmation: { ask } }, view);
+    expect(outcome).toEqual({ kind: 'cancelled' });
+    expect(ask).toHaveBeenCalledWith(3);
+    expect(view.sayings()).toEqual(['planMade', 'cancelled']);
+    expect(client.writes()).toEqual([]);
+  });
+
+  it('shows the budget and any warning before asking', async () => {
+    const { deps, inputs } = await setup();
+    const order: string[] = [];
+    const view = recordingApplyView();
+    const outcome = await runApply(
+      { ...inputs, autoApprove: false, maxChanges: 3 },
+      {
+        ...deps,
+        openClient: async () => ({ client: createScriptedClient(world()), warningFor: (n) => `the token expires before ${n} changes` }),
+        confirmation: { ask: async () => (order.push(...view.sayings()), true) },
+      },
+      view,
+    );
+    expect(outcome.kind).toBe('applied');
+    expect(order).toEqual(['planMade', 'budgetChecked', 'warn']);
+    expect(view.told.find((t) => t.said === 'budgetChecked')?.args).toEqual([{ changes: 3, maxChanges: 3 }]);
+    expect(view.told.find((t) => t.said === 'warn')?.args).toEqual(['the token expires before 3 changes']);
+  });
+
+  it('refuses a plan over --max-changes, after showing it, and writes nothing', async () => {
+    const { client, deps, inputs } = await setup();
+    const view = recordingApplyView();
+    const outcome = await runApply({ ...inputs, maxChanges: 2 }, deps, view);
+    expect(outcome).toEqual({ kind: 'refused', refusal: { kind: 'over-budget', changes: 3, maxChanges: 2 } });
+    expect(view.sayings()).toEqual(['planMade', 'planRefused']);
+    expect(client.writes()).toEqual([]);
+    expect(client.closed).toBe(true);
+  });
+
+  it('refuses an incomplete plan, naming what could not be read, and writes nothing', async () => {
+    const { client, deps, inputs } = await setup(CONFIG + '  nowhere-inc: {}\n');
+    const view = recordingApplyView();
+    const outcome = await runApply(inputs, deps, view);
+    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'incomplete', problems: [{ organisation: 'nowhere-inc' }] } });
+    expect(view.sayings()).toEqual(['planMade', 'planRefused']);
+    expect(client.writes()).toEqual([]);
+  });
+
+  it('tells the view of a configuration’s problems, then throws them, without connecting', async () => {
+    const { deps, inputs, opened } = await setup('version: 1\norganisations:\n  acme:\n    billing:\n      customerId: x\n');
+    const view = recordingApplyView();
+    await expect(runApply(inputs, deps, view)).rejects.toBeInstanceOf(ConfigError);
+    expect(view.sayings()).toEqual(['configRejected']);
+    expect(opened).toHaveLength(0);
+  });
+
+  it('with nothing to do asks nothing and still tells apply-start, apply-end and the summary', async () => {
+    const { client, deps, inputs } = await setup('version: 1\norganisations:\n  acme: {}\n');
+    const ask = vi.fn(async () => true);
+    const view = recordingApplyView();
+    const outcome = await runApply({ ...inputs, autoApprove: false, maxChanges: 0 }, { ...deps, confirmation: { ask } }, view);
+    expect(view.sayings()).toEqual(['planMade', 'applyStarting', 'event:apply-start', 'event:apply-end', 'applyStopped', 'applyReported']);
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { total: 0, interrupted: false } });
+    expect(ask).not.toHaveBeenCalled();
+    expect(client.writes()).toEqual([]);
+  });
+});
+
+describe('runApply: what the client tells while changes run', () => {
+  it('turns a retry of a change’s request into an event of that change, and the rate limiter’s news into rate events', async () => {
+    const { client, deps, inputs, listeners } = await setup();
+    client.on('updateBillingDetails', (call) => {
+      listeners().onRetry?.({ requestId: 'r1', label: call.label!, attempt: 1, delayMs: 5, status: 503 });
+      listeners().onRate?.({ reason: 'throttled', rps: 4, pausedMs: 1_000, waiting: 2 });
+    });
+    const view = recordingApplyView();
+    await runApply(inputs, deps, view);
+    const told = view.events().filter((e) => e.type === 'change-retry' || e.type === 'rate');
+    expect(told).toEqual([
+      { type: 'change-retry', address: 'organisations.acme.billing', attempt: 1, delayMs: 5, status: 503, at: expect.any(Number) },
+      { type: 'rate', reason: 'throttled', rps: 4, pausedMs: 1_000, waiting: 2, at: expect.any(Number) },
+    ]);
+    expect(view.sayings().indexOf('event:change-retry')).toBeLessThan(view.sayings().indexOf('event:change-end'));
+  });
+
+  it('tells nothing of the plan’s own reads being retried, nor of anything before or after the changes run', async () => {
+    const { client, deps, inputs, listeners } = await setup();
+    client.on('getOrganisations', () => {
+      listeners().onRetry?.({ requestId: 'r0', attempt: 1, delayMs: 5 });
+      listeners().onRate?.({ reason: 'announced', rps: 10, pausedMs: 0, waiting: 0 });
+    });
+    const view = recordingApplyView();
+    await runApply(inputs, deps, view);
+    listeners().onRate?.({ reason: 'throttled', rps: 1, pausedMs: 10, waiting: 0 });
+    expect(view.events().map((e) => e.type)).not.toContain('change-retry');
+    expect(view.events().map((e) => e.type)).not.toContain('rate');
+  });
+
+  it('starts nothing new once the client halts, finishes what runs, and gives the reason in the outcome', async () => {
+    const { client, deps, inputs, listeners } = await setup();
+    const stalled = new OrgformError('RATE_LIMITED', 'No request succeeded for 10 minutes.');
+    client.on('updateBillingDetails', () => listeners().onHalt?.(stalled));
+    const outcome = await runApply(inputs, deps, recordingApplyView());
+    expect(outcome).toMatchObject({ kind: 'applied', halted: stalled, summary: { applied: 1, notStarted: 2, interrupted: true } });
+    expect(writes(client)).toEqual(['updateBillingDetails org_acme']);
+  });
+
+  it('gives the view the client to read the rate from, and ends the process-wide measures after the changes', async () => {
+    const { client, deps, inputs } = await setup();
+    const stop = vi.fn();
+    const whileApplying = vi.fn(() => stop);
+    const view = recordingApplyView();
+    await runApply(inputs, { ...deps, whileApplying }, view);
+    expect(whileApplying).toHaveBeenCalledWith(3);
+    expect(stop).toHaveBeenCalledOnce();
+    client.rate = { rps: 7, pausedMs: 0, waiting: 1, throttled: 0 };
+    expect(view.meter?.rateStatus().rps).toBe(7);
+  });
+
+  it('on an interrupt lets the change in flight finish, starts nothing new, and keeps what was done in the journal', async () => {
+    const { client, deps, inputs } = await setup();
+    const controller = new AbortController();
+    const held = gate();
+    client.on('updateBillingDetails', held.script);
+    const running = runApply(inputs, { ...deps, signal: controller.signal }, recordingApplyView());
+    await held.held;
+    controller.abort();
+    held.release();
+    expect(await running).toMatchObject({ kind: 'applied', summary: { applied: 1, notStarted: 2, interrupted: true } });
+  });
+});
+
+describe('runApply: a saved plan', () => {
+  async function saved(config = CONFIG) {
+    const world = await setup(config);
+    await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, world.deps, recordingPlanView());
+    return world;
+  }
+
+  it('is applied as it was saved, without being shown or asked about', async () => {
+    const { client, deps, inputs } = await saved();
+    const view = recordingApplyView();
+    const outcome = await runApply({ ...inputs, planFile: 'plan.json', autoApprove: false }, deps, view);
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: 3 } });
+    expect(view.sayings()).not.toContain('planMade');
+    expect(writes(client)).toHaveLength(3);
+  });
+
+  it('is refused whole when what it was based on changed, naming what', async () => {
+    const { client, deps, inputs } = await saved();
+    client.organisation('org_acme')!.billing = { billingEmail: 'someone@acme.test' };
+    const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
+    expect(outcome).toEqual({
+      kind: 'refused',
+      planFile: 'plan.json',
+      refusal: { kind: 'stale', changed: ['organisations.acme.billing.billingEmail changed from "old@acme.test" to "someone@acme.test"'] },
+    });
+    expect(client.writes()).toEqual([]);
+  });
+
+  it('is refused, before taking the lock, when made for another service', async () => {
+    const { cwd, deps, inputs } = await saved();
+    const other = createScriptedClient(world());
+    Object.defineProperty(other, 'baseUrl', { value: new URL('https://elsewhere.example.test') });
+    const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, { ...deps, openClient: async () => ({ client: other }) }, recordingApplyView());
+    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'other-service', madeFor: 'https://orgs.example.test', service: 'https://elsewhere.example.test' } });
+    expect(existsSync(join(cwd, '.orgform', 'state.json.lock'))).toBe(false);
+    expect(other.closed).toBe(true);
+  });
+
+  it('that cannot be read is an error naming the file', async () => {
+    const { deps, inputs } = await setup();
+    await expect(runApply({ ...inputs, planFile: 'missing.json' }, deps, recordingApplyView())).rejects.toThrow('Cannot read the plan file missing.json: ENOENT.');
+  });
+});
+
+describe('runApply: the lock', () => {
+  it('refuses while another apply holds it, and closes the client', async () => {
+    const { cwd, client, deps, inputs } = await setup();
+    const lock = await acquireLock(join(cwd, '.orgform', 'state.json'), 'orgform apply (test)');
+    try {
+      await expect(runApply(inputs, deps, recordingApplyView())).rejects.toMatchObject({ code: 'STATE_LOCKED' });
+      expect(client.closed).toBe(true);
+      expect(client.writes()).toEqual([]);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('tells the view when it takes over a lock whose process no longer runs', async () => {
+    const { cwd, deps, inputs } = await setup();
+    await mkdir(join(cwd, '.orgform'));
+    await writeFile(join(cwd, '.orgform', 'state.json.lock'), JSON.stringify({ id: 'old', pid: 4242, host: hostname(), startedAt: '2026-01-01T00:00:00Z', command: 'orgform apply' }));
+    const view = recordingApplyView();
+    await runApply(inputs, { ...deps, lockEnvironment: { pid: 1, host: hostname(), now: Date.now, isAlive: () => false } }, view);
+    expect(view.told[0]).toEqual({ said: 'lockTakenOver', args: [join(cwd, '.orgform', 'state.json'), 4242] });
+  });
+});
