@@ -19,7 +19,7 @@ import type { Plan } from '../plan/types.js';
 import type { ApplyView } from '../render/apply-view.js';
 import { Journal } from '../state/journal.js';
 import { acquireLock, type LockEnvironment } from '../state/lock.js';
-import { checkPlanSafety } from './check-plan-safety.js';
+import { checkPlanSafety } from '../plan/check-plan-safety.js';
 import { rateEvent, retryEvent } from './client-events.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';

@@ -15,7 +15,7 @@ import type { Plan } from '../plan/types.js';
 import type { PlanView } from '../render/plan-view.js';
 import { Journal } from '../state/journal.js';
 import { writeFileAtomically } from '../state/write-file-atomically.js';
-import { checkPlanSafety, type PlanHazard } from './check-plan-safety.js';
+import { checkPlanSafety, type PlanHazard } from '../plan/check-plan-safety.js';
 import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';
 import { makePlan } from './make-plan.js';
 import type { OpenClient } from './open-client.js';

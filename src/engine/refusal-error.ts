@@ -4,7 +4,7 @@
  */
 import { OrgformError, UsageError } from '../errors.js';
 import { describeOverBudget } from '../render/describe-plan-safety.js';
-import type { PlanHazard } from './check-plan-safety.js';
+import type { PlanHazard } from '../plan/check-plan-safety.js';
 
 export type Refusal =
   | PlanHazard

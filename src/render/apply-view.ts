@@ -8,7 +8,7 @@ import type { RateStatus } from '../api/rate-limiter.js';
 import type { ApplyEvent, ApplySummary } from '../apply/events.js';
 import type { DesiredState } from '../config/types.js';
 import type { ConfigProblem } from '../model/config-problem.js';
-import type { ChangeBudget, PlanHazard } from '../engine/check-plan-safety.js';
+import type { ChangeBudget, PlanHazard } from '../plan/check-plan-safety.js';
 import type { Plan } from '../plan/types.js';
 
 /** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */

@@ -6,7 +6,7 @@
  */
 import type { DesiredState } from '../config/types.js';
 import type { ConfigProblem } from '../model/config-problem.js';
-import type { PlanHazard, PlanSafety } from '../engine/check-plan-safety.js';
+import type { PlanHazard, PlanSafety } from '../plan/check-plan-safety.js';
 import type { Plan } from '../plan/types.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from './log-frame.js';
 import { describeChangeBudget, describeOverBudget } from './describe-plan-safety.js';

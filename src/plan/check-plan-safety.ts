@@ -4,7 +4,7 @@
  * show. Pure. The engine refuses on the first hazard; views and errors decide the words.
  */
 import type { PlanProblem } from '../model/plan-problem.js';
-import type { Plan } from '../plan/types.js';
+import type { Plan } from './types.js';
 
 export type PlanHazard =
   /** A saved plan whose organisations, active organisation or files changed since it was made. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPlanSafety } from '../../src/engine/check-plan-safety.js';
+import { checkPlanSafety } from '../../src/plan/check-plan-safety.js';
 import { billing, makePlan, problem } from '../render/fixtures.js';
 
 describe('checkPlanSafety', () => {
