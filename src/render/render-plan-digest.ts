@@ -5,11 +5,11 @@
  * 100,000 changes listed before the apply starts bury everything that follows. Pure.
  */
 import type { ChangeKind } from '../model/change-kind.js';
-import { summarisePlan, type Action, type Change, type Plan } from '../plan/types.js';
+import type { Action, Change, Plan } from '../plan/types.js';
 import { paint, terminalSafe } from './ansi.js';
 import { ACTION_MARKER, formatChangeLine } from './format-change-line.js';
 import { groupChanges, plural } from './format-value.js';
-import { closingLine } from './render-text.js';
+import { closingLines } from './render-text.js';
 
 export interface PlanDigestOptions {
   color: boolean;
@@ -67,15 +67,7 @@ export function renderPlanDigest(plan: Plan, options: PlanDigestOptions): string
     lines.push('');
   }
 
-  const summary = summarisePlan(plan);
-  const counts: string[] = [];
-  if (summary.unchanged > 0) counts.push(`${plural(summary.unchanged, 'organisation')} unchanged.`);
-  if (plan.journaled.length > 0) {
-    counts.push(`${plural(plan.journaled.length, 'one-shot change')} already done according to the journal, not planned again.`);
-  }
-  if (counts.length > 0) lines.push(...counts, '');
-
-  lines.push(bold(closingLine(plan)));
+  lines.push(...closingLines(plan, bold));
   return lines.join('\n') + '\n';
 }
 

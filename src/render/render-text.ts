@@ -17,7 +17,6 @@ export interface TextOptions {
 export function renderText(plan: Plan, options: TextOptions): string {
   const { color } = options;
   const bold = (s: string): string => paint(s, 'bold', color);
-  const summary = summarisePlan(plan);
   const lines: string[] = [`${bold('orgform plan')} for ${terminalSafe(plan.baseUrl)}`, ''];
 
   if (plan.changes.length > 0) {
@@ -52,15 +51,19 @@ export function renderText(plan: Plan, options: TextOptions): string {
     lines.push('');
   }
 
+  lines.push(...closingLines(plan, bold));
+  return lines.join('\n') + '\n';
+}
+
+/** What needs nothing (unchanged, journaled), then the plan line: the end of the full plan and of the digest. */
+export function closingLines(plan: Plan, bold: (text: string) => string): string[] {
+  const summary = summarisePlan(plan);
   const counts: string[] = [];
   if (summary.unchanged > 0) counts.push(`${plural(summary.unchanged, 'organisation')} unchanged.`);
   if (plan.journaled.length > 0) {
     counts.push(`${plural(plan.journaled.length, 'one-shot change')} already done according to the journal, not planned again.`);
   }
-  if (counts.length > 0) lines.push(...counts, '');
-
-  lines.push(bold(closingLine(plan)));
-  return lines.join('\n') + '\n';
+  return [...(counts.length > 0 ? [...counts, ''] : []), bold(closingLine(plan))];
 }
 
 /** `Plan: 2 to change, 2 to remove, 1 to accept.` or why there is nothing to do; also the digest's last line. */
