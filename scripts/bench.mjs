@@ -5,12 +5,12 @@
 //   node scripts/bench.mjs           quick mode (about a minute): the speed groups, each case once
 //   node scripts/bench.mjs --full    every group, the goal groups included; each case 3 times
 //                                    (median), 20 cold starts, 10 validates; the 1,000,000 plan
-//                                    once. About 40 minutes on 2 cores.
+//                                    once. About 25 minutes on 2 cores.
 //   --only GROUP,...                 only these groups:
 //                                      speed: plan, apply (together per size), slugs, start
 //                                      goals: rate (~2 min a round), token (~30 s), output (~1 min),
-//                                             memory (plan and apply of 100,000, plan of 1,000,000;
-//                                             several minutes), memory100k (without the 1,000,000 plan)
+//                                             memory (plan and apply of 100,000, plan of 1,000,000:
+//                                             about 5 min), memory100k (without the 1,000,000 plan)
 //   --repeat N                       run each plan/apply and goal case N times (median and range)
 //   --build / --no-build             always / never run `npm run build` first (default: only when
 //                                    dist/ is missing or older than src/, schemas/ or the build script)
