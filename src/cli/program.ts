@@ -114,7 +114,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
       .option('--max-rps <n>', 'never more requests a second than this (env ORGFORM_MAX_RPS); below it the rate adapts to 429s', maxRps);
 
   // One meaning wherever it is offered: the requests in flight at once, reads and writes together
-  // (the client's connection pool is sized to it). `bounds` says what that comes to for the command.
+  // (the callers hold it; the client's connection pool is sized above it). `bounds` says what that comes to for the command.
   const parallelism = (c: Command, bounds: string) =>
     c.option('--parallelism <n>', `at most this many requests in flight at once (${bounds})`, positiveInt('--parallelism'), 10);
 
