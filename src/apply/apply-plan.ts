@@ -7,7 +7,7 @@
  */
 import { ApiError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
-import type { Change } from '../plan/types.js';
+import type { ApplicableChange } from '../plan/types.js';
 import { journalKey, type Journal } from '../state/journal.js';
 import type { ApplyListener, ApplySummary, ChangeFailure, ChangeResult } from './events.js';
 import { ChangeFailedError, executeChange } from './execute-change.js';
@@ -27,7 +27,7 @@ export interface ApplyOptions {
   backoffBaseMs?: number;
 }
 
-const ONE_SHOT = new Set<Change['kind']>(['accept-invitation', 'revoke-invitation', 'remove-channel']);
+const ONE_SHOT = new Set<ApplicableChange['kind']>(['accept-invitation', 'revoke-invitation', 'remove-channel']);
 
 function describeFailure(err: unknown): ChangeFailure {
   const underlying = err instanceof ChangeFailedError ? err.underlying : err;
@@ -51,11 +51,12 @@ function describeFailure(err: unknown): ChangeFailure {
   return { operation, message };
 }
 
-export async function applyPlan(changes: readonly Change[], options: ApplyOptions): Promise<ApplySummary> {
+export async function applyPlan(changes: readonly ApplicableChange[], options: ApplyOptions): Promise<ApplySummary> {
   const now = options.now ?? Date.now;
   const started = now();
   const emit = options.onEvent ?? (() => undefined);
-  const results = new Map<string, ChangeResult>();
+  // By the change's index in the plan.
+  const results = new Array<ChangeResult | undefined>(changes.length);
   let interrupted = false;
   let inFlight = 0;
   const onAbort = () => {
@@ -69,26 +70,28 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
 
-  const finish = (change: Change, result: Omit<ChangeResult, 'address' | 'organisation' | 'kind'>) => {
+  const finish = (index: number, result: Omit<ChangeResult, 'address' | 'organisation' | 'kind'>) => {
+    const change = changes[index]!;
     const full: ChangeResult = { address: change.address, organisation: change.organisation.slug, kind: change.kind, ...result };
-    results.set(change.address, full);
+    results[index] = full;
     emit({ type: 'change-end', at: now(), ...full });
     return full;
   };
 
   /** Runs one change; returns false when it failed or did not run, so that dependants are skipped. */
-  async function run(change: Change, blockedBy: string | undefined): Promise<boolean> {
+  async function run(index: number, blockedBy: string | undefined): Promise<boolean> {
+    const change = changes[index]!;
     if (blockedBy !== undefined) {
-      finish(change, { outcome: 'skipped', reason: `depends on ${blockedBy}, which did not complete`, durationMs: 0 });
+      finish(index, { outcome: 'skipped', reason: `depends on ${blockedBy}, which did not complete`, durationMs: 0 });
       return false;
     }
     if (interrupted) {
-      finish(change, { outcome: 'not-started', reason: 'apply was interrupted before it started', durationMs: 0 });
+      finish(index, { outcome: 'not-started', reason: 'apply was interrupted before it started', durationMs: 0 });
       return false;
     }
     const key = change.targetId === undefined ? undefined : journalKey(change.kind, change.organisation.id, change.targetId);
     if (key !== undefined && ONE_SHOT.has(change.kind) && options.journal.has(options.service, key)) {
-      finish(change, { outcome: 'already-done', reason: 'recorded in the state journal', durationMs: 0 });
+      finish(index, { outcome: 'already-done', reason: 'recorded in the state journal', durationMs: 0 });
       return true;
     }
     const t0 = now();
@@ -107,10 +110,10 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
           at: new Date(now()).toISOString(),
         });
       }
-      finish(change, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });
+      finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });
       return true;
     } catch (err) {
-      finish(change, { outcome: 'failed', failure: describeFailure(err), durationMs: now() - t0 });
+      finish(index, { outcome: 'failed', failure: describeFailure(err), durationMs: now() - t0 });
       return false;
     } finally {
       inFlight -= 1;
@@ -118,59 +121,59 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
   }
 
   // Group by organisation, keeping plan order within each group; a set-active change waits for its
-  // organisation's group.
-  const groups = new Map<string, Change[]>();
-  const activeChanges: Change[] = [];
-  for (const change of changes) {
-    if (change.kind === 'set-active') activeChanges.push(change);
-    else {
-      const list = groups.get(change.organisation.slug);
-      if (list === undefined) groups.set(change.organisation.slug, [change]);
-      else list.push(change);
-    }
-  }
-  const activeBySlug = new Map<string, Change[]>();
+  // organisation's group. `order` holds the other changes' indexes, each organisation's together.
+  const order = groupByOrganisation(changes);
+  const activeIndexes = changes.flatMap((change, index) => (change.kind === 'set-active' ? [index] : []));
+  const activeBySlug = new Map<string, number[]>();
   /** Set-active changes whose organisation's changes are done (or that have none): they start once no group is left. */
-  const ready: Array<{ change: Change; blockedBy: string | undefined }> = [];
-  for (const change of activeChanges) {
-    if (!groups.has(change.organisation.slug)) ready.push({ change, blockedBy: undefined });
-    else activeBySlug.set(change.organisation.slug, [...(activeBySlug.get(change.organisation.slug) ?? []), change]);
+  const ready: Array<{ index: number; blockedBy: string | undefined }> = [];
+  for (const index of activeIndexes) {
+    const slug = changes[index]!.organisation.slug;
+    if (!order.some((i) => changes[i]!.organisation.slug === slug)) ready.push({ index, blockedBy: undefined });
+    else activeBySlug.set(slug, [...(activeBySlug.get(slug) ?? []), index]);
   }
 
-  async function runGroup(slug: string, list: readonly Change[]): Promise<void> {
+  /** Runs the group order[from..to), all of one organisation. */
+  async function runGroup(from: number, to: number): Promise<void> {
     let blockedBy: string | undefined;
-    for (const change of list) {
-      const ok = await run(change, blockedBy);
+    for (let at = from; at < to; at++) {
+      const index = order[at]!;
+      const ok = await run(index, blockedBy);
       // Without membership nothing else in the organisation can succeed. An accept that did not
       // start (interrupt) blocks nothing: what follows is "not started" too, not "skipped".
-      const failed = results.get(change.address)?.outcome === 'failed';
-      if (!ok && failed && change.kind === 'accept-invitation' && blockedBy === undefined) blockedBy = change.address;
+      const change = changes[index]!;
+      if (!ok && results[index]?.outcome === 'failed' && change.kind === 'accept-invitation' && blockedBy === undefined) blockedBy = change.address;
     }
-    for (const change of activeBySlug.get(slug) ?? []) ready.push({ change, blockedBy });
+    const slug = changes[order[from]!]!.organisation.slug;
+    for (const index of activeBySlug.get(slug) ?? []) ready.push({ index, blockedBy });
   }
 
   // `parallelism` workers share one queue of organisations, then of set-active changes. (One
   // p-limit task per organisation, all queued at once, held about 1 KB each until its turn: 100 MB
   // at 100,000 organisations.)
-  const queue = groups.entries();
+  let cursor = 0;
+  let groupCount = 0;
+  for (let at = 0; at < order.length; at++) if (at === 0 || changes[order[at]!]!.organisation.slug !== changes[order[at - 1]!]!.organisation.slug) groupCount++;
   async function worker(): Promise<void> {
     for (;;) {
-      const next = queue.next();
-      if (!next.done) {
-        await runGroup(next.value[0], next.value[1]);
+      if (cursor < order.length) {
+        const from = cursor;
+        const slug = changes[order[from]!]!.organisation.slug;
+        while (cursor < order.length && changes[order[cursor]!]!.organisation.slug === slug) cursor++;
+        await runGroup(from, cursor);
         continue;
       }
       const active = ready.shift();
       if (active === undefined) return;
-      await run(active.change, active.blockedBy);
+      await run(active.index, active.blockedBy);
     }
   }
-  const workers = Math.max(1, Math.min(options.parallelism, groups.size + activeChanges.length));
+  const workers = Math.max(1, Math.min(options.parallelism, groupCount + activeIndexes.length));
   await Promise.all(Array.from({ length: workers }, () => worker()));
   await options.journal.flush();
   signal?.removeEventListener('abort', onAbort);
 
-  const ordered = changes.map((c) => results.get(c.address)).filter((r): r is ChangeResult => r !== undefined);
+  const ordered = results.filter((r): r is ChangeResult => r !== undefined);
   const count = (outcome: ChangeResult['outcome']) => ordered.filter((r) => r.outcome === outcome).length;
   const summary: ApplySummary = {
     total: changes.length,
@@ -185,4 +188,32 @@ export async function applyPlan(changes: readonly Change[], options: ApplyOption
   };
   emit({ type: 'apply-end', at: now(), summary });
   return summary;
+}
+
+/**
+ * The indexes of the changes other than set-active, each organisation's together and in plan order,
+ * organisations in the order they first appear. A plan is sorted by organisation, so this is
+ * usually every index in turn; only a plan in another order needs the map.
+ */
+function groupByOrganisation(changes: readonly ApplicableChange[]): Uint32Array {
+  const indexes: number[] = [];
+  let sorted = true;
+  let previous: string | undefined;
+  for (let index = 0; index < changes.length; index++) {
+    const change = changes[index]!;
+    if (change.kind === 'set-active') continue;
+    const slug = change.organisation.slug;
+    if (previous !== undefined && slug < previous) sorted = false;
+    previous = slug;
+    indexes.push(index);
+  }
+  if (sorted) return Uint32Array.from(indexes);
+  const groups = new Map<string, number[]>();
+  for (const index of indexes) {
+    const slug = changes[index]!.organisation.slug;
+    const group = groups.get(slug);
+    if (group === undefined) groups.set(slug, [index]);
+    else group.push(index);
+  }
+  return Uint32Array.from([...groups.values()].flat());
 }

@@ -10,7 +10,7 @@ import { ApiError, isForbidden, isNotFound, TransportError } from '../api/api-er
 import type { OrganisationsClient } from '../api/client.js';
 import { observeBilling } from '../api/observe-billing.js';
 import { differingFields, fullBillingUpdate, type BillingDetails } from '../model/billing.js';
-import type { Change } from '../plan/types.js';
+import type { ApplicableChange } from '../plan/types.js';
 import type { Outcome } from './events.js';
 
 export interface ExecutionResult {
@@ -85,7 +85,7 @@ function isServiceNotFound(err: unknown): boolean {
   return isNotFound(err) && err.serviceCode !== undefined;
 }
 
-export async function executeChange(change: Change, client: OrganisationsClient, options: ExecuteOptions = {}): Promise<ExecutionResult> {
+export async function executeChange(change: ApplicableChange, client: OrganisationsClient, options: ExecuteOptions = {}): Promise<ExecutionResult> {
   const base = options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS;
   const waits: Waits = { sleep: options.sleep ?? defaultSleep, settle: SETTLE_STEPS.map((n) => n * base), foreign404: FOREIGN_404_STEPS.map((n) => n * base) };
   const orgId = change.organisation.id;
@@ -131,7 +131,7 @@ export async function executeChange(change: Change, client: OrganisationsClient,
   }
 }
 
-async function deleteTarget(change: Change, client: OrganisationsClient, waits: Waits): Promise<ExecutionResult> {
+async function deleteTarget(change: ApplicableChange, client: OrganisationsClient, waits: Waits): Promise<ExecutionResult> {
   const orgId = change.organisation.id;
   const target = change.targetId ?? '';
   const label = change.address;
@@ -174,7 +174,7 @@ async function deleteTarget(change: Change, client: OrganisationsClient, waits: 
  * The billing body of an organisation joined by this apply: read it now that the accept has
  * succeeded, and put the declared fields over what was read. Undefined when nothing differs.
  */
-async function billingAfterJoin(change: Change, client: OrganisationsClient, waits: Waits): Promise<BillingDetails | undefined> {
+async function billingAfterJoin(change: ApplicableChange, client: OrganisationsClient, waits: Waits): Promise<BillingDetails | undefined> {
   const orgId = change.organisation.id;
   const declared = change.declared;
   if (declared === undefined) throw new Error(`plan change ${change.address} has neither a request nor declared values`);

@@ -7,6 +7,9 @@ import type { CliIO } from './io.js';
 /** The commands that watch `io.signal` and wind down on the first interrupt; the others stop at once. */
 const GRACEFUL_ON_INTERRUPT = new Set(['apply', 'check', 'emulator']);
 
+/** The emulator stands in for a service: its memory is not orgform's, and it is kept quick. */
+const HEAP_AS_V8_CHOOSES = new Set(['emulator']);
+
 async function main(): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;
@@ -40,8 +43,9 @@ async function main(): Promise<void> {
   const program = buildProgram(io, (c) => {
     code = c;
   });
-  program.hook('preAction', (_program, action) => {
+  program.hook('preAction', async (_program, action) => {
     graceful = GRACEFUL_ON_INTERRUPT.has(action.name());
+    if (!HEAP_AS_V8_CHOOSES.has(action.name())) (await import('./limit-heap-growth.js')).limitHeapGrowth();
   });
   try {
     await program.parseAsync(process.argv);

@@ -2,85 +2,86 @@
  * What a schema cannot say, checked across lists, organisations and files: an id listed twice, an
  * invitation both accepted and revoked, an organisation declared in two files, two active ones.
  * The first of each is taken as meant; the later one is reported, pointing back at the first.
+ * Documents are checked one after another as they are read, keeping only the firsts.
  */
-import { itemPath, type DeclaredDocument, type DeclaredOrganisation, type Item } from './declare-document.js';
+import type { DeclaredDocument, Item } from './declare-document.js';
 import { toProblem } from './format-problem.js';
-import { locate, type DocPath, type Position } from './source-tree.js';
+import type { Position } from './source-tree.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 
-/** Something declared at a place in a file: the key or the value at `path`. */
+/** Something declared at a place in a file. */
 interface Place {
-  document: DeclaredDocument;
-  path: DocPath;
-  part: 'key' | 'value';
+  file: string;
+  pos: Position;
 }
 
-const itemPlace = (item: Item): Place => ({ document: item.owner.document, path: itemPath(item), part: 'value' });
-const slugPlace = (org: DeclaredOrganisation): Place => ({ document: org.document, path: ['organisations', org.slug], part: 'key' });
-const activePlace = (document: DeclaredDocument): Place => ({ document, path: ['activeOrganisation'], part: 'value' });
-
-function positionOf(place: Place): Position {
-  return locate(place.document.root, place.path, place.part);
+/** The first organisation declared under a slug, or the first of an id. */
+interface First extends Place {
+  slug: string;
+  list: string;
 }
 
 /** Where `other` stands, as seen from a message about `here`: a line in the same file, else FILE:LINE:COL. */
 function describePlace(other: Place, here: Place): string {
-  const pos = positionOf(other);
-  if (other.document.file !== here.document.file) return `${other.document.file}:${pos.line}:${pos.col}`;
-  return pos.line === positionOf(here).line ? `line ${pos.line}, column ${pos.col}` : `line ${pos.line}`;
+  const pos = other.pos;
+  if (other.file !== here.file) return `${other.file}:${pos.line}:${pos.col}`;
+  return pos.line === here.pos.line ? `line ${pos.line}, column ${pos.col}` : `line ${pos.line}`;
 }
 
-/** The value first recorded under `key`; undefined when there is none, and `value` is recorded as the first. */
-function recordFirst<T>(firsts: Map<string, T>, key: string, value: T): T | undefined {
-  const first = firsts.get(key);
-  if (first === undefined) firsts.set(key, value);
-  return first;
+function itemFirst(item: Item): First {
+  return { file: item.owner.document.file, pos: item.pos, slug: item.owner.slug, list: item.list };
 }
 
-export function checkAcrossDocuments(documents: readonly DeclaredDocument[]): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  const report = (here: Place, message: string): void => {
-    problems.push(toProblem(here.document.file, { pos: positionOf(here), message }));
-  };
-  const slugs = new Map<string, DeclaredOrganisation>();
-  const orgIds = new Map<string, Item>();
-  const invitations = new Map<string, Item>();
-  const channels = new Map<string, Item>();
-  let active: DeclaredDocument | undefined;
+export class AcrossDocuments {
+  private readonly slugs = new Map<string, Place>();
+  private readonly orgIds = new Map<string, First>();
+  private readonly invitations = new Map<string, First>();
+  private readonly channels = new Map<string, First>();
+  private active: Place | undefined;
 
-  const checkListed = (item: Item, firsts: Map<string, Item>, noun: string) => {
-    const seen = recordFirst(firsts, item.id, item);
-    if (seen === undefined) return;
-    const here = itemPlace(item);
-    const there = describePlace(itemPlace(seen), here);
-    if (seen.owner !== item.owner) report(here, `${noun} "${item.id}" is also listed under organisation "${seen.owner.slug}" (${there})`);
-    else if (seen.list === item.list) report(here, `${noun} "${item.id}" is listed twice (first at ${there})`);
-    else report(here, `${noun} "${item.id}" is both accepted (${there}) and revoked: keep one`);
-  };
-
-  for (const document of documents) {
-    if (document.active !== undefined) {
-      if (active === undefined) active = document;
-      else {
-        const here = activePlace(document);
-        report(here, `activeOrganisation is already set at ${describePlace(activePlace(active), here)}: set it in one file only`);
+  /** The problems `document` has with what the documents before it declare. */
+  check(document: DeclaredDocument): ConfigProblem[] {
+    const problems: ConfigProblem[] = [];
+    const report = (here: Place, message: string): void => {
+      problems.push(toProblem(here.file, { pos: here.pos, message }));
+    };
+    const checkListed = (item: Item, firsts: Map<string, First>, noun: string) => {
+      const seen = firsts.get(item.id);
+      if (seen === undefined) {
+        firsts.set(item.id, itemFirst(item));
+        return;
       }
+      const here = { file: item.owner.document.file, pos: item.pos };
+      const there = describePlace(seen, here);
+      // Organisations are declared once (a second one is reported above): a slug names one owner.
+      if (seen.slug !== item.owner.slug || seen.file !== here.file) report(here, `${noun} "${item.id}" is also listed under organisation "${seen.slug}" (${there})`);
+      else if (seen.list === item.list) report(here, `${noun} "${item.id}" is listed twice (first at ${there})`);
+      else report(here, `${noun} "${item.id}" is both accepted (${there}) and revoked: keep one`);
+    };
+
+    if (document.active !== undefined) {
+      const here = { file: document.file, pos: document.active.pos };
+      if (this.active === undefined) this.active = here;
+      else report(here, `activeOrganisation is already set at ${describePlace(this.active, here)}: set it in one file only`);
     }
     for (const org of document.organisations) {
-      const first = recordFirst(slugs, org.slug, org);
-      if (first !== undefined) report(slugPlace(org), `organisation "${org.slug}" is already declared at ${describePlace(slugPlace(first), slugPlace(org))}`);
+      const here = { file: document.file, pos: org.keyPos };
+      const first = this.slugs.get(org.slug);
+      if (first === undefined) this.slugs.set(org.slug, here);
+      else report(here, `organisation "${org.slug}" is already declared at ${describePlace(first, here)}`);
 
       if (org.id !== undefined) {
-        const seen = recordFirst(orgIds, org.id.id, org.id);
-        if (seen !== undefined) {
-          const here = itemPlace(org.id);
-          report(here, `id "${org.id.id}" is also the id of organisation "${seen.owner.slug}" (${describePlace(itemPlace(seen), here)})`);
+        const seen = this.orgIds.get(org.id.id);
+        if (seen === undefined) this.orgIds.set(org.id.id, itemFirst(org.id));
+        else {
+          const at = { file: document.file, pos: org.id.pos };
+          report(at, `id "${org.id.id}" is also the id of organisation "${seen.slug}" (${describePlace(seen, at)})`);
         }
       }
-      for (const item of org.accept) checkListed(item, invitations, 'invitation');
-      for (const item of org.revoke) checkListed(item, invitations, 'invitation');
-      for (const item of org.remove) checkListed(item, channels, 'channel');
+      for (const item of org.accept) checkListed(item, this.invitations, 'invitation');
+      for (const item of org.revoke) checkListed(item, this.invitations, 'invitation');
+      for (const item of org.remove) checkListed(item, this.channels, 'channel');
     }
+    return problems;
   }
-  return problems;
 }

@@ -5,17 +5,16 @@
 import type { BillingDetails } from '../model/billing.js';
 import { toPointer } from './json-pointer.js';
 import { mergeBilling, pickBilling } from './merge-billing.js';
-import { findNode, keyString, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
+import { findNode, keyString, locate, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
 import { isRecord, own, valueAt } from './value-at.js';
 
-/** An id in a list (or an organisation's own id), with what is needed to place it in a message. */
+/** An id in a list (or an organisation's own id), with where it stands, for messages that name it. */
 export interface Item {
   id: string;
   owner: DeclaredOrganisation;
-  /** Where it stands: the list and the index in it, or the id's own path. */
-  path: DocPath;
-  index: number | undefined;
+  /** The list it is in (`accept`, `revoke`, `remove`), or `id`. */
   list: string;
+  pos: Position;
 }
 
 export interface DeclaredOrganisation {
@@ -29,35 +28,35 @@ export interface DeclaredOrganisation {
   remove: Item[];
 }
 
+/**
+ * What a document declares, with the positions messages need taken from the tree as it is read:
+ * the tree itself is let go once the document is checked (a directory of bulk files is not held in
+ * memory all at once).
+ */
 export interface DeclaredDocument {
   /** As shown in messages. */
   file: string;
-  root: SourceNode;
-  active: string | undefined;
+  active: { slug: string; pos: Position } | undefined;
   organisations: DeclaredOrganisation[];
 }
 
 /** Values that already have a problem take no part in the checks across lists: one message each is enough. */
 export type Flawed = ReadonlySet<string>;
 
-export function itemPath(item: Item): DocPath {
-  return item.index === undefined ? item.path : [...item.path, item.index];
-}
-
-function isFlawed(flawed: Flawed, item: Item): boolean {
+function isFlawed(flawed: Flawed, path: DocPath): boolean {
   // Most documents have no problem at all: build no pointers for them.
-  return flawed.size > 0 && flawed.has(toPointer(itemPath(item)));
+  return flawed.size > 0 && flawed.has(toPointer(path));
 }
 
-function pickItems(owner: DeclaredOrganisation, value: unknown, path: DocPath, flawed: Flawed): Item[] {
+/** The strings of the list at `path` (relative to the organisation's node, `orgNode`); the rest were reported by the schema. */
+function pickItems(owner: DeclaredOrganisation, orgNode: SourceNode, value: unknown, path: DocPath, base: DocPath, flawed: Flawed): Item[] {
   if (!Array.isArray(value)) return [];
   const list = String(path[path.length - 1]);
   const items: Item[] = [];
   for (let index = 0; index < value.length; index++) {
     const id: unknown = value[index];
-    if (typeof id !== 'string') continue;
-    const item: Item = { id, owner, path, index, list };
-    if (!isFlawed(flawed, item)) items.push(item);
+    if (typeof id !== 'string' || isFlawed(flawed, [...base, ...path, index])) continue;
+    items.push({ id, owner, list, pos: locate(orgNode, [...path, index]) });
   }
   return items;
 }
@@ -67,7 +66,11 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
   const top = isRecord(value) ? value : {};
   const activeValue = own(top, 'activeOrganisation');
   const defaultBilling = pickBilling(valueAt(top, ['defaults', 'billing']));
-  const document: DeclaredDocument = { file, root, active: typeof activeValue === 'string' ? activeValue : undefined, organisations: [] };
+  const document: DeclaredDocument = {
+    file,
+    active: typeof activeValue === 'string' ? { slug: activeValue, pos: locate(root, ['activeOrganisation']) } : undefined,
+    organisations: [],
+  };
   const orgs = own(top, 'organisations');
   if (!isRecord(orgs)) return document;
 
@@ -91,18 +94,15 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
       remove: [],
     };
     const id = own(org, 'id');
-    if (typeof id === 'string') {
-      const item: Item = { id, owner: declared, path: [...base, 'id'], index: undefined, list: 'id' };
-      if (!isFlawed(flawed, item)) declared.id = item;
-    }
+    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id, owner: declared, list: 'id', pos: locate(pair.value, ['id']) };
     // Read with own() rather than valueAt(): this runs for every organisation, and it is measurably faster.
     const invitations = own(org, 'invitations');
     if (isRecord(invitations)) {
-      declared.accept = pickItems(declared, own(invitations, 'accept'), [...base, 'invitations', 'accept'], flawed);
-      declared.revoke = pickItems(declared, own(invitations, 'revoke'), [...base, 'invitations', 'revoke'], flawed);
+      declared.accept = pickItems(declared, pair.value, own(invitations, 'accept'), ['invitations', 'accept'], base, flawed);
+      declared.revoke = pickItems(declared, pair.value, own(invitations, 'revoke'), ['invitations', 'revoke'], base, flawed);
     }
     const channels = own(org, 'notificationChannels');
-    if (isRecord(channels)) declared.remove = pickItems(declared, own(channels, 'remove'), [...base, 'notificationChannels', 'remove'], flawed);
+    if (isRecord(channels)) declared.remove = pickItems(declared, pair.value, own(channels, 'remove'), ['notificationChannels', 'remove'], base, flawed);
     document.organisations.push(declared);
   }
   return document;

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { MAX_FILE_BYTES, parseSource, tooLargeMessage } from './parse-source.js';
 import { sortProblems, toProblem } from './format-problem.js';
 import { loadSchemaValidator } from './schema-validator.js';
-import { validateDocuments, type LoadResult, type ParsedDocument } from './validate-config.js';
+import { ConfigValidation, type LoadResult } from './validate-config.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 
 export type { LoadResult } from './validate-config.js';
@@ -113,7 +113,9 @@ async function readCapped(path: string): Promise<{ ok: true; bytes: Buffer } | {
 export async function loadConfig(paths: string[], options: LoadOptions): Promise<LoadResult> {
   const given = paths.length > 0 ? paths : [DEFAULT_CONFIG_FILE];
   const { files, problems, order } = await expandPaths(given, options.cwd);
-  const docs: ParsedDocument[] = [];
+  // Each file is checked as soon as it is parsed and its tree let go: a directory of bulk files
+  // is never held in memory whole.
+  const validation = new ConfigValidation({ env: options.env, validator: await loadSchemaValidator('orgs') });
   for (const file of files) {
     let read;
     try {
@@ -131,9 +133,9 @@ export async function loadConfig(paths: string[], options: LoadOptions): Promise
       problems.push(...parsed.problems.map((positioned) => toProblem(file, positioned)));
       continue;
     }
-    docs.push({ file, sha256: createHash('sha256').update(read.bytes).digest('hex'), root: parsed.root });
+    validation.add({ file, sha256: createHash('sha256').update(read.bytes).digest('hex'), root: parsed.root });
   }
-  const validated = validateDocuments(docs, { env: options.env, validator: await loadSchemaValidator('orgs') });
+  const validated = validation.finish();
   if (problems.length === 0) return validated;
   return { ok: false, problems: sortProblems([...problems, ...(validated.ok ? [] : validated.problems)], order) };
 }

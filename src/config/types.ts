@@ -22,8 +22,8 @@ export interface DesiredOrganisation {
   id?: string;
   /** Declared billing fields only (defaults merged under the organisation's own values). */
   billing?: BillingDetails;
-  invitations: { accept: string[]; revoke: string[] };
-  notificationChannels: { remove: string[] };
+  invitations: { readonly accept: readonly string[]; readonly revoke: readonly string[] };
+  notificationChannels: { readonly remove: readonly string[] };
   /** Where the organisation's key stands, for messages that name it. */
   source: SourcePosition;
 }

@@ -4,7 +4,7 @@
  * say (an id listed twice, an invitation both accepted and revoked, an organisation declared in
  * two files), each on whatever parts are well-formed, so that one run reports everything.
  */
-import { checkAcrossDocuments } from './check-across-documents.js';
+import { AcrossDocuments } from './check-across-documents.js';
 import { declareDocument, type DeclaredDocument, type DeclaredOrganisation } from './declare-document.js';
 import { describeSchemaError, type SchemaErrorContext } from './describe-schema-error.js';
 import { sortProblems, toProblem } from './format-problem.js';
@@ -12,7 +12,7 @@ import type { PositionedMessage } from './parse-yaml.js';
 import { readTree } from './read-tree.js';
 import type { SchemaValidator } from './schema-validator.js';
 import { SchemaWalker } from './schema-walker.js';
-import { locate, type SourceNode } from './source-tree.js';
+import type { SourceNode } from './source-tree.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 import { SUPPORTED_VERSION, type DesiredOrganisation, type DesiredState } from './types.js';
 import { UniqueMessages } from './unique-messages.js';
@@ -35,14 +35,19 @@ export interface ValidateOptions {
   validator: SchemaValidator;
 }
 
+// Most organisations of a bulk file declare no invitations and no channels: they share these
+// (frozen) empty lists instead of five objects each, about 17 MB at 100,000 organisations.
+const NO_INVITATIONS: DesiredOrganisation['invitations'] = Object.freeze({ accept: Object.freeze([]), revoke: Object.freeze([]) });
+const NO_CHANNELS: DesiredOrganisation['notificationChannels'] = Object.freeze({ remove: Object.freeze([]) });
+
 function toDesired(org: DeclaredOrganisation): DesiredOrganisation {
   const pos = org.keyPos;
   return {
     slug: org.slug,
     ...(org.id !== undefined && { id: org.id.id }),
     ...(org.billing !== undefined && { billing: org.billing }),
-    invitations: { accept: org.accept.map((i) => i.id), revoke: org.revoke.map((i) => i.id) },
-    notificationChannels: { remove: org.remove.map((i) => i.id) },
+    invitations: org.accept.length + org.revoke.length === 0 ? NO_INVITATIONS : { accept: org.accept.map((i) => i.id), revoke: org.revoke.map((i) => i.id) },
+    notificationChannels: org.remove.length === 0 ? NO_CHANNELS : { remove: org.remove.map((i) => i.id) },
     source: { file: org.document.file, line: pos.line, col: pos.col },
   };
 }
@@ -78,33 +83,56 @@ function checkDocument(
   return { problems, declared: declareDocument(doc.file, doc.root, tree.value, flawed) };
 }
 
-export function validateDocuments(docs: readonly ParsedDocument[], options: ValidateOptions): LoadResult {
-  const walker = new SchemaWalker(options.validator.schema);
-  const problems: ConfigProblem[] = [];
-  const documents: DeclaredDocument[] = [];
-  for (const doc of docs) {
-    const checked = checkDocument(doc, walker, options);
-    problems.push(...checked.problems);
-    if (checked.declared !== undefined) documents.push(checked.declared);
-  }
-  problems.push(...checkAcrossDocuments(documents));
-  if (problems.length > 0) return { ok: false, problems: sortProblems(problems, docs.map((d) => d.file)) };
+/**
+ * Documents checked one at a time, as they are read, so that only one file's tree is held at once;
+ * `finish` gives the DesiredState, or every problem found.
+ */
+export class ConfigValidation {
+  private readonly walker: SchemaWalker;
+  private readonly across = new AcrossDocuments();
+  private readonly problems: ConfigProblem[] = [];
+  private readonly organisations: DesiredOrganisation[] = [];
+  private readonly files: string[] = [];
+  private readonly hashes: Array<{ path: string; sha256: string }> = [];
+  private active: DesiredState['activeOrganisation'];
 
-  const organisations = documents
-    .flatMap((declared) => declared.organisations.map(toDesired))
-    .sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
-  const activeIn = documents.find((d) => d.active !== undefined);
-  const activePos = activeIn && locate(activeIn.root, ['activeOrganisation']);
-  const state: DesiredState = {
-    version: SUPPORTED_VERSION,
-    ...(activeIn?.active !== undefined &&
-      activePos !== undefined && {
-        activeOrganisation: { slug: activeIn.active, source: { file: activeIn.file, ...activePos } },
-      }),
-    organisations,
-    files: docs.map((d) => ({ path: d.file, sha256: d.sha256 })),
-  };
-  return { ok: true, state };
+  constructor(private readonly options: ValidateOptions) {
+    this.walker = new SchemaWalker(options.validator.schema);
+  }
+
+  add(doc: ParsedDocument): void {
+    this.files.push(doc.file);
+    this.hashes.push({ path: doc.file, sha256: doc.sha256 });
+    const checked = checkDocument(doc, this.walker, this.options);
+    this.problems.push(...checked.problems);
+    const declared = checked.declared;
+    if (declared === undefined) return;
+    this.problems.push(...this.across.check(declared));
+    // Once anything is wrong there will be no DesiredState: keep checking, stop building it.
+    if (this.problems.length > 0) return;
+    for (const org of declared.organisations) this.organisations.push(toDesired(org));
+    if (declared.active !== undefined && this.active === undefined) {
+      this.active = { slug: declared.active.slug, source: { file: declared.file, ...declared.active.pos } };
+    }
+  }
+
+  finish(): LoadResult {
+    if (this.problems.length > 0) return { ok: false, problems: sortProblems(this.problems, this.files) };
+    const organisations = this.organisations.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+    const state: DesiredState = {
+      version: SUPPORTED_VERSION,
+      ...(this.active !== undefined && { activeOrganisation: this.active }),
+      organisations,
+      files: this.hashes,
+    };
+    return { ok: true, state };
+  }
+}
+
+export function validateDocuments(docs: readonly ParsedDocument[], options: ValidateOptions): LoadResult {
+  const validation = new ConfigValidation(options);
+  for (const doc of docs) validation.add(doc);
+  return validation.finish();
 }
 
 /** One document on its own (see validateDocuments for several, which also checks across them). */

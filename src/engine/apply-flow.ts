@@ -15,16 +15,17 @@ import type { DesiredState } from '../config/types.js';
 import { ConfigError, OrgformError } from '../errors.js';
 import { findStale } from '../plan/find-stale.js';
 import { parseSavedPlan, type SavedPlan } from '../plan/saved-plan.js';
-import type { Plan } from '../plan/types.js';
+import { withoutDisplay, type ApplicableChange, type Plan } from '../plan/types.js';
+import type { OrganisationsClient } from '../api/client.js';
 import type { ApplyView } from '../render/apply-view.js';
 import { Journal } from '../state/journal.js';
-import { acquireLock, type LockEnvironment } from '../state/lock.js';
+import { acquireLock, type HeldLock, type LockEnvironment } from '../state/lock.js';
 import { checkPlanSafety } from '../plan/check-plan-safety.js';
 import { rateEvent, retryEvent } from './client-events.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';
 import { makePlan } from './make-plan.js';
-import type { OpenClient } from './open-client.js';
+import type { ClientListeners, OpenClient } from './open-client.js';
 import type { Refusal } from './refusal-error.js';
 import { serviceKey } from './service-key.js';
 import { statePathFor } from './state-path-for.js';
@@ -52,8 +53,6 @@ export interface ApplyDeps extends FileWorld {
   signal: AbortSignal;
   openClient: OpenClient;
   confirmation: Confirmation;
-  /** Process-wide measures while changes run (the CLI's memory governor for bulk applies); returns how to end them. */
-  whileApplying?(changes: number): () => void;
   /** Waits inside a change (a membership that takes a moment to show); injected in tests. */
   sleep?(ms: number): Promise<void>;
   lockEnvironment?: LockEnvironment;
@@ -65,23 +64,17 @@ export type ApplyOutcome =
   | { kind: 'refused'; refusal: Refusal; planFile?: string };
 
 export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<ApplyOutcome> {
-  const { planFile } = inputs;
-  const refuse = (refusal: Refusal): ApplyOutcome => ({ kind: 'refused', refusal, ...(planFile === undefined ? {} : { planFile }) });
-
   // Never wait for an answer that cannot come: refuse before anything is read.
-  if (planFile === undefined && !inputs.autoApprove && 'unavailable' in deps.confirmation) {
-    return refuse({ kind: 'cannot-confirm', why: deps.confirmation.unavailable });
+  if (inputs.planFile === undefined && !inputs.autoApprove && 'unavailable' in deps.confirmation) {
+    return refused(inputs, { kind: 'cannot-confirm', why: deps.confirmation.unavailable });
   }
 
-  // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
-  const { saved, desired, selected } = await load(inputs, deps, view);
-
-  // Connect. While changes run, the client's retries and rate changes are events of this apply;
-  // when the run cannot go on, nothing new starts and the outcome says why.
+  // While changes run, the client's retries and rate changes are events of this apply; when the
+  // run cannot go on, nothing new starts and the outcome says why.
   let emit: ((event: ApplyEvent) => void) | undefined;
   const halt = new AbortController();
   let halted: OrgformError | undefined;
-  const { client, warningFor } = await deps.openClient({
+  const listeners: ClientListeners = {
     onRetry: (retry) => {
       const event = retryEvent(retry, deps.now());
       if (event !== undefined) emit?.(event);
@@ -91,86 +84,119 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
       halted ??= error;
       halt.abort();
     },
-  });
+  };
+
+  // Load, connect, lock, read, plan, check safety, confirm: its own function, so that what only
+  // they need (the desired state, the observations, the plan's display) can be collected while the
+  // changes run; at 100,000 organisations that is most of the memory.
+  const prepared = await prepare(inputs, deps, view, listeners);
+  if (!('changes' in prepared)) return prepared;
+  const { client, lock, journal, service, changes } = prepared;
+  try {
+    // Apply: every change, in order within each organisation; every event to the view.
+    view.applyStarting(client);
+    emit = (event) => view.event(event);
+    let summary: ApplySummary;
+    try {
+      summary = await applyPlan(changes, {
+        client,
+        journal,
+        service,
+        parallelism: inputs.parallelism,
+        signal: AbortSignal.any([deps.signal, halt.signal]),
+        onEvent: emit,
+        now: deps.now,
+        ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+        ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
+      });
+    } finally {
+      emit = undefined;
+      view.applyStopped();
+    }
+
+    // Report, while the lock is still held: the journal is written by now.
+    await view.applyReported(summary);
+    return { kind: 'applied', summary, ...(halted === undefined ? {} : { halted }) };
+  } finally {
+    await lock.release();
+    await client.close();
+  }
+}
+
+function refused(inputs: ApplyInputs, refusal: Refusal): ApplyOutcome {
+  return { kind: 'refused', refusal, ...(inputs.planFile === undefined ? {} : { planFile: inputs.planFile }) };
+}
+
+/** Ready to apply: the client and the lock, which the caller now releases, and the changes alone. */
+interface Prepared {
+  client: OrganisationsClient;
+  lock: HeldLock;
+  journal: Journal;
+  service: string;
+  changes: readonly ApplicableChange[];
+}
+
+async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, listeners: ClientListeners): Promise<Prepared | ApplyOutcome> {
+  // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
+  const { saved, desired, selected } = await load(inputs, deps, view);
+
+  // Connect.
+  const { client, warningFor } = await deps.openClient(listeners);
+  let lock: HeldLock | undefined;
+  let handedOver = false;
   try {
     const service = serviceKey(client);
-    if (saved && saved.baseUrl !== service) return refuse({ kind: 'other-service', madeFor: saved.baseUrl, service });
+    if (saved && saved.baseUrl !== service) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, service });
 
     // Lock: one apply per journal at a time.
     const statePath = statePathFor(inputs.state, desired, deps.cwd);
-    const lock = await acquireLock(statePath, `orgform apply${planFile === undefined ? '' : ` ${planFile}`}`, deps.lockEnvironment);
-    try {
-      if (lock.replaced) view.lockTakenOver(statePath, lock.replaced.pid);
+    lock = await acquireLock(statePath, `orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`, deps.lockEnvironment);
+    if (lock.replaced) view.lockTakenOver(statePath, lock.replaced.pid);
 
-      // Read: the journal, then the service (for a saved plan too: that is how staleness shows).
-      await Journal.removeOrphanTempFiles(statePath);
-      const journal = await Journal.read(statePath);
-      const fresh = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism });
+    // Read: the journal, then the service (for a saved plan too: that is how staleness shows).
+    await Journal.removeOrphanTempFiles(statePath);
+    const journal = await Journal.read(statePath);
+    const fresh = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, keepEveryObservation: saved !== undefined });
 
-      // Plan: the saved one, or the fresh one, shown for review.
-      const plan: Plan = saved?.plan ?? fresh.plan;
-      const staleReasons = saved
-        ? findStale(saved.plan, saved.configFiles, {
-            organisations: fresh.observed.organisations,
-            activeId: fresh.observed.activeId,
-            problems: fresh.observed.problems,
-            fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), deps.cwd),
-            baseUrl: service,
-          })
-        : [];
-      if (!saved) await view.planMade(plan);
+    // Plan: the saved one, or the fresh one, shown for review.
+    const plan: Plan = saved?.plan ?? fresh.plan;
+    const staleReasons = saved
+      ? findStale(saved.plan, saved.configFiles, {
+          organisations: fresh.observed.organisations,
+          activeId: fresh.observed.activeId,
+          problems: fresh.observed.problems,
+          fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), deps.cwd),
+          baseUrl: service,
+        })
+      : [];
+    if (!saved) await view.planMade(plan);
 
-      // Check safety: stale, incomplete, over budget. Refused whole; nothing is written.
-      const safety = checkPlanSafety(plan, { staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
-      const hazard = safety.hazards[0];
-      if (hazard !== undefined) {
-        await view.planRefused?.(plan, hazard, selected);
-        return refuse(hazard);
-      }
-
-      // Confirm, when there is something to write: the budget, any warning, then the question
-      // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made).
-      if (plan.changes.length > 0) {
-        if (safety.budget) view.budgetChecked(safety.budget);
-        const warning = warningFor?.(plan.changes.length);
-        if (warning !== undefined) view.warn(warning);
-        if (!saved && !inputs.autoApprove && !(await approve(deps.confirmation, plan.changes.length))) {
-          view.cancelled();
-          return { kind: 'cancelled' };
-        }
-      }
-
-      // Apply: every change, in order within each organisation; every event to the view.
-      const stopMeasures = deps.whileApplying?.(plan.changes.length);
-      view.applyStarting(client);
-      emit = (event) => view.event(event);
-      let summary: ApplySummary;
-      try {
-        summary = await applyPlan(plan.changes, {
-          client,
-          journal,
-          service,
-          parallelism: inputs.parallelism,
-          signal: AbortSignal.any([deps.signal, halt.signal]),
-          onEvent: emit,
-          now: deps.now,
-          ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-          ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
-        });
-      } finally {
-        emit = undefined;
-        stopMeasures?.();
-        view.applyStopped();
-      }
-
-      // Report, while the lock is still held: the journal is written by now.
-      await view.applyReported(summary);
-      return { kind: 'applied', summary, ...(halted === undefined ? {} : { halted }) };
-    } finally {
-      await lock.release();
+    // Check safety: stale, incomplete, over budget. Refused whole; nothing is written.
+    const safety = checkPlanSafety(plan, { staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
+    const hazard = safety.hazards[0];
+    if (hazard !== undefined) {
+      await view.planRefused?.(plan, hazard, selected);
+      return refused(inputs, hazard);
     }
+
+    // Confirm, when there is something to write: the budget, any warning, then the question
+    // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made).
+    if (plan.changes.length > 0) {
+      if (safety.budget) view.budgetChecked(safety.budget);
+      const warning = warningFor?.(plan.changes.length);
+      if (warning !== undefined) view.warn(warning);
+      if (!saved && !inputs.autoApprove && !(await approve(deps.confirmation, plan.changes.length))) {
+        view.cancelled();
+        return { kind: 'cancelled' };
+      }
+    }
+    handedOver = true;
+    return { client, lock, journal, service, changes: plan.changes.map(withoutDisplay) };
   } finally {
-    await client.close();
+    if (!handedOver) {
+      await lock?.release();
+      await client.close();
+    }
   }
 }
 

@@ -57,6 +57,26 @@ function oneShot(kind: ChangeKind, d: DesiredOrganisation, o: ObservedOrganisati
   };
 }
 
+/** One declared organisation's changes, and the addresses of its one-shot changes the journal records done. */
+export function planOrganisation(d: DesiredOrganisation, o: ObservedOrganisation, isJournaled: PlanInputs['isJournaled']): { changes: Change[]; journaled: string[] } {
+  const changes: Change[] = [];
+  const journaled: string[] = [];
+  if (!o.member) {
+    for (const inv of d.invitations.accept) changes.push(oneShot('accept-invitation', d, o, inv));
+  }
+  const billing = billingChange(d, o, changes[changes.length - 1]?.address);
+  if (billing) changes.push(billing);
+  for (const inv of d.invitations.revoke) {
+    if (isJournaled('revoke-invitation', o.id, inv)) journaled.push(changeAddress('revoke-invitation', d.slug, inv));
+    else changes.push(oneShot('revoke-invitation', d, o, inv, UNCHECKABLE_INVITATION));
+  }
+  for (const ch of d.notificationChannels.remove) {
+    if (isJournaled('remove-channel', o.id, ch)) journaled.push(changeAddress('remove-channel', d.slug, ch));
+    else changes.push(oneShot('remove-channel', d, o, ch, UNCHECKABLE_CHANNEL));
+  }
+  return { changes, journaled };
+}
+
 function compareChanges(a: Change, b: Change): number {
   const aActive = a.kind === 'set-active' ? 1 : 0;
   const bActive = b.kind === 'set-active' ? 1 : 0;
@@ -77,27 +97,17 @@ export function computePlan(inputs: PlanInputs): Plan {
 
   for (const d of desired.organisations) {
     const o = observed.organisations.get(d.slug);
-    if (o === undefined) continue; // a problem was recorded for it
-    const mine: Change[] = [];
-    if (!o.member) {
-      for (const inv of d.invitations.accept) mine.push(oneShot('accept-invitation', d, o, inv));
-    }
-    const billing = billingChange(d, o, mine[mine.length - 1]?.address);
-    if (billing) mine.push(billing);
-    for (const inv of d.invitations.revoke) {
-      if (inputs.isJournaled('revoke-invitation', o.id, inv)) journaled.push(changeAddress('revoke-invitation', d.slug, inv));
-      else mine.push(oneShot('revoke-invitation', d, o, inv, UNCHECKABLE_INVITATION));
-    }
-    for (const ch of d.notificationChannels.remove) {
-      if (inputs.isJournaled('remove-channel', o.id, ch)) journaled.push(changeAddress('remove-channel', d.slug, ch));
-      else mine.push(oneShot('remove-channel', d, o, ch, UNCHECKABLE_CHANNEL));
-    }
-    if (mine.length === 0) unchanged.push(d.slug);
+    if (o === undefined) continue; // a problem was recorded for it, or it was read and needs nothing
+    const mine = planOrganisation(d, o, inputs.isJournaled);
+    journaled.push(...mine.journaled);
+    if (mine.changes.length === 0) unchanged.push(d.slug);
     else {
-      changes.push(...mine);
+      changes.push(...mine.changes);
       observedWithChanges[d.slug] = o;
     }
   }
+  // Read, found to need nothing, and not kept (see readObservedState's `keep`).
+  unchanged.push(...observed.settled);
 
   const active = desired.activeOrganisation;
   if (active !== undefined) {

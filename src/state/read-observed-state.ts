@@ -8,35 +8,23 @@ import pLimit from 'p-limit';
 import { isForbidden, isNotFound } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import { observeBilling } from '../api/observe-billing.js';
-import { BILLING_RESPONSE_FIELD, type Organisation } from '../api/types.js';
+import type { Organisation } from '../api/types.js';
 import type { DesiredOrganisation, DesiredState } from '../config/types.js';
 import { organisationAddress } from '../model/address.js';
-import { BILLING_FIELDS, type BillingObservation } from '../model/billing.js';
+import type { BillingObservation } from '../model/billing.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import type { ObservedState } from '../model/observed-state.js';
 import type { PlanProblem } from '../model/plan-problem.js';
 
 export interface ReadOptions {
   parallelism: number;
+  /**
+   * Whether to keep an organisation's observation; one not kept is listed as settled. The plan
+   * keeps those that need a change; by default every one is kept.
+   */
+  keep?: (desired: DesiredOrganisation, observed: ObservedOrganisation) => boolean;
   /** Above this many organisations declared by id, one listing is cheaper than single reads. */
   listingThreshold?: number;
-}
-
-/** Every name a managed billing field may be read under: the response spelling and the update's. */
-const MANAGED_BILLING_KEYS = [...new Set(BILLING_FIELDS.flatMap((field) => [BILLING_RESPONSE_FIELD[field], field]))];
-
-/**
- * A listed billing narrowed to the keys observeBilling reads, so that observeBilling answers the
- * same for it as for the whole; anything but an object is kept as it is (and reported as such).
- */
-function managedBilling(raw: unknown): unknown {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
-  const narrowed: Record<string, unknown> = {};
-  for (const key of MANAGED_BILLING_KEYS) {
-    const value = (raw as Record<string, unknown>)[key];
-    if (value !== undefined) narrowed[key] = value;
-  }
-  return narrowed;
 }
 
 function observe(org: Organisation, slug: string, member: boolean, billing: BillingObservation): ObservedOrganisation {
@@ -53,6 +41,11 @@ function problem(slug: string | null, message: string): PlanProblem {
 
 export async function readObservedState(desired: DesiredState, client: OrganisationsClient, options: ReadOptions): Promise<ObservedState> {
   const organisations = new Map<string, ObservedOrganisation>();
+  const settled: string[] = [];
+  const record = (d: DesiredOrganisation, o: ObservedOrganisation): void => {
+    if (options.keep === undefined || options.keep(d, o)) organisations.set(d.slug, o);
+    else settled.push(d.slug);
+  };
   const problems: PlanProblem[] = [];
   const slugsById = new Map<string, string>();
   const withoutId = desired.organisations.filter((o) => o.id === undefined);
@@ -66,14 +59,17 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     withId.some((d) => d.invitations.accept.length > 0);
 
   let activeId: string | null = null;
-  const listedById = new Map<string, Organisation>();
-  const listedBySlug = new Map<string, Organisation>();
+  // The listing's organisations (members), as observed; where their billing is unknown, why.
+  const listedById = new Map<string, ObservedOrganisation>();
+  const listedBySlug = new Map<string, ObservedOrganisation>();
+  const unknownBillingById = new Map<string, string>();
   if (needListing) {
-    // Keep only what the plan needs, page by page: a listing of 100,000 organisations held whole is
-    // most of a bulk plan's memory.
+    // Keep only what the plan needs, page by page, and in the form the plan keeps: a listing of
+    // 100,000 organisations held whole, or twice over, is most of a bulk plan's memory.
     const wantedSlugs = new Set(desired.organisations.map((d) => d.slug));
     if (desired.activeOrganisation) wantedSlugs.add(desired.activeOrganisation.slug);
     const wantedIds = new Set(withId.map((d) => d.id as string));
+    const activeSlug = desired.activeOrganisation?.slug;
     let first = true;
     for await (const page of client.listOrganisationPages()) {
       const head = first ? page.organisations[0] : undefined;
@@ -83,13 +79,15 @@ export async function readObservedState(desired: DesiredState, client: Organisat
         slugsById.set(head.id, head.slug);
       }
       for (const org of page.organisations) {
-        if (!wantedSlugs.has(org.slug) && !wantedIds.has(org.id)) continue;
-        // Of billing, only the fields observeBilling reads (in both spellings): the rest of the
-        // listing's billing object (subscriptions, quotas, dates) is most of a kept organisation.
-        const kept: Organisation = { id: org.id, slug: org.slug, billing: managedBilling(org.billing) as Organisation['billing'] };
-        listedById.set(org.id, kept);
-        listedBySlug.set(org.slug, kept);
-        slugsById.set(org.id, org.slug);
+        const bySlug = wantedSlugs.has(org.slug);
+        const byId = wantedIds.has(org.id);
+        if (!bySlug && !byId) continue;
+        const billing = observeBilling(org.billing, false);
+        const listed = observe(org, org.slug, true, billing);
+        if (!billing.known) unknownBillingById.set(org.id, billing.reason);
+        if (byId) listedById.set(org.id, listed);
+        if (bySlug) listedBySlug.set(org.slug, listed);
+        if (org.slug === activeSlug) slugsById.set(org.id, org.slug);
       }
     }
   }
@@ -97,19 +95,18 @@ export async function readObservedState(desired: DesiredState, client: Organisat
   const limit = pLimit(options.parallelism);
   const reads: Promise<void>[] = [];
   /** A member found in the listing; billing the listing cannot show is read by id when it is declared. */
-  const recordMember = (d: DesiredOrganisation, org: Organisation) => {
-    const billing = observeBilling(org.billing, false);
-    if (billing.known || d.billing === undefined) {
-      organisations.set(d.slug, observe(org, d.slug, true, billing));
+  const recordMember = (d: DesiredOrganisation, listed: ObservedOrganisation) => {
+    if (listed.billing !== null || d.billing === undefined) {
+      record(d, listed);
       return;
     }
     reads.push(
       limit(async () => {
         try {
-          const read = await client.getOrganisation(org.id);
+          const read = await client.getOrganisation(listed.id);
           recordById(d, read, true);
         } catch (err) {
-          problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" could not be read (${billing.reason}, and reading it by id failed: ${errorText(err)}); nothing will be written for it. Run plan again.`));
+          problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" could not be read (${unknownBillingById.get(listed.id)}, and reading it by id failed: ${errorText(err)}); nothing will be written for it. Run plan again.`));
         }
       }),
     );
@@ -132,7 +129,6 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     const id = d.id as string;
     const listed = listedById.get(id);
     if (listed) {
-      slugsById.set(listed.id, listed.slug);
       if (listed.slug !== d.slug) slugMismatch(d, listed);
       else recordMember(d, listed);
       continue;
@@ -148,7 +144,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
         } catch (err) {
           if ((isNotFound(err) || isForbidden(err)) && joining) {
             // Not readable yet: the user joins by accepting. Billing is unknown until then.
-            organisations.set(d.slug, { slug: d.slug, id, member: false, billing: null });
+            record(d, { slug: d.slug, id, member: false, billing: null });
           } else if (isNotFound(err)) {
             problems.push(problem(d.slug, `${where(d)}: organisation id "${id}" was not found, or you are not a member of it. Check the id; to join it, declare the invitation under invitations.accept.`));
           } else {
@@ -160,7 +156,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
   }
   await Promise.all(reads);
 
-  function slugMismatch(d: DesiredOrganisation, org: Organisation): void {
+  function slugMismatch(d: DesiredOrganisation, org: { id: string; slug: string }): void {
     problems.push(problem(d.slug, `${where(d)}: organisation id "${org.id}" has the slug "${org.slug}", not "${d.slug}". Rename the key to "${org.slug}" or fix the id.`));
   }
 
@@ -173,7 +169,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
       problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" cannot be read (${billing.reason}); orgform will not send a billing update that could clear values it did not see. Nothing will be written for this organisation.`));
       return;
     }
-    organisations.set(d.slug, observe(org, d.slug, member, billing));
+    record(d, observe(org, d.slug, member, billing));
   }
 
   /** Readable, but not in the listing of memberships: only an invitation to accept makes it writable. */
@@ -185,7 +181,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     slugsById.set(org.id, org.slug);
     if (org.slug !== d.slug) return slugMismatch(d, org);
     // Its billing is read again after the accept: what a non-member sees proves nothing about what a member writes over.
-    organisations.set(d.slug, { slug: d.slug, id: org.id, member: false, billing: null });
+    record(d, { slug: d.slug, id: org.id, member: false, billing: null });
   }
 
   if (desired.activeOrganisation) {
@@ -197,7 +193,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
   }
 
   problems.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-  return { organisations, activeId, slugsById, problems };
+  return { organisations, settled, activeId, slugsById, problems };
 }
 
 function where(d: DesiredOrganisation): string {

@@ -40,6 +40,21 @@ describe('applyPlan', () => {
     expect(summary.applied).toBe(5);
   });
 
+  it('keeps an organisation’s changes together and in order when the plan interleaves organisations', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }, member('globex')]);
+    // A hand-ordered plan: acme, globex, acme. An accept that fails must still skip acme's billing.
+    const changes = [acceptInvitation('acme', 'inv_gone'), billing('globex', {}), billing('acme', {})];
+    const { summary } = await run(changes, client, { parallelism: 1 });
+    expect(client.writes().map((c) => `${c.operation} ${c.organisationId}`)).toEqual(['acceptInvitation org_acme', 'updateBillingDetails org_globex']);
+    expect(outcomes(summary)).toEqual({
+      'organisations.acme.invitations.accept.inv_gone': 'failed',
+      'organisations.acme.billing': 'skipped',
+      'organisations.globex.billing': 'applied',
+    });
+    // Results stay in plan order, whatever order the changes ran in.
+    expect(summary.results.map((r) => r.address)).toEqual(changes.map((c) => c.address));
+  });
+
   it('sets the active organisation only once its own organisation’s changes have ended', async () => {
     const client = createScriptedClient([member('acme'), member('globex')]);
     const held = gate();

@@ -74,6 +74,31 @@ describe('loadConfig reading files', () => {
     expect(lines(await load(cwd, ['a.yaml', 'b.yaml']))).toEqual(['b.yaml:4:3: organisation "acme" is already declared at a.yaml:3:3']);
   });
 
+  it('points back across files at the first of an id, an invitation and the active organisation, file by file', async () => {
+    const cwd = await makeWorkspace({
+      'a.yaml': 'version: 1\nactiveOrganisation: acme\norganisations:\n  acme:\n    id: org_1\n    invitations:\n      accept: [inv_1]\n',
+      'b.yaml': 'version: 1\nactiveOrganisation: beta\norganisations:\n  beta:\n    id: org_1\n    invitations:\n      revoke: [inv_1]\n',
+      'c.yaml': 'version: 1\norganisations:\n  gamma:\n    invitations:\n      accept: [inv_2, inv_2]\n',
+    });
+    expect(lines(await load(cwd, ['a.yaml', 'b.yaml', 'c.yaml']))).toEqual([
+      'b.yaml:2:21: activeOrganisation is already set at a.yaml:2:21: set it in one file only',
+      'b.yaml:5:9: id "org_1" is also the id of organisation "acme" (a.yaml:5:9)',
+      'b.yaml:7:16: invitation "inv_1" is also listed under organisation "acme" (a.yaml:7:16)',
+      'c.yaml:5:23: invitation "inv_2" is listed twice (first at line 5, column 16)',
+    ]);
+  });
+
+  it('gives organisations without invitations or channels lists that cannot be changed through another', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme: {}\n  beta: {}\n  gamma:\n    invitations:\n      accept: [inv_1]\n' });
+    const result = await load(cwd, []);
+    if (!result.ok) throw new Error('expected a valid configuration');
+    const [acme, beta, gamma] = result.state.organisations;
+    expect(() => (acme!.invitations.accept as string[]).push('inv_x')).toThrow(TypeError);
+    expect(() => (acme!.notificationChannels.remove as string[]).push('ch_x')).toThrow(TypeError);
+    expect(beta!.invitations.accept).toEqual([]);
+    expect(gamma!.invitations).toEqual({ accept: ['inv_1'], revoke: [] });
+  });
+
   it('merges defaults only under the organisations of their own file', async () => {
     const cwd = await makeWorkspace({
       'a.yaml': 'version: 1\ndefaults:\n  billing:\n    platformID: stripe\norganisations:\n  acme: {}\n',

@@ -14,7 +14,6 @@ import { createTextApplyView } from '../../render/text-apply-view.js';
 import { openClient, retryBaseMs, useColor } from '../command-context.js';
 import { formatError } from '../format-error.js';
 import type { CliIO, ExitCode, OutputStream } from '../io.js';
-import { startMemoryGovernor } from '../memory-governor.js';
 import { openPipelineOutput } from '../pipeline-output.js';
 import { withApplyPipeline } from '../pipeline-views.js';
 import { readAnswer } from '../read-answer.js';
@@ -36,9 +35,6 @@ export interface ApplyFlags {
   maxChanges?: number;
   color?: boolean;
 }
-
-/** Only bulk applies need the memory governor; a handful of changes never comes near its ceiling. */
-const GOVERN_MEMORY_FROM = 1000;
 
 export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
   // Everything read from flags and the environment first, so that a mistake there changes nothing.
@@ -62,11 +58,6 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       signal: io.signal,
       openClient: clientOpener(flags, io),
       confirmation: confirmationFor(io, human),
-      whileApplying: (changes) => {
-        if (changes < GOVERN_MEMORY_FROM) return () => undefined;
-        const governor = startMemoryGovernor();
-        return () => governor.stop();
-      },
     },
     withApplyPipeline(view, pipeline, human),
   );

@@ -1,0 +1,58 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { DesiredState } from '../../src/config/types.js';
+import { makePlan } from '../../src/engine/make-plan.js';
+import { Journal, journalKey } from '../../src/state/journal.js';
+import { BASE_URL, createScriptedClient, type WorldOrganisation } from '../support/scripted-client.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+const NONE = { invitations: { accept: [], revoke: [] }, notificationChannels: { remove: [] } };
+const source = { file: 'orgs.yaml', line: 1, col: 1 };
+
+const world: WorldOrganisation[] = [
+  { id: 'org_active', slug: 'active-now', member: true, billing: { billingEmail: 'a@x.test' } },
+  { id: 'org_same', slug: 'same', member: true, billing: { billingEmail: 'same@x.test' } },
+  { id: 'org_moved', slug: 'moved', member: true, billing: { billingEmail: 'old@x.test' } },
+  { id: 'org_target', slug: 'target', member: true, billing: { billingEmail: 't@x.test' } },
+  { id: 'org_done', slug: 'done', member: true, billing: { billingEmail: 'd@x.test' } },
+];
+
+const desired: DesiredState = {
+  version: 1,
+  activeOrganisation: { slug: 'target', source },
+  organisations: [
+    { slug: 'done', ...NONE, invitations: { accept: [], revoke: ['inv_1'] }, source },
+    { slug: 'moved', billing: { billingEmail: 'new@x.test' }, ...NONE, source },
+    { slug: 'same', billing: { billingEmail: 'same@x.test' }, ...NONE, source },
+    { slug: 'target', billing: { billingEmail: 't@x.test' }, ...NONE, source },
+    { slug: 'untouched', ...NONE, source },
+  ],
+  files: [{ path: 'orgs.yaml', sha256: '0' }],
+};
+
+async function plan(keepEveryObservation: boolean) {
+  const journal = Journal.empty(join(await makeWorkspace(), 'state.json'));
+  await journal.record(BASE_URL, journalKey('revoke-invitation', 'org_done', 'inv_1'), { kind: 'revoke-invitation', organisation: 'done', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
+  const client = createScriptedClient([...world, { id: 'org_untouched', slug: 'untouched', member: true }], { active: 'org_active' });
+  return makePlan(desired, { client, journal, service: BASE_URL, parallelism: 2, keepEveryObservation });
+}
+
+describe('makePlan', () => {
+  it('lets go of what needs nothing as it reads, and plans exactly as when it keeps every observation', async () => {
+    const lean = await plan(false);
+    const whole = await plan(true);
+    expect(lean.plan).toEqual(whole.plan);
+    expect(lean.plan.unchanged).toEqual(['done', 'same', 'target', 'untouched']);
+    expect(lean.plan.journaled).toEqual(['organisations.done.invitations.revoke.inv_1']);
+    // Kept: a change to make, a one-shot the journal records done, the organisation to make active.
+    expect([...lean.observed.organisations.keys()].sort()).toEqual(['done', 'moved', 'target']);
+    expect(lean.observed.settled.sort()).toEqual(['same', 'untouched']);
+    expect([...whole.observed.organisations.keys()].sort()).toEqual(['done', 'moved', 'same', 'target', 'untouched']);
+    expect(whole.observed.settled).toEqual([]);
+  });
+
+  it('still names the organisation active now, though it is not declared', async () => {
+    const { plan: made } = await plan(false);
+    expect(made.changes.find((c) => c.kind === 'set-active')).toMatchObject({ organisation: { slug: 'target', id: 'org_target' }, display: { fromActive: 'active-now' } });
+  });
+});
