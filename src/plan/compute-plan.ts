@@ -93,7 +93,9 @@ export function computePlan(inputs: PlanInputs): Plan {
   const changes: Change[] = [];
   const unchanged: string[] = [];
   const journaled: string[] = [];
-  const observedWithChanges: Record<string, ObservedOrganisation> = {};
+  // As [slug, observed] pairs, made into the plan's record once, in slug order: a record filled one
+  // key at a time, then copied to sort it, costs a bulk plan three large tables for one.
+  const observedWithChanges: Array<[string, ObservedOrganisation]> = [];
 
   for (const d of desired.organisations) {
     const o = observed.organisations.get(d.slug);
@@ -103,11 +105,12 @@ export function computePlan(inputs: PlanInputs): Plan {
     if (mine.changes.length === 0) unchanged.push(d.slug);
     else {
       changes.push(...mine.changes);
-      observedWithChanges[d.slug] = o;
+      observedWithChanges.push([d.slug, o]);
     }
   }
-  // Read, found to need nothing, and not kept (see readObservedState's `keep`).
-  unchanged.push(...observed.settled);
+  // Read, found to need nothing, and not kept (see readObservedState's `keep`). One by one: a
+  // spread of a million arguments overflows the stack.
+  for (const slug of observed.settled) unchanged.push(slug);
 
   const active = desired.activeOrganisation;
   if (active !== undefined) {
@@ -122,7 +125,7 @@ export function computePlan(inputs: PlanInputs): Plan {
         organisation: { slug: active.slug, id: targetId },
         display: { fromActive: from },
       });
-      if (target) observedWithChanges[active.slug] = target;
+      if (target && !observedWithChanges.some(([slug]) => slug === active.slug)) observedWithChanges.push([active.slug, target]);
     }
   }
 
@@ -136,7 +139,7 @@ export function computePlan(inputs: PlanInputs): Plan {
     unchanged,
     problems: observed.problems,
     journaled,
-    observed: Object.fromEntries(Object.entries(observedWithChanges).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    observed: Object.fromEntries(observedWithChanges.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     observedActiveId: observed.activeId,
   };
 }
