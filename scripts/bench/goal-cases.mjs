@@ -5,8 +5,8 @@
 //   token    10,000 billing changes, every token expiring after 1,000 requests, a token command
 //   output   30,000 billing changes in a CI log (no terminal, text format): lines of output
 //   memory   plan of 100,000 organisations, apply of 100,000 changes (--parallelism 32), plan of
-//            1,000,000; 5 ms latency, pages of 500; peak RSS (the apply also without the
-//            memory governor, while the build still has one)
+//            1,000,000; 5 ms latency, pages of 500; peak RSS (the apply also with V8's own heap
+//            growth, without orgform's cap on it)
 //
 // Each returns one entry per run; summarise() makes the median and the range of what matters.
 import { existsSync, readFileSync } from 'node:fs';
@@ -31,7 +31,7 @@ export const GOAL_SETTINGS = {
   },
 };
 
-const GOVERNOR_BUILT = () => existsSync(join(ROOT, 'dist', 'cli', 'memory-governor.js'));
+const HEAP_CAP_BUILT = () => existsSync(join(ROOT, 'dist', 'cli', 'limit-heap-growth.js'));
 
 /** `Apply results: 5000 applied, 0 already done, 0 skipped, 0 not started, 0 failed (...)` → the counts. */
 function applyResults(stdout) {
@@ -199,8 +199,8 @@ export async function outputCase(ctx, rounds) {
 
 // ---------------------------------------------------------------------------------------------
 /**
- * Plan of 100,000, apply of 100,000 (as built and, while there is one, without the memory
- * governor), then plan of 1,000,000 unless `big` is false.
+ * Plan of 100,000, apply of 100,000 (as built and with V8's own heap growth), then plan of
+ * 1,000,000 unless `big` is false.
  */
 export async function memoryCases(ctx, rounds, { big = true } = {}) {
   const s = GOAL_SETTINGS.memory;
@@ -216,7 +216,7 @@ export async function memoryCases(ctx, rounds, { big = true } = {}) {
     }
     out.push({ case: `memory: plan ${s.planSize.toLocaleString('en-US')}`, kind: 'memory', goalMB: s.maxRssMB, runs: plans, ...summarise(plans, ['wallMs', 'peakRssMB', 'requests']) });
 
-    const variants = GOVERNOR_BUILT() ? [{ name: 'as built (governor on)', env: {} }, { name: 'without the governor', env: { ORGFORM_BENCH_NO_GC_GOVERNOR: '1' } }] : [{ name: 'as built', env: {} }];
+    const variants = HEAP_CAP_BUILT() ? [{ name: 'as built (heap growth capped)', env: {} }, { name: "with V8's own heap growth", env: { ORGFORM_BENCH_V8_HEAP_GROWTH: '1' } }] : [{ name: 'as built', env: {} }];
     let round = 0;
     for (const variant of variants) {
       const applies = [];

@@ -9,13 +9,14 @@ import { writeFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { performance } from 'node:perf_hooks';
 
-// ORGFORM_BENCH_NO_GC_GOVERNOR=1: the bench's "without the governor" runs. The governor (if the
-// build still has one) gets gc() by setting --expose-gc at run time; refusing that one flag leaves
-// it without gc(), so it does nothing. Nothing else is changed, and the CLI itself has no switch.
-if (process.env.ORGFORM_BENCH_NO_GC_GOVERNOR === '1') {
+// ORGFORM_BENCH_V8_HEAP_GROWTH=1: the bench's "heap growth as V8 chooses" runs. orgform caps V8's
+// heap growth by setting --heap-growing-percent at run time (src/cli/limit-heap-growth.ts);
+// refusing that one flag leaves V8's own choice. Nothing else is changed, and the CLI itself has
+// no switch.
+if (process.env.ORGFORM_BENCH_V8_HEAP_GROWTH === '1') {
   const v8 = createRequire(import.meta.url)('node:v8');
   const setFlagsFromString = v8.setFlagsFromString;
-  v8.setFlagsFromString = (flags) => (/--expose[-_]gc/.test(String(flags)) ? undefined : setFlagsFromString(flags));
+  v8.setFlagsFromString = (flags) => (/--heap[-_]growing[-_]percent/.test(String(flags)) ? undefined : setFlagsFromString(flags));
   syncBuiltinESMExports();
 }
 

@@ -9,10 +9,11 @@ import { toProblem } from './format-problem.js';
 import type { Position } from './source-tree.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 
-/** Something declared at a place in a file. */
+/** Something declared at a place in a file (the shape of a desired organisation's `source`, which it may be). */
 interface Place {
   file: string;
-  pos: Position;
+  line: number;
+  col: number;
 }
 
 /** The first organisation declared under a slug, or the first of an id. */
@@ -23,13 +24,16 @@ interface First extends Place {
 
 /** Where `other` stands, as seen from a message about `here`: a line in the same file, else FILE:LINE:COL. */
 function describePlace(other: Place, here: Place): string {
-  const pos = other.pos;
-  if (other.file !== here.file) return `${other.file}:${pos.line}:${pos.col}`;
-  return pos.line === here.pos.line ? `line ${pos.line}, column ${pos.col}` : `line ${pos.line}`;
+  if (other.file !== here.file) return `${other.file}:${other.line}:${other.col}`;
+  return other.line === here.line ? `line ${other.line}, column ${other.col}` : `line ${other.line}`;
+}
+
+function placeOf(file: string, pos: Position): Place {
+  return { file, line: pos.line, col: pos.col };
 }
 
 function itemFirst(item: Item): First {
-  return { file: item.owner.document.file, pos: item.pos, slug: item.owner.slug, list: item.list };
+  return { ...placeOf(item.owner.document.file, item.pos), slug: item.owner.slug, list: item.list };
 }
 
 export class AcrossDocuments {
@@ -43,7 +47,7 @@ export class AcrossDocuments {
   check(document: DeclaredDocument): ConfigProblem[] {
     const problems: ConfigProblem[] = [];
     const report = (here: Place, message: string): void => {
-      problems.push(toProblem(here.file, { pos: here.pos, message }));
+      problems.push(toProblem(here.file, { pos: { line: here.line, col: here.col }, message }));
     };
     const checkListed = (item: Item, firsts: Map<string, First>, noun: string) => {
       const seen = firsts.get(item.id);
@@ -51,7 +55,7 @@ export class AcrossDocuments {
         firsts.set(item.id, itemFirst(item));
         return;
       }
-      const here = { file: item.owner.document.file, pos: item.pos };
+      const here = placeOf(item.owner.document.file, item.pos);
       const there = describePlace(seen, here);
       // Organisations are declared once (a second one is reported above): a slug names one owner.
       if (seen.slug !== item.owner.slug || seen.file !== here.file) report(here, `${noun} "${item.id}" is also listed under organisation "${seen.slug}" (${there})`);
@@ -60,12 +64,13 @@ export class AcrossDocuments {
     };
 
     if (document.active !== undefined) {
-      const here = { file: document.file, pos: document.active.pos };
+      const here = placeOf(document.file, document.active.pos);
       if (this.active === undefined) this.active = here;
       else report(here, `activeOrganisation is already set at ${describePlace(this.active, here)}: set it in one file only`);
     }
     for (const org of document.organisations) {
-      const here = { file: document.file, pos: org.keyPos };
+      // The organisation's own source position, shared with the desired state: no copy per organisation.
+      const here = org.source;
       const first = this.slugs.get(org.slug);
       if (first === undefined) this.slugs.set(org.slug, here);
       else report(here, `organisation "${org.slug}" is already declared at ${describePlace(first, here)}`);
@@ -74,7 +79,7 @@ export class AcrossDocuments {
         const seen = this.orgIds.get(org.id.id);
         if (seen === undefined) this.orgIds.set(org.id.id, itemFirst(org.id));
         else {
-          const at = { file: document.file, pos: org.id.pos };
+          const at = placeOf(document.file, org.id.pos);
           report(at, `id "${org.id.id}" is also the id of organisation "${seen.slug}" (${describePlace(seen, at)})`);
         }
       }

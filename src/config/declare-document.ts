@@ -3,6 +3,7 @@
  * wrong shape were reported by the schema, and are left out here rather than read as something.
  */
 import type { BillingDetails } from '../model/billing.js';
+import type { SourcePosition } from './types.js';
 import { toPointer } from './json-pointer.js';
 import { mergeBilling, pickBilling } from './merge-billing.js';
 import { findNode, keyString, locate, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
@@ -20,7 +21,8 @@ export interface Item {
 export interface DeclaredOrganisation {
   document: DeclaredDocument;
   slug: string;
-  keyPos: Position;
+  /** Where its key stands: the desired organisation's `source`, the same object. */
+  source: SourcePosition;
   id: Item | undefined;
   billing: BillingDetails | undefined;
   accept: Item[];
@@ -86,7 +88,7 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
     const declared: DeclaredOrganisation = {
       document,
       slug,
-      keyPos: pair.key.pos,
+      source: { file, line: pair.key.pos.line, col: pair.key.pos.col },
       id: undefined,
       billing: Object.keys(billing).length > 0 ? billing : undefined,
       accept: [],

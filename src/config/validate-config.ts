@@ -41,14 +41,13 @@ const NO_INVITATIONS: DesiredOrganisation['invitations'] = Object.freeze({ accep
 const NO_CHANNELS: DesiredOrganisation['notificationChannels'] = Object.freeze({ remove: Object.freeze([]) });
 
 function toDesired(org: DeclaredOrganisation): DesiredOrganisation {
-  const pos = org.keyPos;
   return {
     slug: org.slug,
     ...(org.id !== undefined && { id: org.id.id }),
     ...(org.billing !== undefined && { billing: org.billing }),
     invitations: org.accept.length + org.revoke.length === 0 ? NO_INVITATIONS : { accept: org.accept.map((i) => i.id), revoke: org.revoke.map((i) => i.id) },
     notificationChannels: org.remove.length === 0 ? NO_CHANNELS : { remove: org.remove.map((i) => i.id) },
-    source: { file: org.document.file, line: pos.line, col: pos.col },
+    source: org.source,
   };
 }
 

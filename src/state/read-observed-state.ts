@@ -58,40 +58,6 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     withId.length > (options.listingThreshold ?? 20) ||
     withId.some((d) => d.invitations.accept.length > 0);
 
-  let activeId: string | null = null;
-  // The listing's organisations (members), as observed; where their billing is unknown, why.
-  const listedById = new Map<string, ObservedOrganisation>();
-  const listedBySlug = new Map<string, ObservedOrganisation>();
-  const unknownBillingById = new Map<string, string>();
-  if (needListing) {
-    // Keep only what the plan needs, page by page, and in the form the plan keeps: a listing of
-    // 100,000 organisations held whole, or twice over, is most of a bulk plan's memory.
-    const wantedSlugs = new Set(desired.organisations.map((d) => d.slug));
-    if (desired.activeOrganisation) wantedSlugs.add(desired.activeOrganisation.slug);
-    const wantedIds = new Set(withId.map((d) => d.id as string));
-    const activeSlug = desired.activeOrganisation?.slug;
-    let first = true;
-    for await (const page of client.listOrganisationPages()) {
-      const head = first ? page.organisations[0] : undefined;
-      first = false;
-      if (head) {
-        activeId = head.id;
-        slugsById.set(head.id, head.slug);
-      }
-      for (const org of page.organisations) {
-        const bySlug = wantedSlugs.has(org.slug);
-        const byId = wantedIds.has(org.id);
-        if (!bySlug && !byId) continue;
-        const billing = observeBilling(org.billing, false);
-        const listed = observe(org, org.slug, true, billing);
-        if (!billing.known) unknownBillingById.set(org.id, billing.reason);
-        if (byId) listedById.set(org.id, listed);
-        if (bySlug) listedBySlug.set(org.slug, listed);
-        if (org.slug === activeSlug) slugsById.set(org.id, org.slug);
-      }
-    }
-  }
-
   const limit = pLimit(options.parallelism);
   const reads: Promise<void>[] = [];
   /** A member found in the listing; billing the listing cannot show is read by id when it is declared. */
@@ -112,17 +78,55 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     );
   };
 
-  for (const d of withoutId) {
-    const org = listedBySlug.get(d.slug);
-    if (org) recordMember(d, org);
-    else {
-      problems.push(
-        problem(
-          d.slug,
-          `${where(d)}: organisation "${d.slug}" is not among the organisations you belong to. Check the slug; to accept an invitation to an organisation you are not a member of yet, declare its id (organisations.${d.slug}.id).`,
-        ),
-      );
+  let activeId: string | null = null;
+  // Members the listing shows for organisations declared by id (by slug, they are recorded as they
+  // are listed); where a listed billing is unknown, why.
+  const listedById = new Map<string, ObservedOrganisation>();
+  const unknownBillingById = new Map<string, string>();
+  // Organisations declared by slug, until the listing shows them.
+  const unlisted = new Map(withoutId.map((d) => [d.slug, d]));
+  const activeSlug = desired.activeOrganisation?.slug;
+  let activeListedId: string | undefined;
+  if (needListing) {
+    // Keep only what the plan needs, page by page, and in the form the plan keeps; an organisation
+    // declared by slug is recorded as soon as it is listed, so that what needs nothing is let go
+    // at once: a listing of 100,000 organisations held whole is most of a bulk plan's memory.
+    const wantedIds = new Set(withId.map((d) => d.id as string));
+    let first = true;
+    for await (const page of client.listOrganisationPages()) {
+      const head = first ? page.organisations[0] : undefined;
+      first = false;
+      if (head) {
+        activeId = head.id;
+        slugsById.set(head.id, head.slug);
+      }
+      for (const org of page.organisations) {
+        const bySlug = unlisted.get(org.slug);
+        const byId = wantedIds.has(org.id);
+        if (org.slug === activeSlug) {
+          activeListedId = org.id;
+          slugsById.set(org.id, org.slug);
+        }
+        if (bySlug === undefined && !byId) continue;
+        const billing = observeBilling(org.billing, false);
+        const listed = observe(org, org.slug, true, billing);
+        if (!billing.known) unknownBillingById.set(org.id, billing.reason);
+        if (byId) listedById.set(org.id, listed);
+        if (bySlug !== undefined) {
+          unlisted.delete(org.slug);
+          recordMember(bySlug, listed);
+        }
+      }
     }
+  }
+
+  for (const d of unlisted.values()) {
+    problems.push(
+      problem(
+        d.slug,
+        `${where(d)}: organisation "${d.slug}" is not among the organisations you belong to. Check the slug; to accept an invitation to an organisation you are not a member of yet, declare its id (organisations.${d.slug}.id).`,
+      ),
+    );
   }
 
   for (const d of withId) {
@@ -186,7 +190,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
 
   if (desired.activeOrganisation) {
     const { slug, source } = desired.activeOrganisation;
-    const known = listedBySlug.get(slug)?.id ?? organisations.get(slug)?.id;
+    const known = activeListedId ?? organisations.get(slug)?.id;
     if (known === undefined && !problems.some((p) => p.organisation === slug)) {
       problems.push(problem(null, `${source.file}:${source.line}:${source.col}: activeOrganisation "${slug}" is not an organisation you belong to, and the file does not declare it with an id to join.`));
     }
