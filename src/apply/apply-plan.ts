@@ -121,8 +121,10 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
   }
 
   // Group by organisation, keeping plan order within each group; a set-active change waits for its
-  // organisation's group. `order` holds the other changes' indexes, each organisation's together.
-  const order = groupByOrganisation(changes);
+  // organisation's group. `order` holds the other changes' indexes, each organisation's together;
+  // group g is order[starts[g]..starts[g + 1]).
+  const { order, starts } = groupByOrganisation(changes);
+  const groupCount = starts.length - 1;
   const activeIndexes = changes.flatMap((change, index) => (change.kind === 'set-active' ? [index] : []));
   const activeBySlug = new Map<string, number[]>();
   /** Set-active changes whose organisation's changes are done (or that have none): they start once no group is left. */
@@ -151,16 +153,12 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
   // `parallelism` workers share one queue of organisations, then of set-active changes. (One
   // p-limit task per organisation, all queued at once, held about 1 KB each until its turn: 100 MB
   // at 100,000 organisations.)
-  let cursor = 0;
-  let groupCount = 0;
-  for (let at = 0; at < order.length; at++) if (at === 0 || changes[order[at]!]!.organisation.slug !== changes[order[at - 1]!]!.organisation.slug) groupCount++;
+  let nextGroup = 0;
   async function worker(): Promise<void> {
     for (;;) {
-      if (cursor < order.length) {
-        const from = cursor;
-        const slug = changes[order[from]!]!.organisation.slug;
-        while (cursor < order.length && changes[order[cursor]!]!.organisation.slug === slug) cursor++;
-        await runGroup(from, cursor);
+      if (nextGroup < groupCount) {
+        const group = nextGroup++;
+        await runGroup(starts[group]!, starts[group + 1]!);
         continue;
       }
       const active = ready.shift();
@@ -192,10 +190,11 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
 
 /**
  * The indexes of the changes other than set-active, each organisation's together and in plan order,
- * organisations in the order they first appear. A plan is sorted by organisation, so this is
- * usually every index in turn; only a plan in another order needs the map.
+ * organisations in the order they first appear, and where each organisation's group starts (with
+ * the end as the last start). A plan is sorted by organisation, so `order` is usually every index
+ * in turn; only a plan in another order needs the map.
  */
-function groupByOrganisation(changes: readonly ApplicableChange[]): Uint32Array {
+function groupByOrganisation(changes: readonly ApplicableChange[]): { order: Uint32Array; starts: Uint32Array } {
   const indexes: number[] = [];
   let sorted = true;
   let previous: string | undefined;
@@ -207,13 +206,21 @@ function groupByOrganisation(changes: readonly ApplicableChange[]): Uint32Array 
     previous = slug;
     indexes.push(index);
   }
-  if (sorted) return Uint32Array.from(indexes);
-  const groups = new Map<string, number[]>();
-  for (const index of indexes) {
-    const slug = changes[index]!.organisation.slug;
-    const group = groups.get(slug);
-    if (group === undefined) groups.set(slug, [index]);
-    else group.push(index);
+  let order = Uint32Array.from(indexes);
+  if (!sorted) {
+    const groups = new Map<string, number[]>();
+    for (const index of indexes) {
+      const slug = changes[index]!.organisation.slug;
+      const group = groups.get(slug);
+      if (group === undefined) groups.set(slug, [index]);
+      else group.push(index);
+    }
+    order = Uint32Array.from([...groups.values()].flat());
   }
-  return Uint32Array.from([...groups.values()].flat());
+  const starts: number[] = [];
+  for (let at = 0; at < order.length; at++) {
+    if (at === 0 || changes[order[at]!]!.organisation.slug !== changes[order[at - 1]!]!.organisation.slug) starts.push(at);
+  }
+  starts.push(order.length);
+  return { order, starts: Uint32Array.from(starts) };
 }

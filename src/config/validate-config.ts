@@ -91,8 +91,7 @@ export class ConfigValidation {
   private readonly across = new AcrossDocuments();
   private readonly problems: ConfigProblem[] = [];
   private readonly organisations: DesiredOrganisation[] = [];
-  private readonly files: string[] = [];
-  private readonly hashes: Array<{ path: string; sha256: string }> = [];
+  private readonly files: Array<{ path: string; sha256: string }> = [];
   private active: DesiredState['activeOrganisation'];
 
   constructor(private readonly options: ValidateOptions) {
@@ -100,8 +99,7 @@ export class ConfigValidation {
   }
 
   add(doc: ParsedDocument): void {
-    this.files.push(doc.file);
-    this.hashes.push({ path: doc.file, sha256: doc.sha256 });
+    this.files.push({ path: doc.file, sha256: doc.sha256 });
     const checked = checkDocument(doc, this.walker, this.options);
     this.problems.push(...checked.problems);
     const declared = checked.declared;
@@ -116,13 +114,13 @@ export class ConfigValidation {
   }
 
   finish(): LoadResult {
-    if (this.problems.length > 0) return { ok: false, problems: sortProblems(this.problems, this.files) };
+    if (this.problems.length > 0) return { ok: false, problems: sortProblems(this.problems, this.files.map((f) => f.path)) };
     const organisations = this.organisations.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
     const state: DesiredState = {
       version: SUPPORTED_VERSION,
       ...(this.active !== undefined && { activeOrganisation: this.active }),
       organisations,
-      files: this.hashes,
+      files: this.files,
     };
     return { ok: true, state };
   }
