@@ -66,8 +66,17 @@ export interface ApplySummary {
   failed: number;
   interrupted: boolean;
   elapsedMs: number;
-  /** Every change's result, in plan order. */
-  results: ChangeResult[];
+  /**
+   * The result of every change that was not applied (failed, skipped, not started, already done),
+   * in plan order. An applied change is counted and told as it ends (`change-end`), not kept: an
+   * apply of 100,000 changes would otherwise hold 100,000 records to the end.
+   */
+  notApplied: ChangeResult[];
+  /** The organisations with at least one change applied: how many, and the first of them in plan order. */
+  changed: { organisations: number; first: Array<{ organisation: string; applied: number }> };
 }
+
+/** How many organisations `ApplySummary.changed.first` names at most: more than any summary lists. */
+export const CHANGED_LISTED = 1_000;
 
 export type ApplyListener = (event: ApplyEvent) => void;

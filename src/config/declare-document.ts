@@ -6,6 +6,7 @@ import type { BillingDetails } from '../model/billing.js';
 import type { SourcePosition } from './types.js';
 import { toPointer } from './json-pointer.js';
 import { mergeBilling, pickBilling } from './merge-billing.js';
+import { ownString } from './own-string.js';
 import { findNode, keyString, locate, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
 import { isRecord, own, valueAt } from './value-at.js';
 
@@ -58,7 +59,7 @@ function pickItems(owner: DeclaredOrganisation, orgNode: SourceNode, value: unkn
   for (let index = 0; index < value.length; index++) {
     const id: unknown = value[index];
     if (typeof id !== 'string' || isFlawed(flawed, [...base, ...path, index])) continue;
-    items.push({ id, owner, list, pos: locate(orgNode, [...path, index]) });
+    items.push({ id: ownString(id), owner, list, pos: locate(orgNode, [...path, index]) });
   }
   return items;
 }
@@ -70,7 +71,7 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
   const defaultBilling = pickBilling(valueAt(top, ['defaults', 'billing']));
   const document: DeclaredDocument = {
     file,
-    active: typeof activeValue === 'string' ? { slug: activeValue, pos: locate(root, ['activeOrganisation']) } : undefined,
+    active: typeof activeValue === 'string' ? { slug: ownString(activeValue), pos: locate(root, ['activeOrganisation']) } : undefined,
     organisations: [],
   };
   const orgs = own(top, 'organisations');
@@ -87,7 +88,7 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
     const billing = mergeBilling(defaultBilling, pickBilling(own(org, 'billing')));
     const declared: DeclaredOrganisation = {
       document,
-      slug,
+      slug: ownString(slug),
       source: { file, line: pair.key.pos.line, col: pair.key.pos.col },
       id: undefined,
       billing: Object.keys(billing).length > 0 ? billing : undefined,
@@ -96,7 +97,7 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
       remove: [],
     };
     const id = own(org, 'id');
-    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id, owner: declared, list: 'id', pos: locate(pair.value, ['id']) };
+    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id: ownString(id), owner: declared, list: 'id', pos: locate(pair.value, ['id']) };
     // Read with own() rather than valueAt(): this runs for every organisation, and it is measurably faster.
     const invitations = own(org, 'invitations');
     if (isRecord(invitations)) {

@@ -1,13 +1,13 @@
 /**
  * The read and plan steps of plan and apply: the current state of the declared organisations
  * through the client, the journal's record of one-shot changes, and the plan that follows (pure,
- * plan/compute-plan.ts). Never writes to the service.
+ * plan/plan-builder.ts). Never writes to the service.
  */
 import type { OrganisationsClient } from '../api/client.js';
-import type { DesiredOrganisation, DesiredState } from '../config/types.js';
-import type { ObservedOrganisation } from '../model/observed-organisation.js';
+import type { DesiredState } from '../config/types.js';
 import type { ObservedState } from '../model/observed-state.js';
-import { computePlan, planOrganisation, type PlanInputs } from '../plan/compute-plan.js';
+import { PlanBuilder } from '../plan/plan-builder.js';
+import type { IsJournaled } from '../plan/plan-organisation.js';
 import type { Plan } from '../plan/types.js';
 import { journalKey, type Journal } from '../state/journal.js';
 import { readObservedState } from '../state/read-observed-state.js';
@@ -18,21 +18,23 @@ export interface MakePlanOptions {
   /** The service's base URL as written in plans and the journal. */
   service: string;
   parallelism: number;
-  /** Keep the observation of every organisation, not only of those that need a change (a saved plan's staleness check compares them all). */
+  /** The plan is to be saved (`plan --out`): it records the observations its changes depend on, for its apply to compare again. */
+  saving?: boolean;
+  /** Keep every observation in the observed state returned (a saved plan's apply compares them all with the plan's). */
   keepEveryObservation?: boolean;
 }
 
 export async function makePlan(desired: DesiredState, options: MakePlanOptions): Promise<{ plan: Plan; observed: ObservedState }> {
-  const isJournaled: PlanInputs['isJournaled'] = (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
-  // What needs nothing is let go as it is read: its observation would only be compared and dropped
-  // (the organisation to make active is kept, for its id).
-  const activeSlug = desired.activeOrganisation?.slug;
-  const keep = (d: DesiredOrganisation, o: ObservedOrganisation): boolean => {
-    if (d.slug === activeSlug) return true;
-    const planned = planOrganisation(d, o, isJournaled);
-    return planned.changes.length > 0 || planned.journaled.length > 0;
-  };
-  const observed = await readObservedState(desired, options.client, { parallelism: options.parallelism, ...(options.keepEveryObservation ? {} : { keep }) });
-  const plan = computePlan({ desired, observed, baseUrl: options.service, isJournaled });
-  return { plan, observed };
+  const isJournaled: IsJournaled = (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
+  // Planned as it is read: each observation is let go once its changes are planned, unless asked for.
+  const builder = new PlanBuilder({ baseUrl: options.service, isJournaled, activeSlug: desired.activeOrganisation?.slug, recordObservations: options.saving === true });
+  const keep = options.keepEveryObservation === true;
+  const observed = await readObservedState(desired, options.client, {
+    parallelism: options.parallelism,
+    onObserved: (d, o) => {
+      builder.add(d, o);
+      return keep;
+    },
+  });
+  return { plan: builder.finish(observed), observed };
 }

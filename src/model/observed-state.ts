@@ -3,18 +3,16 @@ import type { ObservedOrganisation } from './observed-organisation.js';
 import type { PlanProblem } from './plan-problem.js';
 
 export interface ObservedState {
-  /** Observed organisations by declared slug; missing where a problem was recorded instead, or the organisation is settled. */
-  organisations: Map<string, ObservedOrganisation>;
   /**
-   * Declared organisations that were read and found to need nothing, by slug, whose observation was
-   * not kept (a plan of 100,000 organisations that match need not hold 100,000 observations).
+   * Observed organisations by declared slug; missing where a problem was recorded instead, or where
+   * the reader was told not to keep it (the plan takes each one as it is read: see readObservedState).
    */
-  settled: string[];
+  organisations: Map<string, ObservedOrganisation>;
   /** The active organisation's id (first item of the first unfiltered page), null when it was not read. */
   activeId: string | null;
   /**
    * Slugs by id of the organisations a plan may name by id: the active one now (to show it by name),
-   * the one declared active, and those read by id. Not every listed one: at 100,000 organisations
+   * the one declared active (once read), and those read by id. Not every listed one: at 100,000 organisations
    * that is 7 MB the plan never looks at.
    */
   slugsById: Map<string, string>;

@@ -85,7 +85,10 @@ export interface Plan {
   problems: PlanProblem[];
   /** One-shot changes skipped because the journal records them done, by address (display only). */
   journaled: string[];
-  /** The observed values the changes depend on (organisations with changes), keyed by slug. */
+  /**
+   * The observed values the changes depend on (organisations with changes), keyed by slug: recorded
+   * for a plan to be saved (`plan --out`), whose apply compares them again; empty otherwise.
+   */
   observed: Record<string, ObservedOrganisation>;
   /** The active organisation's id when the plan was made, if it was read. */
   observedActiveId: string | null;

@@ -118,7 +118,7 @@ export function formatApplySummary(summary: ApplySummary, options: { color: bool
     paint(`${s.failed} failed`, 'red', color && s.failed > 0),
   ];
   const lines = [`${paint('Apply results:', 'bold', color)} ${counts.join(', ')} (${plural(s.total, 'change')} in ${formatDuration(s.elapsedMs)}).`];
-  const failures = s.results.filter((r) => r.outcome === 'failed');
+  const failures = s.notApplied.filter((r) => r.outcome === 'failed');
   if (failures.length > 0) {
     lines.push('', paint('Failures:', 'bold', color));
     for (const r of failures) lines.push(...failureLines(r, color));

@@ -71,14 +71,13 @@ export function renderApplyStepSummary(summary: ApplySummary, options: StepSumma
     `| ✗ failed | ${summary.failed} |`,
     '',
   );
-  const changed = new Map<string, number>();
-  for (const r of summary.results) if (r.outcome === 'applied') changed.set(r.organisation, (changed.get(r.organisation) ?? 0) + 1);
-  if (changed.size > 0) {
-    const items = [...changed].map(([slug, n]) => `- ${md(slug)}: ${plural(n, 'change')} applied`);
-    out.push(`**Organisations changed (${changed.size}):**`, '', ...capped(items, cap), '');
+  const { changed } = summary;
+  if (changed.organisations > 0) {
+    const items = changed.first.slice(0, cap).map(({ organisation, applied }) => `- ${md(organisation)}: ${plural(applied, 'change')} applied`);
+    out.push(`**Organisations changed (${changed.organisations}):**`, '', ...capped(items, cap, changed.organisations), '');
   }
 
-  const failures = summary.results.filter((r) => r.outcome === 'failed');
+  const failures = summary.notApplied.filter((r) => r.outcome === 'failed');
   if (failures.length === 0) return fitBytes(out, maxBytes);
   out.push(`#### Failures (${failures.length})`, '');
   // Every failure in full while they fit; the head of the summary is already counted.
@@ -116,9 +115,10 @@ function failureBlock(r: ChangeResult): string[] {
   return lines;
 }
 
-function capped(items: readonly string[], cap: number): string[] {
-  if (items.length <= cap) return [...items];
-  return [...items.slice(0, cap), `- …and ${items.length - cap} more`];
+/** At most `cap` of the items, then how many more of `total` there are (the items may be only the first of them). */
+function capped(items: readonly string[], cap: number, total: number = items.length): string[] {
+  const shown = items.slice(0, cap);
+  return shown.length >= total ? shown : [...shown, `- …and ${total - shown.length} more`];
 }
 
 function bytes(text: string): number {

@@ -19,10 +19,11 @@ import type { PlanProblem } from '../model/plan-problem.js';
 export interface ReadOptions {
   parallelism: number;
   /**
-   * Whether to keep an organisation's observation; one not kept is listed as settled. The plan
-   * keeps those that need a change; by default every one is kept.
+   * Called with each declared organisation as it is read (in no set order); returns whether to keep
+   * its observation in `ObservedState.organisations`. The plan takes each one as it comes and keeps
+   * none, so that a bulk read holds no observation it is done with. By default every one is kept.
    */
-  keep?: (desired: DesiredOrganisation, observed: ObservedOrganisation) => boolean;
+  onObserved?: (desired: DesiredOrganisation, observed: ObservedOrganisation) => boolean;
   /** Above this many organisations declared by id, one listing is cheaper than single reads. */
   listingThreshold?: number;
 }
@@ -41,13 +42,14 @@ function problem(slug: string | null, message: string): PlanProblem {
 
 export async function readObservedState(desired: DesiredState, client: OrganisationsClient, options: ReadOptions): Promise<ObservedState> {
   const organisations = new Map<string, ObservedOrganisation>();
-  const settled: string[] = [];
-  const record = (d: DesiredOrganisation, o: ObservedOrganisation): void => {
-    if (options.keep === undefined || options.keep(d, o)) organisations.set(d.slug, o);
-    else settled.push(d.slug);
-  };
   const problems: PlanProblem[] = [];
   const slugsById = new Map<string, string>();
+  const activeSlug = desired.activeOrganisation?.slug;
+  const record = (d: DesiredOrganisation, o: ObservedOrganisation): void => {
+    // The organisation to make active is named by id in the plan, whether or not its observation is kept.
+    if (d.slug === activeSlug) slugsById.set(o.id, d.slug);
+    if (options.onObserved === undefined || options.onObserved(d, o)) organisations.set(d.slug, o);
+  };
   const withoutId = desired.organisations.filter((o) => o.id === undefined);
   const withId = desired.organisations.filter((o) => o.id !== undefined);
   // Only the listing shows membership (a service may answer GetOrganisation for non-members too),
@@ -85,7 +87,6 @@ export async function readObservedState(desired: DesiredState, client: Organisat
   const unknownBillingById = new Map<string, string>();
   // Organisations declared by slug, until the listing shows them.
   const unlisted = new Map(withoutId.map((d) => [d.slug, d]));
-  const activeSlug = desired.activeOrganisation?.slug;
   let activeListedId: string | undefined;
   if (needListing) {
     // Keep only what the plan needs, page by page, and in the form the plan keeps; an organisation
@@ -190,14 +191,14 @@ export async function readObservedState(desired: DesiredState, client: Organisat
 
   if (desired.activeOrganisation) {
     const { slug, source } = desired.activeOrganisation;
-    const known = activeListedId ?? organisations.get(slug)?.id;
+    const known = activeListedId ?? [...slugsById].find(([, s]) => s === slug)?.[0];
     if (known === undefined && !problems.some((p) => p.organisation === slug)) {
       problems.push(problem(null, `${source.file}:${source.line}:${source.col}: activeOrganisation "${slug}" is not an organisation you belong to, and the file does not declare it with an id to join.`));
     }
   }
 
   problems.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-  return { organisations, settled, activeId, slugsById, problems };
+  return { organisations, activeId, slugsById, problems };
 }
 
 function where(d: DesiredOrganisation): string {

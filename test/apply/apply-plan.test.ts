@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyPlan, type ApplyOptions } from '../../src/apply/apply-plan.js';
-import type { ApplyEvent } from '../../src/apply/events.js';
+import { CHANGED_LISTED, type ApplyEvent } from '../../src/apply/events.js';
 import type { Change } from '../../src/plan/types.js';
 import { Journal, journalKey } from '../../src/state/journal.js';
 import { acceptInvitation, billing, removeChannel, revokeInvitation, setActive } from '../render/fixtures.js';
@@ -28,7 +28,8 @@ async function run(changes: Change[], client: ScriptedClient, options: Partial<A
 }
 
 const member = (slug: string, extra: object = {}) => ({ id: `org_${slug}`, slug, member: true, ...extra });
-const outcomes = (summary: { results: Array<{ address: string; outcome: string }> }) => Object.fromEntries(summary.results.map((r) => [r.address, r.outcome]));
+/** Every change's outcome as told when it ended (the summary keeps only those not applied). */
+const outcomes = (events: ApplyEvent[]) => Object.fromEntries(events.flatMap((e) => (e.type === 'change-end' ? [[e.address, e.outcome]] : [])));
 
 describe('applyPlan', () => {
   it('runs each organisation’s changes one after another, in plan order', async () => {
@@ -44,15 +45,16 @@ describe('applyPlan', () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }, member('globex')]);
     // A hand-ordered plan: acme, globex, acme. An accept that fails must still skip acme's billing.
     const changes = [acceptInvitation('acme', 'inv_gone'), billing('globex', {}), billing('acme', {})];
-    const { summary } = await run(changes, client, { parallelism: 1 });
+    const { summary, events } = await run(changes, client, { parallelism: 1 });
     expect(client.writes().map((c) => `${c.operation} ${c.organisationId}`)).toEqual(['acceptInvitation org_acme', 'updateBillingDetails org_globex']);
-    expect(outcomes(summary)).toEqual({
+    expect(outcomes(events)).toEqual({
       'organisations.acme.invitations.accept.inv_gone': 'failed',
       'organisations.acme.billing': 'skipped',
       'organisations.globex.billing': 'applied',
     });
-    // Results stay in plan order, whatever order the changes ran in.
-    expect(summary.results.map((r) => r.address)).toEqual(changes.map((c) => c.address));
+    // Results not applied stay in plan order, whatever order the changes ran in.
+    expect(summary.notApplied.map((r) => r.address)).toEqual(['organisations.acme.invitations.accept.inv_gone', 'organisations.acme.billing']);
+    expect(summary.changed).toEqual({ organisations: 1, first: [{ organisation: 'globex', applied: 1 }] });
   });
 
   it('sets the active organisation only once its own organisation’s changes have ended', async () => {
@@ -71,23 +73,24 @@ describe('applyPlan', () => {
 
   it('skips what depends on an invitation that could not be accepted, saying which, and nothing else', async () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme' }, member('globex')]);
-    const { summary } = await run([acceptInvitation('acme', 'inv_gone'), billing('acme', {}), billing('globex', {}), setActive('acme', 'globex')], client);
-    expect(outcomes(summary)).toEqual({
+    const { summary, events } = await run([acceptInvitation('acme', 'inv_gone'), billing('acme', {}), billing('globex', {}), setActive('acme', 'globex')], client);
+    expect(outcomes(events)).toEqual({
       'organisations.acme.invitations.accept.inv_gone': 'failed',
       'organisations.acme.billing': 'skipped',
       'organisations.globex.billing': 'applied',
       activeOrganisation: 'skipped',
     });
-    expect(summary.results.find((r) => r.address === 'organisations.acme.billing')?.reason).toBe('depends on organisations.acme.invitations.accept.inv_gone, which did not complete');
+    expect(summary.notApplied.find((r) => r.address === 'organisations.acme.billing')?.reason).toBe('depends on organisations.acme.invitations.accept.inv_gone, which did not complete');
     expect(client.writes().map((c) => c.operation)).toEqual(['acceptInvitation', 'updateBillingDetails']);
   });
 
   it('goes on with an organisation’s other changes after a failure that is not an accept', async () => {
     const client = createScriptedClient([member('acme')]);
     client.on('updateBillingDetails', fail(serviceError('updateBillingDetails', 422, 'validation_failed')));
-    const { summary } = await run([billing('acme', {}), revokeInvitation('acme', 'inv_2')], client);
-    expect(outcomes(summary)).toEqual({ 'organisations.acme.billing': 'failed', 'organisations.acme.invitations.revoke.inv_2': 'applied' });
-    expect(summary.results[0]?.failure).toMatchObject({ operation: 'updateBillingDetails', status: 422, serviceCode: 'validation_failed', serviceMessage: 'the service says validation_failed' });
+    const { summary, events } = await run([billing('acme', {}), revokeInvitation('acme', 'inv_2')], client);
+    expect(outcomes(events)).toEqual({ 'organisations.acme.billing': 'failed', 'organisations.acme.invitations.revoke.inv_2': 'applied' });
+    expect(summary.notApplied).toHaveLength(1);
+    expect(summary.notApplied[0]?.failure).toMatchObject({ operation: 'updateBillingDetails', status: 422, serviceCode: 'validation_failed', serviceMessage: 'the service says validation_failed' });
   });
 
   it('keeps no more requests in flight than the parallelism', async () => {
@@ -117,7 +120,7 @@ describe('applyPlan', () => {
     controller.abort();
     held.release();
     const { summary, events } = await running;
-    expect(outcomes(summary)).toEqual({
+    expect(outcomes(events)).toEqual({
       'organisations.acme.billing': 'applied',
       'organisations.acme.invitations.revoke.inv_2': 'not-started',
       'organisations.globex.billing': 'not-started',
@@ -149,7 +152,7 @@ describe('applyPlan', () => {
       parallelism: 1,
     });
     expect(summary.alreadyDone).toBe(2);
-    expect(summary.results[0]?.reason).toBe('recorded in the state journal');
+    expect(summary.notApplied.map((r) => r.reason)).toEqual(['recorded in the state journal', 'recorded in the state journal']);
     expect(again.writes()).toEqual([]);
   });
 
@@ -170,7 +173,23 @@ describe('applyPlan', () => {
     controller.abort();
     const { events, summary } = await run([], createScriptedClient([]), { signal: controller.signal });
     expect(events.map((e) => e.type)).toEqual(['apply-start', 'apply-end']);
-    expect(summary).toMatchObject({ total: 0, interrupted: false, results: [] });
+    expect(summary).toMatchObject({ total: 0, interrupted: false, notApplied: [], changed: { organisations: 0, first: [] } });
+  });
+
+  it('counts each organisation with a change applied once, its set-active change too, and names the first thousand', async () => {
+    const slugs = Array.from({ length: 1_002 }, (_, i) => `org-${String(i).padStart(4, '0')}`);
+    const client = createScriptedClient(slugs.map((s) => member(s)));
+    client.on('updateBillingDetails', fail(serviceError('updateBillingDetails', 422, 'validation_failed')), 1);
+    const changes = [...slugs.map((s) => billing(s, {})), setActive('org-0001', null)];
+    const { summary } = await run(changes, client, { parallelism: 1 });
+    expect(summary.applied).toBe(1_002);
+    expect(summary.notApplied.map((r) => r.address)).toEqual(['organisations.org-0000.billing']);
+    expect(summary.changed.organisations).toBe(1_001);
+    expect(summary.changed.first).toHaveLength(CHANGED_LISTED);
+    expect(summary.changed.first.slice(0, 2)).toEqual([
+      { organisation: 'org-0001', applied: 2 },
+      { organisation: 'org-0002', applied: 1 },
+    ]);
   });
 
   it('gives every change’s writes the change’s address, for its retries to be told under it', async () => {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DesiredState } from '../../src/config/types.js';
 import { makePlan } from '../../src/engine/make-plan.js';
+import { computePlan } from '../../src/plan/compute-plan.js';
 import { Journal, journalKey } from '../../src/state/journal.js';
 import { BASE_URL, createScriptedClient, type WorldOrganisation } from '../support/scripted-client.js';
 import { makeWorkspace } from '../support/workspace.js';
@@ -30,29 +31,37 @@ const desired: DesiredState = {
   files: [{ path: 'orgs.yaml', sha256: '0' }],
 };
 
-async function plan(keepEveryObservation: boolean) {
+async function plan(options: { keepEveryObservation?: boolean; saving?: boolean } = {}) {
   const journal = Journal.empty(join(await makeWorkspace(), 'state.json'));
   await journal.record(BASE_URL, journalKey('revoke-invitation', 'org_done', 'inv_1'), { kind: 'revoke-invitation', organisation: 'done', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
   const client = createScriptedClient([...world, { id: 'org_untouched', slug: 'untouched', member: true }], { active: 'org_active' });
-  return makePlan(desired, { client, journal, service: BASE_URL, parallelism: 2, keepEveryObservation });
+  return makePlan(desired, { client, journal, service: BASE_URL, parallelism: 2, ...options });
 }
 
 describe('makePlan', () => {
-  it('lets go of what needs nothing as it reads, and plans exactly as when it keeps every observation', async () => {
-    const lean = await plan(false);
-    const whole = await plan(true);
+  it('plans each organisation as it is read and keeps no observation, yet plans exactly as from every observation kept', async () => {
+    const lean = await plan();
+    const whole = await plan({ keepEveryObservation: true });
     expect(lean.plan).toEqual(whole.plan);
+    const fromWhole = computePlan({ desired, observed: whole.observed, baseUrl: BASE_URL, isJournaled: (kind, id, target) => kind === 'revoke-invitation' && id === 'org_done' && target === 'inv_1' });
+    expect(lean.plan).toEqual({ ...fromWhole, observed: {} });
+    expect(lean.observed.organisations.size).toBe(0);
+    expect([...whole.observed.organisations.keys()].sort()).toEqual(['done', 'moved', 'same', 'target', 'untouched']);
     expect(lean.plan.unchanged).toEqual(['done', 'same', 'target', 'untouched']);
     expect(lean.plan.journaled).toEqual(['organisations.done.invitations.revoke.inv_1']);
-    // Kept: a change to make, a one-shot the journal records done, the organisation to make active.
-    expect([...lean.observed.organisations.keys()].sort()).toEqual(['done', 'moved', 'target']);
-    expect(lean.observed.settled.sort()).toEqual(['same', 'untouched']);
-    expect([...whole.observed.organisations.keys()].sort()).toEqual(['done', 'moved', 'same', 'target', 'untouched']);
-    expect(whole.observed.settled).toEqual([]);
+  });
+
+  it('records the observations the changes depend on only in a plan to be saved', async () => {
+    const unsaved = await plan();
+    const saved = await plan({ saving: true });
+    expect(unsaved.plan.observed).toEqual({});
+    expect(Object.keys(saved.plan.observed)).toEqual(['moved', 'target']);
+    expect(saved.plan.observed['moved']).toMatchObject({ id: 'org_moved', billing: { billingEmail: 'old@x.test' } });
+    expect({ ...saved.plan, observed: {} }).toEqual(unsaved.plan);
   });
 
   it('still names the organisation active now, though it is not declared', async () => {
-    const { plan: made } = await plan(false);
+    const { plan: made } = await plan();
     expect(made.changes.find((c) => c.kind === 'set-active')).toMatchObject({ organisation: { slug: 'target', id: 'org_target' }, display: { fromActive: 'active-now' } });
   });
 });

@@ -58,7 +58,7 @@ export function observedOrg(parts: {
 }
 
 export function observedState(
-  parts: { organisations?: ObservedOrganisation[]; settled?: string[]; activeId?: string | null; listed?: Record<string, string>; problems?: PlanProblem[] } = {},
+  parts: { organisations?: ObservedOrganisation[]; activeId?: string | null; listed?: Record<string, string>; problems?: PlanProblem[] } = {},
 ): ObservedState {
   const organisations = parts.organisations ?? [];
   const slugsById = new Map<string, string>();
@@ -66,7 +66,6 @@ export function observedState(
   for (const [id, slug] of Object.entries(parts.listed ?? {})) slugsById.set(id, slug);
   return {
     organisations: new Map(organisations.map((o) => [o.slug, o])),
-    settled: parts.settled ?? [],
     activeId: parts.activeId ?? null,
     slugsById,
     problems: parts.problems ?? [],

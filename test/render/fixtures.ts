@@ -114,6 +114,13 @@ export function result(parts: Partial<ChangeResult> & Pick<ChangeResult, 'outcom
   return { address: 'organisations.acme.billing', organisation: 'acme', kind: 'billing', durationMs: 120, ...parts };
 }
 
+/** The organisations with a change applied among these results, as applyPlan counts them. */
+function changedIn(results: ChangeResult[]): ApplySummary['changed'] {
+  const counts = new Map<string, number>();
+  for (const r of results) if (r.outcome === 'applied') counts.set(r.organisation, (counts.get(r.organisation) ?? 0) + 1);
+  return { organisations: counts.size, first: [...counts].map(([organisation, applied]) => ({ organisation, applied })) };
+}
+
 export function makeSummary(results: ChangeResult[], parts: Partial<ApplySummary> = {}): ApplySummary {
   const count = (o: ChangeResult['outcome']): number => results.filter((r) => r.outcome === o).length;
   return {
@@ -125,7 +132,8 @@ export function makeSummary(results: ChangeResult[], parts: Partial<ApplySummary
     failed: count('failed'),
     interrupted: false,
     elapsedMs: 12_345,
-    results,
+    notApplied: results.filter((r) => r.outcome !== 'applied'),
+    changed: changedIn(results),
     ...parts,
   };
 }

@@ -64,6 +64,15 @@ describe('renderApplyStepSummary', () => {
     );
   });
 
+  it('counts every organisation changed though the summary names only the first of them', () => {
+    const first = ['acme', 'globex', 'initech'].map((organisation) => ({ organisation, applied: 1 }));
+    const summary = makeSummary([result({ outcome: 'applied' })], { applied: 5_000, total: 5_000, changed: { organisations: 5_000, first } });
+    const text = renderApplyStepSummary(summary, { maxOrganisations: 2 });
+    expect(text).toContain('**Organisations changed (5000):**\n\n- acme: 1 change applied\n- globex: 1 change applied\n- …and 4998 more\n');
+    // Asked for more than the summary names: those it has, and how many more there are.
+    expect(renderApplyStepSummary(summary, { maxOrganisations: 10 })).toContain('- initech: 1 change applied\n- …and 4997 more\n');
+  });
+
   it('says when all went well, and when there was nothing to do', () => {
     expect(renderApplyStepSummary(makeSummary([result({ outcome: 'applied' })]))).toContain('**Apply complete: 1 applied, 0 already done (1 change in 12.3 s).**');
     const nothing = renderApplyStepSummary(makeSummary([]));
