@@ -93,7 +93,6 @@ const REASONS: Record<string, string> = {
   'model/observed-state.ts': TYPES,
   'model/plan-problem.ts': TYPES,
   'plan/plan-organisation.ts': 'one organisation’s changes, the heart of computePlan: test/plan/compute-plan.test.ts covers every kind of change through it',
-  'plan/types.ts': 'the plan’s types; summarisePlan is tested through every view of a plan (test/render/)',
   'render/ansi.ts': 'colours and terminal-safe text, tested through the text views (test/render/render-text.test.ts, render-apply.test.ts)',
   'render/apply-view.ts': 'the apply view’s interface; confirmQuestion is tested with the question (test/cli/commands/apply.test.ts)',
   'render/change-lines-display.ts': TEXT_VIEW,

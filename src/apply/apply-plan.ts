@@ -56,7 +56,12 @@ function describeFailure(err: unknown): ChangeFailure {
   return { operation, message };
 }
 
-export async function applyPlan(changes: readonly ApplicableChange[], options: ApplyOptions): Promise<ApplySummary> {
+/**
+ * Takes the changes over: each slot of `changes` is emptied once its change has ended, so that what
+ * an apply of 100,000 holds shrinks as it goes (the results keep what the summary needs).
+ */
+export async function applyPlan(changes: ApplicableChange[], options: ApplyOptions): Promise<ApplySummary> {
+  const slots: Array<ApplicableChange | undefined> = changes;
   const now = options.now ?? Date.now;
   const started = now();
   const emit = options.onEvent ?? (() => undefined);
@@ -78,7 +83,8 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
   else signal?.addEventListener('abort', onAbort, { once: true });
 
   const finish = (index: number, result: Omit<ChangeResult, 'address' | 'organisation' | 'kind'>) => {
-    const change = changes[index]!;
+    const change = slots[index]!;
+    slots[index] = undefined;
     const full: ChangeResult = { address: change.address, organisation: change.organisation.slug, kind: change.kind, ...result };
     outcomes[index] = 1 + OUTCOMES.indexOf(full.outcome);
     if (full.outcome !== 'applied') notApplied.set(index, full);
@@ -88,7 +94,7 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
 
   /** Runs one change; returns false when it failed or did not run, so that dependants are skipped. */
   async function run(index: number, blockedBy: string | undefined): Promise<boolean> {
-    const change = changes[index]!;
+    const change = slots[index]!;
     if (blockedBy !== undefined) {
       finish(index, { outcome: 'skipped', reason: `depends on ${blockedBy}, which did not complete`, durationMs: 0 });
       return false;
@@ -133,29 +139,30 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
   // group g is order[starts[g]..starts[g + 1]).
   const { order, starts } = groupByOrganisation(changes);
   const groupCount = starts.length - 1;
-  const activeIndexes = changes.flatMap((change, index) => (change.kind === 'set-active' ? [index] : []));
+  // Each group's organisation, and each set-active change's, taken now: the changes go as they end.
+  const groupSlugs = Array.from({ length: groupCount }, (_, group) => changes[order[starts[group]!]!]!.organisation.slug);
+  const active = changes.flatMap((change, index) => (change.kind === 'set-active' ? [{ index, slug: change.organisation.slug }] : []));
   const activeBySlug = new Map<string, number[]>();
   /** Set-active changes whose organisation's changes are done (or that have none): they start once no group is left. */
   const ready: Array<{ index: number; blockedBy: string | undefined }> = [];
-  for (const index of activeIndexes) {
-    const slug = changes[index]!.organisation.slug;
-    if (!order.some((i) => changes[i]!.organisation.slug === slug)) ready.push({ index, blockedBy: undefined });
+  const grouped = new Set(groupSlugs.filter((slug) => active.some((a) => a.slug === slug)));
+  for (const { index, slug } of active) {
+    if (!grouped.has(slug)) ready.push({ index, blockedBy: undefined });
     else activeBySlug.set(slug, [...(activeBySlug.get(slug) ?? []), index]);
   }
 
-  /** Runs the group order[from..to), all of one organisation. */
-  async function runGroup(from: number, to: number): Promise<void> {
+  /** Runs group `group`, all of one organisation. */
+  async function runGroup(group: number): Promise<void> {
     let blockedBy: string | undefined;
-    for (let at = from; at < to; at++) {
+    for (let at = starts[group]!; at < starts[group + 1]!; at++) {
       const index = order[at]!;
+      const { kind, address } = slots[index]!;
       const ok = await run(index, blockedBy);
       // Without membership nothing else in the organisation can succeed. An accept that did not
       // start (interrupt) blocks nothing: what follows is "not started" too, not "skipped".
-      const change = changes[index]!;
-      if (!ok && outcomes[index] === FAILED && change.kind === 'accept-invitation' && blockedBy === undefined) blockedBy = change.address;
+      if (!ok && outcomes[index] === FAILED && kind === 'accept-invitation' && blockedBy === undefined) blockedBy = address;
     }
-    const slug = changes[order[from]!]!.organisation.slug;
-    for (const index of activeBySlug.get(slug) ?? []) ready.push({ index, blockedBy });
+    for (const index of activeBySlug.get(groupSlugs[group]!) ?? []) ready.push({ index, blockedBy });
   }
 
   // `parallelism` workers share one queue of organisations, then of set-active changes. (One
@@ -165,16 +172,15 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
   async function worker(): Promise<void> {
     for (;;) {
       if (nextGroup < groupCount) {
-        const group = nextGroup++;
-        await runGroup(starts[group]!, starts[group + 1]!);
+        await runGroup(nextGroup++);
         continue;
       }
-      const active = ready.shift();
-      if (active === undefined) return;
-      await run(active.index, active.blockedBy);
+      const next = ready.shift();
+      if (next === undefined) return;
+      await run(next.index, next.blockedBy);
     }
   }
-  const workers = Math.max(1, Math.min(options.parallelism, groupCount + activeIndexes.length));
+  const workers = Math.max(1, Math.min(options.parallelism, groupCount + active.length));
   await Promise.all(Array.from({ length: workers }, () => worker()));
   await options.journal.flush();
   signal?.removeEventListener('abort', onAbort);
@@ -192,7 +198,7 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
     interrupted,
     elapsedMs: now() - started,
     notApplied: [...notApplied.keys()].sort((a, b) => a - b).map((index) => notApplied.get(index)!),
-    changed: countChanged(changes, outcomes, order, starts, activeIndexes),
+    changed: countChanged(groupSlugs, active, outcomes, order, starts),
   };
   emit({ type: 'apply-end', at: now(), summary });
   return summary;
@@ -202,7 +208,13 @@ export async function applyPlan(changes: readonly ApplicableChange[], options: A
  * The organisations with a change applied, in plan order (the groups, then set-active changes,
  * which count for their organisation): how many, and the first CHANGED_LISTED with their counts.
  */
-function countChanged(changes: readonly ApplicableChange[], outcomes: Uint8Array, order: Uint32Array, starts: Uint32Array, activeIndexes: number[]): ApplySummary['changed'] {
+function countChanged(
+  groupSlugs: readonly string[],
+  active: ReadonlyArray<{ index: number; slug: string }>,
+  outcomes: Uint8Array,
+  order: Uint32Array,
+  starts: Uint32Array,
+): ApplySummary['changed'] {
   const first: ApplySummary['changed']['first'] = [];
   let organisations = 0;
   const name = (applied: number, slug: string) => {
@@ -212,19 +224,18 @@ function countChanged(changes: readonly ApplicableChange[], outcomes: Uint8Array
     return entry;
   };
   // Only the organisations of set-active changes can be met twice.
-  const activeSlugs = new Set(activeIndexes.map((index) => changes[index]!.organisation.slug));
+  const activeSlugs = new Set(active.map((a) => a.slug));
   const met = new Map<string, { applied: number }>();
   for (let group = 0; group + 1 < starts.length; group++) {
     let applied = 0;
     for (let at = starts[group]!; at < starts[group + 1]!; at++) if (outcomes[order[at]!] === APPLIED) applied += 1;
     if (applied === 0) continue;
-    const slug = changes[order[starts[group]!]!]!.organisation.slug;
+    const slug = groupSlugs[group]!;
     const entry = name(applied, slug);
     if (activeSlugs.has(slug)) met.set(slug, entry);
   }
-  for (const index of activeIndexes) {
+  for (const { index, slug } of active) {
     if (outcomes[index] !== APPLIED) continue;
-    const slug = changes[index]!.organisation.slug;
     const entry = met.get(slug);
     if (entry) entry.applied += 1;
     else met.set(slug, name(1, slug));

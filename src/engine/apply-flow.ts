@@ -15,7 +15,7 @@ import type { DesiredState } from '../config/types.js';
 import { ConfigError, OrgformError } from '../errors.js';
 import { findStale } from '../plan/find-stale.js';
 import { parseSavedPlan, type SavedPlan } from '../plan/saved-plan.js';
-import { withoutDisplay, type ApplicableChange, type Plan } from '../plan/types.js';
+import { dropDisplays, type ApplicableChange, type Plan } from '../plan/types.js';
 import type { OrganisationsClient } from '../api/client.js';
 import type { ApplyView } from '../render/apply-view.js';
 import { Journal } from '../state/journal.js';
@@ -87,8 +87,8 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
   };
 
   // Load, connect, lock, read, plan, check safety, confirm: its own function, so that what only
-  // they need (the desired state, the observations, the plan's display) can be collected while the
-  // changes run; at 100,000 organisations that is most of the memory.
+  // they need (the desired state, the plan's display) can be collected while the changes run; at
+  // 100,000 organisations that is most of the memory. applyPlan then lets each change go as it ends.
   const prepared = await prepare(inputs, deps, view, listeners);
   if (!('changes' in prepared)) return prepared;
   const { client, lock, journal, service, changes } = prepared;
@@ -133,7 +133,8 @@ interface Prepared {
   lock: HeldLock;
   journal: Journal;
   service: string;
-  changes: readonly ApplicableChange[];
+  /** Handed over to applyPlan, which lets each go once it has ended. */
+  changes: ApplicableChange[];
 }
 
 async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, listeners: ClientListeners): Promise<Prepared | ApplyOutcome> {
@@ -191,7 +192,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
       }
     }
     handedOver = true;
-    return { client, lock, journal, service, changes: plan.changes.map(withoutDisplay) };
+    return { client, lock, journal, service, changes: dropDisplays(plan.changes) };
   } finally {
     if (!handedOver) {
       await lock?.release();

@@ -55,22 +55,18 @@ export interface Change {
 /** What apply reads of a change: all of it but `display`, which explains the plan and never drives apply. */
 export type ApplicableChange = Omit<Change, 'display'>;
 
+/** The display of every change once the plan has been shown (see dropDisplays). */
+const SHOWN: Change['display'] = Object.freeze({});
+
 /**
- * A change as apply holds it while the changes run: without its display, over a third of a bulk
- * plan's memory (30 MB at 100,000 changes), which can go once the plan has been shown. One object
- * literal of one shape for every change (see compute-plan.ts on spreads).
+ * The plan's changes as apply holds them while they run: each one's display, over a third of a
+ * bulk plan's memory (30 MB at 100,000 changes), let go once the plan has been shown. In place: a
+ * copy of 100,000 changes would be made at the very moment when the plan, its display and the
+ * desired state are all still alive, which is an apply's peak.
  */
-export function withoutDisplay(change: Change): ApplicableChange {
-  return {
-    address: change.address,
-    kind: change.kind,
-    action: change.action,
-    organisation: change.organisation,
-    targetId: change.targetId,
-    request: change.request,
-    knownAfter: change.knownAfter,
-    declared: change.declared,
-  };
+export function dropDisplays(changes: Change[]): ApplicableChange[] {
+  for (const change of changes) change.display = SHOWN;
+  return changes;
 }
 
 export interface Plan {

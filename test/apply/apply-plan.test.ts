@@ -176,6 +176,23 @@ describe('applyPlan', () => {
     expect(summary).toMatchObject({ total: 0, interrupted: false, notApplied: [], changed: { organisations: 0, first: [] } });
   });
 
+  it('lets each change go as soon as it has ended, while others still run', async () => {
+    const client = createScriptedClient([member('acme'), member('globex')]);
+    const held = gate();
+    client.on('updateBillingDetails', held.script);
+    const changes: Change[] = [billing('acme', {}), billing('globex', {}), setActive('globex', null)];
+    const running = run(changes, client, { parallelism: 2 });
+    await held.held;
+    await new Promise((r) => setTimeout(r, 10));
+    // globex's billing has ended and its set-active waits for nothing but a worker; acme's is held.
+    expect(changes[0]).toBeDefined();
+    expect(changes[1]).toBeUndefined();
+    held.release();
+    const { summary } = await running;
+    expect(changes).toEqual([undefined, undefined, undefined]);
+    expect(summary.changed).toEqual({ organisations: 2, first: [{ organisation: 'acme', applied: 1 }, { organisation: 'globex', applied: 2 }] });
+  });
+
   it('counts each organisation with a change applied once, its set-active change too, and names the first thousand', async () => {
     const slugs = Array.from({ length: 1_002 }, (_, i) => `org-${String(i).padStart(4, '0')}`);
     const client = createScriptedClient(slugs.map((s) => member(s)));
