@@ -10,7 +10,7 @@ import { encodePathSegment } from './encode-segment.js';
 import { createHttp, type Http, type HttpResponse } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
-import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type RateEvent, type RateStatus } from './rate-limiter.js';
+import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type RateEvent, type RateLimitStalledError, type RateStatus } from './rate-limiter.js';
 import { redactSecrets } from './redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { fixedTokenSource, type TokenSource } from './token-source.js';
@@ -28,6 +28,8 @@ export interface ClientOptions {
   noProgressMs?: number;
   /** Told when the shared rate changes for a reason worth showing (a 429, an announced limit) or gives up. */
   onRate?: (event: RateEvent) => void;
+  /** Told once when only 429s came back for `noProgressMs`: the run cannot go on. */
+  onStall?: (error: RateLimitStalledError) => void;
   timeouts?: Partial<Timeouts>;
   /** The slow slug check's own budget. */
   slugTimeouts?: Partial<Timeouts>;
@@ -144,6 +146,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     settings: { maxRps: options.maxRps ?? Infinity },
     noProgressMs,
     ...(options.onRate === undefined ? {} : { onRate: options.onRate }),
+    ...(options.onStall === undefined ? {} : { onStall: options.onStall }),
   });
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, maxRetryAfterMs: noProgressMs, ...options.retryPolicy };
   const transport =

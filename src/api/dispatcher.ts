@@ -7,7 +7,7 @@
  */
 import { Agent, interceptors, type Dispatcher } from 'undici';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
-import { RateLimiter } from './rate-limiter.js';
+import type { RateLimiter } from './rate-limiter.js';
 import { decideRetry, parseRetryAfter, type RetryDecision, type RetryPolicy } from './retry-policy.js';
 
 export interface Timeouts {
@@ -65,8 +65,8 @@ export interface DispatcherOptions {
   /** Told of every retry, for progress output and tests. */
   onRetry?: (event: RetryEvent) => void;
   connections?: number;
-  /** The client's one rate limiter, shared by all its dispatchers; default one of its own. */
-  limiter?: RateLimiter;
+  /** The client's one rate limiter, shared by all its dispatchers. */
+  limiter: RateLimiter;
 }
 
 type DispatchFn = Dispatcher['dispatch'];
@@ -156,7 +156,7 @@ function headerValue(headers: unknown, name: string): string | undefined {
 export function createDispatcher(options: DispatcherOptions): RetryingDispatcher {
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
-  const limiter = options.limiter ?? new RateLimiter({ noProgressMs: options.policy.maxRetryAfterMs });
+  const limiter = options.limiter;
   const records = new Map<string, AttemptRecord>();
 
   const retry = (err: Error, context: { state: { counter: number }; opts: Dispatcher.DispatchOptions }, callback: (err?: Error | null) => void) => {
@@ -204,13 +204,6 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     keepAliveTimeout: 10_000,
   });
 
-  // The interceptor counts a dispatch per attempt; we count them here for error messages.
-  const countAttempts = (dispatch: DispatchFn): DispatchFn => (opts, handler) => {
-    const record = records.get(headerValue(opts.headers, 'x-request-id') ?? '');
-    if (record) record.attempts += 1;
-    return dispatch(opts, handler);
-  };
-
   // Every attempt, first or retry, waits for its turn at the shared limiter, and every answer is
   // reported to it. The wait is held time: no deadline or budget runs meanwhile.
   const gate = (dispatch: DispatchFn): DispatchFn => (opts, handler) => {
@@ -227,6 +220,8 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
         const hint = parseRateLimitHeaders(get, at);
         limiter.recordAnswer({ sentAt, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(hint === undefined ? {} : { hint }) });
       });
+      // Counted here, for error messages: every attempt the limiter lets through.
+      if (record) record.attempts += 1;
       try {
         return dispatch(opts, observed);
       } catch (err) {
@@ -263,7 +258,6 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
   };
 
   const dispatcher = agent.compose(
-    countAttempts,
     gate,
     interceptors.retry({
       throwOnError: false,

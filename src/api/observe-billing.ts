@@ -5,8 +5,11 @@
  * service may replace the whole billing on update), so anything orgform cannot read with certainty
  * is unknown, never empty. Pure.
  */
-import { BILLING_FIELDS, type BillingObservation, type BillingValues } from '../model/billing.js';
+import { BILLING_FIELDS, type BillingField, type BillingObservation, type BillingValues } from '../model/billing.js';
 import { BILLING_RESPONSE_FIELD } from './types.js';
+
+// Responses spell customerId; a service may also use the update's spelling, customerID.
+const SPELLINGS = new Map<BillingField, readonly string[]>(BILLING_FIELDS.map((field) => [field, [...new Set<string>([BILLING_RESPONSE_FIELD[field], field])]]));
 
 /**
  * `authoritative` says whether an answer without billing means "no billing": true for GetOrganisation,
@@ -21,8 +24,7 @@ export function observeBilling(raw: unknown, authoritative: boolean): BillingObs
   const billing = raw as Record<string, unknown>;
   const values = {} as BillingValues;
   for (const field of BILLING_FIELDS) {
-    // Responses spell customerId; a service may also use the update's spelling, customerID.
-    const spellings = [...new Set([BILLING_RESPONSE_FIELD[field], field])];
+    const spellings = SPELLINGS.get(field)!;
     const seen = spellings.map((name) => billing[name]).filter((v) => v !== undefined && v !== null);
     const strings = seen.filter((v): v is string => typeof v === 'string');
     if (strings.length < seen.length) {

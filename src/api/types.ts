@@ -80,14 +80,6 @@ export interface BillingUpdate {
 export const BILLING_UPDATE_FIELDS = ['billingEmail', 'customerID', 'subscriptionID', 'platformID'] as const;
 export type BillingUpdateField = (typeof BILLING_UPDATE_FIELDS)[number];
 
-/** Each billing field of the model as a request spells it (the model took the request's spelling, as orgs.yaml does). */
-const BILLING_UPDATE_FIELD = {
-  billingEmail: 'billingEmail',
-  customerID: 'customerID',
-  subscriptionID: 'subscriptionID',
-  platformID: 'platformID',
-} as const satisfies Record<BillingField, BillingUpdateField>;
-
 /** Each billing field of the model as a response spells it (Billing: customerId, subscriptionId, platformId). */
 export const BILLING_RESPONSE_FIELD: Readonly<Record<BillingField, keyof Billing>> = {
   billingEmail: 'billingEmail',
@@ -96,12 +88,15 @@ export const BILLING_RESPONSE_FIELD: Readonly<Record<BillingField, keyof Billing
   platformID: 'platformId',
 };
 
-/** The request body that sets these billing details, in the canonical field order. */
+/**
+ * The request body that sets these billing details, in the canonical field order. The model took
+ * the request's spelling (as orgs.yaml does), so a field is its own key; the type check below says so.
+ */
 export function toBillingUpdate(details: BillingDetails): BillingUpdate {
   const body: BillingUpdate = {};
-  for (const field of BILLING_FIELDS) {
+  for (const field of BILLING_FIELDS satisfies readonly BillingUpdateField[]) {
     const value = details[field];
-    if (value !== undefined) body[BILLING_UPDATE_FIELD[field]] = value;
+    if (value !== undefined) body[field] = value;
   }
   return body;
 }

@@ -89,24 +89,23 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
     outcomes[index] = 1 + OUTCOMES.indexOf(full.outcome);
     if (full.outcome !== 'applied') notApplied.set(index, full);
     emit({ type: 'change-end', at: now(), ...full });
-    return full;
   };
 
-  /** Runs one change; returns false when it failed or did not run, so that dependants are skipped. */
-  async function run(index: number, blockedBy: string | undefined): Promise<boolean> {
+  /** Runs one change, or ends it as skipped (`blockedBy`) or not started; its outcome is then in `outcomes`. */
+  async function run(index: number, blockedBy: string | undefined): Promise<void> {
     const change = slots[index]!;
     if (blockedBy !== undefined) {
       finish(index, { outcome: 'skipped', reason: `depends on ${blockedBy}, which did not complete`, durationMs: 0 });
-      return false;
+      return;
     }
     if (interrupted) {
       finish(index, { outcome: 'not-started', reason: 'apply was interrupted before it started', durationMs: 0 });
-      return false;
+      return;
     }
     const key = change.targetId === undefined ? undefined : journalKey(change.kind, change.organisation.id, change.targetId);
     if (key !== undefined && ONE_SHOT.has(change.kind) && options.journal.has(options.service, key)) {
       finish(index, { outcome: 'already-done', reason: 'recorded in the state journal', durationMs: 0 });
-      return true;
+      return;
     }
     const t0 = now();
     inFlight += 1;
@@ -125,10 +124,8 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
         });
       }
       finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });
-      return true;
     } catch (err) {
       finish(index, { outcome: 'failed', failure: describeFailure(err), durationMs: now() - t0 });
-      return false;
     } finally {
       inFlight -= 1;
     }
@@ -157,10 +154,10 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
     for (let at = starts[group]!; at < starts[group + 1]!; at++) {
       const index = order[at]!;
       const { kind, address } = slots[index]!;
-      const ok = await run(index, blockedBy);
+      await run(index, blockedBy);
       // Without membership nothing else in the organisation can succeed. An accept that did not
       // start (interrupt) blocks nothing: what follows is "not started" too, not "skipped".
-      if (!ok && outcomes[index] === FAILED && kind === 'accept-invitation' && blockedBy === undefined) blockedBy = address;
+      if (outcomes[index] === FAILED && kind === 'accept-invitation' && blockedBy === undefined) blockedBy = address;
     }
     for (const index of activeBySlug.get(groupSlugs[group]!) ?? []) ready.push({ index, blockedBy });
   }

@@ -4,18 +4,17 @@
  * engine/.
  */
 import type { OrganisationsClient } from '../api/client.js';
-import type { RetryEvent } from '../api/dispatcher.js';
-import type { RateEvent } from '../api/rate-limiter.js';
 import type { JwtExpiry } from '../api/read-jwt-expiry.js';
 import type { TokenSource } from '../api/token-source.js';
-import { isOrgformError, UsageError, type OrgformError } from '../errors.js';
+import type { ClientListeners } from '../engine/open-client.js';
+import { isOrgformError, UsageError } from '../errors.js';
 import { resolveConnection, type ConnectionFlags } from './connection.js';
 import type { CliIO } from './io.js';
 import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
 
 /** A whole number from the environment, or undefined when unset; anything else is a usage error. */
-function envInt(io: CliIO, name: string, min: number): number | undefined {
-  const raw = io.env[name];
+export function envInt(env: CliIO['env'], name: string, min: number): number | undefined {
+  const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min) {
@@ -26,7 +25,7 @@ function envInt(io: CliIO, name: string, min: number): number | undefined {
 
 /** The first backoff step (ORGFORM_RETRY_BASE_MS), also used by apply's re-reads after an accept. */
 export function retryBaseMs(io: CliIO): number | undefined {
-  return envInt(io, 'ORGFORM_RETRY_BASE_MS', 1);
+  return envInt(io.env, 'ORGFORM_RETRY_BASE_MS', 1);
 }
 
 /** ORGFORM_MAX_RPS, or undefined when unset; anything but a positive number is a usage error. */
@@ -38,12 +37,8 @@ function envMaxRps(io: CliIO): number | undefined {
   return n;
 }
 
-export interface ClientHooks {
-  onRetry?: (event: RetryEvent) => void;
-  /** The shared rate changed for a reason worth showing (a 429, an announced limit), or gave up. */
-  onRate?: (event: RateEvent) => void;
-  /** Told once when the run cannot go on: only 429s for too long, or the token command failed part way. */
-  onHalt?: (error: OrgformError) => void;
+/** What the engine listens to (engine/open-client.ts), and the token's expiry, which the command tells. */
+export interface ClientHooks extends ClientListeners {
   /** When a fixed token is a JWT: its expiry (never the token itself). */
   onTokenExpiry?: (expiry: JwtExpiry) => void;
 }
@@ -61,16 +56,12 @@ export async function openClient(
   hooks: ClientHooks = {},
 ): Promise<OrganisationsClient> {
   const connection = await resolveConnection(flags, io);
-  const totalMs = envInt(io, 'ORGFORM_REQUEST_TIMEOUT_MS', 100);
-  const maxAttempts = envInt(io, 'ORGFORM_MAX_ATTEMPTS', 1);
-  const baseDelayMs = envInt(io, 'ORGFORM_RETRY_BASE_MS', 1);
+  const totalMs = envInt(io.env, 'ORGFORM_REQUEST_TIMEOUT_MS', 100);
+  const maxAttempts = envInt(io.env, 'ORGFORM_MAX_ATTEMPTS', 1);
+  const baseDelayMs = retryBaseMs(io);
   const maxRps = flags.maxRps ?? envMaxRps(io);
-  const noProgressMs = envInt(io, 'ORGFORM_NO_PROGRESS_TIMEOUT_MS', 1);
-  const [{ createClient }, { fixedTokenSource, commandTokenSource }, { RateLimitStalledError, DEFAULT_NO_PROGRESS_MS }] = await Promise.all([
-    import('../api/client.js'),
-    import('../api/token-source.js'),
-    import('../api/rate-limiter.js'),
-  ]);
+  const noProgressMs = envInt(io.env, 'ORGFORM_NO_PROGRESS_TIMEOUT_MS', 1);
+  const [{ createClient }, { fixedTokenSource, commandTokenSource }] = await Promise.all([import('../api/client.js'), import('../api/token-source.js')]);
   let tokens: TokenSource;
   if (connection.tokenCommand !== undefined) {
     const command = connection.tokenCommand;
@@ -105,10 +96,8 @@ export async function openClient(
     // --parallelism: the requests in flight at once, enforced by the size of the connection pool.
     ...(flags.parallelism === undefined ? {} : { parallelism: flags.parallelism }),
     ...(noProgressMs === undefined ? {} : { noProgressMs }),
-    onRate: (event) => {
-      hooks.onRate?.(event);
-      if (event.reason === 'stalled') hooks.onHalt?.(new RateLimitStalledError(noProgressMs ?? DEFAULT_NO_PROGRESS_MS));
-    },
+    onRate: (event) => hooks.onRate?.(event),
+    onStall: (error) => hooks.onHalt?.(error),
     ...(hooks.onRetry === undefined ? {} : { onRetry: hooks.onRetry }),
     ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),
     retryPolicy: {

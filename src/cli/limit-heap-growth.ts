@@ -9,8 +9,8 @@
  */
 import { setFlagsFromString } from 'node:v8';
 
-export const HEAP_GROWING_PERCENT = 50;
+const HEAP_GROWING_PERCENT = 50;
 
-export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
-  setFlagsFromString(`--heap-growing-percent=${percent}`);
+export function limitHeapGrowth(): void {
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }

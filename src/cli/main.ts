@@ -74,7 +74,7 @@ async function reportFatal(err: unknown, io: CliIO): Promise<number> {
   // An error may quote the service or the files: in GitHub Actions it is guarded, like all such
   // text, so that it cannot issue a workflow command (elsewhere guard() leaves it as it is).
   const { openPipelineOutput } = await import('./pipeline-output.js');
-  io.stderr.write((await openPipelineOutput(io)).guard(formatError(err)));
+  io.stderr.write((await openPipelineOutput(io)).frame.guard(formatError(err)));
   return 1;
 }
 

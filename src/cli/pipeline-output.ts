@@ -28,8 +28,6 @@ export interface PipelineOutput {
    * apply's lines under `Applying N changes`) and guarded; elsewhere unchanged.
    */
   frame: LogFrame;
-  /** Text that may hold service or configuration text, unable to issue a workflow command. */
-  guard(text: string): string;
   /** The findings as annotations on `stream` (GitHub only). */
   annotate(findings: readonly Finding[], stream: OutputStream): Promise<void>;
   /**
@@ -59,7 +57,6 @@ export async function openPipelineOutput(io: CliIO): Promise<PipelineOutput> {
           guard: (text) => gh.guardText(text, token),
         }
       : PLAIN_FRAME,
-    guard: (text) => (gh ? gh.guardText(text, token) : text),
     async annotate(findings, stream) {
       if (!gh || findings.length === 0) return;
       const { workspacePath } = await import('../render/workspace-path.js');

@@ -25,6 +25,7 @@ import { rateEvent, retryEvent } from './client-events.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';
 import { makePlan } from './make-plan.js';
+import { readObservedState } from '../state/read-observed-state.js';
 import type { ClientListeners, OpenClient } from './open-client.js';
 import type { Refusal } from './refusal-error.js';
 import { serviceKey } from './service-key.js';
@@ -154,23 +155,26 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
     lock = await acquireLock(statePath, `orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`, deps.lockEnvironment);
     if (lock.replaced) view.lockTakenOver(statePath, lock.replaced.pid);
 
-    // Read: the journal, then the service (for a saved plan too: that is how staleness shows).
+    // Read: the journal, then the service. A saved plan is compared with every observation (that is
+    // how staleness shows); a fresh plan is made as the service is read, and shown for review.
     await Journal.removeOrphanTempFiles(statePath);
     const journal = await Journal.read(statePath);
-    const fresh = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, keepEveryObservation: saved !== undefined });
-
-    // Plan: the saved one, or the fresh one, shown for review.
-    const plan: Plan = saved?.plan ?? fresh.plan;
-    const staleReasons = saved
-      ? findStale(saved.plan, saved.configFiles, {
-          organisations: fresh.observed.organisations,
-          activeId: fresh.observed.activeId,
-          problems: fresh.observed.problems,
-          fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), deps.cwd),
-          baseUrl: service,
-        })
-      : [];
-    if (!saved) await view.planMade(plan);
+    let plan: Plan;
+    let staleReasons: string[] = [];
+    if (saved) {
+      const observed = await readObservedState(selected, client, { parallelism: inputs.parallelism });
+      plan = saved.plan;
+      staleReasons = findStale(saved.plan, saved.configFiles, {
+        organisations: observed.organisations,
+        activeId: observed.activeId,
+        problems: observed.problems,
+        fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), deps.cwd),
+        baseUrl: service,
+      });
+    } else {
+      plan = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism });
+      await view.planMade(plan);
+    }
 
     // Check safety: stale, incomplete, over budget. Refused whole; nothing is written.
     const safety = checkPlanSafety(plan, { staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });

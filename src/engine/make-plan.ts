@@ -5,7 +5,6 @@
  */
 import type { OrganisationsClient } from '../api/client.js';
 import type { DesiredState } from '../config/types.js';
-import type { ObservedState } from '../model/observed-state.js';
 import { PlanBuilder } from '../plan/plan-builder.js';
 import type { IsJournaled } from '../plan/plan-organisation.js';
 import type { Plan } from '../plan/types.js';
@@ -20,21 +19,18 @@ export interface MakePlanOptions {
   parallelism: number;
   /** The plan is to be saved (`plan --out`): it records the observations its changes depend on, for its apply to compare again. */
   saving?: boolean;
-  /** Keep every observation in the observed state returned (a saved plan's apply compares them all with the plan's). */
-  keepEveryObservation?: boolean;
 }
 
-export async function makePlan(desired: DesiredState, options: MakePlanOptions): Promise<{ plan: Plan; observed: ObservedState }> {
+export async function makePlan(desired: DesiredState, options: MakePlanOptions): Promise<Plan> {
   const isJournaled: IsJournaled = (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
-  // Planned as it is read: each observation is let go once its changes are planned, unless asked for.
+  // Planned as it is read: each observation is let go once its changes are planned.
   const builder = new PlanBuilder({ baseUrl: options.service, isJournaled, activeSlug: desired.activeOrganisation?.slug, recordObservations: options.saving === true });
-  const keep = options.keepEveryObservation === true;
   const observed = await readObservedState(desired, options.client, {
     parallelism: options.parallelism,
     onObserved: (d, o) => {
       builder.add(d, o);
-      return keep;
+      return false;
     },
   });
-  return { plan: builder.finish(observed), observed };
+  return builder.finish(observed);
 }

@@ -60,7 +60,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
     // Read: the journal (one-shot changes already done are not planned again), then the service.
     const journal = await Journal.read(statePathFor(inputs.state, desired, deps.cwd));
     const service = serviceKey(client);
-    const { plan } = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
+    const plan = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
 
     // Check safety and show: the plan, and the budget when one was given.
     const safety = checkPlanSafety(plan, inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges });

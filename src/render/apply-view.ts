@@ -45,3 +45,10 @@ export interface ApplyView {
 export function confirmQuestion(changes: number): string {
   return `\nDo you want to perform these ${changes} changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `;
 }
+
+/** Both views' words for a stale lock taken over, and for a cancelled apply. */
+export function lockTakenOverText(statePath: string, pid: number): string {
+  return `Took over a stale lock on ${statePath} left by pid ${pid} (no longer running).\n`;
+}
+
+export const CANCELLED_TEXT = '\nApply cancelled. Nothing was changed.\n';

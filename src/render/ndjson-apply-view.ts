@@ -4,7 +4,7 @@
  * that pipelines read every apply alike. People's text goes to standard error: the plan and the
  * question when it asks, warnings and notices.
  */
-import type { ApplyView } from './apply-view.js';
+import { CANCELLED_TEXT, lockTakenOverText, type ApplyView } from './apply-view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from './log-frame.js';
 import { formatApplyEventJson } from './render-apply-json.js';
 import { renderPlanForReview } from './render-plan.js';
@@ -26,7 +26,7 @@ export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyVie
   const frame = options.frame ?? PLAIN_FRAME;
   return {
     lockTakenOver(statePath, pid) {
-      err.write(`Took over a stale lock on ${statePath} left by pid ${pid} (no longer running).\n`);
+      err.write(lockTakenOverText(statePath, pid));
     },
     async planMade(plan) {
       if (!options.review) return;
@@ -39,7 +39,7 @@ export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyVie
       err.write(`${message}\n`);
     },
     cancelled() {
-      err.write('\nApply cancelled. Nothing was changed.\n');
+      err.write(CANCELLED_TEXT);
     },
     applyStarting() {},
     event(event) {

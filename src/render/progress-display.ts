@@ -5,6 +5,7 @@
  */
 import type { ApplyEvent } from '../apply/events.js';
 import type { RateMeter } from './apply-view.js';
+import { plural } from './format-value.js';
 import type { LogFrame, TextSink } from './log-frame.js';
 
 export interface ProgressDisplay {
@@ -26,5 +27,5 @@ export interface DisplayContext {
 
 /** `Applying 5 changes`: the title of a log's fold around the apply's lines. */
 export function applyingTitle(total: number): string {
-  return `Applying ${total} ${total === 1 ? 'change' : 'changes'}`;
+  return `Applying ${plural(total, 'change')}`;
 }

@@ -5,6 +5,7 @@
 import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../apply/events.js';
 import { paint, terminalSafe as safe } from './ansi.js';
 import { plural } from './format-value.js';
+import { formatRate } from './format-log-progress.js';
 
 /** `120 ms` below a second, `1.2 s` from there. */
 export function formatDuration(ms: number): string {
@@ -48,7 +49,7 @@ export function formatApplyLine(event: ApplyEvent): string | undefined {
 
 /** `47 requests/s`, `2.5 requests/s`. */
 function perSecond(rps: number): string {
-  return `${rps >= 10 ? Math.round(rps) : rps.toFixed(1)} requests/s`;
+  return `${formatRate(rps)} requests/s`;
 }
 
 function rateLine(e: Extract<ApplyEvent, { type: 'rate' }>): string {

@@ -73,7 +73,7 @@ export function renderApplyStepSummary(summary: ApplySummary, options: StepSumma
   );
   const { changed } = summary;
   if (changed.organisations > 0) {
-    const items = changed.first.slice(0, cap).map(({ organisation, applied }) => `- ${md(organisation)}: ${plural(applied, 'change')} applied`);
+    const items = changed.first.map(({ organisation, applied }) => `- ${md(organisation)}: ${plural(applied, 'change')} applied`);
     out.push(`**Organisations changed (${changed.organisations}):**`, '', ...capped(items, cap, changed.organisations), '');
   }
 

@@ -6,7 +6,7 @@
  * `No changes.` (or says so, for a saved plan, which is not shown).
  */
 import type { ApplySummary } from '../apply/events.js';
-import type { ApplyView, RateMeter } from './apply-view.js';
+import { CANCELLED_TEXT, lockTakenOverText, type ApplyView, type RateMeter } from './apply-view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from './log-frame.js';
 import { startChangeLines } from './change-lines-display.js';
 import { COMPACT_THRESHOLD } from './compact-threshold.js';
@@ -45,7 +45,7 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
 
   return {
     lockTakenOver(statePath, pid) {
-      err.write(`Took over a stale lock on ${statePath} left by pid ${pid} (no longer running).\n`);
+      err.write(lockTakenOverText(statePath, pid));
     },
     async planMade(plan) {
       planShown = true;
@@ -58,7 +58,7 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
       err.write(`${message}\n`);
     },
     cancelled() {
-      out.write('\nApply cancelled. Nothing was changed.\n');
+      out.write(CANCELLED_TEXT);
     },
     applyStarting(m) {
       meter = m;

@@ -27,15 +27,19 @@ export class ThroughputWindow {
     const last = this.samples[this.samples.length - 1];
     if (last !== undefined && at - last.at < this.resolutionMs) return;
     this.samples.push({ at, count });
-    // Keep one sample at or before the window's start, so that the window is always full once it can be.
-    while (this.samples.length > 1 && (this.samples[1]?.at ?? Infinity) <= at - this.windowMs) this.samples.shift();
+    this.trim(at);
   }
 
   /** Per second, over the window that ends at `now` with the count at `count`; undefined when no time has passed. */
   rate(now: number, count: number): number | undefined {
-    while (this.samples.length > 1 && (this.samples[1]?.at ?? Infinity) <= now - this.windowMs) this.samples.shift();
+    this.trim(now);
     const oldest = this.samples[0];
     if (oldest === undefined || now <= oldest.at) return undefined;
     return ((count - oldest.count) * 1000) / (now - oldest.at);
+  }
+
+  /** Keeps one sample at or before the window's start, so that the window is always full once it can be. */
+  private trim(now: number): void {
+    while (this.samples.length > 1 && (this.samples[1]?.at ?? Infinity) <= now - this.windowMs) this.samples.shift();
   }
 }

@@ -28,6 +28,12 @@ export interface ReadOptions {
   listingThreshold?: number;
 }
 
+/** An organisation as listed, and why its billing is unknown when the listing does not show it. */
+interface Listed {
+  listed: ObservedOrganisation;
+  unknown: string | undefined;
+}
+
 function observe(org: Organisation, slug: string, member: boolean, billing: BillingObservation): ObservedOrganisation {
   return { slug, id: org.id, member, billing: billing.known ? billing.values : null };
 }
@@ -62,8 +68,8 @@ export async function readObservedState(desired: DesiredState, client: Organisat
 
   const limit = pLimit(options.parallelism);
   const reads: Promise<void>[] = [];
-  /** A member found in the listing; billing the listing cannot show is read by id when it is declared. */
-  const recordMember = (d: DesiredOrganisation, listed: ObservedOrganisation) => {
+  /** A member found in the listing; billing the listing cannot show (`unknown` says why) is read by id when it is declared. */
+  const recordMember = (d: DesiredOrganisation, { listed, unknown }: Listed) => {
     if (listed.billing !== null || d.billing === undefined) {
       record(d, listed);
       return;
@@ -74,7 +80,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
           const read = await client.getOrganisation(listed.id);
           recordById(d, read, true);
         } catch (err) {
-          problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" could not be read (${unknownBillingById.get(listed.id)}, and reading it by id failed: ${errorText(err)}); nothing will be written for it. Run plan again.`));
+          problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" could not be read (${unknown}, and reading it by id failed: ${errorText(err)}); nothing will be written for it. Run plan again.`));
         }
       }),
     );
@@ -82,12 +88,10 @@ export async function readObservedState(desired: DesiredState, client: Organisat
 
   let activeId: string | null = null;
   // Members the listing shows for organisations declared by id (by slug, they are recorded as they
-  // are listed); where a listed billing is unknown, why.
-  const listedById = new Map<string, ObservedOrganisation>();
-  const unknownBillingById = new Map<string, string>();
+  // are listed).
+  const listedById = new Map<string, Listed>();
   // Organisations declared by slug, until the listing shows them.
   const unlisted = new Map(withoutId.map((d) => [d.slug, d]));
-  let activeListedId: string | undefined;
   if (needListing) {
     // Keep only what the plan needs, page by page, and in the form the plan keeps; an organisation
     // declared by slug is recorded as soon as it is listed, so that what needs nothing is let go
@@ -104,14 +108,10 @@ export async function readObservedState(desired: DesiredState, client: Organisat
       for (const org of page.organisations) {
         const bySlug = unlisted.get(org.slug);
         const byId = wantedIds.has(org.id);
-        if (org.slug === activeSlug) {
-          activeListedId = org.id;
-          slugsById.set(org.id, org.slug);
-        }
+        if (org.slug === activeSlug) slugsById.set(org.id, org.slug);
         if (bySlug === undefined && !byId) continue;
         const billing = observeBilling(org.billing, false);
-        const listed = observe(org, org.slug, true, billing);
-        if (!billing.known) unknownBillingById.set(org.id, billing.reason);
+        const listed: Listed = { listed: observe(org, org.slug, true, billing), unknown: billing.known ? undefined : billing.reason };
         if (byId) listedById.set(org.id, listed);
         if (bySlug !== undefined) {
           unlisted.delete(org.slug);
@@ -134,7 +134,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     const id = d.id as string;
     const listed = listedById.get(id);
     if (listed) {
-      if (listed.slug !== d.slug) slugMismatch(d, listed);
+      if (listed.listed.slug !== d.slug) slugMismatch(d, listed.listed);
       else recordMember(d, listed);
       continue;
     }
@@ -191,8 +191,9 @@ export async function readObservedState(desired: DesiredState, client: Organisat
 
   if (desired.activeOrganisation) {
     const { slug, source } = desired.activeOrganisation;
-    const known = activeListedId ?? [...slugsById].find(([, s]) => s === slug)?.[0];
-    if (known === undefined && !problems.some((p) => p.organisation === slug)) {
+    // Named by id once listed or read (see record).
+    const known = [...slugsById.values()].includes(slug);
+    if (!known && !problems.some((p) => p.organisation === slug)) {
       problems.push(problem(null, `${source.file}:${source.line}:${source.col}: activeOrganisation "${slug}" is not an organisation you belong to, and the file does not declare it with an id to join.`));
     }
   }

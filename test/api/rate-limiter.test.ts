@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimiter, RateLimitStalledError, type LimiterClock, type RateEvent } from '../../src/api/rate-limiter.js';
+import { RateLimiter as TokenBucket } from '../../src/emulator/rate-limit.js';
 
 /** A clock whose timers fire only when the test moves time on; promises settle in between. */
 class FakeClock implements LimiterClock {
@@ -143,17 +144,8 @@ describe('the shared rate limiter', () => {
     // The emulator's bucket (src/emulator/rate-limit.ts), on the fake clock, 5 ms from send to answer.
     const clock = new FakeClock();
     const limiter = new RateLimiter({ clock });
-    const rps = 50;
-    const burst = 13;
-    let tokens = burst;
-    let filledAt = 0;
-    const take = (): boolean => {
-      tokens = Math.min(burst, tokens + ((clock.time - filledAt) * rps) / 1000);
-      filledAt = clock.time;
-      if (tokens < 1) return false;
-      tokens -= 1;
-      return true;
-    };
+    const bucket = new TokenBucket({ rps: 50, burst: 13 }, () => clock.time);
+    const take = (): boolean => bucket.take().allowed;
     let left = 2000;
     let requests = 0;
     let throttled = 0;
@@ -185,7 +177,7 @@ describe('the shared rate limiter', () => {
     });
     await clock.runWhile(() => !finished);
     await workers;
-    const idealMs = (requests / rps) * 1000;
+    const idealMs = (requests / bucket.rps) * 1000;
     expect(throttled / requests).toBeLessThan(0.02);
     expect(clock.time / idealMs).toBeLessThan(1.1);
   });

@@ -4,22 +4,19 @@
  * change, every failure in full, the summary; and --format json still one event per change.
  */
 import { describe, expect, it } from 'vitest';
-import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { COMPACT_THRESHOLD } from '../../src/render/compact-threshold.js';
-import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { setupBillingWorld } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
 
 const ORGANISATIONS = 300;
 const PROGRESS_MS = 100;
 const PROGRESS_LINE = /^\[ *\d+\/\d+ \] /;
+const FINANCE = (slug: string) => `finance+${slug}@example.com`;
 
 /** Every organisation's billing e-mail changed: one billing change each. */
 async function setup() {
-  const data = generateEmulatorData({ organisations: ORGANISATIONS });
-  const lines = ['version: 1', 'organisations:'];
-  for (const o of data.organisations) lines.push(`  ${o.slug}:`, '    billing:', `      billingEmail: finance+${o.slug}@example.com`);
   // A little latency, so that the apply lasts long enough for a progress line or two.
-  const world = await setupEmulatorWorkspace({ 'orgs.yaml': lines.join('\n') + '\n' }, { data, latencyMs: 10 });
+  const world = await setupBillingWorld(ORGANISATIONS, { latencyMs: 10 }, FINANCE);
   return { ...world, env: { ...world.env, ORGFORM_PROGRESS_INTERVAL_MS: String(PROGRESS_MS) } };
 }
 
@@ -90,10 +87,7 @@ describe('apply output in a log, above the compact threshold', () => {
 
 describe('apply output in a log, at or below the compact threshold', () => {
   it('prints the whole plan and one line per change, as always', async () => {
-    const data = generateEmulatorData({ organisations: COMPACT_THRESHOLD });
-    const lines = ['version: 1', 'organisations:'];
-    for (const o of data.organisations) lines.push(`  ${o.slug}:`, '    billing:', `      billingEmail: finance+${o.slug}@example.com`);
-    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': lines.join('\n') + '\n' }, { data });
+    const { cwd, env } = await setupBillingWorld(COMPACT_THRESHOLD, {}, FINANCE);
     const result = await runCli(['apply', '--auto-approve'], { cwd, env });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('  # org-00050 (org_00050)\n  ~ organisations.org-00050.billing\n');

@@ -9,23 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.js';
 import type { RateEvent } from '../../src/api/rate-limiter.js';
-import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
-import type { EmulatorOptions } from '../../src/emulator/server.js';
-import { startFaultProxy } from '../reliability/support.js';
-import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { STACK_LINE, startFaultProxy } from '../reliability/support.js';
+import { setupBillingWorld, setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
-
-const STACK = /^\s+at .+(\(|:\d+:\d+)/m;
-
-/** n organisations, every one's billing e-mail changed by orgs.yaml. */
-async function billingWorld(n: number, options: EmulatorOptions = {}) {
-  const data = generateEmulatorData({ organisations: n });
-  const lines = ['version: 1', 'organisations:'];
-  for (const o of data.organisations) lines.push(`  ${o.slug}:`, '    billing:', `      billingEmail: new-${o.slug}@example.com`);
-  const world = await setupEmulatorWorkspace({ 'orgs.yaml': `${lines.join('\n')}\n` }, { data, ...options });
-  const changed = () => world.emulator.store.dump().organisations.filter((o) => o.billing?.billingEmail === `new-${o.slug}@example.com`).length;
-  return { ...world, changed };
-}
 
 describe('the shared rate limiter over loopback', () => {
   it('a 429 with Retry-After: 1 pauses every request of the client, not only the one refused, and uses up no attempt', async () => {
@@ -63,7 +49,7 @@ describe('the shared rate limiter over loopback', () => {
   });
 
   it('429s are backpressure: against a 20-a-second limit an apply converges with ORGFORM_MAX_ATTEMPTS=1, and says it was held back', async () => {
-    const world = await billingWorld(40, { rateLimit: { rps: 20, burst: 2 } });
+    const world = await setupBillingWorld(40, { rateLimit: { rps: 20, burst: 2 } });
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '8', '--format', 'json'], { cwd: world.cwd, env: { ...world.env, ORGFORM_MAX_ATTEMPTS: '1' } });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -78,7 +64,7 @@ describe('the shared rate limiter over loopback', () => {
   });
 
   it.each(['ratelimit', 'x-ratelimit'] as const)('%s headers set the pace before the first 429: requests after the first answer are never refused', async (headers) => {
-    const world = await billingWorld(30, { rateLimit: { rps: 25, burst: 3, headers } });
+    const world = await setupBillingWorld(30, { rateLimit: { rps: 25, burst: 3, headers } });
     const client = createClient({ baseUrl: world.emulator.url, token: 'demo-token' });
     try {
       for await (const page of client.listOrganisationPages()) expect(page.organisations.length).toBeGreaterThan(0);
@@ -92,7 +78,7 @@ describe('the shared rate limiter over loopback', () => {
   });
 
   it('--max-rps caps every request of the run, however many are in flight', async () => {
-    const world = await billingWorld(30);
+    const world = await setupBillingWorld(30);
     const proxy = await startFaultProxy(world.emulator.url);
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '16', '--max-rps', '20'], { cwd: world.cwd, env: { ...world.env, ORGFORM_BASE_URL: proxy.url } });
     expect(result.code).toBe(0);
@@ -105,7 +91,7 @@ describe('the shared rate limiter over loopback', () => {
   });
 
   it('stops a run that gets nothing but 429s for ORGFORM_NO_PROGRESS_TIMEOUT_MS: no new change starts, and it says why', async () => {
-    const world = await billingWorld(12);
+    const world = await setupBillingWorld(12);
     world.emulator.faults.add({ operation: 'updateBillingDetails', times: Infinity, fault: { kind: 'status', status: 429, retryAfter: 1 } });
     const started = Date.now();
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd: world.cwd, env: { ...world.env, ORGFORM_NO_PROGRESS_TIMEOUT_MS: '1500' } });
@@ -114,13 +100,13 @@ describe('the shared rate limiter over loopback', () => {
     expect(result.stderr).toContain('Error: No request succeeded for 1.5 s: the service kept answering 429 (too many requests). Run again later; what was done is recorded, and apply picks up from there.');
     expect(result.stdout).toMatch(/not started/);
     expect(result.stdout).toMatch(/Apply interrupted: 0 applied/);
-    expect(result.stderr).not.toMatch(STACK);
+    expect(result.stderr).not.toMatch(STACK_LINE);
     // Each change attempted went out at most a few times, not in a loop.
     expect(world.emulator.counters.byOperation.updateBillingDetails).toBeLessThan(40);
   });
 
   it.each(['0', '-1', '-0.5', 'abc', '', '1e3', 'Infinity', '5rps'])('refuses --max-rps %j before sending anything', async (value) => {
-    const world = await billingWorld(3);
+    const world = await setupBillingWorld(3);
     const result = await runCli(['plan', '--max-rps', value], { cwd: world.cwd, env: world.env });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('--max-rps must be a number of requests per second above 0, such as 40 or 2.5');
@@ -128,7 +114,7 @@ describe('the shared rate limiter over loopback', () => {
   });
 
   it.each(['0', '-3', 'fast'])('refuses ORGFORM_MAX_RPS=%s before sending anything', async (value) => {
-    const world = await billingWorld(3);
+    const world = await setupBillingWorld(3);
     const result = await runCli(['apply', '--auto-approve'], { cwd: world.cwd, env: { ...world.env, ORGFORM_MAX_RPS: value } });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(`Error: ORGFORM_MAX_RPS must be a number of requests per second above 0, such as 40 or 2.5 (got "${value}").\n`);

@@ -5,15 +5,14 @@
  * its stderr redacted, before anything is sent; a fixed JWT that runs out before the apply would
  * end is warned about; no token ever shows.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.js';
 import { commandTokenSource } from '../../src/api/token-source.js';
-import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import type { EmulatorOptions } from '../../src/emulator/server.js';
-import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { setupBillingWorld } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
 
 const STACK = /^\s+at .+(\(|:\d+:\d+)/m;
@@ -21,14 +20,10 @@ const TOKEN_SCRIPT = fileURLToPath(new URL('../../scripts/emulator-token.mjs', i
 const NODE = JSON.stringify(process.execPath);
 
 async function billingWorld(n: number, options: EmulatorOptions = {}) {
-  const data = generateEmulatorData({ organisations: n });
-  const lines = ['version: 1', 'organisations:'];
-  for (const o of data.organisations) lines.push(`  ${o.slug}:`, '    billing:', `      billingEmail: new-${o.slug}@example.com`);
-  const world = await setupEmulatorWorkspace({ 'orgs.yaml': `${lines.join('\n')}\n` }, { data, ...options });
-  const changed = () => world.emulator.store.dump().organisations.filter((o) => o.billing?.billingEmail === `new-${o.slug}@example.com`).length;
+  const world = await setupBillingWorld(n, options);
   // No ORGFORM_TOKEN: the command is the source. PATH for the shell's own commands.
   const env: Record<string, string> = { ORGFORM_BASE_URL: world.emulator.url, PATH: process.env.PATH ?? '/usr/bin:/bin' };
-  return { ...world, env, changed };
+  return { ...world, env };
 }
 
 /** A fresh token from the emulator, as scripts/emulator-token.mjs gets it. */
@@ -77,14 +72,19 @@ describe('token commands', () => {
     // 61 requests that succeed need 5 tokens at least; 401s that come together share a run.
     expect(issued.length).toBeGreaterThanOrEqual(5);
     expect(issued.length).toBeLessThanOrEqual(9);
-    const journal = await readFile(join(world.cwd, '.orgform', 'state.json'), 'utf8').catch(() => '');
     const saved = await runCli(['plan', '--out', 'plan.json', '--format', 'json', '--token-command', command], { cwd: world.cwd, env: world.env });
     expect(saved.code).toBe(0);
-    const plan = await readFile(join(world.cwd, 'plan.json'), 'utf8');
     const all = (await readFile(join(world.cwd, 'tokens.log'), 'utf8')).trim().split('\n');
     expect(all.length).toBeGreaterThan(issued.length);
+    // Every file the runs left in the workspace (the saved plan, the journal, orgs.yaml) but the log of tokens.
+    const written = await Promise.all(
+      (await readdir(world.cwd, { recursive: true, withFileTypes: true }))
+        .filter((entry) => entry.isFile() && entry.name !== 'tokens.log')
+        .map((entry) => readFile(join(entry.parentPath, entry.name), 'utf8')),
+    );
+    expect(written.some((text) => text.includes('"orgformSavedPlan"'))).toBe(true);
     for (const token of all) {
-      for (const text of [result.stdout, saved.stdout, saved.stderr, journal, plan]) expect(text).not.toContain(token);
+      for (const text of [result.stdout, saved.stdout, saved.stderr, ...written]) expect(text).not.toContain(token);
     }
   });
 

@@ -160,8 +160,8 @@ describe('runApply: what the client tells while changes run', () => {
   it('turns a retry of a change’s request into an event of that change, and the rate limiter’s news into rate events', async () => {
     const { client, deps, inputs, listeners } = await setup();
     client.on('updateBillingDetails', (call) => {
-      listeners().onRetry?.({ requestId: 'r1', label: call.label!, attempt: 1, delayMs: 5, status: 503 });
-      listeners().onRate?.({ reason: 'throttled', rps: 4, pausedMs: 1_000, waiting: 2 });
+      listeners().onRetry!({ requestId: 'r1', label: call.label!, attempt: 1, delayMs: 5, status: 503 });
+      listeners().onRate!({ reason: 'throttled', rps: 4, pausedMs: 1_000, waiting: 2 });
     });
     const view = recordingApplyView();
     await runApply(inputs, deps, view);
@@ -176,12 +176,12 @@ describe('runApply: what the client tells while changes run', () => {
   it('tells nothing of the plan’s own reads being retried, nor of anything before or after the changes run', async () => {
     const { client, deps, inputs, listeners } = await setup();
     client.on('getOrganisations', () => {
-      listeners().onRetry?.({ requestId: 'r0', attempt: 1, delayMs: 5 });
-      listeners().onRate?.({ reason: 'announced', rps: 10, pausedMs: 0, waiting: 0 });
+      listeners().onRetry!({ requestId: 'r0', attempt: 1, delayMs: 5 });
+      listeners().onRate!({ reason: 'announced', rps: 10, pausedMs: 0, waiting: 0 });
     });
     const view = recordingApplyView();
     await runApply(inputs, deps, view);
-    listeners().onRate?.({ reason: 'throttled', rps: 1, pausedMs: 10, waiting: 0 });
+    listeners().onRate!({ reason: 'throttled', rps: 1, pausedMs: 10, waiting: 0 });
     expect(view.events().map((e) => e.type)).not.toContain('change-retry');
     expect(view.events().map((e) => e.type)).not.toContain('rate');
   });
@@ -189,7 +189,7 @@ describe('runApply: what the client tells while changes run', () => {
   it('starts nothing new once the client halts, finishes what runs, and gives the reason in the outcome', async () => {
     const { client, deps, inputs, listeners } = await setup();
     const stalled = new OrgformError('RATE_LIMITED', 'No request succeeded for 10 minutes.');
-    client.on('updateBillingDetails', () => listeners().onHalt?.(stalled));
+    client.on('updateBillingDetails', () => listeners().onHalt!(stalled));
     const outcome = await runApply(inputs, deps, recordingApplyView());
     expect(outcome).toMatchObject({ kind: 'applied', halted: stalled, summary: { applied: 1, notStarted: 2, interrupted: true } });
     expect(writes(client)).toEqual(['updateBillingDetails org_acme']);
@@ -203,7 +203,7 @@ describe('runApply: what the client tells while changes run', () => {
     expect(view.meter?.rateStatus().rps).toBe(7);
   });
 
-  it('on an interrupt lets the change in flight finish, starts nothing new, and keeps what was done in the journal', async () => {
+  it('on an interrupt lets the change in flight finish and starts nothing new', async () => {
     const { client, deps, inputs } = await setup();
     const controller = new AbortController();
     const held = gate();

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DesiredState } from '../../src/config/types.js';
 import { makePlan } from '../../src/engine/make-plan.js';
 import { computePlan } from '../../src/plan/compute-plan.js';
+import { readObservedState } from '../../src/state/read-observed-state.js';
 import { Journal, journalKey } from '../../src/state/journal.js';
 import { BASE_URL, createScriptedClient, type WorldOrganisation } from '../support/scripted-client.js';
 import { makeWorkspace } from '../support/workspace.js';
@@ -31,37 +32,37 @@ const desired: DesiredState = {
   files: [{ path: 'orgs.yaml', sha256: '0' }],
 };
 
-async function plan(options: { keepEveryObservation?: boolean; saving?: boolean } = {}) {
+const listed = [...world, { id: 'org_untouched', slug: 'untouched', member: true }];
+
+async function plan(options: { saving?: boolean } = {}) {
   const journal = Journal.empty(join(await makeWorkspace(), 'state.json'));
   await journal.record(BASE_URL, journalKey('revoke-invitation', 'org_done', 'inv_1'), { kind: 'revoke-invitation', organisation: 'done', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
-  const client = createScriptedClient([...world, { id: 'org_untouched', slug: 'untouched', member: true }], { active: 'org_active' });
+  const client = createScriptedClient(listed, { active: 'org_active' });
   return makePlan(desired, { client, journal, service: BASE_URL, parallelism: 2, ...options });
 }
 
 describe('makePlan', () => {
-  it('plans each organisation as it is read and keeps no observation, yet plans exactly as from every observation kept', async () => {
+  it('plans each organisation as it is read, exactly as from every observation kept', async () => {
     const lean = await plan();
-    const whole = await plan({ keepEveryObservation: true });
-    expect(lean.plan).toEqual(whole.plan);
-    const fromWhole = computePlan({ desired, observed: whole.observed, baseUrl: BASE_URL, isJournaled: (kind, id, target) => kind === 'revoke-invitation' && id === 'org_done' && target === 'inv_1' });
-    expect(lean.plan).toEqual({ ...fromWhole, observed: {} });
-    expect(lean.observed.organisations.size).toBe(0);
-    expect([...whole.observed.organisations.keys()].sort()).toEqual(['done', 'moved', 'same', 'target', 'untouched']);
-    expect(lean.plan.unchanged).toEqual(['done', 'same', 'target', 'untouched']);
-    expect(lean.plan.journaled).toEqual(['organisations.done.invitations.revoke.inv_1']);
+    const whole = await readObservedState(desired, createScriptedClient(listed, { active: 'org_active' }), { parallelism: 2 });
+    const fromWhole = computePlan({ desired, observed: whole, baseUrl: BASE_URL, isJournaled: (kind, id, target) => kind === 'revoke-invitation' && id === 'org_done' && target === 'inv_1' });
+    expect(lean).toEqual({ ...fromWhole, observed: {} });
+    expect([...whole.organisations.keys()].sort()).toEqual(['done', 'moved', 'same', 'target', 'untouched']);
+    expect(lean.unchanged).toEqual(['done', 'same', 'target', 'untouched']);
+    expect(lean.journaled).toEqual(['organisations.done.invitations.revoke.inv_1']);
   });
 
   it('records the observations the changes depend on only in a plan to be saved', async () => {
     const unsaved = await plan();
     const saved = await plan({ saving: true });
-    expect(unsaved.plan.observed).toEqual({});
-    expect(Object.keys(saved.plan.observed)).toEqual(['moved', 'target']);
-    expect(saved.plan.observed['moved']).toMatchObject({ id: 'org_moved', billing: { billingEmail: 'old@x.test' } });
-    expect({ ...saved.plan, observed: {} }).toEqual(unsaved.plan);
+    expect(unsaved.observed).toEqual({});
+    expect(Object.keys(saved.observed)).toEqual(['moved', 'target']);
+    expect(saved.observed['moved']).toMatchObject({ id: 'org_moved', billing: { billingEmail: 'old@x.test' } });
+    expect({ ...saved, observed: {} }).toEqual(unsaved);
   });
 
   it('still names the organisation active now, though it is not declared', async () => {
-    const { plan: made } = await plan();
+    const made = await plan();
     expect(made.changes.find((c) => c.kind === 'set-active')).toMatchObject({ organisation: { slug: 'target', id: 'org_target' }, display: { fromActive: 'active-now' } });
   });
 });

@@ -17,6 +17,7 @@ let dir: string;
 beforeEach(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'orgform-write-'));
   vi.mocked(fs.open).mockClear();
+  vi.mocked(fs.rename).mockClear();
 });
 
 afterEach(async () => {
@@ -32,6 +33,7 @@ describe('replaceFile', () => {
     expect((await fs.stat(target)).mode & 0o777).toBe(0o600);
     expect(await fs.readdir(path.dirname(target))).toEqual(['state.json']);
     const renamed = vi.mocked(fs.rename).mock.calls.map(([from]) => path.basename(String(from)));
+    expect(renamed).toHaveLength(2);
     expect(renamed.every((name) => /^\.state\.json\.\d+\.\d+\.tmp$/.test(name))).toBe(true);
   });
 
@@ -42,6 +44,11 @@ describe('replaceFile', () => {
     expect(opened).toHaveLength(2);
     expect(path.basename(opened[0]!)).toMatch(/^\.state\.json\..*\.tmp$/);
     expect(opened[1]).toBe(dir);
+    // The temp file is opened (and synced) before the rename, the directory after it.
+    const [fileOpen, dirOpen] = vi.mocked(fs.open).mock.invocationCallOrder;
+    const [rename] = vi.mocked(fs.rename).mock.invocationCallOrder;
+    expect(fileOpen).toBeLessThan(rename!);
+    expect(rename).toBeLessThan(dirOpen!);
   });
 
   it('leaves the old file and no temp file behind when the write fails', async () => {

@@ -3,6 +3,7 @@
  * and the environment that points orgform at the emulator. Both are cleaned up after the test.
  */
 import { afterEach } from 'vitest';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { makeWorkspace } from './workspace.js';
 
@@ -27,4 +28,17 @@ export async function setupEmulatorWorkspace(files: Record<string, string> = {},
   // default waits are pinned by the retry policy's and the executor's unit tests; a test about a
   // wait sets its own.
   return { emulator, cwd, env: { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: emulator.url, ORGFORM_RETRY_BASE_MS: '10' } };
+}
+
+/**
+ * n generated organisations, every one's billing e-mail changed by orgs.yaml to `email(slug)`: n
+ * billing changes to apply. `changed()` counts the organisations whose e-mail the emulator now holds.
+ */
+export async function setupBillingWorld(n: number, options: EmulatorOptions = {}, email: (slug: string) => string = (slug) => `new-${slug}@example.com`) {
+  const data = generateEmulatorData({ organisations: n });
+  const lines = ['version: 1', 'organisations:'];
+  for (const o of data.organisations) lines.push(`  ${o.slug}:`, '    billing:', `      billingEmail: ${email(o.slug)}`);
+  const world = await setupEmulatorWorkspace({ 'orgs.yaml': `${lines.join('\n')}\n` }, { data, ...options });
+  const changed = () => world.emulator.store.dump().organisations.filter((o) => o.billing?.billingEmail === email(o.slug)).length;
+  return { ...world, changed };
 }

@@ -11,7 +11,7 @@ import { UsageError } from '../../errors.js';
 import { confirmQuestion, type ApplyView } from '../../render/apply-view.js';
 import { createNdjsonApplyView } from '../../render/ndjson-apply-view.js';
 import { createTextApplyView } from '../../render/text-apply-view.js';
-import { openClient, retryBaseMs, useColor } from '../command-context.js';
+import { envInt, openClient, retryBaseMs, useColor } from '../command-context.js';
 import { formatError } from '../format-error.js';
 import type { CliIO, ExitCode, OutputStream } from '../io.js';
 import { openPipelineOutput } from '../pipeline-output.js';
@@ -108,13 +108,7 @@ export function exitCodeFor(outcome: ApplyOutcome): ExitCode {
  * (default 5 s); tests shorten it.
  */
 export function progressIntervalFromEnv(env: CliIO['env']): number | undefined {
-  const raw = env.ORGFORM_PROGRESS_INTERVAL_MS;
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 10) {
-    throw new UsageError(`ORGFORM_PROGRESS_INTERVAL_MS must be a whole number of at least 10 (got "${raw}").`);
-  }
-  return n;
+  return envInt(env, 'ORGFORM_PROGRESS_INTERVAL_MS', 10);
 }
 
 /** Someone at a terminal, who sees the question and can type: only then can apply ask. */

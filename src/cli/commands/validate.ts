@@ -40,7 +40,7 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   const lines = result.problems.map(formatProblem);
   const fileCount = new Set(result.problems.map((p) => p.file)).size;
   // The listing quotes the file's own text: guarded, so that it cannot issue a workflow command.
-  io.stderr.write(pipeline.guard(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`));
+  io.stderr.write(pipeline.frame.guard(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`));
   await pipeline.annotate(findings, io.stderr);
   return 1;
 }
