@@ -18,6 +18,11 @@ export interface CliIO {
   signal: AbortSignal;
   /** Milliseconds since the epoch; injected so that output can be tested. */
   now: () => number;
+  /**
+   * In GitHub Actions, set by guardWorkflowCommands: seals one line as orgform's own workflow
+   * command (an annotation, a group), the only kind of line that the guarded streams let through.
+   */
+  workflowCommand?: (line: string) => string;
 }
 
 /** A command's result: the process exit code. */

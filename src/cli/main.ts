@@ -1,6 +1,8 @@
 /**
  * The process entry: the only module that touches `process`, and the only `process.exit`.
  */
+import { fstatSync } from 'node:fs';
+import { guardWorkflowCommands } from './guard-workflow-commands.js';
 import { buildProgram } from './program.js';
 import type { CliIO } from './io.js';
 
@@ -30,15 +32,19 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const io: CliIO = {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdin: process.stdin,
-    env: process.env,
-    cwd: process.cwd(),
-    signal: controller.signal,
-    now: () => Date.now(),
-  };
+  // Guarded here, once, so that a fatal error goes through the same guard as the commands' output.
+  const io: CliIO = guardWorkflowCommands(
+    {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      stdin: process.stdin,
+      env: process.env,
+      cwd: process.cwd(),
+      signal: controller.signal,
+      now: () => Date.now(),
+    },
+    { unread: { stdout: isRegularFile(1), stderr: isRegularFile(2) } },
+  );
   let code: number = 0;
   const program = buildProgram(io, (c) => {
     code = c;
@@ -53,6 +59,15 @@ async function main(): Promise<void> {
     code = await reportFatal(err, io);
   }
   leave(code, { drain: true });
+}
+
+/** A stream redirected to a file (`> plan.json`): the runner cannot read it, so it is written as it is. */
+function isRegularFile(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The one way out of the process. Draining lets a pipe take the rest of a large plan first. */
@@ -71,8 +86,9 @@ async function reportFatal(err: unknown, io: CliIO): Promise<number> {
       : 1;
   }
   const { formatError } = await import('./format-error.js');
-  // An error may quote the service or the files: in GitHub Actions it is guarded, like all such
-  // text, so that it cannot issue a workflow command (elsewhere guard() leaves it as it is).
+  // An error may quote the service or the files: in GitHub Actions io.stderr neutralises any line
+  // that could issue a workflow command, and the text is also framed by stop-commands, as the
+  // views frame such text (elsewhere guard() leaves it as it is).
   const { openPipelineOutput } = await import('./pipeline-output.js');
   io.stderr.write((await openPipelineOutput(io)).frame.guard(formatError(err)));
   return 1;

@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import type { Plan } from '../plan/types.js';
 import { PLAIN_FRAME, type LogFrame } from '../render/log-frame.js';
 import type { Finding } from '../render/findings.js';
+import { inGithubActions } from './guard-workflow-commands.js';
 import type { CliIO, OutputStream } from './io.js';
 import { writeFileAtomically } from '../state/write-file-atomically.js';
 
@@ -38,34 +39,38 @@ export interface PipelineOutput {
 }
 
 export async function openPipelineOutput(io: CliIO): Promise<PipelineOutput> {
-  const github = io.env.GITHUB_ACTIONS === 'true';
-  const gh = github ? await import('../render/github-annotations.js') : undefined;
+  const gh = inGithubActions(io.env) ? await import('../render/github-annotations.js') : undefined;
   // Unguessable, so that guarded text cannot end the guard by naming it.
   const token = randomBytes(16).toString('hex');
   const root = nonEmpty(io.env.GITHUB_WORKSPACE) ?? io.cwd;
+  // orgform's own command lines, sealed so that the guard on the streams lets them through (every
+  // other line that could be read as a command is neutralised there: cli/guard-workflow-commands.ts).
+  const issue = io.workflowCommand ?? ((line: string) => line);
 
   const warn = (stream: OutputStream, message: string) => {
-    stream.write(gh ? `${gh.formatAnnotation({ level: 'warning', message })}\n` : `Warning: ${message}\n`);
+    stream.write(gh ? `${issue(gh.formatAnnotation({ level: 'warning', message }))}\n` : `Warning: ${message}\n`);
   };
 
   return {
     frame: gh
       ? {
-          fold: (title, text) => gh.formatGroup(title, text, token),
-          open: (title) => gh.openGroup(title, token),
-          close: () => gh.closeGroup(token),
-          guard: (text) => gh.guardText(text, token),
+          fold: (title, text) => gh.formatGroup(title, text, token, issue),
+          open: (title) => gh.openGroup(title, token, issue),
+          close: () => gh.closeGroup(token, issue),
+          guard: (text) => gh.guardText(text, token, issue),
         }
       : PLAIN_FRAME,
     async annotate(findings, stream) {
       if (!gh || findings.length === 0) return;
       const { workspacePath } = await import('../render/workspace-path.js');
       const lines = findings.map((f) =>
-        gh.formatAnnotation({
-          level: f.level,
-          message: f.message,
-          ...(f.file === undefined ? {} : { file: workspacePath(f.file, { cwd: io.cwd, root }), line: f.line, col: f.col }),
-        }),
+        issue(
+          gh.formatAnnotation({
+            level: f.level,
+            message: f.message,
+            ...(f.file === undefined ? {} : { file: workspacePath(f.file, { cwd: io.cwd, root }), line: f.line, col: f.col }),
+          }),
+        ),
       );
       stream.write(`${lines.join('\n')}\n`);
     },

@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 // Dependency-free (no imports of its own): the emulator's points, for --point and --help.
 import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../emulator/behaviour.js';
+import { guardWorkflowCommands } from './guard-workflow-commands.js';
 import type { CliIO, ExitCode } from './io.js';
 import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
 import type { ReportSpec } from './pipeline-output.js';
@@ -85,7 +86,10 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   emulator: () => import('./commands/emulator.js'),
 };
 
-export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Command {
+export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void): Command {
+  // Every command, and commander's own messages, write through the one guard (a no-op outside
+  // GitHub Actions, and when the caller has guarded the streams already).
+  const io = guardWorkflowCommands(unguarded);
   const program = new Command('orgform')
     .description('Declarative, Terraform-style provisioning for the Organisations service.')
     .version(VERSION)

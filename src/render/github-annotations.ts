@@ -13,6 +13,14 @@ import { terminalSafe } from './ansi.js';
 
 export type AnnotationLevel = 'error' | 'warning';
 
+/**
+ * How one of orgform's own command lines is issued: the CLI seals it (CliIO.workflowCommand), so
+ * that the guard on its output lets it through while it neutralises every other line that could be
+ * read as a command (cli/guard-workflow-commands.ts). Unsealed elsewhere.
+ */
+export type IssueCommand = (line: string) => string;
+const AS_IS: IssueCommand = (line) => line;
+
 export interface Annotation {
   level: AnnotationLevel;
   message: string;
@@ -70,23 +78,23 @@ export function checkStopToken(token: string): string {
  * token the runner processes no command at all. Escaping alone would not do for the log, since
  * the runner's legacy parser finds `##[command]` anywhere in a line, not only at its start.
  */
-export function guardText(text: string, stopToken: string): string {
+export function guardText(text: string, stopToken: string, issue: IssueCommand = AS_IS): string {
   if (text === '') return '';
   const token = checkStopToken(stopToken);
-  return `::stop-commands::${token}\n${text.endsWith('\n') ? text : `${text}\n`}::${token}::\n`;
+  return `${issue(`::stop-commands::${token}`)}\n${text.endsWith('\n') ? text : `${text}\n`}${issue(`::${token}::`)}\n`;
 }
 
 /** A folded section of the log, titled, its content guarded. */
-export function formatGroup(title: string, text: string, stopToken: string): string {
-  return `::group::${escapeData(terminalSafe(title))}\n${guardText(text, stopToken)}::endgroup::\n`;
+export function formatGroup(title: string, text: string, stopToken: string, issue: IssueCommand = AS_IS): string {
+  return `${issue(`::group::${escapeData(terminalSafe(title))}`)}\n${guardText(text, stopToken, issue)}${issue('::endgroup::')}\n`;
 }
 
 /** The opening half of a group whose lines are written as they come (apply's per-change lines). */
-export function openGroup(title: string, stopToken: string): string {
-  return `::group::${escapeData(terminalSafe(title))}\n::stop-commands::${checkStopToken(stopToken)}\n`;
+export function openGroup(title: string, stopToken: string, issue: IssueCommand = AS_IS): string {
+  return `${issue(`::group::${escapeData(terminalSafe(title))}`)}\n${issue(`::stop-commands::${checkStopToken(stopToken)}`)}\n`;
 }
 
 /** The closing half of openGroup's group. */
-export function closeGroup(stopToken: string): string {
-  return `::${checkStopToken(stopToken)}::\n::endgroup::\n`;
+export function closeGroup(stopToken: string, issue: IssueCommand = AS_IS): string {
+  return `${issue(`::${checkStopToken(stopToken)}::`)}\n${issue('::endgroup::')}\n`;
 }

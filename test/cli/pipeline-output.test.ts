@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { guardWorkflowCommands } from '../../src/cli/guard-workflow-commands.js';
 import type { CliIO } from '../../src/cli/io.js';
 import { openPipelineOutput } from '../../src/cli/pipeline-output.js';
+import { runnerCommands } from '../support/github-runner.js';
 import { makeWorkspace } from '../support/workspace.js';
 
 async function github() {
@@ -29,5 +31,21 @@ describe('annotations', () => {
     expect(log.text).toBe('');
     await (await github()).pipeline.annotate([finding], log);
     expect(log.text).toBe('::error file=orgs.yaml,line=2,col=3,title=orgform::bad\n');
+  });
+});
+
+describe('through the guarded streams', () => {
+  it('seals orgform’s own groups and annotations, which get through, while the text inside them cannot issue a command', async () => {
+    const cwd = await makeWorkspace();
+    const log = { text: '', write: (s: string) => void (log.text += s) };
+    const io = guardWorkflowCommands({ cwd, env: { GITHUB_ACTIONS: 'true' }, stdout: log, stderr: log } as unknown as CliIO);
+    const pipeline = await openPipelineOutput(io);
+    io.stdout.write(pipeline.frame.fold('Plan: 1 to change', '::add-mask::x\n'));
+    io.stdout.write(pipeline.frame.open('Applying 1 change') + '::set-output name=y::1\n' + pipeline.frame.close());
+    await pipeline.annotate([{ check: 'config', level: 'error', message: '::add-mask::z', file: 'orgs.yaml', line: 1, col: 1 }], io.stdout);
+    const commands = runnerCommands(log.text).map((c) => (/^[0-9a-f]{32}$/.test(c.command) ? 'TOKEN' : c.command));
+    expect(commands).toEqual(['group', 'stop-commands', 'TOKEN', 'endgroup', 'group', 'stop-commands', 'TOKEN', 'endgroup', 'error']);
+    expect(log.text).toContain('\n\\u003a:add-mask::x\n');
+    expect(log.text).toContain('\n\\u003a:set-output name=y::1\n');
   });
 });

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEmulatorData } from '../../src/emulator/data.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
-import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
+import { parse as parseYaml } from 'yaml';
+import { runnerAnnotations, runnerCommands, type RunnerCommand } from '../support/github-runner.js';
 import { codeQualityErrors, gitlabTerraformErrors } from '../support/report-schemas.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
@@ -249,11 +250,131 @@ describe('a fatal error in GitHub Actions', () => {
     emulator.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'status', status: 400, contentType: 'application/json', body } });
     const inGithub = await spawnCli(['plan'], { cwd, env: { ...env, ...githubEnv(cwd) } });
     expect(inGithub.code).toBe(1);
-    expect(inGithub.stderr).toContain('##[set-output name=pwned;]1');
+    // Shown, and escaped where it would start the legacy form of a command.
+    expect(inGithub.stderr).toContain('nope ##\\u005bset-output name=pwned;]1 ::add-mask::x');
     expect(runnerCommands(inGithub.stderr).map((c) => c.command)).toEqual(['stop-commands', expect.stringMatching(/^[0-9a-f]{32}$/)]);
     // Elsewhere the message is as it always was (and would have been a command in a runner).
     const elsewhere = await spawnCli(['plan'], { cwd, env });
     expect(elsewhere.stderr).not.toContain('::stop-commands::');
     expect(runnerCommands(elsewhere.stderr).map((c) => c.command)).toEqual(['set-output']);
+  });
+});
+
+/**
+ * Every way a line can issue a workflow command: at the start of a line (after white space, and
+ * after a zero-width space, which a culture-sensitive comparison does not see), the legacy form
+ * anywhere in a line, and a stop-commands that would silence orgform's own annotations after it.
+ */
+const FORGED = [
+  '::add-mask::pwned',
+  '::set-output name=pwned::1',
+  '::stop-commands::pwned',
+  '::error::pwned',
+  '  ::warning title=pwned::indented',
+  '\u200b::notice::pwned',
+  'x ##[set-output name=pwned;]legacy',
+  '##[error]pwned',
+];
+
+/** Commands orgform issues itself: its groups, their stop-commands guard, and its annotations (always titled orgform). */
+function isOrgformsOwn(c: RunnerCommand): boolean {
+  if (c.command === 'group' || c.command === 'endgroup' || /^[0-9a-f]{32}$/.test(c.command)) return true;
+  if (c.command === 'stop-commands') return /^[0-9a-f]{32}$/.test(c.data);
+  return (c.command === 'error' || c.command === 'warning') && c.properties.title === 'orgform' && Object.keys(c.properties).every((k) => ['file', 'line', 'col', 'title'].includes(k));
+}
+
+/** What the runner would act on that orgform did not issue, reading both streams. */
+function forgedCommands(result: { stdout: string; stderr: string }): RunnerCommand[] {
+  return [...runnerCommands(result.stdout), ...runnerCommands(result.stderr)].filter((c) => !isOrgformsOwn(c));
+}
+
+/** Examples' data with acme's billing e-mail and customer id set to hostile text (each part on one line). */
+async function hostileData() {
+  const data = await readEmulatorData(new URL('../../examples/emulator-data.json', import.meta.url));
+  const acme = data.organisations.find((o) => o.id === 'org_acme')!;
+  acme.billing = { ...acme.billing, billingEmail: FORGED.join('\n'), customerId: 'cus ##[set-output name=pwned;]2' };
+  return data;
+}
+
+describe('in GitHub Actions no text from the service or the files issues a workflow command, whichever command writes it', () => {
+  it('plan, in every format: the JSON document keeps the values exactly', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { data: await hostileData() });
+    for (const format of ['text', 'json', 'markdown']) {
+      const result = await runCli(['plan', '--format', format], { cwd, env: { ...env, ...githubEnv(cwd) } });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('set-output name=pwned');
+      expect(forgedCommands(result)).toEqual([]);
+      if (format === 'json') {
+        // Read back, the document holds the service's value exactly as it was.
+        const acme = (JSON.parse(result.stdout) as { changes: Array<{ address: string; before: unknown }> }).changes.find((c) => c.address === 'organisations.acme.billing');
+        expect(JSON.stringify(acme?.before)).toContain(JSON.stringify(FORGED.join('\n')));
+      }
+    }
+  });
+
+  it('apply, in text and as NDJSON, with an Error body that tries every form', async () => {
+    for (const format of ['text', 'json']) {
+      const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { data: await hostileData() });
+      emulator.faults.add({
+        operation: 'acceptInvitation',
+        fault: { kind: 'status', status: 422, contentType: 'application/json', body: JSON.stringify({ code: 'validation_failed', message: FORGED.join(' '), cause: FORGED[6] }) },
+      });
+      const result = await runCli(['apply', '--auto-approve', '--format', format], { cwd, env: { ...env, ...githubEnv(cwd) } });
+      expect(result.code).toBe(1);
+      expect(result.stdout + result.stderr).toContain('add-mask');
+      expect(forgedCommands(result)).toEqual([]);
+    }
+  });
+
+  it('validate, with keys that try every form', async () => {
+    const keys = FORGED.map((line, i) => `    ${JSON.stringify(line)}: ${i}`).join('\n');
+    const cwd = await makeWorkspace({ 'orgs.yaml': `version: 1\norganisations:\n  acme:\n${keys}\n` });
+    const result = await runCli(['validate'], { cwd, env: githubEnv(cwd) });
+    expect(result.code).toBe(1);
+    expect(runnerAnnotations(result.stderr).length).toBeGreaterThan(0);
+    expect(forgedCommands(result)).toEqual([]);
+  });
+
+  it('export: its warnings, its summary and the file it prints, which reads back exactly', async () => {
+    const data = await hostileData();
+    const acme = data.organisations.find((o) => o.id === 'org_acme')!;
+    // A slug orgs.yaml cannot declare (it holds "/"): left out, with a warning that quotes it.
+    data.organisations.push({ ...acme, id: 'org_left_out', slug: 'a/##[set-output name=pwned;]3' });
+    data.users[0]!.memberships.push('org_left_out');
+    const { cwd, env } = await setupEmulatorWorkspace({}, { data });
+    const result = await runCli(['export'], { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('Warning: left out organisation');
+    expect(forgedCommands(result)).toEqual([]);
+    const exported = parseYaml(result.stdout) as { organisations: Record<string, { billing: Record<string, string> }> };
+    expect(exported.organisations.acme?.billing.customerID).toBe('cus ##[set-output name=pwned;]2');
+
+    // -f: the summary of what differs quotes the service's values.
+    await writeFile(join(cwd, 'orgs.yaml'), 'version: 1\norganisations:\n  acme:\n    billing:\n      customerID: cus_acme\n');
+    const diff = await runCli(['export', '-f', 'orgs.yaml', '--diff'], { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(diff.code).toBe(0);
+    expect(diff.stderr).toContain('customerID');
+    expect(forgedCommands(diff)).toEqual([]);
+  });
+
+  it('slugs check: the table, with a slug and the service’s reasons that try every form', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace();
+    emulator.faults.add({ operation: 'getSlugAvailability', times: Infinity, fault: { kind: 'status', status: 200, body: JSON.stringify({ ok: false, messages: FORGED }) } });
+    for (const format of ['text', 'json']) {
+      const result = await runCli(['slugs', 'check', '--format', format, '::add-mask::pwned', 'fine-slug'], { cwd, env: { ...env, ...githubEnv(cwd) } });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain('add-mask');
+      expect(forgedCommands(result)).toEqual([]);
+    }
+  });
+
+  it('a fatal error, as a process, even when its text holds a line break', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const body = JSON.stringify({ code: 'bad_request', message: FORGED.join('\n') });
+    emulator.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'status', status: 400, contentType: 'application/json', body } });
+    const result = await spawnCli(['plan'], { cwd, env: { ...env, ...githubEnv(cwd) } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('add-mask');
+    expect(forgedCommands(result)).toEqual([]);
   });
 });

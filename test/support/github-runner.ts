@@ -10,6 +10,11 @@
  *
  * Both stdout and stderr go through the same manager (Handlers/ScriptHandler.cs), so a test replays
  * each stream, or both.
+ *
+ * One departure, on the strict side: the runner compares with StartsWith and IndexOf without a
+ * StringComparison, which are culture-sensitive, and under ICU's collation zero-width, format and
+ * most control characters are ignored. Whether a given runner does so depends on its globalization
+ * mode, so the port assumes it does: those characters are taken out of a line before it is read.
  */
 
 export interface RunnerCommand {
@@ -70,6 +75,9 @@ function parseV1(line: string, registered: ReadonlySet<string>): RunnerCommand |
   return { command, properties, data: unescape(line.slice(rb + 1), LEGACY) };
 }
 
+// Default-ignorable and format characters, and the controls other than tab, line breaks, VT and FF.
+const IGNORED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\u0000-\u0008\u000e-\u001f\u007f-\u009f]/gu;
+
 /** Every command the runner would act on, in order, with stop-commands honoured. */
 export function runnerCommands(output: string): RunnerCommand[] {
   const registered = new Set(REGISTERED);
@@ -77,8 +85,9 @@ export function runnerCommands(output: string): RunnerCommand[] {
   let stopToken: string | undefined;
   // The runner reads the output with StreamReader.ReadLine: \r, \n and \r\n all end a line.
   for (const line of output.split(/\r\n|\r|\n/)) {
-    if (line === '') continue;
-    const command = parseV2(line, registered) ?? parseV1(line, registered);
+    const seen = line.replace(IGNORED, '');
+    if (seen === '') continue;
+    const command = parseV2(seen, registered) ?? parseV1(seen, registered);
     if (command === undefined) continue;
     if (stopToken !== undefined) {
       if (command.command.toLowerCase() === stopToken.toLowerCase()) {

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { guardWorkflowCommands } from '../../src/cli/guard-workflow-commands.js';
 import { buildProgram } from '../../src/cli/program.js';
 import type { CliIO, ExitCode } from '../../src/cli/io.js';
 import { formatError } from '../../src/cli/format-error.js';
@@ -30,7 +31,7 @@ export async function runCli(args: string[], options: RunOptions): Promise<CliRe
   stdin.isTTY = options.tty;
   if (options.stdin !== undefined) stdin.end(options.stdin);
   else if (!options.tty) stdin.end();
-  const io: CliIO = {
+  const raw: CliIO = {
     stdout: { write: (s: string) => ((stdout += s), true), isTTY: options.tty },
     stderr: { write: (s: string) => ((stderr += s), true), isTTY: options.tty },
     stdin,
@@ -39,6 +40,8 @@ export async function runCli(args: string[], options: RunOptions): Promise<CliRe
     signal: options.signal ?? new AbortController().signal,
     now: () => Date.now(),
   };
+  // Guarded as main guards the process's streams, so that a fatal error goes through the guard too.
+  const io = guardWorkflowCommands(raw);
   let code: number = 0;
   const program = buildProgram(io, (c: ExitCode) => {
     code = c;
@@ -50,7 +53,7 @@ export async function runCli(args: string[], options: RunOptions): Promise<CliRe
     if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
       code = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 1;
     } else {
-      stderr += formatError(err);
+      io.stderr.write(formatError(err));
       code = 1;
     }
   }
