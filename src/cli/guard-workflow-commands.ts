@@ -102,43 +102,46 @@ function track(text: string, state: LineState): string {
   return text;
 }
 
+// Printable ASCII but `#`, `:` and `[`, with space and tab: a run of them only ends a `##` (and,
+// unless it is all white space, the start of a line). Skipped whole, so that the usual text costs
+// one regular-expression match per run rather than a step per character.
+const PLAIN_RUN = /[\t\x20-\x22\x24-\x39\x3b-\x5a\x5c-\x7e]+/y;
+const NOT_WHITE = /[^\t ]/;
+
 function neutraliseText(text: string, state: LineState): string {
   let out = '';
   let from = 0;
-  for (let i = 0; i < text.length; i += 1) {
+  let i = 0;
+  while (i < text.length) {
+    PLAIN_RUN.lastIndex = i;
+    if (PLAIN_RUN.test(text)) {
+      const end = PLAIN_RUN.lastIndex;
+      if (state.blank && NOT_WHITE.test(text.slice(i, end))) state.blank = false;
+      state.empty = false;
+      state.hashes = 0;
+      i = end;
+      continue;
+    }
     const c = text.charCodeAt(i);
+    i += 1;
     if (c === 0x0a || c === 0x0d) {
       state.empty = true;
       state.blank = true;
       state.hashes = 0;
-      continue;
-    }
-    if (c === 0x3a /* : */ && state.blank) {
-      out += `${text.slice(from, i)}\\u003a`;
-      from = i + 1;
+    } else if ((c === 0x3a /* : */ && state.blank) || (c === 0x5b /* [ */ && state.hashes >= 2)) {
+      out += `${text.slice(from, i - 1)}${c === 0x3a ? '\\u003a' : '\\u005b'}`;
+      from = i;
       state.empty = state.blank = false;
       state.hashes = 0;
-      continue;
-    }
-    if (c === 0x5b /* [ */ && state.hashes >= 2) {
-      out += `${text.slice(from, i)}\\u005b`;
-      from = i + 1;
+    } else if (c === 0x23 /* # */) {
       state.empty = state.blank = false;
-      state.hashes = 0;
-      continue;
-    }
-    state.empty = false;
-    if (c === 0x23 /* # */) {
       state.hashes = Math.min(2, state.hashes + 1);
-      state.blank = false;
-    } else if (c === 0x20 || c === 0x09) {
-      // Trimmed at the start of a line, never ignored inside `##[`.
-      state.hashes = 0;
     } else if (isIgnorable(c)) {
       // Neither breaks a `##[` nor ends the start of a line.
+      state.empty = false;
     } else {
+      state.empty = state.blank = false;
       state.hashes = 0;
-      state.blank = false;
     }
   }
   return from === 0 ? text : out + text.slice(from);
