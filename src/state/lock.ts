@@ -4,7 +4,7 @@
  * this host that no longer runs is stale and is taken over (the caller is told).
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, rename, unlink } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { OrgformError } from '../errors.js';
@@ -101,9 +101,14 @@ function describeHolder(h: LockInfo): string {
 
 export async function acquireLock(statePath: string, command: string, env: LockEnvironment = defaultLockEnvironment()): Promise<HeldLock> {
   const lockPath = lockPathFor(statePath);
-  await mkdir(dirname(lockPath), { recursive: true }).catch((err: unknown) => {
-    throw lockIoError(lockPath, err);
-  });
+  // The first directory this made (undefined when the directory was there): removed again on
+  // release if still empty, so that an apply that journaled nothing (refused, nothing to do, run
+  // from another directory) leaves no empty `.orgform/` behind.
+  const makeDirectory = () =>
+    mkdir(dirname(lockPath), { recursive: true }).catch((err: unknown) => {
+      throw lockIoError(lockPath, err);
+    });
+  let created = await makeDirectory();
   const info: LockInfo = {
     id: randomBytes(6).toString('hex'),
     pid: env.pid,
@@ -117,8 +122,17 @@ export async function acquireLock(statePath: string, command: string, env: LockE
     // exists (the atomic test-and-set), and a lock file is never seen empty or half written,
     // even if this process is killed half-way.
     const temp = `${lockPath}.${env.pid}.${info.id}.tmp`;
+    const text = JSON.stringify(info, null, 2) + '\n';
     try {
-      await writeDurableFile(temp, JSON.stringify(info, null, 2) + '\n', { exclusive: true });
+      try {
+        await writeDurableFile(temp, text, { exclusive: true });
+      } catch (err) {
+        // An apply that has just ended may have removed the empty directory it had made: once more.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        const remade = await makeDirectory();
+        created ??= remade;
+        await writeDurableFile(temp, text, { exclusive: true });
+      }
     } catch (err) {
       throw lockIoError(lockPath, err);
     }
@@ -141,6 +155,7 @@ export async function acquireLock(statePath: string, command: string, env: LockE
         async release() {
           const holder = await readHolder(lockPath);
           if (holder?.id === info.id) await removeLockIfHeldBy(lockPath, info.id).catch(() => undefined);
+          if (created !== undefined) await removeEmptyDirectories(dirname(lockPath), created);
         },
       };
     }
@@ -163,6 +178,21 @@ export async function acquireLock(statePath: string, command: string, env: LockE
     );
   }
   throw new OrgformError('STATE_LOCKED', `Could not lock ${statePath}.`);
+}
+
+/**
+ * Removes `dir` and its parents up to `top`, each only if empty (rmdir refuses any other): what
+ * holds the journal, or another process's lock, stays.
+ */
+async function removeEmptyDirectories(dir: string, top: string): Promise<void> {
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      await rmdir(at);
+    } catch {
+      return;
+    }
+    if (at === top || dirname(at) === at) return;
+  }
 }
 
 /** Breaks a lock explicitly, only if its ID is the one given (so that a new holder is never broken by mistake). */

@@ -4,7 +4,7 @@
  * plausible answer of each).
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ProfileName } from '../../src/emulator/behaviour.js';
@@ -13,7 +13,7 @@ import { acquireLock } from '../../src/state/lock.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
-import { CHANGING_CONFIG } from '../support/workspace.js';
+import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 let emulator: Emulator;
 let profile: ProfileName;
@@ -327,5 +327,28 @@ organisations:
     const second = await runCli(['apply', '--auto-approve'], { cwd, env });
     expect(second.code).toBe(0);
     expect((await runCli(['plan', '--detailed-exitcode'], { cwd, env })).code).toBe(0);
+  });
+});
+
+describe('orgform apply PLANFILE and the directories it leaves', () => {
+  it('run from another directory, leaves nothing behind there (no empty .orgform)', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    const elsewhere = await makeWorkspace();
+    const result = await runCli(['apply', join(cwd, 'plan.json')], { cwd: elsewhere, env });
+    // The plan's files are named relative to where it was made, so from here it is stale.
+    expect(result.code).toBe(1);
+    expect(await readdir(elsewhere)).toEqual([]);
+    expect((await readdir(cwd)).sort()).toEqual(['orgs.yaml', 'plan.json']);
+  });
+
+  it('leaves no empty state directory when nothing was journaled, and keeps it when something was', async () => {
+    const billingOnly = 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n';
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': billingOnly });
+    expect((await runCli(['apply', '--auto-approve'], { cwd, env })).code).toBe(0);
+    expect((await readdir(cwd)).sort()).toEqual(['orgs.yaml']);
+    await writeFile(join(cwd, 'orgs.yaml'), CHANGING_CONFIG);
+    expect((await runCli(['apply', '--auto-approve'], { cwd, env })).code).toBe(0);
+    expect(await readdir(join(cwd, '.orgform'))).toEqual(['state.json']);
   });
 });

@@ -71,6 +71,37 @@ describe('acquireLock', () => {
     expect(second.info.id).not.toBe(first.info.id);
   });
 
+  it('removes on release the directories it made for the lock, when they are still empty', async () => {
+    const deep = path.join(dir, 'repo', '.orgform', 'state.json');
+    const lock = await acquireLock(deep, 'orgform apply', lockEnv());
+    await lock.release();
+    expect(await fs.readdir(dir)).toEqual([]);
+  });
+
+  it('leaves a directory that was there before, or that holds the journal by release', async () => {
+    const there = await acquireLock(statePath, 'orgform apply', lockEnv());
+    await there.release();
+    expect(await fs.readdir(dir)).toEqual([]);
+    const journaled = path.join(dir, '.orgform', 'state.json');
+    const lock = await acquireLock(journaled, 'orgform apply', lockEnv());
+    await fs.writeFile(journaled, '{}');
+    await lock.release();
+    expect(await fs.readdir(path.join(dir, '.orgform'))).toEqual(['state.json']);
+  });
+
+  it('takes the lock even when an apply that just ended removes the empty directory meanwhile', async () => {
+    const inside = path.join(dir, '.orgform', 'state.json');
+    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises');
+    vi.mocked(fs.open).mockImplementationOnce(async (...args: Parameters<typeof actual.open>) => {
+      await actual.rmdir(path.join(dir, '.orgform'));
+      return actual.open(...args);
+    });
+    const lock = await acquireLock(inside, 'orgform apply', lockEnv());
+    expect(JSON.parse(await fs.readFile(lockPathFor(inside), 'utf8')).id).toBe(lock.info.id);
+    await lock.release();
+    expect(await fs.readdir(dir)).toEqual([]);
+  });
+
   it('never removes a lock that is not its own on release', async () => {
     const first = await acquireLock(statePath, 'orgform apply', lockEnv());
     await forceUnlock(statePath, first.info.id);
