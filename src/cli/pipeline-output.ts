@@ -126,6 +126,6 @@ export async function writeReports(reports: readonly ReportSpec[], content: Repo
         throw new Error(`unknown report ${String(unreachable)}`);
       }
     }
-    await writeFileAtomically(resolve(io.cwd, report.path), text, report.path);
+    await writeFileAtomically(resolve(io.cwd, report.path), text, { shown: report.path, option: '--report' });
   }
 }

@@ -16,6 +16,7 @@ import type { PlanView } from '../render/plan-view.js';
 import { Journal } from '../state/journal.js';
 import { writeFileAtomically } from '../state/write-file-atomically.js';
 import { checkPlanSafety, type PlanHazard } from '../plan/check-plan-safety.js';
+import { checkPlanOut } from './check-plan-out.js';
 import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';
 import { makePlan } from './make-plan.js';
 import type { OpenClient } from './open-client.js';
@@ -30,6 +31,8 @@ export interface PlanInputs {
   maxChanges?: number;
   /** --out: save the plan here for `orgform apply FILE` (a path as given, relative to cwd). */
   out?: string;
+  /** --force: --out may replace a file that is not an orgform plan. */
+  force?: boolean;
 }
 
 export interface PlanDeps extends FileWorld {
@@ -54,6 +57,11 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
     throw err;
   }
 
+  // Where the plan will be saved, checked before anything is read: a file that is not a plan is
+  // replaced only with --force.
+  const out = inputs.out === undefined ? undefined : { path: resolve(deps.cwd, inputs.out), shown: inputs.out };
+  if (out !== undefined) await checkPlanOut(out.path, out.shown, { force: inputs.force === true });
+
   // Connect.
   const { client } = await deps.openClient({});
   try {
@@ -67,7 +75,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
     await view.planMade(plan, safety);
 
     // Save exactly this plan, with what it was based on, for `orgform apply FILE`.
-    if (inputs.out !== undefined) {
+    if (out !== undefined) {
       const text = serializeSavedPlan({
         orgformSavedPlan: SAVED_PLAN_VERSION,
         createdAt: new Date(deps.now()).toISOString(),
@@ -77,8 +85,10 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
         selection: { targets: [...(inputs.selection.targets ?? [])], shard: inputs.selection.shard ?? null },
         plan,
       });
-      await writeFileAtomically(resolve(deps.cwd, inputs.out), text, inputs.out);
-      view.planSaved(inputs.out);
+      // Again: a file may have appeared there while the service was read.
+      await checkPlanOut(out.path, out.shown, { force: inputs.force === true });
+      await writeFileAtomically(out.path, text, { shown: out.shown, option: '--out' });
+      view.planSaved(out.shown);
     }
 
     // Report.

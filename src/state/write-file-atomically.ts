@@ -4,21 +4,36 @@
  * fsynced, so that a reader (or a crash) never sees half a journal, half a plan or half an
  * orgs.yaml. The state journal uses `replaceFile`; the lock shares the first step
  * (`writeDurableFile`) and then links its temp file into place instead of renaming it, so that an
- * existing lock is never replaced; files that a user names (saved plans, exports, reports) go
- * through `writeFileAtomically`, which also checks what it is about to replace.
+ * existing lock is never replaced; files that a user names (saved plans, exports, reports, the
+ * emulator's --save) go through `writeFileAtomically`, which also checks what it is about to
+ * replace and keeps its mode.
  */
-import { lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { access, lstat, mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { UsageError } from '../errors.js';
+import { OrgformError, UsageError } from '../errors.js';
+
+export interface DurableFileOptions {
+  /** Fail if the file exists. */
+  exclusive?: boolean;
+  /** The permission bits to give it (by default 0600), whatever the umask. */
+  mode?: number;
+  /** The owner to give it, where this process may (best effort: a user can only give a file away to itself). */
+  owner?: { uid: number; gid: number };
+}
 
 /**
- * Creates `path` (mode 0600; with `exclusive`, failing if it exists), writes `text` and fsyncs it.
- * A failed write or fsync removes the file again.
+ * Creates `path` (mode 0600 unless `mode` says otherwise; with `exclusive`, failing if it exists),
+ * writes `text` and fsyncs it. A failed write or fsync removes the file again.
  */
-export async function writeDurableFile(path: string, text: string, options: { exclusive?: boolean } = {}): Promise<void> {
+export async function writeDurableFile(path: string, text: string, options: DurableFileOptions = {}): Promise<void> {
   const handle = await open(path, options.exclusive ? 'wx' : 'w', 0o600);
   try {
     try {
+      if (options.owner !== undefined) await handle.chown(options.owner.uid, options.owner.gid).catch(() => undefined);
+      // After chown, which may clear bits; fchmod is not narrowed by the umask as open's mode is.
+      if (options.mode !== undefined) await handle.chmod(options.mode);
       await handle.writeFile(text, 'utf8');
       await handle.sync();
     } finally {
@@ -50,13 +65,20 @@ export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${sequence}.tmp`);
 }
 
+export interface ReplaceOptions extends Omit<DurableFileOptions, 'exclusive'> {
+  /** Runs once the text is durably beside the target, right before the rename; a throw stops it (nothing is replaced). */
+  beforeRename?: () => Promise<void>;
+}
+
 /** Replaces (or creates) `path` with `text`, atomically and durably. File system errors are thrown as they are. */
-export async function replaceFile(path: string, text: string): Promise<void> {
+export async function replaceFile(path: string, text: string, options: ReplaceOptions = {}): Promise<void> {
+  const { beforeRename, ...durable } = options;
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const temp = tempPathFor(path);
-  await writeDurableFile(temp, text);
+  await writeDurableFile(temp, text, durable);
   try {
+    await beforeRename?.();
     await rename(temp, path);
   } catch (err) {
     await unlink(temp).catch(() => undefined);
@@ -66,28 +88,52 @@ export async function replaceFile(path: string, text: string): Promise<void> {
   await syncDirectory(dir);
 }
 
+/** A file that a user named: how to speak of it, and what to check before it is replaced. */
+export interface UserFile {
+  /** The path as the user gave it. */
+  shown: string;
+  /** What named it (`--out`, `--report`, `-f`), for what to do next. */
+  option: string;
+  /**
+   * SHA-256 of the content the new text was made from: checked right before the rename, and if the
+   * file holds anything else by then (someone edited it meanwhile), nothing is written.
+   */
+  madeFrom?: string;
+}
+
 /**
- * Writes a file that a user named (--out, -f, --report). The target must be a regular file or not
- * exist: renaming over a device, a directory or a FIFO would replace it, and a symlink is followed
- * to the file it names rather than replaced by one. Failures are the user's to fix: UsageError.
+ * Writes a file that a user named (--out, -f, --report, --save). The target must be a regular file
+ * of one name, or not exist: renaming over a device, a directory or a FIFO would replace it, and
+ * over a file with other hard links would leave those names with the old text. A symlink is
+ * followed to the file it names rather than replaced by one. The file keeps its mode (and, where
+ * this process may give it, its owner); a new one is made 0600. Failures are the user's to fix.
  */
-export async function writeFileAtomically(path: string, text: string, shown: string = path): Promise<void> {
-  const target = await resolveTarget(path, shown);
+export async function writeFileAtomically(path: string, text: string, file: UserFile): Promise<void> {
+  const { target, existing } = await inspectTarget(path, file);
+  const madeFrom = file.madeFrom;
   try {
-    await replaceFile(target, text);
+    await replaceFile(target, text, {
+      ...(existing === undefined ? {} : { mode: existing.mode & 0o777, owner: { uid: existing.uid, gid: existing.gid } }),
+      ...(madeFrom === undefined ? {} : { beforeRename: () => checkUnchanged(target, { ...file, madeFrom }) }),
+    });
   } catch (err) {
-    throw cannotWrite(shown, err);
+    if (err instanceof OrgformError) throw err;
+    throw cannotWrite(file, err);
   }
 }
 
-/** The path to write to: the target itself, or the regular file a symlink points at. */
-async function resolveTarget(path: string, shown: string): Promise<string> {
-  let info;
+/**
+ * What writeFileAtomically would write to: the target itself, or the regular file a symlink points
+ * at, and what is there now (undefined: nothing yet). Refuses, as it would, what it must not
+ * replace; so a command can check a path before it reads the service, rather than after.
+ */
+export async function inspectTarget(path: string, file: UserFile): Promise<{ target: string; existing?: Stats }> {
+  let info: Stats;
   try {
     info = await lstat(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return path;
-    throw cannotWrite(shown, err);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { target: path };
+    throw cannotWrite(file, err);
   }
   let target = path;
   if (info.isSymbolicLink()) {
@@ -96,17 +142,56 @@ async function resolveTarget(path: string, shown: string): Promise<string> {
       info = await stat(target);
     } catch (err) {
       // A dangling link: refuse rather than replace the link with a file.
-      throw new UsageError(`Cannot write ${shown}: it is a symbolic link to something that does not exist (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}). Nothing was written; remove the link or choose another path.`);
+      throw new UsageError(`Cannot write ${file.shown}: it is a symbolic link to something that does not exist (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}). Nothing was written; remove the link or choose another path for ${file.option}.`);
     }
   }
-  if (!info.isFile()) {
-    throw new UsageError(`Cannot write ${shown}: it is not a regular file (${describeKind(info)}). Nothing was written; choose a file path with --out.`);
+  if (info.isDirectory()) {
+    throw new UsageError(`Cannot write ${file.shown}: it is a directory. Nothing was written; give ${file.option} the path of a file (in it, or elsewhere).`);
   }
-  return target;
+  if (!info.isFile()) {
+    throw new UsageError(`Cannot write ${file.shown}: it is not a regular file (${describeKind(info)}). Nothing was written; choose a file path for ${file.option}.`);
+  }
+  if (!(await isWritable(target))) {
+    throw new UsageError(`Cannot write ${file.shown}: it is read-only (mode ${(info.mode & 0o777).toString(8).padStart(4, '0')}). Nothing was written; make it writable (chmod u+w ${file.shown}) or choose another path for ${file.option}.`);
+  }
+  if (info.nlink > 1) {
+    throw new UsageError(
+      `Cannot write ${file.shown}: it has ${info.nlink} hard links, and replacing it would leave the other names with the old content. Nothing was written; make it a file of its own (cp ${file.shown} copy && mv copy ${file.shown}) or choose another path for ${file.option}.`,
+    );
+  }
+  return { target, existing: info };
 }
 
-function describeKind(info: Awaited<ReturnType<typeof lstat>>): string {
-  if (info.isDirectory()) return 'a directory';
+async function isWritable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Throws unless `path` holds exactly what `file.madeFrom` hashes: writeFileAtomically checks it
+ * right before its rename; a command that writes several files checks them all first, so that
+ * none is written when one has changed.
+ */
+export async function checkUnchanged(path: string, file: UserFile & { madeFrom: string }): Promise<void> {
+  let now: string | undefined;
+  try {
+    now = createHash('sha256').update(await readFile(path)).digest('hex');
+  } catch {
+    now = undefined;
+  }
+  if (now !== file.madeFrom) {
+    throw new OrgformError(
+      'CONFIG_IO',
+      `${file.shown} ${now === undefined ? 'was removed or cannot be read' : 'changed'} after orgform read it (an edit, a checkout?). Nothing was written, so that the change is kept; run the command again to start from what it holds now.`,
+    );
+  }
+}
+
+function describeKind(info: Stats): string {
   if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
   if (info.isFIFO()) return 'a named pipe';
   if (info.isSocket()) return 'a socket';
@@ -114,6 +199,6 @@ function describeKind(info: Awaited<ReturnType<typeof lstat>>): string {
 }
 
 /** An unwritable path is the user's to fix, not a bug: say which and what to do. */
-function cannotWrite(shown: string, err: unknown): UsageError {
-  return new UsageError(`Cannot write ${shown}: ${(err as Error).message}. Check that its directory can be created and written, or choose another --out.`, { cause: err });
+function cannotWrite(file: UserFile, err: unknown): UsageError {
+  return new UsageError(`Cannot write ${file.shown}: ${(err as Error).message}. Check that its directory can be created and written, or choose another path for ${file.option}.`, { cause: err });
 }

@@ -4,7 +4,7 @@
  * accepts, after which plan has nothing to do and the file's comments are all still there.
  */
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/server.js';
@@ -189,5 +189,69 @@ describe('orgform export -f', () => {
     expect((await runCli(['export', '-f', 'orgs.yaml', '--write'], { cwd, env })).code).toBe(0);
     const fresh = await runCli(['export'], { cwd, env });
     expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toBe(fresh.stdout);
+  });
+});
+
+describe('orgform export -f --write and the file it replaces', () => {
+  const CONFIG = 'version: 1\norganisations:\n  acme:\n    billing: { customerID: cus_acme }\n';
+
+  it('keeps the file’s mode, and writes through a symlink to the file it names', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'team/orgs.yaml': CONFIG });
+    await chmod(join(cwd, 'team/orgs.yaml'), 0o664);
+    await symlink('team/orgs.yaml', join(cwd, 'orgs.yaml'));
+    changeBilling(emulator, 'org_acme', { customerId: 'cus_acme_2' });
+    const result = await runCli(['export', '-f', 'orgs.yaml', '--write'], { cwd, env });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await lstat(join(cwd, 'orgs.yaml'))).isSymbolicLink()).toBe(true);
+    expect(await readFile(join(cwd, 'team/orgs.yaml'), 'utf8')).toContain('cus_acme_2');
+    expect((await stat(join(cwd, 'team/orgs.yaml'))).mode & 0o777).toBe(0o664);
+  });
+
+  it('refuses a file with another hard link before asking the service anything, and leaves both names as they were', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CONFIG });
+    await link(join(cwd, 'orgs.yaml'), join(cwd, 'orgs.backup.yaml'));
+    changeBilling(emulator, 'org_acme', { customerId: 'cus_acme_2' });
+    const result = await runCli(['export', '-f', 'orgs.yaml', '--write'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Cannot write orgs.yaml: it has 2 hard links, and replacing it would leave the other names with the old content. Nothing was written;');
+    expect(emulator.counters.total).toBe(0);
+    expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toBe(CONFIG);
+    expect((await stat(join(cwd, 'orgs.yaml'))).nlink).toBe(2);
+  });
+
+  it('keeps an edit made while the service was being read: nothing is written, and it says which file', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CONFIG });
+    changeBilling(emulator, 'org_acme', { customerId: 'cus_acme_2' });
+    // The listing's answer is held back; the file is edited as soon as the request has arrived.
+    emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'delay-headers', ms: 1500 } });
+    const running = runCli(['export', '-f', 'orgs.yaml', '--write'], { cwd, env });
+    while (emulator.counters.total === 0) await new Promise((r) => setTimeout(r, 5));
+    const edited = `${CONFIG}  initech: {} # added while export was reading\n`;
+    await writeFile(join(cwd, 'orgs.yaml'), edited);
+    const result = await running;
+    expect(emulator.counters.byOperation.getOrganisations).toBeGreaterThan(0);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('orgs.yaml changed after orgform read it (an edit, a checkout?). Nothing was written, so that the change is kept; run the command again');
+    expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toBe(edited);
+    const again = await runCli(['export', '-f', 'orgs.yaml', '--write'], { cwd, env });
+    expect(again.code).toBe(0);
+    expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toBe(edited.replace('cus_acme', 'cus_acme_2'));
+  });
+
+  it('writes none of several files when one of them was edited while the service was read', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({
+      'orgs/a.yaml': CONFIG,
+      'orgs/b.yaml': 'version: 1\norganisations:\n  umbrella:\n    billing: { customerID: cus_umbrella }\n',
+    });
+    changeBilling(emulator, 'org_acme', { customerId: 'cus_acme_2' });
+    changeBilling(emulator, 'org_umbrella', { customerId: 'cus_umbrella_2' });
+    emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'delay-headers', ms: 1500 } });
+    const running = runCli(['export', '-f', 'orgs', '--write'], { cwd, env });
+    while (emulator.counters.total === 0) await new Promise((r) => setTimeout(r, 5));
+    await writeFile(join(cwd, 'orgs/b.yaml'), 'version: 1\norganisations:\n  umbrella:\n    billing: { customerID: cus_mine }\n');
+    const result = await running;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/b\.yaml changed after orgform read it/);
+    expect(await readFile(join(cwd, 'orgs/a.yaml'), 'utf8')).toBe(CONFIG);
   });
 });

@@ -5,7 +5,7 @@
  * them (test/support/github-runner.ts), so a test fails if outside text could issue one.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEmulatorData } from '../../src/emulator/data.js';
@@ -91,6 +91,16 @@ describe('validate --report codequality', () => {
     const unwritable = await runCli(['validate', '--report', 'codequality=file/cq.json'], { cwd, env: {} });
     expect(unwritable.code).toBe(1);
     expect(unwritable.stderr).toMatch(/Cannot write file\/cq\.json/);
+  });
+
+  it('refuses a directory as a directory, and keeps the mode of a report it replaces', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': MATCHING_CONFIG, 'reports/.keep': '', 'cq.json': '[]\n' });
+    const refused = await runCli(['validate', '--report', 'codequality=reports'], { cwd, env: {} });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe('Error: Cannot write reports: it is a directory. Nothing was written; give --report the path of a file (in it, or elsewhere).\n');
+    await chmod(join(cwd, 'cq.json'), 0o644);
+    expect((await runCli(['validate', '--report', 'codequality=cq.json'], { cwd, env: {} })).code).toBe(0);
+    expect((await stat(join(cwd, 'cq.json'))).mode & 0o777).toBe(0o644);
   });
 
   it('accepts only the kinds a command can write', async () => {

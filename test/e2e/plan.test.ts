@@ -149,7 +149,7 @@ organisations:
     expect(result.code).toBe(1);
     expect(result.stderr).not.toMatch(/bug in orgform/);
     expect(result.stderr).toMatch(/Cannot write not-a-directory\/plan\.json/);
-    expect(result.stderr).toMatch(/choose another --out/);
+    expect(result.stderr).toMatch(/choose another path for --out/);
   });
 
   it('refuses a token given on the command line', async () => {
@@ -218,5 +218,35 @@ describe.each(MATRIX_PROFILES)('orgform plan --max-changes (%s)', (name) => {
     const result = await runCli(['plan', '--max-changes', '5', '--detailed-exitcode'], { cwd, env });
     expect(result.stdout).toContain('Change budget: 5 of at most 5.');
     expect(result.code).toBe(2);
+  });
+});
+
+describe('orgform plan --out and the file it would replace', () => {
+  it('refuses to replace a file that is not an orgform plan (the configuration itself), before reading the service', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const result = await runCli(['plan', '-f', 'orgs.yaml', '--out', 'orgs.yaml'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('orgs.yaml exists and is not an orgform plan: --out would replace it. Nothing was written; choose another --out, or pass --force to replace it.');
+    expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toBe(CHANGING_CONFIG);
+    expect(emulator.counters.total).toBe(0);
+  });
+
+  it('replaces a plan it saved before, an empty file, and with --force anything else', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG, 'empty.json': '', 'notes.txt': 'mine\n' });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    expect((await runCli(['plan', '--out', 'empty.json'], { cwd, env })).code).toBe(0);
+    expect(JSON.parse(await readFile(join(cwd, 'empty.json'), 'utf8')).orgformSavedPlan).toBeDefined();
+    expect((await runCli(['plan', '--out', 'notes.txt'], { cwd, env })).code).toBe(1);
+    expect((await runCli(['plan', '--out', 'notes.txt', '--force'], { cwd, env })).code).toBe(0);
+    expect(JSON.parse(await readFile(join(cwd, 'notes.txt'), 'utf8')).orgformSavedPlan).toBeDefined();
+  });
+
+  it('refuses a directory as a directory, before reading the service', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG, 'plans/.keep': '' });
+    const result = await runCli(['plan', '--out', 'plans', '--force'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Cannot write plans: it is a directory. Nothing was written; give --out the path of a file');
+    expect(emulator.counters.total).toBe(0);
   });
 });

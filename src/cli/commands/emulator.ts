@@ -2,7 +2,6 @@
  * `orgform emulator`: runs the local Organisations service emulator until SIGINT/SIGTERM, then
  * optionally saves its state. The demo tokens are printed because they belong to fake users.
  */
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeOverrides, parsePointAssignment, resolveBehaviour, type Behaviour, type ProfileName } from '../../emulator/behaviour.js';
@@ -11,6 +10,7 @@ import { parseRateLimitSpec, type RateLimitHeaderStyle, type RateLimitOptions } 
 import { startEmulator, type EmulatorOptions } from '../../emulator/server.js';
 import type { TokenLifetime } from '../../emulator/tokens.js';
 import { OrgformError, UsageError } from '../../errors.js';
+import { writeFileAtomically } from '../../state/write-file-atomically.js';
 import type { CliIO, ExitCode } from '../io.js';
 
 interface EmulatorCommandOptions {
@@ -59,7 +59,7 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   await waitForAbort(io.signal);
 
   try {
-    if (opts.save !== undefined) await saveState(resolve(io.cwd, opts.save), emulator.store.dump());
+    if (opts.save !== undefined) await saveState(resolve(io.cwd, opts.save), emulator.store.dump(), opts.save);
   } finally {
     await emulator.stop();
   }
@@ -140,10 +140,7 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
   return new Promise((done) => signal.addEventListener('abort', () => done(), { once: true }));
 }
 
-async function saveState(file: string, data: EmulatorData): Promise<void> {
-  try {
-    await writeFile(file, `${JSON.stringify(data, null, 2)}\n`);
-  } catch (err) {
-    throw new OrgformError('CONFIG_IO', `Cannot save the emulator state to ${file}: ${(err as Error).message}`, { cause: err });
-  }
+/** Written as orgform writes every file a user names: whole, keeping the mode, never over a directory or a hard link. */
+async function saveState(file: string, data: EmulatorData, shown: string): Promise<void> {
+  await writeFileAtomically(file, `${JSON.stringify(data, null, 2)}\n`, { shown, option: '--save' });
 }

@@ -19,7 +19,7 @@ import { loadDesiredState } from '../../engine/load-desired-state.js';
 import { serviceKey } from '../../engine/service-key.js';
 import { openClient } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { writeFileAtomically } from '../../state/write-file-atomically.js';
+import { checkUnchanged, inspectTarget, writeFileAtomically } from '../../state/write-file-atomically.js';
 
 export interface ExportFlags {
   baseUrl?: string;
@@ -85,7 +85,7 @@ export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
       io.stdout.write(text);
       return 0;
     }
-    await writeFileAtomically(out, text, flags.out);
+    await writeFileAtomically(out, text, { shown: flags.out as string, option: '--out' });
     const count = selection.organisations.length;
     const active = selection.activeSlug === null ? '' : ` (active: ${selection.activeSlug})`;
     const leftOut = selection.leftOut.length === 0 ? '' : `; ${selection.leftOut.length} left out, see the warnings above`;
@@ -118,6 +118,8 @@ async function updateInPlace(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
       return bytes.toString('utf8');
     }),
   );
+  // Files that --write may replace, checked before the service is read (a directory, a hard link…).
+  if (flags.write) for (const file of files) await inspectTarget(resolve(io.cwd, file.path), { shown: file.path, option: '-f' });
   // Billing is read by id only where the file declares some (by the organisation's id or slug).
   const withBilling = new Set(desired.organisations.filter((o) => o.billing !== undefined).flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
   const client = await openClient(flags, io);
@@ -127,16 +129,23 @@ async function updateInPlace(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
   } finally {
     await client.close();
   }
-  const updates = files.map((file, i) => ({ path: file.path, before: texts[i] as string, ...updateDocument(file.path, texts[i] as string, live, io.env) }));
+  const updates = files.map((file, i) => ({ path: file.path, sha256: file.sha256, before: texts[i] as string, ...updateDocument(file.path, texts[i] as string, live, io.env) }));
   for (const update of updates) for (const warning of update.warnings) io.stderr.write(`Warning: ${warning}.\n`);
   const changed = updates.filter((u) => u.text !== u.before);
   if (flags.diff) {
     for (const u of changed) io.stdout.write(createFilePatch(relative(io.cwd, resolve(io.cwd, u.path)).split(sep).join('/'), u.before, u.text));
   }
-  if (flags.write) for (const u of changed) await writeFileAtomically(resolve(io.cwd, u.path), u.text, u.path);
+  if (flags.write) {
+    // The files were read before the service, which may have taken a while: an edit made meanwhile
+    // must not be lost. All are checked first, so that none is written when one has changed; each
+    // is checked again right before it is replaced.
+    const targets = changed.map((u) => ({ path: resolve(io.cwd, u.path), file: { shown: u.path, option: '-f', madeFrom: u.sha256 }, text: u.text }));
+    for (const t of targets) await checkUnchanged(t.path, t.file);
+    for (const t of targets) await writeFileAtomically(t.path, t.text, t.file);
+  }
   if (!flags.diff && !flags.write) {
     if (out === undefined) io.stdout.write(updates[0]?.text ?? '');
-    else await writeFileAtomically(out, updates[0]?.text ?? '', flags.out);
+    else await writeFileAtomically(out, updates[0]?.text ?? '', { shown: flags.out as string, option: '--out' });
   }
   const declared = new Set(desired.organisations.flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
   const undeclared = live.organisations.filter((o) => !declared.has(`id:${o.id}`) && !declared.has(`slug:${o.slug}`)).length;

@@ -19,6 +19,7 @@ export interface PlanFlags {
   parallelism: number;
   format: 'text' | 'json' | 'markdown';
   out?: string;
+  force?: boolean;
   state?: string;
   target?: string[];
   shard?: string;
@@ -47,6 +48,7 @@ export function planInputs(flags: PlanFlags): PlanInputs {
     parallelism: flags.parallelism,
     ...(flags.maxChanges === undefined ? {} : { maxChanges: flags.maxChanges }),
     ...(flags.out === undefined ? {} : { out: flags.out }),
+    ...(flags.force === true ? { force: true } : {}),
   };
 }
 
