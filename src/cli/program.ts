@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 // Dependency-free (no imports of its own): the emulator's points, for --point and --help.
 import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../emulator/behaviour.js';
+// Dependency-free: the guard on everything written in GitHub Actions, put on before any command runs.
 import { guardWorkflowCommands } from './guard-workflow-commands.js';
 import type { CliIO, ExitCode } from './io.js';
 import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';

@@ -1,4 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { guardWorkflowCommands } from '../../src/cli/guard-workflow-commands.js';
 import type { CliIO } from '../../src/cli/io.js';
@@ -126,5 +129,15 @@ describe('guardWorkflowCommands', () => {
     expect(guardWorkflowCommands(io)).toBe(io);
     expect(io.stdout.isTTY).toBe(false);
     expect(io.stderr.isTTY).toBeUndefined();
+  });
+});
+
+describe('the privileged path', () => {
+  it('is taken only by the pipeline output (annotations, groups), so that no command issues workflow commands of its own', () => {
+    const src = fileURLToPath(new URL('../../src', import.meta.url));
+    const files = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => join(src, f));
+    const code = (f: string) => readFileSync(f, 'utf8').split('\n').filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line));
+    const users = files.filter((f) => code(f).some((line) => line.includes('workflowCommand'))).map((f) => relative(src, f).split('\\').join('/'));
+    expect(users.sort()).toEqual(['cli/guard-workflow-commands.ts', 'cli/io.ts', 'cli/pipeline-output.ts']);
   });
 });

@@ -5,7 +5,8 @@
  * them (test/support/github-runner.ts), so a test fails if outside text could issue one.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chmod, mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEmulatorData } from '../../src/emulator/data.js';
@@ -13,7 +14,7 @@ import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { parse as parseYaml } from 'yaml';
 import { runnerAnnotations, runnerCommands, type RunnerCommand } from '../support/github-runner.js';
 import { codeQualityErrors, gitlabTerraformErrors } from '../support/report-schemas.js';
-import { runCli, spawnCli } from '../support/run-cli.js';
+import { CLI_BIN, runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 const MISSPELLED = 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: cus_1\n';
@@ -376,6 +377,20 @@ describe('in GitHub Actions no text from the service or the files issues a workf
       expect(result.stdout).toContain('add-mask');
       expect(forgedCommands(result)).toEqual([]);
     }
+  });
+
+  it('as a process, leaves a document redirected to a file exactly as it is: the runner cannot read it', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { data: await hostileData() });
+    const out = await open(join(cwd, 'plan.json'), 'w');
+    const child = spawn(process.execPath, [CLI_BIN, 'plan', '--format', 'json'], { cwd, env: { PATH: process.env.PATH, ...env, ...githubEnv(cwd) }, stdio: ['ignore', out.fd, 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    await out.close();
+    expect(code, stderr).toBe(0);
+    const text = await readFile(join(cwd, 'plan.json'), 'utf8');
+    expect(text).toContain('x ##[set-output name=pwned;]legacy');
+    expect(text).not.toContain('\\u005b');
   });
 
   it('a fatal error, as a process, even when its text holds a line break', async () => {
