@@ -219,12 +219,12 @@ describe('orgform export -f --write and the file it replaces', () => {
     expect((await stat(join(cwd, 'orgs.yaml'))).nlink).toBe(2);
   });
 
-  it('keeps an edit made while the service was being read: nothing is written, and it says which file', async () => {
+  it.each([[['--write']], [['--out', 'orgs.yaml', '--force']]])('keeps an edit made while the service was being read (%j): nothing is written, and it says which file', async (how) => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CONFIG });
     changeBilling(emulator, 'org_acme', { customerId: 'cus_acme_2' });
     // The listing's answer is held back; the file is edited as soon as the request has arrived.
     emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'delay-headers', ms: 1500 } });
-    const running = runCli(['export', '-f', 'orgs.yaml', '--write'], { cwd, env });
+    const running = runCli(['export', '-f', 'orgs.yaml', ...how], { cwd, env });
     while (emulator.counters.total === 0) await new Promise((r) => setTimeout(r, 5));
     const edited = `${CONFIG}  initech: {} # added while export was reading\n`;
     await writeFile(join(cwd, 'orgs.yaml'), edited);
@@ -233,7 +233,7 @@ describe('orgform export -f --write and the file it replaces', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('orgs.yaml changed after orgform read it (an edit, a checkout?). Nothing was written, so that the change is kept; run the command again');
     expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toBe(edited);
-    const again = await runCli(['export', '-f', 'orgs.yaml', '--write'], { cwd, env });
+    const again = await runCli(['export', '-f', 'orgs.yaml', ...how], { cwd, env });
     expect(again.code).toBe(0);
     expect(await readFile(join(cwd, 'orgs.yaml'), 'utf8')).toBe(edited.replace('cus_acme', 'cus_acme_2'));
   });

@@ -384,7 +384,7 @@ describe('in GitHub Actions no text from the service or the files issues a workf
     const out = await open(join(cwd, 'plan.json'), 'w');
     const child = spawn(process.execPath, [CLI_BIN, 'plan', '--format', 'json'], { cwd, env: { PATH: process.env.PATH, ...env, ...githubEnv(cwd) }, stdio: ['ignore', out.fd, 'pipe'] });
     let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise<number | null>((done) => child.on('close', done));
     await out.close();
     expect(code, stderr).toBe(0);

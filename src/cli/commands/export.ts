@@ -145,7 +145,12 @@ async function updateInPlace(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
   }
   if (!flags.diff && !flags.write) {
     if (out === undefined) io.stdout.write(updates[0]?.text ?? '');
-    else await writeFileAtomically(out, updates[0]?.text ?? '', { shown: flags.out as string, option: '--out' });
+    else {
+      // --out naming the -f file itself (with --force) is an update in place too: an edit made meanwhile is kept.
+      const first = updates[0];
+      const same = first !== undefined && resolve(io.cwd, first.path) === out;
+      await writeFileAtomically(out, first?.text ?? '', { shown: flags.out as string, option: '--out', ...(same ? { madeFrom: first.sha256 } : {}) });
+    }
   }
   const declared = new Set(desired.organisations.flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
   const undeclared = live.organisations.filter((o) => !declared.has(`id:${o.id}`) && !declared.has(`slug:${o.slug}`)).length;
