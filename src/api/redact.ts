@@ -1,7 +1,36 @@
 /**
  * Removes secrets from text before it goes into an error. Errors are redacted where they are
  * made (see http.ts), so that nothing later can leak what was never stored.
+ *
+ * Secrets, not words: every token handed out is removed wherever it stands, and beyond those only
+ * what has the shape of a credential: a JWT, the value of an Authorization header or a
+ * `bearerToken` cookie, a credential after `Bearer`, a secret in a URL. "A valid bearer token is
+ * required." comes out as it went in.
  */
+
+/** A value after `Bearer ` (or in an Authorization header): the token68 alphabet of RFC 7235. */
+const TOKEN68 = '[A-Za-z0-9._~+/=-]+';
+
+/**
+ * Whether a word after `Bearer` or `Authorization:` is a credential rather than a word of a sentence:
+ * a digit, a character words do not have (`_~+/=`, a dot inside), or 16 characters and more.
+ */
+function looksLikeCredential(value: string): boolean {
+  const bare = value.replace(/[.,;:]+$/, '');
+  // `realm=`, `error=invalid_token`: auth parameters (token68 has `=` only as trailing padding).
+  if (/=[^=]/.test(bare) || /^[A-Za-z]+=$/.test(bare)) return false;
+  return /\d/.test(bare) || /[_~+/=]/.test(bare) || /\.\w/.test(bare) || bare.length >= 16;
+}
+
+/** The credential part of `value` replaced, keeping a full stop or comma that ended a sentence. */
+function redactValue(value: string): string {
+  const trailing = /[.,;:]+$/.exec(value)?.[0] ?? '';
+  return `[REDACTED]${trailing}`;
+}
+
+/** Query parameters that carry a credential in a URL. */
+const URL_SECRET_PARAMS = 'access_token|id_token|refresh_token|token|api_key|apikey|key|password|passwd|secret|client_secret|signature|sig|auth|code';
+
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
@@ -10,10 +39,23 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
     const encoded = encodeURIComponent(secret);
     if (encoded !== secret) out = out.split(encoded).join('[REDACTED]');
   }
-  // Authorization headers and bearer strings, whatever the secret list holds.
-  return out.replace(/(authorization["']?\s*[:=]\s*["']?)(bearer\s+)?[^\s"',}]+/gi, '$1[REDACTED]')
-    .replace(/\bbearer\s+[A-Za-z0-9._~+/=-]{4,}/gi, 'Bearer [REDACTED]')
-    .replace(/(bearerToken=)[^;\s"']+/g, '$1[REDACTED]');
+  return (
+    out
+      // A JWT wherever it stands: three base64url parts, the first two JSON objects (`eyJ`).
+      .replace(/\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, '[REDACTED]')
+      // An Authorization header quoted as a value (a JSON dump of headers): whatever it holds.
+      .replace(/(["']authorization["']\s*:\s*["'])[^"']*/gi, '$1[REDACTED]')
+      // `Authorization: Basic X` as text: X, whatever it looks like; `Authorization: X`: X when it is a credential.
+      .replace(new RegExp(`(authorization\\s*[:=]\\s*)((?:bearer|basic|token)\\s+)?(${TOKEN68})`, 'gi'), (all, head: string, scheme: string | undefined, value: string) =>
+        scheme !== undefined || looksLikeCredential(value) ? `${head}${scheme ?? ''}${redactValue(value)}` : all,
+      )
+      .replace(new RegExp(`(\\bbearer\\s+)(${TOKEN68})`, 'gi'), (all, head: string, value: string) => (looksLikeCredential(value) ? `${head}${redactValue(value)}` : all))
+      // The v2 endpoint's cookie.
+      .replace(/(bearerToken=)[^;\s"']+/g, '$1[REDACTED]')
+      // Secrets in URLs: user:password@ and credential query parameters.
+      .replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, '$1[REDACTED]@')
+      .replace(new RegExp(`([?&;](?:${URL_SECRET_PARAMS})=)[^&#\\s"']+`, 'gi'), '$1[REDACTED]')
+  );
 }
 
 /**

@@ -15,6 +15,25 @@ describe('redactSecrets', () => {
     expect(redactSecrets('sent Bearer zzzz9999', [])).toBe('sent Bearer [REDACTED]');
     expect(redactSecrets('cookie: bearerToken=zzzz9999; x=1', [])).toBe('cookie: bearerToken=[REDACTED]; x=1');
   });
+  it.each([
+    'A valid bearer token is required.',
+    'The bearer token has expired: get a fresh one.',
+    'Send a Bearer credential in the Authorization header.',
+    'Missing authorization: please sign in.',
+    'Authorization: required, as Bearer token-based access.',
+    'WWW-Authenticate: Bearer realm="api", error="invalid_token"',
+  ])('leaves words alone: %j comes out unchanged', (text) => {
+    expect(redactSecrets(text, [token])).toBe(text);
+  });
+  it('removes what has the shape of a credential, keeping the sentence around it', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZGEifQ.c2lnbmF0dXJl';
+    expect(redactSecrets(`refused ${jwt} at once`, [])).toBe('refused [REDACTED] at once');
+    expect(redactSecrets('Bearer sk_live_abc is revoked.', [])).toBe('Bearer [REDACTED] is revoked.');
+    expect(redactSecrets('token was bearer abcdefghijklmnopqrstuvwxyz.', [])).toBe('token was bearer [REDACTED].');
+    expect(redactSecrets('Authorization: Basic dXNlcjpwYXNz', [])).toBe('Authorization: Basic [REDACTED]');
+    expect(redactSecrets("{'Authorization': 'Bearer plainwords'}", [])).toBe("{'Authorization': '[REDACTED]'}");
+    expect(redactSecrets('see https://ada:hunter2@example.com/x?access_token=abc&page=2', [])).toBe('see https://[REDACTED]@example.com/x?access_token=[REDACTED]&page=2');
+  });
 });
 
 describe('sanitizeCause', () => {
