@@ -55,6 +55,14 @@ function rateLimitSpec(value: string): string {
   return value;
 }
 
+/** `REQUESTS:SECONDS` for `emulator --quota`, checked here and passed on as given. */
+function quotaSpec(value: string): string {
+  if (!/^[1-9]\d{0,8}:[1-9]\d{0,9}$/.test(value)) {
+    throw new InvalidArgumentError(`--quota takes REQUESTS:SECONDS, whole numbers of at least 1, such as 5000:86400 (got "${value}")`);
+  }
+  return value;
+}
+
 /** `--report KIND=FILE`, repeatable; only the kinds the command can write. */
 function reportSpec(kinds: readonly ReportSpec['kind'][]) {
   return (value: string, previous: ReportSpec[] = []): ReportSpec[] => {
@@ -198,6 +206,12 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
       new Option('--rate-limit-headers <style>', 'rate-limit headers on every answer (with --rate-limit)')
         .choices(['none', 'ratelimit', 'x-ratelimit'])
         .default('none'),
+    )
+    .option('--quota <requests:seconds>', 'a fixed-window quota over service requests (5000:86400: a daily one), its reset on every answer; 429 beyond it', quotaSpec)
+    .addOption(
+      new Option('--quota-headers <style>', 'how answers carry the quota (with --quota): RateLimit-Policy and RateLimit, or X-RateLimit-* with an epoch reset')
+        .choices(['ratelimit', 'x-ratelimit'])
+        .default('ratelimit'),
     )
     .option('--token-lifetime-requests <n>', 'every token expires after this many service requests', positiveInt('--token-lifetime-requests'))
     .option('--token-lifetime-seconds <n>', 'every token expires this many seconds after issue (seed tokens: after start)', positiveInt('--token-lifetime-seconds'))

@@ -1,6 +1,6 @@
 /**
  * The pipeline of one service request: count, route, let the gateway answer (gateway-404), take
- * a rate-limit token, consult the fault rules, add latency, read the body, authenticate (token
+ * a rate-limit token and a share of the quota, consult the fault rules, add latency, read the body, authenticate (token
  * lifetime included), process (or replay), reshape (success-body), answer, log.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,6 +13,7 @@ import { handleOperation, type OperationSettings } from './handle-operation.js';
 import { errorAnswer, statusErrorAnswer, writeAnswer, type Answer } from './http-answer.js';
 import { readBody, readCredentials, readHeader } from './read-request.js';
 import { matchRoute, splitTarget } from './routes.js';
+import type { Quota } from './quota.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { EmulatorStore } from './store.js';
 import type { TokenBook } from './tokens.js';
@@ -34,6 +35,8 @@ export interface ServiceDependencies {
   behaviour: Readonly<Behaviour>;
   /** Absent: no rate limit. */
   rateLimiter?: RateLimiter;
+  /** Absent: no quota. */
+  quota?: Quota;
   tokens: TokenBook;
   /** Epoch milliseconds, for HTTP-date Retry-After. */
   clock: () => number;
@@ -125,6 +128,22 @@ export function createServiceHandler(deps: ServiceDependencies) {
           errorAnswer(
             { status: 429, code: 'rate_limited', message: 'Too many requests: wait as long as Retry-After says, then retry.' },
             { 'retry-after': formatRetryAfter(decision.retryAfterSeconds) },
+          ),
+        );
+        return;
+      }
+    }
+    if (deps.quota) {
+      const decision = deps.quota.take();
+      // Set on the response (over the bucket's, if any): every answer carries them, faults' included.
+      for (const [name, value] of Object.entries(deps.quota.headers(decision))) res.setHeader(name, value);
+      if (!decision.allowed) {
+        counters.rateLimited += 1;
+        if (!(await sleep(deps.latencyMs))) return;
+        send(
+          errorAnswer(
+            { status: 429, code: 'rate_limited', message: 'The request quota is used up: wait as long as Retry-After says, then retry.' },
+            { 'retry-after': formatRetryAfter(decision.resetSeconds) },
           ),
         );
         return;

@@ -13,6 +13,7 @@ import { ADMIN_PREFIX, handleAdmin } from './handle-admin.js';
 import type { NextStyle } from './handle-operation.js';
 import { createServiceHandler, type SuccessStyle } from './handle-service-request.js';
 import { errorAnswer, statusErrorAnswer, writeAnswer, type Answer } from './http-answer.js';
+import { Quota, type QuotaOptions } from './quota.js';
 import { RateLimiter, type RateLimitOptions } from './rate-limit.js';
 import { readBody } from './read-request.js';
 import { splitTarget } from './routes.js';
@@ -44,6 +45,8 @@ export interface EmulatorOptions {
   behaviour?: Partial<Behaviour>;
   /** A token bucket over all service requests (admin endpoints exempt); absent: no limit. */
   rateLimit?: RateLimitOptions;
+  /** A fixed-window quota over all service requests, its reset on every answer (a daily quota: windowSeconds 86400); absent: none. */
+  quota?: QuotaOptions;
   /** Every token expires after so many service requests or seconds; absent: tokens never expire. */
   tokenLifetime?: TokenLifetime;
   /** Epoch milliseconds, for the rate limit, token lifetimes and HTTP dates; inject one for tests. */
@@ -82,6 +85,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const behaviour = Object.freeze(resolveBehaviour(options.profile ?? 'lenient', { ...aliases, ...options.behaviour }));
   const clock = options.clock ?? Date.now;
   const rateLimiter = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit, clock);
+  const quota = options.quota === undefined ? undefined : new Quota(options.quota, clock);
   defaultData ??= readEmulatorData(DEFAULT_DATA_URL);
   const store = new EmulatorStore(cloneEmulatorData(options.data ?? (await defaultData)), behaviour);
   const tokens = new TokenBook(store, options.tokenLifetime, clock);
@@ -121,6 +125,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     idempotency: options.idempotency ?? false,
     behaviour,
     ...(rateLimiter ? { rateLimiter } : {}),
+    ...(quota ? { quota } : {}),
     tokens,
     clock,
   });

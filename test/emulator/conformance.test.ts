@@ -450,6 +450,18 @@ describe('the strict profile (every open point at its least convenient answer)',
     expect(answers[2]!.headers['retry-after']).toBe('Fri, 02 Jan 2026 03:04:06 GMT');
   });
 
+  it.each(['ratelimit', 'x-ratelimit'] as const)('carries a daily quota as %s headers on every answer, the quota\'s 429 included, conforming', async (headers) => {
+    await startStrict({ quota: { requests: 2, windowSeconds: 86_400, headers } });
+    const answers = [await send('GET', `${ORG}/organisations/org_acme`), await send('PUT', `${ORG}/organisations/org_acme/active`), await send('GET', `${ORG}/organisations`)];
+    expect(answers.map((a) => a.status)).toEqual([200, 204, 429]);
+    for (const a of answers) {
+      expect(a.responseProblems).toEqual([]);
+      expect(a.headers[headers === 'ratelimit' ? 'ratelimit' : 'x-ratelimit-reset']).toBeDefined();
+    }
+    expect(answers[2]!.json.code).toBe('rate_limited');
+    expect(answers[2]!.headers['retry-after']).toBe('Sat, 03 Jan 2026 03:04:05 GMT');
+  });
+
   it('answers an expired token with a conforming 401 token_expired', async () => {
     await startStrict({ tokenLifetime: { requests: 1 } });
     expectConforming(await send('GET', `${ORG}/slug/acme/availability`), 200);

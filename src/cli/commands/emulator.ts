@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeOverrides, parsePointAssignment, resolveBehaviour, type Behaviour, type ProfileName } from '../../emulator/behaviour.js';
 import { readEmulatorData, type EmulatorData } from '../../emulator/data.js';
+import { parseQuotaSpec, type QuotaHeaderStyle } from '../../emulator/quota.js';
 import { parseRateLimitSpec, type RateLimitHeaderStyle, type RateLimitOptions } from '../../emulator/rate-limit.js';
 import { startEmulator, type EmulatorOptions } from '../../emulator/server.js';
 import type { TokenLifetime } from '../../emulator/tokens.js';
@@ -26,6 +27,9 @@ interface EmulatorCommandOptions {
   /** RPS[:BURST], as given to --rate-limit. */
   rateLimit?: string;
   rateLimitHeaders?: string;
+  /** REQUESTS:SECONDS, as given to --quota. */
+  quota?: string;
+  quotaHeaders?: string;
   tokenLifetimeRequests?: number;
   tokenLifetimeSeconds?: number;
 }
@@ -67,9 +71,9 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   return 0;
 }
 
-type PlayedOptions = Pick<EmulatorOptions, 'profile' | 'behaviour' | 'rateLimit' | 'tokenLifetime'>;
+type PlayedOptions = Pick<EmulatorOptions, 'profile' | 'behaviour' | 'rateLimit' | 'quota' | 'tokenLifetime'>;
 
-/** --profile, --point, --rate-limit(-headers) and --token-lifetime-*, checked; a bad one is a usage error naming what is allowed. */
+/** --profile, --point, --rate-limit(-headers), --quota(-headers) and --token-lifetime-*, checked; a bad one is a usage error naming what is allowed. */
 export function readPlayedOptions(opts: EmulatorCommandOptions): PlayedOptions {
   const usage = <T>(read: () => T): T => {
     try {
@@ -90,6 +94,9 @@ export function readPlayedOptions(opts: EmulatorCommandOptions): PlayedOptions {
   } else if (headers !== 'none') {
     throw new UsageError('--rate-limit-headers needs --rate-limit RPS[:BURST].');
   }
+  if (opts.quota !== undefined) {
+    played.quota = { ...usage(() => parseQuotaSpec(opts.quota as string)), headers: (opts.quotaHeaders ?? 'ratelimit') as QuotaHeaderStyle };
+  }
   const lifetime: TokenLifetime = {};
   if (opts.tokenLifetimeRequests !== undefined) lifetime.requests = opts.tokenLifetimeRequests;
   if (opts.tokenLifetimeSeconds !== undefined) lifetime.seconds = opts.tokenLifetimeSeconds;
@@ -107,6 +114,10 @@ function describePlayed(played: PlayedOptions, behaviour: Behaviour): string[] {
   if (played.rateLimit) {
     const { rps, burst, headers } = played.rateLimit;
     lines.push(`Rate limit: ${rps} requests/s, burst ${burst ?? Math.max(1, Math.ceil(rps / 4))}, headers ${headers ?? 'none'}`);
+  }
+  if (played.quota) {
+    const { requests, windowSeconds, headers } = played.quota;
+    lines.push(`Quota: ${requests} requests every ${windowSeconds} s, headers ${headers ?? 'ratelimit'}`);
   }
   if (played.tokenLifetime) {
     const { requests, seconds } = played.tokenLifetime;
