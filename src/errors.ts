@@ -55,7 +55,7 @@ export class ConfigError extends OrgformError {
   }
 }
 
-/** The token command (ORGFORM_TOKEN_COMMAND, --token-command) gave no token: exit 1, its status and stderr (redacted), no stack. */
+/** The token command (ORGFORM_TOKEN_COMMAND, --token-command) gave no token: exit 1, its status and a hint (never its stderr), no stack. */
 export class TokenCommandError extends OrgformError {
   /** The command's exit status, when it exited. */
   readonly exitStatus: number | undefined;

@@ -29,7 +29,9 @@ export class ApiError extends OrgformError {
       ? `${init.serviceCode}: ${init.serviceMessage ?? ''}${init.serviceCause ? ` (cause: ${init.serviceCause})` : ''}`
       : 'no error details in the answer';
     const tries = init.attempts > 1 ? ` after ${init.attempts} attempts` : '';
-    super('API_ERROR', `${init.operation} ${init.target} failed with HTTP ${init.status}${tries}: ${body}${init.hint ? `. ${init.hint}` : ''}`);
+    // The service's message as it was sent: a sentence it ended is not ended twice.
+    const hint = init.hint ? `${/[.!?]$/.test(body) ? '' : '.'} ${init.hint}` : '';
+    super('API_ERROR', `${init.operation} ${init.target} failed with HTTP ${init.status}${tries}: ${body}${hint}`);
     this.name = 'ApiError';
     this.operation = init.operation;
     this.status = init.status;
@@ -67,6 +69,23 @@ export class TransportError extends OrgformError {
     this.operation = init.operation;
     this.failure = init.failure;
     this.attempts = init.attempts;
+  }
+}
+
+/**
+ * A request that was never sent: it waited its turn (at the rate limiter, in a backoff, for a token)
+ * when the run was interrupted or stopped. Nothing reached the service, so nothing was done.
+ */
+export class NotSentError extends OrgformError {
+  readonly operation: OperationId | undefined;
+  /** Why: `interrupted`, or why the run stopped. */
+  readonly why: string;
+
+  constructor(init: { operation?: OperationId; target?: string; why: string }) {
+    super('INTERRUPTED', `${init.operation === undefined ? 'the request' : `${init.operation} ${init.target ?? ''}`.trimEnd()} was not sent: ${init.why}`);
+    this.name = 'NotSentError';
+    this.operation = init.operation;
+    this.why = init.why;
   }
 }
 

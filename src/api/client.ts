@@ -4,13 +4,14 @@
  * but what orgform relies on is checked at this boundary.
  */
 import { randomUUID } from 'node:crypto';
-import { TransportError } from './api-error.js';
+import { NotSentError, TransportError, type ApiError } from './api-error.js';
 import { createDispatcher, DEFAULT_TIMEOUTS, type DispatcherOptions, type RetryingDispatcher, type Timeouts } from './dispatcher.js';
 import { encodePathSegment } from './encode-segment.js';
 import { createHttp, type Http, type HttpResponse } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
-import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type RateEvent, type RateLimitStalledError, type RateStatus } from './rate-limiter.js';
+import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type RateEvent, type RateStatus } from './rate-limiter.js';
+import { OrgformError } from '../errors.js';
 import { redactSecrets } from './redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { fixedTokenSource, type TokenSource } from './token-source.js';
@@ -24,12 +25,24 @@ export interface ClientOptions {
   tokens?: TokenSource;
   /** Never more requests a second than this (--max-rps); the adaptive rate stays below it. */
   maxRps?: number;
-  /** Only 429s for this long, with requests outstanding, and the client gives up (default 10 minutes). */
+  /**
+   * Only 429s for this long, with requests outstanding, and the client gives up (default 10
+   * minutes); also the longest pause the service may announce (Retry-After, a quota's reset).
+   */
   noProgressMs?: number;
   /** Told when the shared rate changes for a reason worth showing (a 429, an announced limit) or gives up. */
   onRate?: (event: RateEvent) => void;
-  /** Told once when only 429s came back for `noProgressMs`: the run cannot go on. */
-  onStall?: (error: RateLimitStalledError) => void;
+  /**
+   * Told once when the client stops by itself, because the run cannot go on: only 429s for
+   * `noProgressMs`, a pause announced beyond it, or a fixed token refused (401). From then on every
+   * request not yet sent fails without being sent.
+   */
+  onHalt?: (error: OrgformError) => void;
+  /**
+   * Aborted on an interrupt: every request not yet on the wire (waiting its turn at the rate
+   * limiter, in a backoff, for a token) fails at once with NotSentError; those on the wire finish.
+   */
+  signal?: AbortSignal;
   timeouts?: Partial<Timeouts>;
   /** The slow slug check's own budget. */
   slugTimeouts?: Partial<Timeouts>;
@@ -122,6 +135,21 @@ function optionalOrganisation(value: unknown, operation: OperationId, target: st
   return undefined;
 }
 
+/** Why the run stops after a 401 that no fresh token can answer, and what to do. */
+function tokenRefusedError(tokens: TokenSource, err: ApiError): OrgformError {
+  const from = tokens.source === undefined ? '' : ` from ${tokens.source}`;
+  const answer = `HTTP 401${err.serviceCode === undefined ? '' : ` ${err.serviceCode}`}`;
+  return tokens.kind === 'fixed'
+    ? new OrgformError(
+        'API_ERROR',
+        `The service refused the token${from} (${answer}), and a fixed token cannot be replaced during a run: nothing more is sent. What was done is recorded. Check the token, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh one, and run again.`,
+      )
+    : new OrgformError(
+        'API_ERROR',
+        `The service refused the token${from} (${answer}) even just after the command gave it: nothing more is sent. What was done is recorded. Check what the command prints, and run again.`,
+      );
+}
+
 /**
  * The connection pool for `parallelism` requests in flight. The callers bound the requests (apply's
  * workers, the state reader's and export's p-limit, the sequential listing); the pool is sized above
@@ -146,8 +174,18 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     settings: { maxRps: options.maxRps ?? Infinity },
     noProgressMs,
     ...(options.onRate === undefined ? {} : { onRate: options.onRate }),
-    ...(options.onStall === undefined ? {} : { onStall: options.onStall }),
+    ...(options.onHalt === undefined ? {} : { onStall: options.onHalt }),
   });
+  // An interrupt: what waits its turn is not sent. (What is on the wire finishes.)
+  const onAbort = () => limiter.stop(new NotSentError({ why: 'interrupted' }));
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  // A token refused that no fresh one can replace: every request would be refused too, so nothing more is sent.
+  const onTokenRefused = (err: ApiError) => {
+    if (limiter.stoppedBy) return;
+    limiter.stop(new NotSentError({ why: 'the run stopped, as the service refused the token (HTTP 401)' }));
+    options.onHalt?.(tokenRefusedError(tokens, err));
+  };
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, maxRetryAfterMs: noProgressMs, ...options.retryPolicy };
   const transport =
     options.transport ?? createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: poolSize(options.parallelism) });
@@ -157,6 +195,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     transport,
     timeouts,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    onTokenRefused,
   });
   // undici applies header and body timeouts per dispatcher, not per request: the slow slug check
   // gets a dispatcher of its own, so that its own timeouts (and budget) are the ones that fire.
@@ -175,7 +214,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
   const slugHttp: Http =
     slugTransport === transport
       ? http
-      : createHttp({ baseUrl, tokens, transport: slugTransport, timeouts: slugTimeouts, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES });
+      : createHttp({ baseUrl, tokens, transport: slugTransport, timeouts: slugTimeouts, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, onTokenRefused });
   // '' for a bare host: the pathname of a URL is never empty, it is '/'.
   const basePath = baseUrl.pathname.replace(/\/+$/, '');
   const orgApi = (path: string) => new URL(`${basePath}/api/organisations/v1${path}`, baseUrl.origin);
@@ -259,6 +298,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     },
     rateStatus: () => limiter.status(),
     close: async () => {
+      options.signal?.removeEventListener('abort', onAbort);
       await Promise.all([transport.close(), ...(slugTransport === transport ? [] : [slugTransport.close()])]);
     },
   };

@@ -93,7 +93,7 @@ function bufferRequestBody(dispatch: DispatchFn): DispatchFn {
   };
 }
 
-/** An attempt that never reached the wire (the limiter gave up on it) fails through the handler like a network error. */
+/** An attempt that never reached the wire (the limiter gave up on it, or was stopped) fails through the handler like a network error. */
 function failAttempt(handler: Dispatcher.DispatchHandler, err: Error): void {
   const h = handler as Dispatcher.DispatchHandler & { onError?: (e: Error) => void };
   if (h.onResponseError) h.onResponseError(null as never, err);
@@ -191,9 +191,11 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     }
     // An answer's status says it all; undici's own code for it (UND_ERR_REQ_RETRY) would be noise.
     options.onRetry?.({ requestId, label: record.label, attempt: context.state.counter, delayMs: decision.delayMs, status, ...(status === undefined && e.code !== undefined ? { errorCode: e.code } : {}) });
-    // Not unref'd: during the wait no socket may be open, and this timer is then all that keeps
-    // the process alive (unref'd, Node exits with code 13 mid-request). The budget bounds it.
-    setTimeout(() => callback(null), decision.delayMs);
+    // The limiter's backoff: not unref'd (during the wait no socket may be open, and this timer is
+    // then all that keeps the process alive; unref'd, Node exits with code 13 mid-request), bounded
+    // by the budget, and over at once when the client stops (an interrupt), so that the retry
+    // fails at the gate, unsent.
+    void limiter.backoff(decision.delayMs).then(() => callback(null));
   };
 
   const agent = new Agent({

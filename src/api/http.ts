@@ -2,13 +2,16 @@
  * One logical request to the service: global fetch over our dispatcher, with the token attached,
  * redirects refused, a deadline, a size cap, and failures turned into ApiError or TransportError
  * with the token redacted where they are made. A 401 with a token from a command gets a fresh
- * token and one more try.
+ * token and one more try; a 401 no fresh token can answer (a fixed token, or one the command has
+ * just given) is told to `onTokenRefused`, which stops the client. A request that was never sent
+ * (the client stopped while it waited its turn) fails with NotSentError.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, TransportError } from './api-error.js';
+import { ApiError, NotSentError, TransportError } from './api-error.js';
 import type { RetryingDispatcher, Timeouts } from './dispatcher.js';
-import { RateLimitStalledError } from './rate-limiter.js';
+import { OrgformError } from '../errors.js';
 import { BodyTooLargeError, readBodyCapped } from './read-body.js';
+import { timerDelay } from './timer-delay.js';
 import { redactSecrets, sanitizeCause } from './redact.js';
 import type { TokenSource } from './token-source.js';
 import type { ErrorBody, OperationId } from './types.js';
@@ -23,6 +26,8 @@ export interface HttpOptions {
   timeouts: Timeouts;
   maxResponseBytes: number;
   userAgent?: string;
+  /** A 401 that no fresh token can answer: the token is refused, and so will every request be. */
+  onTokenRefused?: (err: ApiError) => void;
 }
 
 export interface HttpRequest {
@@ -77,11 +82,11 @@ function isRedirectRefusal(err: unknown): boolean {
   return typeof cause?.message === 'string' && /redirect/i.test(cause.message);
 }
 
-/** The limiter's give-up, wherever fetch wrapped it. */
-function stallOf(err: unknown): RateLimitStalledError | undefined {
+/** Why the rate limiter let the attempt through no more (it gave up, or was stopped), wherever fetch wrapped it. */
+function stopOf(err: unknown): OrgformError | undefined {
   let e = err as { cause?: unknown } | undefined;
   for (let depth = 0; e && depth < 4; depth += 1) {
-    if (e instanceof RateLimitStalledError) return e;
+    if (e instanceof OrgformError) return e;
     e = e.cause as typeof e;
   }
   return undefined;
@@ -99,6 +104,17 @@ function shorten(text: string, max = 200): string {
 
 export type Http = (request: HttpRequest) => Promise<HttpResponse>;
 
+/** What to do about a 401, naming where the token came from. */
+function unauthorizedHint(tokens: TokenSource, refreshed: boolean): string {
+  if (tokens.kind === 'fixed') {
+    return `Check the token${tokens.source === undefined ? '' : ` (from ${tokens.source})`}, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh one`;
+  }
+  const command = `the token command${tokens.source === undefined ? '' : ` (${tokens.source})`}`;
+  return refreshed
+    ? `The service refused the token even just after ${command} gave it; check what the command prints`
+    : `Check ${command}`;
+}
+
 export function createHttp(options: HttpOptions): Http {
   // Live: every token the source ever handed out, the ones replaced since included.
   const secrets = options.tokens.secrets;
@@ -109,6 +125,8 @@ export function createHttp(options: HttpOptions): Http {
     try {
       return await get();
     } catch (err) {
+      // Interrupted while the token command ran: the request waited for its token, unsent.
+      if (err instanceof OrgformError && err.code === 'INTERRUPTED') throw new NotSentError({ operation: request.operation, target: redact(request.target), why: 'interrupted' });
       const message = err instanceof Error ? err.message : String(err);
       throw new TransportError({ operation: request.operation, target: redact(request.target), failure: 'token', detail: redact(`no token: ${message}`), attempts: 1, cause: sanitizeCause(err, secrets) });
     }
@@ -119,12 +137,22 @@ export function createHttp(options: HttpOptions): Http {
     try {
       return await sendWith(request, token, false);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status !== 401 || options.tokens.kind !== 'command') throw err;
+      if (!(err instanceof ApiError) || err.status !== 401) throw err;
+      if (options.tokens.kind !== 'command') {
+        options.onTokenRefused?.(err);
+        throw err;
+      }
       // The token ran out (or was revoked) mid-run. Requests refused together share one run of
       // the command; a 401 is never applied, so sending a write again is safe.
       const fresh = await tokenFor(request, () => options.tokens.refresh(token));
       if (fresh === undefined) throw err;
-      return await sendWith(request, fresh, true);
+      try {
+        return await sendWith(request, fresh, true);
+      } catch (again) {
+        // Refused even just after the command gave it: another run of the command will not help.
+        if (again instanceof ApiError && again.status === 401) options.onTokenRefused?.(again);
+        throw again;
+      }
     }
   };
 
@@ -151,7 +179,7 @@ export function createHttp(options: HttpOptions): Http {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let heldCounted = 0;
     const arm = (ms: number) => {
-      timer = setTimeout(onDeadline, ms);
+      timer = setTimeout(onDeadline, timerDelay(ms));
       timer.unref?.();
     };
     // Time held by the rate limiter (a 429's pause, pacing) is not the request's: the deadline moves by as much.
@@ -183,8 +211,9 @@ export function createHttp(options: HttpOptions): Http {
           dispatcher: options.transport.dispatcher,
         } as unknown as RequestInit);
       } catch (err) {
-        const stall = stallOf(err);
-        if (stall) throw fail('rate-limited', `${stall.message.charAt(0).toLowerCase()}${stall.message.slice(1).replace(/\.$/, '')}`);
+        const stop = stopOf(err);
+        if (stop instanceof NotSentError) throw new NotSentError({ operation: request.operation, target: target(), why: stop.why });
+        if (stop) throw fail('rate-limited', `${stop.message.charAt(0).toLowerCase()}${stop.message.slice(1).replace(/\.$/, '')}`);
         if (isRedirectRefusal(err)) {
           const location = record.redirectLocation;
           throw fail('redirect', `the service answered with a redirect${location ? ` to ${shorten(redact(location), 100)}` : ''}, which orgform never follows: check the base URL`);
@@ -230,12 +259,7 @@ export function createHttp(options: HttpOptions): Http {
           const limit = response.status === 429 ? `the ${Math.round(limitMs / 1000)} s orgform waits out a rate limit` : `the ${Math.round(limitMs / 1000)} s budget`;
           hint = `The service asked to wait ${Math.ceil(asked / 1000)} s (Retry-After), beyond ${limit}; run again later`;
         } else if (response.status === 401) {
-          hint =
-            options.tokens.kind === 'fixed'
-              ? 'Check the token (ORGFORM_TOKEN or --token-file)'
-              : refreshed
-                ? 'The service refused the token even just after the token command gave it; check what the command prints (ORGFORM_TOKEN_COMMAND or --token-command)'
-                : 'Check the token command (ORGFORM_TOKEN_COMMAND or --token-command)';
+          hint = unauthorizedHint(options.tokens, refreshed);
         }
         if (isErrorBody(parsed)) {
           throw new ApiError({

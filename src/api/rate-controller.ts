@@ -21,8 +21,8 @@
  *   all at once) says only that the burst was too much: the rate then starts from 0.7 × what was
  *   sent or admitted (at least 5 a second) and doubles every second (TCP's slow start) until the
  *   next throttle, which does measure it.
- * A rate the service announces (RateLimit-Policy, X-RateLimit-Limit) caps the rate, at 0.98 of it,
- * from the first answer that carries it, before any 429.
+ * A rate the service announces (RateLimit-Policy, X-RateLimit-Limit) caps the rate, at 0.98 of it
+ * (never below `minRps`), from the first answer that carries it, before any 429.
  */
 
 /** Sending at this share of the rate allowed or more, the client was held back by it. */
@@ -170,9 +170,14 @@ function meterRate(meter: RateMeter): number {
   return meter.rate;
 }
 
-/** The cap that holds whatever the cubic says: --max-rps and the announced rate. */
+/**
+ * The cap that holds whatever the cubic says: --max-rps and the announced rate. An announced rate
+ * is never taken below `minRps`: a long window's quota ÷ window (`q=2;w=86400`) would otherwise
+ * space requests hours apart, a pause no one sees; below `minRps` the quota's own Remaining and
+ * reset say when to stop (a pause until the reset, or, beyond what orgform waits, the end of the run).
+ */
 function cap(state: RateState, settings: RateSettings): number {
-  return Math.min(settings.maxRps, state.announcedRps * settings.announcedHeadroom);
+  return Math.min(settings.maxRps, Math.max(settings.minRps, state.announcedRps * settings.announcedHeadroom));
 }
 
 /** CUBIC's curve: up to `headroom` × W_max by K seconds after the pause, then a slow probe above it. */

@@ -1,8 +1,13 @@
 /**
  * The one gate every request attempt of a client passes (listing, reads, writes, slug checks; first
  * attempts and retries): a token bucket whose rate the adaptive controller sets, a pause that
- * holds everyone until a 429's Retry-After, and a watchdog that gives up when nothing but 429s
- * came back for too long. Waiters are served first come, first served.
+ * holds everyone until a 429's Retry-After or an empty quota's reset, and a watchdog that gives up
+ * when nothing but 429s came back for too long. Waiters are served first come, first served.
+ *
+ * Every wait here ends: a pause the service announces (Retry-After, or a quota's reset in the
+ * RateLimit or X-RateLimit-* headers) is waited out only up to `noProgressMs`; one further away
+ * stops the limiter at once, saying when the quota resets. Once stopped (given up, interrupted,
+ * halted), every waiting attempt, every backoff and every later attempt fails without being sent.
  *
  * Why not p-queue or limiter: p-queue limits per fixed interval (a whole interval's allowance goes
  * out at once at each window start, a burst the service's own bucket answers with 429s) and its
@@ -10,6 +15,7 @@
  * Both would need the same code around them as this does without them.
  */
 import { OrgformError } from '../errors.js';
+import { MAX_TIMER_MS, timerDelay } from './timer-delay.js';
 import { DEFAULT_RATE_SETTINGS, initialRateState, recordAnswer, recordSend, type RateChange, type RateLimitHint, type RateSettings, type RateState } from './rate-controller.js';
 
 export interface LimiterClock {
@@ -22,7 +28,7 @@ const REAL_CLOCK: LimiterClock = {
   now: () => Date.now(),
   // Not unref'd: while requests wait here no socket may be open, and this timer is then all that
   // keeps the process alive.
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  setTimeout: (fn, ms) => setTimeout(fn, timerDelay(ms)),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
@@ -62,19 +68,52 @@ export class RateLimitStalledError extends OrgformError {
   }
 }
 
+/**
+ * The service announced a pause (Retry-After on a 429, or an empty quota with its reset) longer
+ * than orgform waits out: every waiting and later attempt fails with this, at once, rather than
+ * sitting silently until then.
+ */
+export class RateLimitResetTooFarError extends OrgformError {
+  constructor(
+    /** Epoch milliseconds when the service said requests may go again. */
+    readonly resetAt: number,
+    readonly waitMs: number,
+    readonly limitMs: number,
+    how: 'retry-after' | 'quota',
+  ) {
+    const until = new Date(resetAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    super(
+      'RATE_LIMITED',
+      `${how === 'quota' ? "The service's request quota is used up" : 'The service asked every request to wait (Retry-After)'} until ${until}, in ${describeMs(waitMs)}: longer than the ${describeMs(limitMs)} orgform waits out a rate limit (ORGFORM_NO_PROGRESS_TIMEOUT_MS). Run again after ${until}; what was done is recorded, and apply picks up from there.`,
+    );
+    this.name = 'RateLimitResetTooFarError';
+  }
+}
+
+/** 1.5 s, 10 minutes, 2.5 hours, 3 days. */
 function describeMs(ms: number): string {
-  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}`;
-  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
+  const unit = (n: number, name: string) => {
+    const rounded = Math.round(n * 10) / 10;
+    return `${rounded} ${name}${rounded === 1 ? '' : 's'}`;
+  };
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${Math.round(ms / 100) / 10} s`;
+  if (ms < 2 * 3_600_000) return unit(ms / 60_000, 'minute');
+  if (ms < 2 * 86_400_000) return unit(ms / 3_600_000, 'hour');
+  return unit(ms / 86_400_000, 'day');
 }
 
 export interface RateLimiterOptions {
   settings?: Partial<RateSettings>;
-  /** How long only 429s may come back, with requests outstanding, before the limiter gives up. */
+  /**
+   * How long only 429s may come back, with requests outstanding, before the limiter gives up; also
+   * the longest pause the service may announce (Retry-After, a quota's reset) that is waited out.
+   */
   noProgressMs?: number;
   clock?: LimiterClock;
   onRate?: (event: RateEvent) => void;
-  /** Told once, when the limiter gives up. */
-  onStall?: (error: RateLimitStalledError) => void;
+  /** Told once, when the limiter gives up by itself (only 429s, a pause announced too far ahead). */
+  onStall?: (error: OrgformError) => void;
 }
 
 interface Waiter {
@@ -97,11 +136,13 @@ export class RateLimiter {
   private progressAt: number;
   private throttledSinceProgress = false;
   private throttles = 0;
-  private stalled: RateLimitStalledError | undefined;
+  private stopped: OrgformError | undefined;
+  /** Backoffs (before retrying a 5xx or a dropped connection) not yet over: they end early when the limiter stops. */
+  private backoffs = new Set<{ handle: unknown; done: () => void }>();
 
   constructor(private readonly options: RateLimiterOptions = {}) {
     this.settings = { ...DEFAULT_RATE_SETTINGS, ...options.settings };
-    this.noProgressMs = options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS;
+    this.noProgressMs = Math.min(options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS, MAX_TIMER_MS);
     this.clock = options.clock ?? REAL_CLOCK;
     const now = this.clock.now();
     this.state = initialRateState(this.settings, now);
@@ -109,9 +150,46 @@ export class RateLimiter {
     this.progressAt = now;
   }
 
-  /** The error every attempt fails with once the limiter gave up. */
-  get stall(): RateLimitStalledError | undefined {
-    return this.stalled;
+  /** The error every attempt fails with once the limiter stopped (gave up, or was stopped). */
+  get stoppedBy(): OrgformError | undefined {
+    return this.stopped;
+  }
+
+  /**
+   * Lets nothing more through: every waiting attempt fails with `error` at once, every backoff ends
+   * (its retry then fails here), and so does every later attempt. The first stop wins. Not told to
+   * onStall: whoever stops the limiter knows why.
+   */
+  stop(error: OrgformError): void {
+    if (this.stopped) return;
+    this.stopped = error;
+    const waiting = this.queue.slice(this.head);
+    this.queue = [];
+    this.head = 0;
+    this.clearTimer();
+    for (const w of waiting) w.reject(error);
+    const backoffs = [...this.backoffs];
+    this.backoffs.clear();
+    for (const b of backoffs) {
+      this.clock.clearTimeout(b.handle);
+      b.done();
+    }
+  }
+
+  /**
+   * Waits `ms` before a retry (a backoff, not a turn): over early, resolved, once the limiter stops,
+   * so that the retry it was holding fails at the gate, unsent, instead of waiting on.
+   */
+  backoff(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const entry = { handle: undefined as unknown, done: resolve };
+      entry.handle = this.clock.setTimeout(() => {
+        this.backoffs.delete(entry);
+        resolve();
+      }, timerDelay(ms));
+      this.backoffs.add(entry);
+    });
   }
 
   status(): RateStatus {
@@ -141,9 +219,9 @@ export class RateLimiter {
    * rejects) with RateLimitStalledError once the limiter gave up.
    */
   acquire(): Promise<void> | undefined {
-    if (this.stalled) throw this.stalled;
+    if (this.stopped) throw this.stopped;
     const now = this.clock.now();
-    if (this.checkStall(now)) throw this.stalled;
+    if (this.checkStall(now)) throw this.stopped;
     if (this.head === this.queue.length && now >= this.state.pauseUntil && this.takeToken(now)) return undefined;
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ resolve, reject });
@@ -159,17 +237,28 @@ export class RateLimiter {
   }
 
   recordAnswer(answer: { sentAt: number; status: number; retryAfterMs?: number; hint?: RateLimitHint }): void {
+    if (this.stopped) return;
     const now = this.clock.now();
     const throttled = answer.status === 429;
-    // A Retry-After beyond the watchdog is not waited for (that request fails at once), so it pauses no one.
-    const retryAfterMs = answer.retryAfterMs !== undefined && answer.retryAfterMs <= this.noProgressMs ? answer.retryAfterMs : undefined;
+    // The pause the service announced: a 429's Retry-After, else an empty quota's reset (which also
+    // holds a 429 that gave no Retry-After, rather than letting it be retried at once).
+    const hint = answer.hint;
+    const quotaResetMs = hint?.remaining !== undefined && hint.remaining <= 0 ? hint.resetMs : undefined;
+    const announcedMs = throttled ? (answer.retryAfterMs ?? quotaResetMs) : quotaResetMs !== undefined && quotaResetMs >= this.settings.minQuotaPauseMs ? quotaResetMs : undefined;
+    if (announcedMs !== undefined && announcedMs > this.noProgressMs) {
+      // Further away than orgform waits: stop now and say until when, rather than wait in silence.
+      const how = throttled && answer.retryAfterMs !== undefined ? 'retry-after' : 'quota';
+      this.giveUp(new RateLimitResetTooFarError(now + announcedMs, announcedMs, this.noProgressMs, how));
+      return;
+    }
+    const retryAfterMs = throttled ? announcedMs : undefined;
     const wasInfinite = !Number.isFinite(this.state.rps);
     const { state, change } = recordAnswer(this.state, this.settings, {
       now,
       sentAt: answer.sentAt,
       throttled,
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-      ...(answer.hint === undefined ? {} : { hint: answer.hint }),
+      ...(hint === undefined ? {} : { hint }),
     });
     this.state = state;
     if (wasInfinite && Number.isFinite(state.rps)) {
@@ -204,17 +293,17 @@ export class RateLimiter {
 
   /** True (and everyone waiting rejected) when only 429s came back for noProgressMs. */
   private checkStall(now: number): boolean {
-    if (this.stalled) return true;
+    if (this.stopped) return true;
     if (this.active === 0 || !this.throttledSinceProgress || now - this.progressAt < this.noProgressMs) return false;
-    this.stalled = new RateLimitStalledError(this.noProgressMs);
-    const waiting = this.queue.slice(this.head);
-    this.queue = [];
-    this.head = 0;
-    this.clearTimer();
-    for (const w of waiting) w.reject(this.stalled);
-    this.emit('stalled', now);
-    this.options.onStall?.(this.stalled);
+    this.giveUp(new RateLimitStalledError(this.noProgressMs), () => this.emit('stalled', now));
     return true;
+  }
+
+  /** Stops by itself, and says so once (after the rate event, if any). */
+  private giveUp(error: OrgformError, emit?: () => void): void {
+    this.stop(error);
+    emit?.();
+    this.options.onStall?.(error);
   }
 
   private capacity(): number {
@@ -259,7 +348,9 @@ export class RateLimiter {
     if (this.timer !== undefined && this.timerAt === at) return;
     this.clearTimer();
     this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => this.drain(), Math.max(0, Math.ceil(at - now)));
+    // Clamped (a pause cannot be that long, but a timer beyond 2^31 ms would fire at once, in a
+    // loop): an early wake finds the waiters still held and sleeps again.
+    this.timer = this.clock.setTimeout(() => this.drain(), timerDelay(at - now));
   }
 
   private clearTimer(): void {

@@ -17,14 +17,17 @@ export interface TokenSource {
    */
   refresh(stale: string): Promise<string | undefined>;
   readonly kind: 'fixed' | 'command';
+  /** Where the token comes from, for messages: `ORGFORM_TOKEN`, `--token-file FILE`, `--token-command`… */
+  readonly source?: string;
   /** Every token handed out so far, live: what no error, log or file may show. */
   readonly secrets: readonly string[];
 }
 
-export function fixedTokenSource(token: string): TokenSource {
+export function fixedTokenSource(token: string, source?: string): TokenSource {
   const secrets = [token];
   return {
     kind: 'fixed',
+    ...(source === undefined ? {} : { source }),
     secrets,
     current: () => Promise.resolve(token),
     refresh: () => Promise.resolve(undefined),
@@ -37,6 +40,8 @@ export interface CommandTokenOptions {
   now?: () => number;
   /** Replace a JWT this long before its `exp` (at most a quarter of its lifetime). */
   refreshBeforeMs?: number;
+  /** Where the command comes from, for messages: `ORGFORM_TOKEN_COMMAND` or `--token-command`. */
+  source?: string;
 }
 
 export const DEFAULT_REFRESH_BEFORE_MS = 60_000;
@@ -83,6 +88,7 @@ export function commandTokenSource(options: CommandTokenOptions): TokenSource {
 
   return {
     kind: 'command',
+    ...(options.source === undefined ? {} : { source: options.source }),
     secrets,
     async current() {
       if (failure !== undefined) throw failure;

@@ -5,7 +5,7 @@
  * to the journal as soon as they complete. On interrupt, nothing new starts and what is in flight
  * finishes.
  */
-import { ApiError } from '../api/api-error.js';
+import { ApiError, NotSentError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import type { ApplicableChange } from '../plan/types.js';
 import { journalKey, type Journal } from '../state/journal.js';
@@ -125,7 +125,11 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       }
       finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });
     } catch (err) {
-      finish(index, { outcome: 'failed', failure: describeFailure(err), durationMs: now() - t0 });
+      // Its request waited its turn (the rate limiter, a backoff) when the run was interrupted or
+      // stopped: it was never sent, so nothing of it was done.
+      const unsent = err instanceof ChangeFailedError ? err.underlying : err;
+      if (unsent instanceof NotSentError) finish(index, { outcome: 'not-started', reason: `its request was not sent: ${unsent.why}`, durationMs: now() - t0 });
+      else finish(index, { outcome: 'failed', failure: describeFailure(err), durationMs: now() - t0 });
     } finally {
       inFlight -= 1;
     }

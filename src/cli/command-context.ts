@@ -12,23 +12,40 @@ import { resolveConnection, type ConnectionFlags } from './connection.js';
 import type { CliIO } from './io.js';
 import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
 
-/** A whole number from the environment, or undefined when unset; anything else is a usage error. */
-export function envInt(env: CliIO['env'], name: string, min: number): number | undefined {
+/**
+ * Every whole-number environment variable orgform reads, with its range (the README's table of
+ * settings says the same; a test holds them together). The ranges keep every wait they set a
+ * wait that ends, and every timer below 2^31 ms, which Node would fire at once instead.
+ */
+export const ENV_RANGES = {
+  ORGFORM_REQUEST_TIMEOUT_MS: { min: 100, max: 86_400_000 },
+  ORGFORM_MAX_ATTEMPTS: { min: 1, max: 100 },
+  ORGFORM_RETRY_BASE_MS: { min: 1, max: 10_000 },
+  ORGFORM_NO_PROGRESS_TIMEOUT_MS: { min: 1, max: 86_400_000 },
+  ORGFORM_PROGRESS_INTERVAL_MS: { min: 10, max: 3_600_000 },
+  ORGFORM_TOKEN_COMMAND_TIMEOUT_MS: { min: 100, max: 600_000 },
+} as const;
+
+export type NumericEnv = keyof typeof ENV_RANGES;
+
+/** A whole number from the environment, or undefined when unset; anything else, or out of its range, is a usage error. */
+export function envInt(env: CliIO['env'], name: NumericEnv): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
+  const { min, max } = ENV_RANGES[name];
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min) {
-    throw new UsageError(`${name} must be a whole number of at least ${min} (got "${raw}").`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${name} must be a whole number from ${min} to ${max} (got "${raw}").`);
   }
   return n;
 }
 
 /** The first backoff step (ORGFORM_RETRY_BASE_MS), also used by apply's re-reads after an accept. */
 export function retryBaseMs(io: CliIO): number | undefined {
-  return envInt(io.env, 'ORGFORM_RETRY_BASE_MS', 1);
+  return envInt(io.env, 'ORGFORM_RETRY_BASE_MS');
 }
 
-/** ORGFORM_MAX_RPS, or undefined when unset; anything but a positive number is a usage error. */
+/** ORGFORM_MAX_RPS, or undefined when unset; anything but a number in its range is a usage error. */
 function envMaxRps(io: CliIO): number | undefined {
   const raw = io.env.ORGFORM_MAX_RPS;
   if (raw === undefined || raw === '') return undefined;
@@ -47,8 +64,10 @@ export interface ClientHooks extends ClientListeners {
  * The client, with the request budget tunable from the environment for slow services and tests:
  * ORGFORM_REQUEST_TIMEOUT_MS (each request, retries included), ORGFORM_MAX_ATTEMPTS,
  * ORGFORM_RETRY_BASE_MS (first backoff step), ORGFORM_NO_PROGRESS_TIMEOUT_MS (only 429s for this
- * long ends the run); the rate cap from --max-rps or ORGFORM_MAX_RPS. With a token command, the
- * command runs here, before any request: when it fails, nothing is sent.
+ * long ends the run, and no announced pause is waited out longer), ORGFORM_TOKEN_COMMAND_TIMEOUT_MS;
+ * the rate cap from --max-rps or ORGFORM_MAX_RPS. With a token command, the command runs here,
+ * before any request: when it fails, nothing is sent. An interrupt (io.signal) stops the token
+ * command and every request not yet sent.
  */
 export async function openClient(
   flags: ConnectionFlags & { parallelism?: number; maxRps?: number },
@@ -56,11 +75,13 @@ export async function openClient(
   hooks: ClientHooks = {},
 ): Promise<OrganisationsClient> {
   const connection = await resolveConnection(flags, io);
-  const totalMs = envInt(io.env, 'ORGFORM_REQUEST_TIMEOUT_MS', 100);
-  const maxAttempts = envInt(io.env, 'ORGFORM_MAX_ATTEMPTS', 1);
+  const totalMs = envInt(io.env, 'ORGFORM_REQUEST_TIMEOUT_MS');
+  const maxAttempts = envInt(io.env, 'ORGFORM_MAX_ATTEMPTS');
   const baseDelayMs = retryBaseMs(io);
+  // --max-rps beats ORGFORM_MAX_RPS, as every option beats its variable.
   const maxRps = flags.maxRps ?? envMaxRps(io);
-  const noProgressMs = envInt(io.env, 'ORGFORM_NO_PROGRESS_TIMEOUT_MS', 1);
+  const noProgressMs = envInt(io.env, 'ORGFORM_NO_PROGRESS_TIMEOUT_MS');
+  const tokenCommandTimeoutMs = envInt(io.env, 'ORGFORM_TOKEN_COMMAND_TIMEOUT_MS');
   const [{ createClient }, { fixedTokenSource, commandTokenSource }] = await Promise.all([import('../api/client.js'), import('../api/token-source.js')]);
   let tokens: TokenSource;
   if (connection.tokenCommand !== undefined) {
@@ -69,13 +90,22 @@ export async function openClient(
     let runs = 0;
     const source: TokenSource = commandTokenSource({
       now: io.now,
+      source: connection.source,
       obtain: async () => {
         const when = runs === 0 ? 'start' : 'refresh';
         runs += 1;
         try {
-          return await runTokenCommand(command, { env: io.env, cwd: io.cwd, secrets: source.secrets, when });
+          return await runTokenCommand(command, {
+            env: io.env,
+            cwd: io.cwd,
+            when,
+            source: connection.source,
+            signal: io.signal,
+            ...(tokenCommandTimeoutMs === undefined ? {} : { timeoutMs: tokenCommandTimeoutMs }),
+          });
         } catch (err) {
-          if (when === 'refresh' && isOrgformError(err)) hooks.onHalt?.(err);
+          // Interrupted, the run is winding down already; any other failure part way stops it.
+          if (when === 'refresh' && isOrgformError(err) && err.code !== 'INTERRUPTED') hooks.onHalt?.(err);
           throw err;
         }
       },
@@ -84,7 +114,7 @@ export async function openClient(
     // It runs at the start: a command that fails or prints nothing stops here, before any request.
     await tokens.current();
   } else {
-    tokens = fixedTokenSource(connection.token);
+    tokens = fixedTokenSource(connection.token, connection.source);
     const { readJwtExpiry } = await import('../api/read-jwt-expiry.js');
     const expiry = readJwtExpiry(connection.token);
     if (expiry) hooks.onTokenExpiry?.(expiry);
@@ -97,7 +127,8 @@ export async function openClient(
     ...(flags.parallelism === undefined ? {} : { parallelism: flags.parallelism }),
     ...(noProgressMs === undefined ? {} : { noProgressMs }),
     onRate: (event) => hooks.onRate?.(event),
-    onStall: (error) => hooks.onHalt?.(error),
+    onHalt: (error) => hooks.onHalt?.(error),
+    signal: io.signal,
     ...(hooks.onRetry === undefined ? {} : { onRetry: hooks.onRetry }),
     ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),
     retryPolicy: {

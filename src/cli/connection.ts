@@ -1,7 +1,7 @@
 /**
  * Where to connect and with what token, from flags and the environment. The token never comes
  * from argv: anything there is visible to every user of the machine through `ps`. A token
- * command may (it is a command, not a secret); when one is set, it is the source of the token.
+ * command may (it is a command, not a secret).
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -15,9 +15,18 @@ export interface ConnectionFlags {
   tokenCommand?: string;
 }
 
-/** A fixed token, or a command that prints one (run by openClient, not here). */
-export type Connection = { baseUrl: string; token: string; tokenCommand?: undefined } | { baseUrl: string; token?: undefined; tokenCommand: string };
+/**
+ * A fixed token, or a command that prints one (run by openClient, not here); `source` names where
+ * it came from (`ORGFORM_TOKEN`, `--token-file FILE`, ...), for the messages about it.
+ */
+export type Connection = { baseUrl: string; source: string } & ({ token: string; tokenCommand?: undefined } | { token?: undefined; tokenCommand: string });
 
+/**
+ * A command-line option beats the environment, for every setting: `--base-url` over
+ * ORGFORM_BASE_URL, and for the token `--token-command`, then `--token-file`, then
+ * ORGFORM_TOKEN_COMMAND, then ORGFORM_TOKEN (a command set in the environment is the token's
+ * source there, as a credential helper is).
+ */
 export async function resolveConnection(flags: ConnectionFlags, io: Pick<CliIO, 'env' | 'cwd'>): Promise<Connection> {
   if (flags.token !== undefined) {
     throw new UsageError(
@@ -36,29 +45,34 @@ export async function resolveConnection(flags: ConnectionFlags, io: Pick<CliIO, 
   if (flags.tokenCommand !== undefined && flags.tokenFile !== undefined) {
     throw new UsageError('Pass --token-command or --token-file, not both: each is a source of the token.');
   }
+  if (flags.tokenCommand !== undefined) return commandConnection(baseUrl, flags.tokenCommand, '--token-command');
+  if (flags.tokenFile !== undefined) return { baseUrl, token: await readTokenFile(flags.tokenFile, io.cwd), source: `--token-file ${flags.tokenFile}` };
   // An empty variable counts as unset, as for ORGFORM_TOKEN; an empty flag is a mistake to point out.
-  const tokenCommand = flags.tokenCommand ?? (io.env.ORGFORM_TOKEN_COMMAND === '' ? undefined : io.env.ORGFORM_TOKEN_COMMAND);
-  if (tokenCommand !== undefined) {
-    if (tokenCommand.trim() === '') {
-      throw new UsageError(`The token command is empty (${flags.tokenCommand !== undefined ? '--token-command' : 'ORGFORM_TOKEN_COMMAND'}): give a shell command that prints a token, such as \`cat ~/.orgform-token\`.`);
-    }
-    return { baseUrl, tokenCommand };
-  }
-  let token: string | undefined;
-  if (flags.tokenFile !== undefined) {
-    const path = resolve(io.cwd, flags.tokenFile);
-    try {
-      token = (await readFile(path, 'utf8')).trim();
-    } catch (err) {
-      throw new OrgformError('CONFIG_IO', `Cannot read the token file ${flags.tokenFile}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
-    }
-    if (token === '') throw new UsageError(`The token file ${flags.tokenFile} is empty.`);
-  } else {
-    token = io.env.ORGFORM_TOKEN;
-  }
+  const envCommand = io.env.ORGFORM_TOKEN_COMMAND;
+  if (envCommand !== undefined && envCommand !== '') return commandConnection(baseUrl, envCommand, 'ORGFORM_TOKEN_COMMAND');
+  const token = io.env.ORGFORM_TOKEN;
   if (token === undefined || token === '') {
     throw new UsageError('No token: set ORGFORM_TOKEN, pass --token-file FILE, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints one.');
   }
-  if (/[\r\n\0]/.test(token)) throw new UsageError('The token contains a line break or NUL; check ORGFORM_TOKEN or the token file.');
-  return { baseUrl, token };
+  if (/[\r\n\0]/.test(token)) throw new UsageError('The token contains a line break or NUL; check ORGFORM_TOKEN.');
+  return { baseUrl, token, source: 'ORGFORM_TOKEN' };
+}
+
+function commandConnection(baseUrl: string, tokenCommand: string, source: string): Connection {
+  if (tokenCommand.trim() === '') {
+    throw new UsageError(`The token command is empty (${source}): give a shell command that prints a token, such as \`cat ~/.orgform-token\`.`);
+  }
+  return { baseUrl, tokenCommand, source };
+}
+
+async function readTokenFile(file: string, cwd: string): Promise<string> {
+  let token: string;
+  try {
+    token = (await readFile(resolve(cwd, file), 'utf8')).trim();
+  } catch (err) {
+    throw new OrgformError('CONFIG_IO', `Cannot read the token file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+  }
+  if (token === '') throw new UsageError(`The token file ${file} is empty.`);
+  if (/[\r\n\0]/.test(token)) throw new UsageError(`The token contains a line break or NUL; check the token file ${file}.`);
+  return token;
 }

@@ -3,6 +3,7 @@
  * delay-headers, which the server handles around processing). Each returns the status it sent.
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { timerDelay } from '../api/timer-delay.js';
 import type { Fault } from './faults.js';
 import { statusErrorAnswer, writeAnswer } from './http-answer.js';
 
@@ -94,6 +95,6 @@ function startTrickle(res: ServerResponse, intervalMs: number, chunk: string): v
   const timer = setInterval(() => {
     if (res.destroyed) clearInterval(timer);
     else res.write(chunk);
-  }, intervalMs);
+  }, timerDelay(intervalMs));
   res.once('close', () => clearInterval(timer));
 }

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
+import { timerDelay } from '../api/timer-delay.js';
 import { actOutFault, isAnsweringFault, renderHtmlPage, retryAfterInSeconds } from './act-out-fault.js';
 import type { Behaviour } from './behaviour.js';
 import { appendToLog, type EmulatorCounters, type RequestLogEntry } from './counters.js';
@@ -71,7 +72,8 @@ export function createServiceHandler(deps: ServiceDependencies) {
     if (signal.aborted) return false;
     if (ms <= 0) return true;
     try {
-      await delay(ms, undefined, { signal });
+      // Clamped: a fault rule's `ms` comes from JSON, and Node fires a longer timer at once.
+      await delay(timerDelay(ms), undefined, { signal });
       return true;
     } catch {
       return false;

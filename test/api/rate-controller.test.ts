@@ -136,6 +136,12 @@ describe('the adaptive rate controller', () => {
     expect(answer(initialRateState({ ...S, maxRps: 10 }, 0), { now: 5, sentAt: 0, throttled: false, hint: { rps: 50 } }, { ...S, maxRps: 10 }).state.rps).toBe(10);
   });
 
+  it('never paces an announced long-window quota slower than minRps: 2 a day would space requests 12 hours apart', () => {
+    const r = answer(initialRateState(S, 0), { now: 5, sentAt: 0, throttled: false, hint: { rps: 2 / 86_400, remaining: 1, resetMs: 86_400_000 } });
+    expect(r.state.rps).toBe(S.minRps);
+    expect(r.state.pauseUntil).toBe(-Infinity);
+  });
+
   it('after a burst throttled before the announced rate was known, goes back to the announced rate', () => {
     let s = initialRateState(S, 0);
     for (let i = 0; i < 32; i += 1) s = recordSend(s, S, 0);

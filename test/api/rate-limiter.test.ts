@@ -1,15 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, RateLimitStalledError, type LimiterClock, type RateEvent } from '../../src/api/rate-limiter.js';
+import { NotSentError } from '../../src/api/api-error.js';
+import { RateLimiter, RateLimitResetTooFarError, RateLimitStalledError, type LimiterClock, type RateEvent } from '../../src/api/rate-limiter.js';
+import { MAX_TIMER_MS } from '../../src/api/timer-delay.js';
+import type { OrgformError } from '../../src/errors.js';
 import { RateLimiter as TokenBucket } from '../../src/emulator/rate-limit.js';
 
 /** A clock whose timers fire only when the test moves time on; promises settle in between. */
 class FakeClock implements LimiterClock {
   time = 0;
+  /** Every delay a timer was asked for, as asked. */
+  readonly delays: number[] = [];
   private timers: Array<{ at: number; fn: () => void; seq: number; dead?: boolean }> = [];
   private seq = 0;
 
   now = () => this.time;
   setTimeout = (fn: () => void, ms: number) => {
+    this.delays.push(ms);
     const timer = { at: this.time + ms, fn, seq: this.seq++ };
     this.timers.push(timer);
     return timer;
@@ -17,6 +23,11 @@ class FakeClock implements LimiterClock {
   clearTimeout = (handle: unknown) => {
     if (handle) (handle as { dead?: boolean }).dead = true;
   };
+
+  /** Timers set and not yet run or cleared. */
+  get pending(): number {
+    return this.timers.filter((t) => !t.dead).length;
+  }
 
   /** Runs every timer due up to `until`, settling promises after each. */
   async runUntil(until: number): Promise<void> {
@@ -105,7 +116,7 @@ describe('the shared rate limiter', () => {
 
   it('gives up when nothing but 429s came back for noProgressMs: waiting and later attempts fail, once told', async () => {
     const clock = new FakeClock();
-    const stalls: RateLimitStalledError[] = [];
+    const stalls: OrgformError[] = [];
     const limiter = new RateLimiter({ clock, noProgressMs: 5000, onStall: (e) => stalls.push(e) });
     limiter.begin();
     for (let t = 0; t < 4000; t += 1000) {
@@ -137,7 +148,92 @@ describe('the shared rate limiter', () => {
     limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 404 });
     clock.time += 4000;
     limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429 });
-    expect(limiter.stall).toBeUndefined();
+    expect(limiter.stoppedBy).toBeUndefined();
+  });
+
+  it('stops at once, saying until when, when an answer that succeeded announces an empty quota resetting beyond noProgressMs', async () => {
+    const clock = new FakeClock();
+    clock.time = Date.parse('2026-03-01T12:00:00Z');
+    const stops: OrgformError[] = [];
+    const limiter = new RateLimiter({ clock, noProgressMs: 600_000, onStall: (e) => stops.push(e) });
+    limiter.begin();
+    // `RateLimit: "quota";r=0;t=86400` on a 200: before, every later request waited a day, in silence.
+    limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 200, hint: { remaining: 0, resetMs: 86_400_000 } });
+    const waiting = Promise.resolve()
+      .then(() => limiter.acquire())
+      .catch((e: unknown) => e);
+    await clock.runUntil(clock.time + 1);
+    const err = await waiting;
+    expect(err).toBeInstanceOf(RateLimitResetTooFarError);
+    expect((err as Error).message).toBe(
+      "The service's request quota is used up until 2026-03-02T12:00:00Z, in 24 hours: longer than the 10 minutes orgform waits out a rate limit (ORGFORM_NO_PROGRESS_TIMEOUT_MS). Run again after 2026-03-02T12:00:00Z; what was done is recorded, and apply picks up from there.",
+    );
+    expect(stops).toEqual([err]);
+    expect(limiter.status().pausedMs).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('stops the same way for a 429 whose Retry-After is beyond noProgressMs, and waits out one within it', async () => {
+    const clock = new FakeClock();
+    const limiter = new RateLimiter({ clock, noProgressMs: 600_000 });
+    limiter.begin();
+    limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, retryAfterMs: 600_000 });
+    expect(limiter.status().pausedMs).toBe(600_000);
+    expect(limiter.stoppedBy).toBeUndefined();
+    limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, retryAfterMs: 600_001 });
+    expect(limiter.stoppedBy).toBeInstanceOf(RateLimitResetTooFarError);
+    expect(limiter.stoppedBy!.message).toMatch(/^The service asked every request to wait \(Retry-After\) until 1970-01-01T00:10:00Z, in 10 minutes: longer than the 10 minutes/);
+  });
+
+  it('holds a 429 that gave no Retry-After until the reset of its empty quota, instead of retrying it at once', () => {
+    const clock = new FakeClock();
+    const limiter = new RateLimiter({ clock });
+    limiter.begin();
+    limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, hint: { remaining: 0, resetMs: 30_000 } });
+    expect(limiter.status().pausedMs).toBe(30_000);
+  });
+
+  it('never asks for a timer beyond 2^31 - 1 ms, which Node would fire at once, in a loop', async () => {
+    const clock = new FakeClock();
+    // One request every 10^10 ms: the wait for the second one is beyond what a timer can hold.
+    const limiter = new RateLimiter({ clock, settings: { maxRps: 1e-7 } });
+    limiter.begin();
+    expect(limiter.acquire()).toBeUndefined();
+    const second = limiter.acquire();
+    expect(second).toBeInstanceOf(Promise);
+    expect(clock.delays.length).toBeGreaterThan(0);
+    expect(Math.max(...clock.delays)).toBeLessThanOrEqual(MAX_TIMER_MS);
+    // It wakes early and sleeps again, and lets the request go when its time has come.
+    let granted = false;
+    void second!.then(() => (granted = true));
+    await clock.runUntil(MAX_TIMER_MS + 1);
+    expect(granted).toBe(false);
+    await clock.runUntil(1e10);
+    expect(granted).toBe(true);
+    expect(Math.max(...clock.delays)).toBeLessThanOrEqual(MAX_TIMER_MS);
+  });
+
+  it('once stopped, fails every waiting attempt with the stop, ends every backoff at once, and lets nothing more through', async () => {
+    const clock = new FakeClock();
+    const limiter = new RateLimiter({ clock });
+    limiter.begin();
+    limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, retryAfterMs: 300_000 });
+    const waiting = Array.from({ length: 3 }, () => Promise.resolve(limiter.acquire()).catch((e: unknown) => e));
+    let backedOff = false;
+    void limiter.backoff(8000).then(() => (backedOff = true));
+    await clock.runUntil(1000);
+    expect(backedOff).toBe(false);
+    const interrupted = new NotSentError({ why: 'interrupted' });
+    limiter.stop(interrupted);
+    // Not a minute later, nor five: now, with nothing left to wake for.
+    expect(await Promise.all(waiting)).toEqual([interrupted, interrupted, interrupted]);
+    await clock.runUntil(1000);
+    expect(backedOff).toBe(true);
+    expect(() => limiter.acquire()).toThrow(interrupted);
+    expect(clock.pending).toBe(0);
+    // The first stop stands.
+    limiter.stop(new NotSentError({ why: 'something else' }));
+    expect(limiter.stoppedBy).toBe(interrupted);
   });
 
   it('against a 50 a second token bucket (burst 13, Retry-After: 1), 32 workers get 2,000 requests through with under 2 % answered 429 within 1.1 × the ideal time', async () => {

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { openClient, retryBaseMs, useColor } from '../../src/cli/command-context.js';
+import { ENV_RANGES, envInt, openClient, retryBaseMs, useColor, type NumericEnv } from '../../src/cli/command-context.js';
+import { MAX_MAX_RPS, MIN_MAX_RPS } from '../../src/cli/parse-max-rps.js';
 import type { CliIO } from '../../src/cli/io.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -44,10 +46,33 @@ describe('openClient', () => {
   });
 });
 
+describe('envInt', () => {
+  const ranges = Object.entries(ENV_RANGES) as Array<[NumericEnv, { min: number; max: number }]>;
+
+  it.each(ranges)('refuses %s outside its range, naming the variable, the range and the value', (name, { min, max }) => {
+    for (const bad of [String(min - 1), String(max + 1), '2147483648', '1e3', '-1']) {
+      expect(() => envInt({ [name]: bad }, name)).toThrow(new UsageError(`${name} must be a whole number from ${min} to ${max} (got "${bad}").`));
+    }
+    expect(envInt({ [name]: String(min) }, name)).toBe(min);
+    expect(envInt({ [name]: String(max) }, name)).toBe(max);
+  });
+
+  it('keeps every millisecond setting below 2^31 ms, which a timer cannot hold', () => {
+    for (const [name, { max }] of ranges) if (name.endsWith('_MS')) expect(max).toBeLessThan(2 ** 31);
+  });
+
+  it('the README documents every numeric variable, ORGFORM_MAX_RPS included, with the range it is checked against', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const row = (name: string) => readme.split('\n').find((line) => line.startsWith('|') && line.includes(`\`${name}\``))?.replaceAll(',', '');
+    for (const [name, { min, max }] of ranges) expect(row(name), name).toContain(`${min} to ${max}`);
+    expect(row('ORGFORM_MAX_RPS')).toContain(`${MIN_MAX_RPS} to ${MAX_MAX_RPS}`);
+  });
+});
+
 describe('retryBaseMs', () => {
   it('reads ORGFORM_RETRY_BASE_MS, unset when empty', () => {
     expect(retryBaseMs(io({ ORGFORM_RETRY_BASE_MS: '25' }))).toBe(25);
     expect(retryBaseMs(io({ ORGFORM_RETRY_BASE_MS: '' }))).toBeUndefined();
-    expect(() => retryBaseMs(io({ ORGFORM_RETRY_BASE_MS: '0' }))).toThrow('ORGFORM_RETRY_BASE_MS must be a whole number of at least 1 (got "0").');
+    expect(() => retryBaseMs(io({ ORGFORM_RETRY_BASE_MS: '0' }))).toThrow('ORGFORM_RETRY_BASE_MS must be a whole number from 1 to 10000 (got "0").');
   });
 });

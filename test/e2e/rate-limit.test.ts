@@ -1,8 +1,9 @@
 /**
  * One shared, adaptive rate for every request of a run, against the emulator's rate limit over
  * loopback: a 429 pauses everyone and is backpressure, not a failure; rate-limit headers set the
- * pace before any 429; --max-rps caps it; a run that gets nothing but 429s stops; bad values are
- * refused before anything is sent.
+ * pace before any 429; --max-rps caps it; a run that gets nothing but 429s stops; so does one whose
+ * quota resets further ahead than orgform waits, saying when; bad values are refused before
+ * anything is sent.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,7 +12,8 @@ import { createClient } from '../../src/api/client.js';
 import type { RateEvent } from '../../src/api/rate-limiter.js';
 import { STACK_LINE, startFaultProxy } from '../reliability/support.js';
 import { setupBillingWorld, setupEmulatorWorkspace } from '../support/emulator-workspace.js';
-import { runCli } from '../support/run-cli.js';
+import { MATRIX_PROFILES } from '../support/profiles.js';
+import { runCli, spawnCli } from '../support/run-cli.js';
 
 describe('the shared rate limiter over loopback', () => {
   it('a 429 with Retry-After: 1 pauses every request of the client, not only the one refused, and uses up no attempt', async () => {
@@ -105,19 +107,63 @@ describe('the shared rate limiter over loopback', () => {
     expect(world.emulator.counters.byOperation.updateBillingDetails).toBeLessThan(40);
   });
 
-  it.each(['0', '-1', '-0.5', 'abc', '', '1e3', 'Infinity', '5rps'])('refuses --max-rps %j before sending anything', async (value) => {
+  it.each(
+    MATRIX_PROFILES.flatMap((profile) =>
+      [
+        // A daily quota, its reset a day ahead; and one 3,000,000 s ahead, beyond what a timer can hold (it spun the CPU).
+        { profile, headers: 'ratelimit', windowSeconds: 86_400 },
+        { profile, headers: 'x-ratelimit', windowSeconds: 86_400 },
+        { profile, headers: 'ratelimit', windowSeconds: 3_000_000 },
+      ] as const,
+    ),
+  )(
+    'an empty quota announced by $headers headers, resetting in $windowSeconds s, stops the run at once and says when it resets ($profile)',
+    async ({ profile, headers, windowSeconds }) => {
+      const world = await setupBillingWorld(3, { profile, quota: { requests: 1, windowSeconds, headers } });
+      const started = Date.now();
+      // The built CLI, so that a warning of Node's (a timer it cannot hold) would show too.
+      const result = await spawnCli(['apply', '--auto-approve'], { cwd: world.cwd, env: world.env });
+      const resetsAt = new Date(Math.ceil((started + windowSeconds * 1000) / 1000) * 1000);
+      expect(result.code).toBe(1);
+      const said = /[Tt]he service's request quota is used up until (\S+Z), in [\d.]+ (hours|days): longer than the 10 minutes orgform waits out a rate limit \(ORGFORM_NO_PROGRESS_TIMEOUT_MS\)\. Run again after \1/.exec(result.stdout + result.stderr);
+      expect(said).not.toBeNull();
+      expect(Math.abs(Date.parse(said![1]!) - resetsAt.getTime())).toBeLessThanOrEqual(60_000);
+      expect(result.stderr).not.toContain('TimeoutOverflowWarning');
+      expect(result.stderr).not.toMatch(STACK_LINE);
+      // Nothing beyond the quota was sent, and nothing was changed.
+      expect(world.emulator.counters.total).toBe(1);
+      expect(world.changed()).toBe(0);
+    },
+  );
+
+  it.each(['0', '-1', '-0.5', 'abc', '', '1e3', 'Infinity', '5rps', '0.0001', '100001'])('refuses --max-rps %j before sending anything', async (value) => {
     const world = await setupBillingWorld(3);
     const result = await runCli(['plan', '--max-rps', value], { cwd: world.cwd, env: world.env });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('--max-rps must be a number of requests per second above 0, such as 40 or 2.5');
+    expect(result.stderr).toContain('--max-rps must be a number of requests per second from 0.001 to 100000, such as 40 or 2.5');
     expect(world.emulator.counters.total).toBe(0);
   });
 
-  it.each(['0', '-3', 'fast'])('refuses ORGFORM_MAX_RPS=%s before sending anything', async (value) => {
+  it.each([
+    ['ORGFORM_REQUEST_TIMEOUT_MS', '2147483648', 'a whole number from 100 to 86400000'],
+    ['ORGFORM_NO_PROGRESS_TIMEOUT_MS', '3000000000', 'a whole number from 1 to 86400000'],
+    ['ORGFORM_RETRY_BASE_MS', '86400000', 'a whole number from 1 to 10000'],
+    ['ORGFORM_TOKEN_COMMAND_TIMEOUT_MS', '99', 'a whole number from 100 to 600000'],
+    ['ORGFORM_MAX_ATTEMPTS', '1000', 'a whole number from 1 to 100'],
+  ])('refuses %s=%s, outside its range, before sending anything, naming the variable, the range and the value', async (name, value, range) => {
+    const world = await setupBillingWorld(3);
+    const result = await runCli(['plan'], { cwd: world.cwd, env: { ...world.env, [name]: value } });
+    // Before, a request timeout of 2^31 ms became a timer of 1 ms: every request failed at once.
+    expect(result.stderr).toBe(`Error: ${name} must be ${range} (got "${value}").\n`);
+    expect(result.code).toBe(1);
+    expect(world.emulator.counters.total).toBe(0);
+  });
+
+  it.each(['0', '-3', 'fast', '0.0001'])('refuses ORGFORM_MAX_RPS=%s before sending anything', async (value) => {
     const world = await setupBillingWorld(3);
     const result = await runCli(['apply', '--auto-approve'], { cwd: world.cwd, env: { ...world.env, ORGFORM_MAX_RPS: value } });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`Error: ORGFORM_MAX_RPS must be a number of requests per second above 0, such as 40 or 2.5 (got "${value}").\n`);
+    expect(result.stderr).toBe(`Error: ORGFORM_MAX_RPS must be a number of requests per second from 0.001 to 100000, such as 40 or 2.5 (got "${value}").\n`);
     expect(world.emulator.counters.total).toBe(0);
     expect(await readFile(join(world.cwd, 'orgs.yaml'), 'utf8')).toContain('version: 1');
   });

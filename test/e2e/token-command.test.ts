@@ -1,19 +1,22 @@
 /**
  * Tokens that expire, against the emulator's token lifetimes over loopback: a token command
  * (ORGFORM_TOKEN_COMMAND, --token-command) runs at the start and again on a 401, once for 401s
- * that arrive together; a command that fails or prints nothing stops the run with its status and
- * its stderr redacted, before anything is sent; a fixed JWT that runs out before the apply would
- * end is warned about; no token ever shows.
+ * that arrive together; a command that fails or prints nothing stops the run with its status and a
+ * hint, never its stderr, before anything is sent; a command that hangs is stopped with every
+ * process it started, at its time limit or on an interrupt; an option beats the environment; a
+ * fixed JWT that runs out before the apply would end is warned about; no token ever shows.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.js';
 import { commandTokenSource } from '../../src/api/token-source.js';
 import type { EmulatorOptions } from '../../src/emulator/server.js';
+import { signalChild, waitFor } from '../reliability/support.js';
 import { setupBillingWorld } from '../support/emulator-workspace.js';
-import { runCli } from '../support/run-cli.js';
+import { runCli, spawnCli } from '../support/run-cli.js';
 
 const STACK = /^\s+at .+(\(|:\d+:\d+)/m;
 const TOKEN_SCRIPT = fileURLToPath(new URL('../../scripts/emulator-token.mjs', import.meta.url));
@@ -88,37 +91,72 @@ describe('token commands', () => {
     }
   });
 
-  it('a fixed token that expires mid-run fails what is left; with ORGFORM_TOKEN_COMMAND the same run succeeds', async () => {
+  it('a fixed token that expires mid-run stops the run, naming where the token came from; with ORGFORM_TOKEN_COMMAND the same run succeeds', async () => {
     const world = await billingWorld(20, { tokenLifetime: { requests: 8 } });
     const fixed = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN: await issue(world.emulator.url) } });
     expect(fixed.code).toBe(1);
     expect(fixed.stdout).toMatch(/HTTP 401 token_expired/);
-    expect(fixed.stdout).toContain('Check the token (ORGFORM_TOKEN or --token-file)');
+    expect(fixed.stdout).toContain('Check the token (from ORGFORM_TOKEN), or set ORGFORM_TOKEN_COMMAND');
+    expect(fixed.stderr).toContain('Error: The service refused the token from ORGFORM_TOKEN (HTTP 401 token_expired), and a fixed token cannot be replaced during a run: nothing more is sent.');
     const command = `${NODE} ${JSON.stringify(TOKEN_SCRIPT)} ${world.emulator.url}`;
     const renewed = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN: 'ignored-when-a-command-is-set', ORGFORM_TOKEN_COMMAND: command } });
     expect(renewed.code).toBe(0);
     expect(world.changed()).toBe(20);
   });
 
-  it('a command that fails stops before any request: exit 1, its exit status, its stderr with the token redacted, no stack', async () => {
+  it('a command that fails stops before any request: exit 1, its exit status and a hint to run it by hand, never its stderr (a token there is not known as one), no stack', async () => {
     const world = await billingWorld(3);
-    const command = `echo canary-7f3e9a1b; echo "refresh refused for canary-7f3e9a1b (Bearer canary-7f3e9a1b)" >&2; exit 7`;
+    // `echo $TOKEN >&2; exit 3`: the token only on stderr, so nothing could have redacted it.
+    const command = `echo "sso: token canary-7f3e9a1b-5c2d refused" >&2; exit 3`;
     const result = await runCli(['apply', '--auto-approve', '--token-command', command], { cwd: world.cwd, env: world.env });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      'Error: The token command failed with exit status 7. Nothing was sent. Fix the token command (ORGFORM_TOKEN_COMMAND or --token-command) and run again.\n' +
-        '  stderr: refresh refused for [REDACTED] (Bearer [REDACTED])\n',
+      'Error: The token command (--token-command) failed with exit status 3. Nothing was sent. Run the command by hand to see what it says (orgform never shows its error output, which may hold a token), fix it, and run again.\n',
     );
     expect(result.stdout).toBe('');
     expect(world.emulator.counters.total).toBe(0);
   });
 
+  it('a command that hangs while a child holds its output is stopped at its time limit with every process it started, and nothing is sent', async () => {
+    const world = await billingWorld(3);
+    // The shell waits on `sleep 400`, which holds the pipe: killing the shell alone left orgform waiting 400 s.
+    const command = 'sleep 400 & echo $! > sleep.pid; wait; echo late-token';
+    const result = await runCli(['plan'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN_COMMAND: command, ORGFORM_TOKEN_COMMAND_TIMEOUT_MS: '300' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'Error: The token command (ORGFORM_TOKEN_COMMAND) did not finish within 300 ms and was stopped, with every process it started. Nothing was sent. Run the command by hand to see what it says (orgform never shows its error output, which may hold a token), fix it, and run again.\n',
+    );
+    const pid = Number(await readFile(join(world.cwd, 'sleep.pid'), 'utf8'));
+    expect(await waitFor(() => !isAlive(pid), 5_000)).toBe(true);
+    expect(world.emulator.counters.total).toBe(0);
+  });
+
   it.each([
-    ['prints nothing', 'true', 'The token command printed nothing (exit status 0); it must print the token on stdout.'],
-    ['prints only blanks', 'printf "  \\n\\n"', 'The token command printed nothing (exit status 0); it must print the token on stdout.'],
-    ['prints two lines', 'printf "one-token\\ntwo-token\\n"', 'The token command printed more than one line (exit status 0); it must print the token alone.'],
-    ['is killed', 'kill -9 $$', 'The token command was killed by SIGKILL.'],
-    ['cannot be found', 'no-such-command-for-orgform', 'The token command failed with exit status 127.'],
+    ['apply, which winds down,', ['apply', '--auto-approve'], 1],
+    ['plan, which stops at once,', ['plan'], 130],
+  ] as const)('Ctrl+C while the token command runs ends %s its whole process group with it, and sends nothing', async (_what, args, code) => {
+    const world = await billingWorld(3);
+    const command = 'sleep 400 & echo $! > sleep.pid; wait; echo late-token';
+    let orgform: number | undefined;
+    const run = spawnCli([...args], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN_COMMAND: command }, onSpawn: (p) => (orgform = p) });
+    const pidFile = join(world.cwd, 'sleep.pid');
+    expect(await waitFor(() => existsSync(pidFile) && readPid(pidFile) !== undefined, 15_000)).toBe(true);
+    const pid = readPid(pidFile)!;
+    expect(signalChild(orgform!, 'SIGINT')).toBe(true);
+    const result = await run;
+    expect(result.code).toBe(code);
+    if (code === 1) expect(result.stderr).toContain('Error: The token command (ORGFORM_TOKEN_COMMAND) was stopped: orgform was interrupted. Nothing was sent.');
+    expect(result.stderr).not.toMatch(STACK);
+    expect(await waitFor(() => !isAlive(pid), 5_000)).toBe(true);
+    expect(world.emulator.counters.total).toBe(0);
+  });
+
+  it.each([
+    ['prints nothing', 'true', 'The token command (--token-command) printed nothing (exit status 0); it must print the token on stdout.'],
+    ['prints only blanks', 'printf "  \\n\\n"', 'The token command (--token-command) printed nothing (exit status 0); it must print the token on stdout.'],
+    ['prints two lines', 'printf "one-token\\ntwo-token\\n"', 'The token command (--token-command) printed more than one line (exit status 0); it must print the token alone.'],
+    ['is killed', 'kill -9 $$', 'The token command (--token-command) was killed by SIGKILL.'],
+    ['cannot be found', 'no-such-command-for-orgform', 'The token command (--token-command) failed with exit status 127.'],
   ])('a command that %s stops before any request, exit 1', async (_what, command, message) => {
     const world = await billingWorld(3);
     const result = await runCli(['plan', '--token-command', command], { cwd: world.cwd, env: world.env });
@@ -146,13 +184,36 @@ describe('token commands', () => {
     const command = `if [ -f ran ]; then echo "sso session expired" >&2; exit 5; fi; touch ran; ${NODE} ${JSON.stringify(TOKEN_SCRIPT)} ${world.emulator.url}`;
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '2', '--token-command', command], { cwd: world.cwd, env: world.env });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('Error: The token command failed with exit status 5 (run again for a fresh token). The run stops here; what was done is recorded.');
-    expect(result.stderr).toContain('  stderr: sso session expired');
+    expect(result.stderr).toContain('Error: The token command (--token-command) failed with exit status 5 (run again for a fresh token). The run stops here; what was done is recorded.');
+    expect(result.stderr).not.toContain('sso session expired');
     expect(result.stdout).toMatch(/Apply interrupted: \d+ applied/);
     expect(result.stdout).toMatch(/not started/);
     expect(result.stderr).not.toMatch(STACK);
     expect(world.changed()).toBeGreaterThan(0);
     expect(world.changed()).toBeLessThan(30);
+  });
+
+  it('a fixed token answered 401 halts an apply of 300 changes: only the requests already on the wire are refused, the rest never start, and the log stays short', async () => {
+    // The listing uses the token's one request; every write after it would be refused.
+    const world = await billingWorld(300, { tokenLifetime: { requests: 1 } });
+    const token = await issue(world.emulator.url);
+    const result = await runCli(['apply', '--auto-approve', '--parallelism', '8'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN: token } });
+    expect(result.code).toBe(1);
+    const refused = world.emulator.requestLog.filter((r) => r.status === 401);
+    // Before: 300 requests, all answered 401, and 300 failures listed twice.
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.length).toBeLessThanOrEqual(8);
+    expect(world.emulator.counters.total).toBe(1 + refused.length);
+    const summary = /^Apply interrupted: 0 applied, 0 already done, (\d+) failed, (\d+) not started; run orgform apply again to finish\.$/m.exec(result.stdout);
+    expect(summary).not.toBeNull();
+    expect(Number(summary![1])).toBe(refused.length);
+    expect(Number(summary![2])).toBe(300 - refused.length);
+    expect(result.stderr).toBe(
+      'Error: The service refused the token from ORGFORM_TOKEN (HTTP 401 token_expired), and a fixed token cannot be replaced during a run: nothing more is sent. What was done is recorded. Check the token, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh one, and run again.\n',
+    );
+    // The plan's digest, 8 failures as they happen and again in the summary: not 300 of each.
+    expect(result.stdout.split('\n').length).toBeLessThan(100);
+    expect(result.stdout + result.stderr).not.toContain(token);
   });
 
   it('warns at the start when a fixed JWT expires before the apply is likely to end, without showing it', async () => {
@@ -170,3 +231,55 @@ describe('token commands', () => {
     expect(quick.stderr).toBe('');
   });
 });
+
+describe('where the token and the service come from', () => {
+  it.each([
+    ['--token-file over ORGFORM_TOKEN_COMMAND', ['--token-file', 'token.txt'], { ORGFORM_TOKEN_COMMAND: 'exit 9' }],
+    ['--token-file over ORGFORM_TOKEN', ['--token-file', 'token.txt'], { ORGFORM_TOKEN: 'wrong-token' }],
+    ['--token-command over ORGFORM_TOKEN', ['--token-command', 'cat token.txt'], { ORGFORM_TOKEN: 'wrong-token' }],
+    ['--token-command over ORGFORM_TOKEN_COMMAND', ['--token-command', 'cat token.txt'], { ORGFORM_TOKEN_COMMAND: 'exit 9' }],
+    ['--base-url over ORGFORM_BASE_URL', ['--base-url', 'EMULATOR'], { ORGFORM_TOKEN: 'demo-token', ORGFORM_BASE_URL: 'http://127.0.0.1:9' }],
+    ['--max-rps over ORGFORM_MAX_RPS', ['--max-rps', '1000'], { ORGFORM_TOKEN: 'demo-token', ORGFORM_MAX_RPS: '0.001' }],
+  ])('a command-line option beats the environment: %s', async (_what, args, env) => {
+    const world = await billingWorld(3);
+    await writeFile(join(world.cwd, 'token.txt'), 'demo-token\n');
+    const flags = args.map((a) => (a === 'EMULATOR' ? world.emulator.url : a));
+    const result = await runCli(['plan', '--format', 'json', ...flags], { cwd: world.cwd, env: { ...world.env, ...env } });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect((JSON.parse(result.stdout) as { changes: unknown[] }).changes).toHaveLength(3);
+  });
+
+  it.each([
+    ['ORGFORM_TOKEN', [], { ORGFORM_TOKEN: 'wrong-token' }],
+    ['--token-file token.txt', ['--token-file', 'token.txt'], {}],
+  ])('a 401 says which source the refused token came from (%s), and quotes the service word for word', async (source, args, env) => {
+    const world = await billingWorld(3);
+    await writeFile(join(world.cwd, 'token.txt'), 'wrong-token\n');
+    const result = await runCli(['plan', ...args], { cwd: world.cwd, env: { ...world.env, ...env } });
+    expect(result.code).toBe(1);
+    // "A valid bearer token is required." as the service wrote it: not "A valid Bearer [REDACTED] is required..".
+    expect(result.stderr).toBe(
+      `Error: getOrganisations (all pages) failed with HTTP 401: unauthenticated: A valid bearer token is required. Check the token (from ${source}), or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh one\n`,
+    );
+  });
+});
+
+/** Whether a process is still running (a zombie left to init counts as gone once it is reaped). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readPid(path: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path, 'utf8'));
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -126,6 +126,23 @@ describe('fault kinds', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
   });
 
+  it('delay-headers beyond what a timer holds (3,000,000 s): waits as long as it can, rather than answering at once with a warning', async () => {
+    const emulator = await useEmulator();
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      emulator.faults.add({ operation: 'updateBillingDetails', fault: { kind: 'delay-headers', ms: 3_000_000_000 } });
+      // Node turns a timer of 2^31 ms or more into 1 ms: before, the answer came at once.
+      const answer = call(emulator, orgPath('org_acme', 'billing'), { method: 'PUT', body: { customerID: 'cus_changed' }, signal: AbortSignal.timeout(500) });
+      await expect(answer.then((r) => r.status, (e: Error) => e.name)).resolves.toBe('TimeoutError');
+      await waitUntil(() => customerId(emulator) === 'cus_changed');
+      expect(warnings.filter((w) => w.name === 'TimeoutOverflowWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('trickle: sends 200 headers then a chunk per interval until the client goes away', async () => {
     const emulator = await useEmulator();
     emulator.faults.add({ fault: { kind: 'trickle', intervalMs: 20, chunk: '.' } });

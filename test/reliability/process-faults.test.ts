@@ -1,7 +1,8 @@
 /**
  * Reliability cases 21–23: process faults, with the built CLI (bin/orgform.js, built by
  * `npm test`'s pretest) as a real child process: two applies at once, apply killed with SIGKILL at
- * random points and run again (a property, at least 50 kill points), and SIGINT during apply.
+ * random points and run again (a property, at least 50 kill points), and SIGINT during apply, also
+ * while every request waits out a long Retry-After.
  */
 import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
@@ -12,6 +13,8 @@ import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { lockPathFor, type LockInfo } from '../../src/state/lock.js';
 import { CLI_BIN, runCli, spawnCli } from '../support/run-cli.js';
+import { setupBillingWorld } from '../support/emulator-workspace.js';
+import { MATRIX_PROFILES } from '../support/profiles.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 import { canaryToken, LeakScanner, signalChild, STACK_LINE, startFaultProxy, startWorld, waitFor } from './support.js';
 import { configFor, countEffects, desiredArb, enlargeWorld, expectConverged, type Desired } from './world-model.js';
@@ -233,5 +236,30 @@ describe('process faults', () => {
     leaks.expectClean();
     // Temp files from the interrupted run's journal writes are not left behind.
     expect((await readdir(`${cwd}/.orgform`)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it.each(
+    MATRIX_PROFILES.flatMap((profile) => [
+      { profile, wait: 'waiting at the rate limiter for a 429 with Retry-After: 300', fault: { kind: 'status', status: 429, retryAfter: 300 } as const },
+      { profile, wait: 'in a 30 s backoff after a 503', fault: { kind: 'status', status: 503, retryAfter: 30 } as const },
+    ]),
+  )('case 23b ($profile): SIGINT ends apply at once while a change is $wait; not sent, it is not started, not failed', async ({ profile, fault }) => {
+    const world = await setupBillingWorld(6, { profile });
+    world.emulator.faults.add({ operation: 'updateBillingDetails', fault });
+    let pid: number | undefined;
+    const run = spawnCli(['apply', '--auto-approve', '--parallelism', '1'], { cwd: world.cwd, env: world.env, onSpawn: (p) => (pid = p) });
+    expect(await waitFor(() => world.emulator.requestLog.some((r) => r.status === fault.status), 15_000, 1)).toBe(true);
+    expect(signalChild(pid!, 'SIGINT')).toBe(true);
+    // Before, the interrupted apply sat the wait out (300 s; 30 s).
+    const result = await run;
+    expect(result.signal).toBeNull();
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^Apply interrupted: 0 applied, 0 already done, 6 not started; run orgform apply again to finish\.$/m);
+    expect(result.stdout).toMatch(/^Apply results: 0 applied, 0 already done, 0 skipped, 6 not started, 0 failed/m);
+    expect(result.stdout.match(/^– organisations\.org-\d+\.billing not started: its request was not sent: interrupted$/gm)).toHaveLength(1);
+    expectNoCrash(result.stdout + result.stderr);
+    expect(world.changed()).toBe(0);
+    // The one write the service saw is the one it refused; nothing was sent after the signal.
+    expect(world.emulator.requestLog.filter((r) => r.method !== 'GET').map((r) => r.status)).toEqual([fault.status]);
   });
 });

@@ -108,7 +108,7 @@ export function exitCodeFor(outcome: ApplyOutcome): ExitCode {
  * (default 5 s); tests shorten it.
  */
 export function progressIntervalFromEnv(env: CliIO['env']): number | undefined {
-  return envInt(env, 'ORGFORM_PROGRESS_INTERVAL_MS', 10);
+  return envInt(env, 'ORGFORM_PROGRESS_INTERVAL_MS');
 }
 
 /** Someone at a terminal, who sees the question and can type: only then can apply ask. */
