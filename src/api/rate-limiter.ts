@@ -81,10 +81,11 @@ export class RateLimitResetTooFarError extends OrgformError {
     readonly limitMs: number,
     how: 'retry-after' | 'quota',
   ) {
-    const until = new Date(resetAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    // A Date holds ±8.64e15 ms: a reset announced beyond that (Retry-After: 99999999999999999999) has no date.
+    const until = Math.abs(resetAt) <= 8.64e15 ? new Date(resetAt).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined;
     super(
       'RATE_LIMITED',
-      `${how === 'quota' ? "The service's request quota is used up" : 'The service asked every request to wait (Retry-After)'} until ${until}, in ${describeMs(waitMs)}: longer than the ${describeMs(limitMs)} orgform waits out a rate limit (ORGFORM_NO_PROGRESS_TIMEOUT_MS). Run again after ${until}; what was done is recorded, and apply picks up from there.`,
+      `${how === 'quota' ? "The service's request quota is used up" : 'The service asked every request to wait (Retry-After)'}${until === undefined ? '' : ` until ${until}`}, in ${describeMs(waitMs)}: longer than the ${describeMs(limitMs)} orgform waits out a rate limit (ORGFORM_NO_PROGRESS_TIMEOUT_MS). Run again ${until === undefined ? 'much later' : `after ${until}`}; what was done is recorded, and apply picks up from there.`,
     );
     this.name = 'RateLimitResetTooFarError';
   }

@@ -185,6 +185,15 @@ describe('the shared rate limiter', () => {
     expect(limiter.stoppedBy!.message).toMatch(/^The service asked every request to wait \(Retry-After\) until 1970-01-01T00:10:00Z, in 10 minutes: longer than the 10 minutes/);
   });
 
+  it('names no date for a reset beyond what a Date holds (Retry-After: 99999999999999999999), and still stops', () => {
+    const clock = new FakeClock();
+    const limiter = new RateLimiter({ clock });
+    limiter.begin();
+    limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, retryAfterMs: 99999999999999999999 * 1000 });
+    expect(limiter.stoppedBy).toBeInstanceOf(RateLimitResetTooFarError);
+    expect(limiter.stoppedBy!.message).toMatch(/^The service asked every request to wait \(Retry-After\), in [\d.e+]+ days: longer than the 10 minutes orgform waits out a rate limit \(ORGFORM_NO_PROGRESS_TIMEOUT_MS\)\. Run again much later;/);
+  });
+
   it('holds a 429 that gave no Retry-After until the reset of its empty quota, instead of retrying it at once', () => {
     const clock = new FakeClock();
     const limiter = new RateLimiter({ clock });

@@ -131,6 +131,18 @@ describe('token commands', () => {
     expect(world.emulator.counters.total).toBe(0);
   });
 
+  it('a command that prints the token and leaves a child holding its output gives the token once it has exited', async () => {
+    const world = await billingWorld(3);
+    const command = 'sleep 400 & echo $! > sleep.pid; echo demo-token';
+    const result = await runCli(['plan', '--format', 'json'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN_COMMAND: command } });
+    // Before, orgform waited for the pipe to close: 400 s.
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect((JSON.parse(result.stdout) as { changes: unknown[] }).changes).toHaveLength(3);
+    // Once the command has exited, what it left running is its own business.
+    process.kill(Number(await readFile(join(world.cwd, 'sleep.pid'), 'utf8')), 'SIGKILL');
+  });
+
   it.each([
     ['apply, which winds down,', ['apply', '--auto-approve'], 1],
     ['plan, which stops at once,', ['plan'], 130],
