@@ -47,8 +47,16 @@ const IDEMPOTENCY_CACHE_LIMIT = 10_000;
 const GATEWAY_PATHS_LIMIT = 100_000;
 const V2_PREFIX = '/api/v2';
 
+/** What the rate limit and the quota have in common here: a decision per request, headers, and the 429's message. */
+interface Gate {
+  take(): { allowed: boolean; retryAfterSeconds: number };
+  headers(decision: { allowed: boolean; retryAfterSeconds: number }): Record<string, string>;
+  readonly refusal: string;
+}
+
 export function createServiceHandler(deps: ServiceDependencies) {
   const { counters, signal } = deps;
+  const gates: Gate[] = [deps.rateLimiter, deps.quota].filter((g): g is RateLimiter | Quota => g !== undefined);
   const replays = new Map<string, Answer>();
   const { behaviour } = deps;
   /** Paths the gateway has already refused once (gateway-404 v2-once). */
@@ -119,35 +127,15 @@ export function createServiceHandler(deps: ServiceDependencies) {
       writeAnswer(res, { status: 404, headers: { 'content-type': 'text/html; charset=utf-8' }, body: renderHtmlPage(404) });
       return;
     }
-    if (deps.rateLimiter) {
-      const decision = deps.rateLimiter.take();
-      // Set on the response, so that every answer carries them, faults' included.
-      for (const [name, value] of Object.entries(deps.rateLimiter.headers(decision))) res.setHeader(name, value);
+    // The bucket, then the quota: each sets its headers on the response (the quota's over the
+    // bucket's), so that every answer carries them, faults' included; beyond either, 429.
+    for (const gate of gates) {
+      const decision = gate.take();
+      for (const [name, value] of Object.entries(gate.headers(decision))) res.setHeader(name, value);
       if (!decision.allowed) {
         counters.rateLimited += 1;
         if (!(await sleep(deps.latencyMs))) return;
-        send(
-          errorAnswer(
-            { status: 429, code: 'rate_limited', message: 'Too many requests: wait as long as Retry-After says, then retry.' },
-            { 'retry-after': formatRetryAfter(decision.retryAfterSeconds) },
-          ),
-        );
-        return;
-      }
-    }
-    if (deps.quota) {
-      const decision = deps.quota.take();
-      // Set on the response (over the bucket's, if any): every answer carries them, faults' included.
-      for (const [name, value] of Object.entries(deps.quota.headers(decision))) res.setHeader(name, value);
-      if (!decision.allowed) {
-        counters.rateLimited += 1;
-        if (!(await sleep(deps.latencyMs))) return;
-        send(
-          errorAnswer(
-            { status: 429, code: 'rate_limited', message: 'The request quota is used up: wait as long as Retry-After says, then retry.' },
-            { 'retry-after': formatRetryAfter(decision.resetSeconds) },
-          ),
-        );
+        send(errorAnswer({ status: 429, code: 'rate_limited', message: gate.refusal }, { 'retry-after': formatRetryAfter(decision.retryAfterSeconds) }));
         return;
       }
     }

@@ -23,8 +23,8 @@ export interface QuotaDecision {
   allowed: boolean;
   /** Requests left in the window after this one. */
   remaining: number;
-  /** Seconds until the window resets, rounded up (at least 1). */
-  resetSeconds: number;
+  /** Seconds until the window resets, rounded up (at least 1): also how long a refused request is told to wait. */
+  retryAfterSeconds: number;
 }
 
 const HEADER_STYLES: readonly QuotaHeaderStyle[] = ['ratelimit', 'x-ratelimit'];
@@ -55,6 +55,8 @@ export class Quota {
   readonly requests: number;
   readonly windowSeconds: number;
   readonly headerStyle: QuotaHeaderStyle;
+  /** The 429's message. */
+  readonly refusal = 'The request quota is used up: wait as long as Retry-After says, then retry.';
   private windowStart: number | undefined;
   private used = 0;
 
@@ -82,7 +84,7 @@ export class Quota {
     return {
       allowed,
       remaining: this.requests - this.used,
-      resetSeconds: Math.max(1, Math.ceil((this.windowStart + windowMs - now) / 1000)),
+      retryAfterSeconds: Math.max(1, Math.ceil((this.windowStart + windowMs - now) / 1000)),
     };
   }
 
@@ -91,13 +93,13 @@ export class Quota {
       case 'ratelimit':
         return {
           'ratelimit-policy': `"quota";q=${this.requests};w=${this.windowSeconds}`,
-          ratelimit: `"quota";r=${decision.remaining};t=${decision.resetSeconds}`,
+          ratelimit: `"quota";r=${decision.remaining};t=${decision.retryAfterSeconds}`,
         };
       case 'x-ratelimit':
         return {
           'x-ratelimit-limit': String(this.requests),
           'x-ratelimit-remaining': String(decision.remaining),
-          'x-ratelimit-reset': String(Math.ceil(this.clock() / 1000) + decision.resetSeconds),
+          'x-ratelimit-reset': String(Math.ceil(this.clock() / 1000) + decision.retryAfterSeconds),
         };
     }
   }

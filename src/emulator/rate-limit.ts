@@ -58,6 +58,8 @@ export class RateLimiter {
   readonly rps: number;
   readonly burst: number;
   readonly headerStyle: RateLimitHeaderStyle;
+  /** The 429's message. */
+  readonly refusal = 'Too many requests: wait as long as Retry-After says, then retry.';
   private tokens: number;
   private last: number;
 
