@@ -8,6 +8,7 @@
  * (nothing is written then); so is the outcome, which the command maps to an exit code.
  */
 import { readFile } from 'node:fs/promises';
+import { NotSentError } from '../api/api-error.js';
 import { resolve } from 'node:path';
 import { applyPlan } from '../apply/apply-plan.js';
 import type { ApplyEvent, ApplySummary } from '../apply/events.js';
@@ -90,7 +91,16 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
   // Load, connect, lock, read, plan, check safety, confirm: its own function, so that what only
   // they need (the desired state, the plan's display) can be collected while the changes run; at
   // 100,000 organisations that is most of the memory. applyPlan then lets each change go as it ends.
-  const prepared = await prepare(inputs, deps, view, listeners);
+  const prepared = await prepare(inputs, deps, view, listeners).catch((err: unknown) => {
+    if (deps.signal.aborted && err instanceof NotSentError) return undefined;
+    throw err;
+  });
+  // Interrupted while reading: the reads not yet sent were not sent (so the plan may have been
+  // refused as incomplete), and nothing was written.
+  if (prepared === undefined || (deps.signal.aborted && 'kind' in prepared && prepared.kind === 'refused')) {
+    view.cancelled();
+    return { kind: 'cancelled' };
+  }
   if (!('changes' in prepared)) return prepared;
   const { client, lock, journal, service, changes } = prepared;
   try {

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { NotSentError } from '../../src/api/api-error.js';
 import { runApply, type ApplyDeps, type ApplyInputs } from '../../src/engine/apply-flow.js';
 import type { ClientListeners } from '../../src/engine/open-client.js';
 import { runPlan } from '../../src/engine/plan-flow.js';
@@ -201,6 +202,19 @@ describe('runApply: what the client tells while changes run', () => {
     await runApply(inputs, deps, view);
     client.rate = { rps: 7, pausedMs: 0, waiting: 1, throttled: 0 };
     expect(view.meter?.rateStatus().rps).toBe(7);
+  });
+
+  it('interrupted while it reads, with the reads not yet sent refused unsent, writes nothing and says it was cancelled', async () => {
+    const { client, deps, inputs } = await setup();
+    const controller = new AbortController();
+    client.on('getOrganisations', async () => {
+      controller.abort();
+      throw new NotSentError({ operation: 'getOrganisations', target: '(all pages)', why: 'interrupted' });
+    });
+    const view = recordingApplyView();
+    expect(await runApply(inputs, { ...deps, signal: controller.signal }, view)).toEqual({ kind: 'cancelled' });
+    expect(view.sayings()).toContain('cancelled');
+    expect(writes(client)).toEqual([]);
   });
 
   it('on an interrupt lets the change in flight finish and starts nothing new', async () => {
