@@ -1,16 +1,19 @@
 /**
  * Applies a plan: organisations in parallel (bounded), each organisation's changes in order
- * (accept, billing, revocations, channel removals), the active organisation last, after its own
- * organisation's changes. A failure skips only what depends on it. One-shot changes are written
- * to the journal as soon as they complete. On interrupt, nothing new starts and what is in flight
- * finishes.
+ * (accepts, each tried on its own, then billing, revocations, channel removals: see
+ * run-organisation-changes.ts), the active organisation last, after its own organisation's changes.
+ * A failure skips only what depends on it. Revocations and channel removals are written to the
+ * journal as soon as they complete, and one the journal records done is not sent again. On
+ * interrupt, nothing new starts and what is in flight finishes.
  */
 import { ApiError, NotSentError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
+import { isRecordedDone, JOURNALED_KINDS, type IsJournaled } from '../plan/is-recorded-done.js';
 import type { ApplicableChange } from '../plan/types.js';
 import { journalKey, type Journal } from '../state/journal.js';
 import { CHANGED_LISTED, type ApplyListener, type ApplySummary, type ChangeFailure, type ChangeResult, type Outcome } from './events.js';
 import { ChangeFailedError, executeChange } from './execute-change.js';
+import { runOrganisationChanges, type Decided } from './run-organisation-changes.js';
 
 export interface ApplyOptions {
   client: OrganisationsClient;
@@ -27,12 +30,9 @@ export interface ApplyOptions {
   backoffBaseMs?: number;
 }
 
-const ONE_SHOT = new Set<ApplicableChange['kind']>(['accept-invitation', 'revoke-invitation', 'remove-channel']);
-
 /** Outcomes as the codes `applyPlan` keeps per change (0: not ended yet). */
 const OUTCOMES: readonly Outcome[] = ['applied', 'already-done', 'skipped', 'not-started', 'failed'];
 const APPLIED = 1 + OUTCOMES.indexOf('applied');
-const FAILED = 1 + OUTCOMES.indexOf('failed');
 
 function describeFailure(err: unknown): ChangeFailure {
   const underlying = err instanceof ChangeFailedError ? err.underlying : err;
@@ -91,21 +91,23 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
     emit({ type: 'change-end', at: now(), ...full });
   };
 
-  /** Runs one change, or ends it as skipped (`blockedBy`) or not started; its outcome is then in `outcomes`. */
-  async function run(index: number, blockedBy: string | undefined): Promise<void> {
+  // The plan's own test (plan/is-recorded-done.ts), asked of the journal as it is now.
+  const isJournaled: IsJournaled = (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
+
+  /** Runs one change, or ends it as `decided` says, or as not started; resolves to how it ended. */
+  async function run(index: number, decided?: Decided): Promise<Outcome> {
     const change = slots[index]!;
-    if (blockedBy !== undefined) {
-      finish(index, { outcome: 'skipped', reason: `depends on ${blockedBy}, which did not complete`, durationMs: 0 });
-      return;
+    if (decided !== undefined) {
+      finish(index, { outcome: decided.outcome, reason: decided.reason, durationMs: 0 });
+      return decided.outcome;
     }
     if (interrupted) {
       finish(index, { outcome: 'not-started', reason: 'apply was interrupted before it started', durationMs: 0 });
-      return;
+      return 'not-started';
     }
-    const key = change.targetId === undefined ? undefined : journalKey(change.kind, change.organisation.id, change.targetId);
-    if (key !== undefined && ONE_SHOT.has(change.kind) && options.journal.has(options.service, key)) {
+    if (isRecordedDone(change, isJournaled)) {
       finish(index, { outcome: 'already-done', reason: 'recorded in the state journal', durationMs: 0 });
-      return;
+      return 'already-done';
     }
     const t0 = now();
     inFlight += 1;
@@ -115,8 +117,8 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
         ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
         ...(options.backoffBaseMs === undefined ? {} : { backoffBaseMs: options.backoffBaseMs }),
       });
-      if (key !== undefined && ONE_SHOT.has(change.kind)) {
-        await options.journal.record(options.service, key, {
+      if (JOURNALED_KINDS.has(change.kind) && change.targetId !== undefined) {
+        await options.journal.record(options.service, journalKey(change.kind, change.organisation.id, change.targetId), {
           kind: change.kind,
           organisation: change.organisation.slug,
           outcome: result.outcome,
@@ -124,12 +126,17 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
         });
       }
       finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });
+      return result.outcome;
     } catch (err) {
       // Its request waited its turn (the rate limiter, a backoff) when the run was interrupted or
       // stopped: it was never sent, so nothing of it was done.
       const unsent = err instanceof ChangeFailedError ? err.underlying : err;
-      if (unsent instanceof NotSentError) finish(index, { outcome: 'not-started', reason: `its request was not sent: ${unsent.why}`, durationMs: now() - t0 });
-      else finish(index, { outcome: 'failed', failure: describeFailure(err), durationMs: now() - t0 });
+      if (unsent instanceof NotSentError) {
+        finish(index, { outcome: 'not-started', reason: `its request was not sent: ${unsent.why}`, durationMs: now() - t0 });
+        return 'not-started';
+      }
+      finish(index, { outcome: 'failed', failure: describeFailure(err), durationMs: now() - t0 });
+      return 'failed';
     } finally {
       inFlight -= 1;
     }
@@ -145,25 +152,23 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   const active = changes.flatMap((change, index) => (change.kind === 'set-active' ? [{ index, slug: change.organisation.slug }] : []));
   const activeBySlug = new Map<string, number[]>();
   /** Set-active changes whose organisation's changes are done (or that have none): they start once no group is left. */
-  const ready: Array<{ index: number; blockedBy: string | undefined }> = [];
+  const ready: Array<{ index: number; decided: Decided | undefined }> = [];
   const grouped = new Set(groupSlugs.filter((slug) => active.some((a) => a.slug === slug)));
   for (const { index, slug } of active) {
-    if (!grouped.has(slug)) ready.push({ index, blockedBy: undefined });
+    if (!grouped.has(slug)) ready.push({ index, decided: undefined });
     else activeBySlug.set(slug, [...(activeBySlug.get(slug) ?? []), index]);
   }
 
-  /** Runs group `group`, all of one organisation. */
+  /** Runs group `group`, all of one organisation; its set-active changes then wait for a worker. */
   async function runGroup(group: number): Promise<void> {
-    let blockedBy: string | undefined;
+    const mine = [];
     for (let at = starts[group]!; at < starts[group + 1]!; at++) {
       const index = order[at]!;
       const { kind, address } = slots[index]!;
-      await run(index, blockedBy);
-      // Without membership nothing else in the organisation can succeed. An accept that did not
-      // start (interrupt) blocks nothing: what follows is "not started" too, not "skipped".
-      if (outcomes[index] === FAILED && kind === 'accept-invitation' && blockedBy === undefined) blockedBy = address;
+      mine.push({ index, kind, address });
     }
-    for (const index of activeBySlug.get(groupSlugs[group]!) ?? []) ready.push({ index, blockedBy });
+    const decided = await runOrganisationChanges(mine, run);
+    for (const index of activeBySlug.get(groupSlugs[group]!) ?? []) ready.push({ index, decided });
   }
 
   // `parallelism` workers share one queue of organisations, then of set-active changes. (One
@@ -178,7 +183,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       }
       const next = ready.shift();
       if (next === undefined) return;
-      await run(next.index, next.blockedBy);
+      await run(next.index, next.decided);
     }
   }
   const workers = Math.max(1, Math.min(options.parallelism, groupCount + active.length));

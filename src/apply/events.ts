@@ -8,9 +8,12 @@ import type { Change } from '../plan/types.js';
 export type Outcome =
   /** The write succeeded. */
   | 'applied'
-  /** Nothing was needed: the journal, a 404 on a retried delete, or a membership re-read showed it done. */
+  /**
+   * Nothing was needed: the journal (revocations, channel removals), a 404 on a retried delete, a
+   * membership re-read, or an earlier accept of the same organisation (an accept) showed it done.
+   */
   | 'already-done'
-  /** Not attempted because a change it depends on failed. */
+  /** Not attempted because what it depends on did not happen: every accept of its organisation failed. */
   | 'skipped'
   /** Not attempted because apply was interrupted (SIGINT/SIGTERM) first. */
   | 'not-started'

@@ -7,10 +7,10 @@ import { changeAddress } from '../model/address.js';
 import { BILLING_FIELDS, differingFields, fullBillingUpdate, type BillingDetails, type BillingField } from '../model/billing.js';
 import type { ChangeKind } from '../model/change-kind.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
+import { isRecordedDone, type IsJournaled } from './is-recorded-done.js';
 import type { Change, FieldChange } from './types.js';
 
-/** Whether the journal records this one-shot change as done. */
-export type IsJournaled = (kind: ChangeKind, organisationId: string, targetId: string) => boolean;
+export type { IsJournaled } from './is-recorded-done.js';
 
 const KNOWN_AFTER_ACCEPT = 'current billing is known after the invitation is accepted: apply reads it then, and fields not declared keep their values';
 const UNCHECKABLE_INVITATION = 'cannot be checked before apply: the interface cannot list invitations';
@@ -51,22 +51,26 @@ function oneShot(kind: ChangeKind, d: DesiredOrganisation, o: ObservedOrganisati
   };
 }
 
-/** One declared organisation's changes, and the addresses of its one-shot changes the journal records done. */
+/**
+ * One declared organisation's changes, and the addresses of its one-shot changes the journal records
+ * done. What decides each kind (membership, values, the journal) is said in is-recorded-done.ts.
+ */
 export function planOrganisation(d: DesiredOrganisation, o: ObservedOrganisation, isJournaled: IsJournaled): { changes: Change[]; journaled: string[] } {
   const changes: Change[] = [];
   const journaled: string[] = [];
+  // Membership decides the accepts, never the journal. They are alternatives: apply tries each until
+  // one makes you a member.
   if (!o.member) {
     for (const inv of d.invitations.accept) changes.push(oneShot('accept-invitation', d, o, inv));
   }
+  // Known after the last of them: apply runs billing once every accept has ended, if one made you a member.
   const billing = billingChange(d, o, changes[changes.length - 1]?.address);
   if (billing) changes.push(billing);
-  for (const inv of d.invitations.revoke) {
-    if (isJournaled('revoke-invitation', o.id, inv)) journaled.push(changeAddress('revoke-invitation', d.slug, inv));
-    else changes.push(oneShot('revoke-invitation', d, o, inv, UNCHECKABLE_INVITATION));
-  }
-  for (const ch of d.notificationChannels.remove) {
-    if (isJournaled('remove-channel', o.id, ch)) journaled.push(changeAddress('remove-channel', d.slug, ch));
-    else changes.push(oneShot('remove-channel', d, o, ch, UNCHECKABLE_CHANNEL));
-  }
+  const journaledChange = (change: Change) => {
+    if (isRecordedDone(change, isJournaled)) journaled.push(change.address);
+    else changes.push(change);
+  };
+  for (const inv of d.invitations.revoke) journaledChange(oneShot('revoke-invitation', d, o, inv, UNCHECKABLE_INVITATION));
+  for (const ch of d.notificationChannels.remove) journaledChange(oneShot('remove-channel', d, o, ch, UNCHECKABLE_CHANNEL));
   return { changes, journaled };
 }

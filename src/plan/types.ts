@@ -36,8 +36,10 @@ export interface Change {
   request?: BillingDetails;
   /**
    * Billing whose current values could not be read when planning (an organisation joined by this
-   * very apply): the address of the change it waits for. Apply reads the organisation once that has
-   * succeeded and builds the body from `declared` over the fresh values; `request` is then absent.
+   * very apply): the address of the last of its organisation's accepts. Apply runs it once every
+   * accept has ended and, if any one of them made you a member (they are alternatives), reads the
+   * organisation and builds the body from `declared` over the fresh values; `request` is then
+   * absent. If none did, it is skipped, naming the accepts that failed.
    */
   knownAfter?: string;
   /** With `knownAfter`: the declared billing fields, the only values the plan knows. */

@@ -4,14 +4,14 @@ import { applyPlan, type ApplyOptions } from '../../src/apply/apply-plan.js';
 import { CHANGED_LISTED, type ApplyEvent } from '../../src/apply/events.js';
 import type { Change } from '../../src/plan/types.js';
 import { Journal, journalKey } from '../../src/state/journal.js';
-import { acceptInvitation, billing, removeChannel, revokeInvitation, setActive } from '../render/fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../render/fixtures.js';
 import { BASE_URL, createScriptedClient, fail, gate, serviceError, type ScriptedClient } from '../support/scripted-client.js';
 import { makeWorkspace } from '../support/workspace.js';
 
 const noSleep = async () => undefined;
 
 async function run(changes: Change[], client: ScriptedClient, options: Partial<ApplyOptions> = {}) {
-  const journal = Journal.empty(join(await makeWorkspace(), '.orgform', 'state.json'));
+  const journal = options.journal ?? Journal.empty(join(await makeWorkspace(), '.orgform', 'state.json'));
   const events: ApplyEvent[] = [];
   let clock = 0;
   const summary = await applyPlan(changes, {
@@ -80,7 +80,44 @@ describe('applyPlan', () => {
       'organisations.globex.billing': 'applied',
       activeOrganisation: 'skipped',
     });
-    expect(summary.notApplied.find((r) => r.address === 'organisations.acme.billing')?.reason).toBe('depends on organisations.acme.invitations.accept.inv_gone, which did not complete');
+    expect(summary.notApplied.find((r) => r.address === 'organisations.acme.billing')?.reason).toBe(
+      'depends on membership of the organisation, which no accept gave (organisations.acme.invitations.accept.inv_gone failed)',
+    );
+    expect(client.writes().map((c) => c.operation)).toEqual(['acceptInvitation', 'updateBillingDetails']);
+  });
+
+  it('tries every accept of an organisation on its own: one sent to another address does not stop the next, and billing and set-active follow the one that worked', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_b_good'] }]);
+    client.on('acceptInvitation', fail(serviceError('acceptInvitation', 403, 'invitation_email_mismatch')));
+    const changes = [acceptInvitation('acme', 'inv_a_stale'), acceptInvitation('acme', 'inv_b_good'), billingKnownAfterAccept('acme', 'inv_b_good', { billingEmail: 'finance@acme.test' }), setActive('acme', null)];
+    const { summary, events } = await run(changes, client);
+    expect(outcomes(events)).toEqual({
+      'organisations.acme.invitations.accept.inv_a_stale': 'failed',
+      'organisations.acme.invitations.accept.inv_b_good': 'applied',
+      'organisations.acme.billing': 'applied',
+      activeOrganisation: 'applied',
+    });
+    expect(summary.notApplied.map((r) => r.failure?.serviceCode)).toEqual(['invitation_email_mismatch']);
+    expect(client.organisation('org_acme')?.billing?.billingEmail).toBe('finance@acme.test');
+    expect(client.active()).toBe('org_acme');
+  });
+
+  it('once an accept made you a member, ends the organisation’s other accepts already done without sending them', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1', 'inv_2'] }]);
+    const { events } = await run([acceptInvitation('acme', 'inv_1'), acceptInvitation('acme', 'inv_2')], client);
+    expect(outcomes(events)).toEqual({ 'organisations.acme.invitations.accept.inv_1': 'applied', 'organisations.acme.invitations.accept.inv_2': 'already-done' });
+    expect(client.writes().map((c) => c.target)).toEqual(['inv_1']);
+    // The invitation left is still there: nothing was used up for nothing.
+    expect(client.organisation('org_acme')?.invitations).toEqual(['inv_2']);
+  });
+
+  it('sends an accept the journal records done when the plan has it: membership decides an accept, never the journal', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }]);
+    const journal = Journal.empty(join(await makeWorkspace(), '.orgform', 'state.json'));
+    // Accepted by an earlier apply, then the membership was removed and the invitation is pending again.
+    await journal.record(BASE_URL, journalKey('accept-invitation', 'org_acme', 'inv_1'), { kind: 'accept-invitation', organisation: 'acme', outcome: 'applied', at: '2025-01-01T00:00:00.000Z' });
+    const { events } = await run([acceptInvitation('acme', 'inv_1'), billingKnownAfterAccept('acme', 'inv_1', { billingEmail: 'finance@acme.test' })], client, { journal });
+    expect(outcomes(events)).toEqual({ 'organisations.acme.invitations.accept.inv_1': 'applied', 'organisations.acme.billing': 'applied' });
     expect(client.writes().map((c) => c.operation)).toEqual(['acceptInvitation', 'updateBillingDetails']);
   });
 
@@ -139,11 +176,12 @@ describe('applyPlan', () => {
     expect(events.map((e) => e.type)).toEqual(['apply-start', 'interrupted', 'change-end', 'change-end', 'apply-end']);
   });
 
-  it('records one-shot changes in the journal as they complete, and does not send what the journal records done', async () => {
-    const client = createScriptedClient([member('acme')]);
-    const first = await run([revokeInvitation('acme', 'inv_2'), removeChannel('acme', 'ch_9'), billing('acme', {})], client);
+  it('records revocations and channel removals in the journal as they complete, and not accepts, and does not send what the journal records done', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }]);
+    const first = await run([acceptInvitation('acme', 'inv_1'), revokeInvitation('acme', 'inv_2'), removeChannel('acme', 'ch_9'), billing('acme', {})], client);
     expect(first.journal.has(BASE_URL, journalKey('revoke-invitation', 'org_acme', 'inv_2'))).toBe(true);
     expect(first.journal.has(BASE_URL, journalKey('remove-channel', 'org_acme', 'ch_9'))).toBe(true);
+    expect(first.journal.has(BASE_URL, journalKey('accept-invitation', 'org_acme', 'inv_1'))).toBe(false);
     const again = createScriptedClient([member('acme')]);
     const summary = await applyPlan([revokeInvitation('acme', 'inv_2'), removeChannel('acme', 'ch_9')], {
       client: again,

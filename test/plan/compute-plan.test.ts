@@ -148,6 +148,16 @@ describe('computePlan: invitations and channels', () => {
     expect(plan.changes.map((c) => c.address)).toEqual(['organisations.acme.notificationChannels.remove.x_1']);
   });
 
+  it('plans the accepts of an organisation you are not a member of even when the journal records them: membership decides', () => {
+    const plan = planFor(
+      desiredState({ organisations: [desiredOrg({ slug: 'acme', accept: ['inv_1'] })] }),
+      observedState({ organisations: [observedOrg({ slug: 'acme', member: false, billing: null })] }),
+      ['accept-invitation org_acme inv_1'],
+    );
+    expect(plan.changes.map((c) => c.address)).toEqual(['organisations.acme.invitations.accept.inv_1']);
+    expect(plan.journaled).toEqual([]);
+  });
+
   it('counts an organisation whose only changes are journaled as unchanged', () => {
     const plan = planFor(
       desiredState({ organisations: [desiredOrg({ slug: 'acme', revoke: ['inv_2'] })] }),
