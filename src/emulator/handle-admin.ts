@@ -1,7 +1,7 @@
 /**
  * The out-of-process controls under /__emulator/ (no auth; not part of the service interface):
- * counters, fault rules, a state dump, the behaviour played and fresh tokens, for benchmarks,
- * CLI tests and token commands.
+ * counters, fault rules, a state dump, the behaviour played, fresh tokens and an invitation made
+ * pending again, for benchmarks, CLI tests and token commands.
  */
 import type { Behaviour } from './behaviour.js';
 import type { EmulatorCounters } from './counters.js';
@@ -43,6 +43,8 @@ export function handleAdmin(target: AdminTarget, method: string, path: string, b
       return jsonAnswer(200, target.behaviour);
     case 'POST tokens':
       return issueToken(target, body);
+    case 'POST invitations/reopen':
+      return reopenInvitation(target, body);
     default:
       return statusErrorAnswer(404, `No emulator control at ${method} ${path}.`);
   }
@@ -89,6 +91,24 @@ function issueToken(target: AdminTarget, body: Buffer): Answer {
     return statusErrorAnswer(404, user === undefined ? 'The emulator has no users.' : 'No user has this token or e-mail address.');
   }
   return jsonAnswer(200, { token });
+}
+
+/**
+ * Body: {"invitation": "<id>"}. The invitation accepted earlier is pending again and its invitee is
+ * no longer a member of the organisation; answers {"organisationId", "removedFrom": [e-mails]}.
+ */
+function reopenInvitation(target: AdminTarget, body: Buffer): Answer {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  const id = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).invitation : undefined;
+  if (typeof id !== 'string') return statusErrorAnswer(400, 'The body must be a JSON object such as {"invitation": "inv_globex_ada"}.');
+  const reopened = target.store.reopenInvitation(id);
+  if (reopened === undefined) return statusErrorAnswer(404, 'No invitation has this identifier (a deleted one cannot be reopened).');
+  return jsonAnswer(200, reopened);
 }
 
 /** JSON has no Infinity; say it in words rather than as null. */

@@ -150,6 +150,27 @@ export class EmulatorStore {
     this.invitations.set(inv.id, { ...inv, pending: inv.pending !== false });
   }
 
+  /**
+   * An invitation accepted earlier, pending again: what a restored environment or a membership
+   * removed by someone else looks like. The invitation is pending, and its invitee (every user
+   * with its e-mail address) is no longer a member of its organisation, nor has it active.
+   * Undefined when there is no such invitation (a deleted one is gone for good).
+   */
+  reopenInvitation(invitationId: string): { organisationId: string; removedFrom: string[] } | undefined {
+    const inv = this.invitations.get(invitationId);
+    if (!inv) return undefined;
+    inv.pending = true;
+    const removedFrom: string[] = [];
+    for (const user of this.users.values()) {
+      if (user.email.toLowerCase() !== inv.email.toLowerCase() || !user.memberships.delete(inv.organisationId)) continue;
+      removedFrom.push(user.email);
+      if (user.active === inv.organisationId) delete user.active;
+      this.lags.get(user.token)?.delete(inv.organisationId);
+      this.listings.delete(user.token);
+    }
+    return { organisationId: inv.organisationId, removedFrom };
+  }
+
   putChannel(ch: EmulatorChannel): void {
     this.channels.set(ch.id, { ...ch });
   }

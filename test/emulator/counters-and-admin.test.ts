@@ -123,6 +123,33 @@ describe('admin endpoints', () => {
     expect(body.channels).toHaveLength(4);
   });
 
+  it('POST /__emulator/invitations/reopen makes an invitation accepted earlier pending again and its invitee no member, as a restored environment would', async () => {
+    const emulator = await useEmulator();
+    expect((await call(emulator, orgPath('org_globex', 'active'), { method: 'PUT' })).status).toBe(404);
+    expect((await call(emulator, orgPath('org_globex', 'invitations', 'inv_globex_ada', 'accept'), { method: 'PUT' })).ok).toBe(true);
+    expect((await call(emulator, orgPath('org_globex', 'active'), { method: 'PUT' })).ok).toBe(true);
+
+    const { status, body } = await callJson(emulator, '/__emulator/invitations/reopen', { method: 'POST', token: null, body: { invitation: 'inv_globex_ada' } });
+    expect(status).toBe(200);
+    expect(body).toEqual({ organisationId: 'org_globex', removedFrom: ['ada@acme.example'] });
+    const state = emulator.store.dump();
+    expect(state.invitations).toContainEqual({ id: 'inv_globex_ada', organisationId: 'org_globex', email: 'ada@acme.example' });
+    expect(state.users.find((u) => u.token === 'demo-token')?.memberships).not.toContain('org_globex');
+    expect(state.users.find((u) => u.token === 'demo-token')?.active).toBeUndefined();
+    // The service now plays it: not listed, not writable, and the invitation can be accepted again.
+    const listed = await callJson(emulator, `${LIST}?filter=globex`);
+    expect(listed.body.organisations).toEqual([]);
+    expect((await call(emulator, orgPath('org_globex', 'billing'), { method: 'PUT', body: { billingEmail: 'x@globex.example' } })).status).toBe(404);
+    expect((await call(emulator, orgPath('org_globex', 'invitations', 'inv_globex_ada', 'accept'), { method: 'PUT' })).ok).toBe(true);
+  });
+
+  it('POST /__emulator/invitations/reopen refuses a body without an invitation (400) and an unknown one (404)', async () => {
+    const emulator = await useEmulator();
+    expect((await callJson(emulator, '/__emulator/invitations/reopen', { method: 'POST', token: null, body: '{' })).status).toBe(400);
+    expect((await callJson(emulator, '/__emulator/invitations/reopen', { method: 'POST', token: null, body: {} })).status).toBe(400);
+    expect((await callJson(emulator, '/__emulator/invitations/reopen', { method: 'POST', token: null, body: { invitation: 'inv_nope' } })).status).toBe(404);
+  });
+
   it('answers 404 to an unknown control and is never faulted', async () => {
     const emulator = await useEmulator();
     emulator.faults.add({ times: Infinity, fault: { kind: 'drop' } });
