@@ -62,7 +62,10 @@ export interface WireChange {
   target_id?: string;
   before: Values;
   after: Values;
-  /** The address of the change after which `before` can be read (billing of an organisation being joined). */
+  /**
+   * Billing of an organisation being joined: the address of the last of its accepts, after which
+   * `before` can be read (the accepts are alternatives: any one of them makes the membership).
+   */
   known_after?: string;
   note?: string;
 }

@@ -47,13 +47,12 @@ describe.each(MATRIX_PROFILES)('orgform apply (%s)', (name) => {
     expect(again.code).toBe(0);
   });
 
-  it('records one-shot changes in the state journal beside the config file', async () => {
+  it('records revocations and channel removals in the state journal beside the config file, and not accepts (membership decides those)', async () => {
     const { cwd, env } = await setup();
     await runCli(['apply', '--auto-approve'], { cwd, env });
     const journal = JSON.parse(await readFile(join(cwd, '.orgform', 'state.json'), 'utf8'));
     const entries = journal.services[emulator.url];
     expect(Object.keys(entries).sort()).toEqual([
-      'accept-invitation org_globex inv_globex_ada',
       'remove-channel org_acme chn_acme_slack',
       'revoke-invitation org_acme inv_acme_carol',
     ]);
