@@ -102,7 +102,6 @@ const REASONS: Record<string, string> = {
   'render/format-value.ts': 'how values are spelled, tested through the text and Markdown views (test/render/)',
   'render/live-line-display.ts': TEXT_VIEW,
   'render/log-frame.ts': 'the frame’s interface and the plain frame; GitHub’s frame is tested in test/cli/pipeline-output.test.ts',
-  'render/markdown-escape.ts': 'tested through the Markdown views (test/render/render-markdown.test.ts, render-step-summary.test.ts)',
   'render/progress-display.ts': TEXT_VIEW,
   'render/progress-lines-display.ts': TEXT_VIEW,
   'render/render-apply-json.ts': 'the NDJSON events, tested with the other apply formats (test/render/render-apply.test.ts, ndjson-apply-view.test.ts)',

@@ -6,7 +6,7 @@
  */
 import type { Action, Change } from '../plan/types.js';
 import { paint, terminalSafe, type Style } from './ansi.js';
-import { formatBefore, formatFromActive, formatValue } from './format-value.js';
+import { formatBefore, formatFromActive, formatName, formatValue } from './format-value.js';
 
 export const ACTION_MARKER: Readonly<Record<Action, { symbol: string; style: Style }>> = {
   accept: { symbol: '+', style: 'green' },
@@ -21,7 +21,7 @@ export function formatChangeLine(change: Change, color: boolean): string {
   const note = change.display.note === undefined ? '' : ` — note: ${terminalSafe(change.display.note)}`;
   if (change.kind === 'set-active') {
     const from = formatFromActive(change.display.fromActive);
-    return `${marker} activeOrganisation: ${terminalSafe(from)} → ${terminalSafe(change.organisation.slug)}${note}`;
+    return `${marker} activeOrganisation: ${from} → ${formatName(change.organisation.slug)}${note}`;
   }
   const fields = (change.display.fields ?? []).map((f) => `${f.field} ${terminalSafe(formatBefore(change, f.before))} → ${terminalSafe(formatValue(f.after))}`);
   return `${marker} ${terminalSafe(change.address)}${fields.length > 0 ? `: ${fields.join(', ')}` : ''}${note}`;

@@ -1,9 +1,24 @@
 /** How the views spell values: shared by the text and Markdown views so that they agree. */
+import { escapeInvisibleCharacters, hasInvisibleCharacters, INVISIBLE_NOTE } from '../model/invisible-characters.js';
 import type { Change } from '../plan/types.js';
+import { terminalSafe } from './ansi.js';
 
-/** A declared or current billing value: quoted (control characters escaped), or `(none)` when absent. */
+/** ` (contains invisible characters)` after a value that holds any, so that people look twice; empty otherwise. */
+export function invisibleMark(value: string): string {
+  return hasInvisibleCharacters(value) ? ` (${INVISIBLE_NOTE})` : '';
+}
+
+/**
+ * A declared or current billing value: quoted, with control, invisible and bidirectional characters
+ * escaped (`"sub\u200B_acme"`) and the value then marked; or `(none)` when absent.
+ */
 export function formatValue(value: string | null): string {
-  return value === null ? '(none)' : JSON.stringify(value);
+  return value === null ? '(none)' : escapeInvisibleCharacters(JSON.stringify(value)) + invisibleMark(value);
+}
+
+/** A slug or id shown as a name (a heading, the active organisation): terminal-safe, and marked like a value. */
+export function formatName(name: string): string {
+  return terminalSafe(name) + invisibleMark(name);
 }
 
 /** A billing field's current value in a change: `(known after accept)` when the plan could not read it. */
@@ -13,10 +28,10 @@ export function formatBefore(change: Change, value: string | null): string {
 
 export const KNOWN_AFTER = '(known after accept)';
 
-/** The organisation active before a set-active change: its slug, `(none)`, or `(unknown)` when it was not read. */
+/** The organisation active before a set-active change: its slug (as formatName shows it), `(none)`, or `(unknown)` when it was not read. */
 export function formatFromActive(fromActive: string | null | undefined): string {
   if (fromActive === undefined) return '(unknown)';
-  return fromActive === null ? '(none)' : fromActive;
+  return fromActive === null ? '(none)' : formatName(fromActive);
 }
 
 /** `n organisation` / `n organisations`. */

@@ -1,29 +1,100 @@
 /**
- * Escaping for the Markdown view. Text from the configuration or the service must not end a code
- * fence, open HTML, split a table cell, start a link or emphasis, or add lines.
+ * Markdown for GitHub (pull-request comments, job summaries) built so that outside text cannot be
+ * forgotten unescaped: a view writes Markdown only as `Markdown` values, made by the `md` tag, in
+ * which the template's own text is trusted and every interpolated string is escaped. A string cannot
+ * reach the output any other way but through `codeBlock`, whose body GitHub shows as written.
+ *
+ * Escaping (escapeMarkdown, one function for every place): text from the configuration or the
+ * service must not open HTML, end a code span, split a table cell, start a link, emphasis or math,
+ * add lines, hide or reorder characters, notify anyone or link anything:
+ * - control, invisible and bidirectional characters are shown as escapes (`\n`, `\u200B`, `\u202E`);
+ * - characters with a meaning in Markdown or HTML become numeric character references, which
+ *   CommonMark never reads as syntax and which are the same text inline and inside HTML such as
+ *   `<summary>` (where backslash escapes would show);
+ * - what GitHub would turn into a notification or a link gets a zero-width space
+ *   (`&#8203;`) where it breaks the pattern: `@name` (not an e-mail address), `#123` (also
+ *   `owner/repo#123`), `GH-123`, `https://` and `www.`. This is Renovate's way; text that looks like
+ *   a commit SHA is left alone (a link to a commit notifies no one).
+ * Code blocks need none of this: GitHub neither parses nor links inside them.
  */
 import { terminalSafe } from './ansi.js';
 
-const HTML: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '`': '&#96;', '|': '&#124;' };
+/** Made only in this module (the constructor is private, and `make` is not exported). */
+let make: (text: string) => Markdown;
 
-/** For HTML contexts such as `<summary>`: entities only (Markdown is not parsed there). */
-export function escapeHtml(text: string): string {
-  return terminalSafe(text).replace(/[&<>"`|]/g, (c) => HTML[c] ?? c);
+/** Text that is Markdown already: made only by `md`, `joinMarkdown`, `codeBlock` and escapeMarkdown. */
+export class Markdown {
+  static {
+    make = (text) => new Markdown(text);
+  }
+
+  private constructor(readonly text: string) {}
+
+  get length(): number {
+    return this.text.length;
+  }
+
+  toString(): string {
+    return this.text;
+  }
 }
 
-/** For Markdown inline contexts (table cells, list items): entities for HTML, `|` and backticks, backslashes for emphasis and links. */
-export function escapeMarkdownInline(text: string): string {
-  return neutraliseMentions(terminalSafe(text).replace(/[&<>"`|\\*_[\]~#!]/g, (c) => HTML[c] ?? `\\${c}`));
+const ENTITY: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+  '|': '&#124;',
+  '\\': '&#92;',
+  '*': '&#42;',
+  _: '&#95;',
+  '[': '&#91;',
+  ']': '&#93;',
+  '~': '&#126;',
+  '!': '&#33;',
+  $: '&#36;',
+};
+
+const ZERO_WIDTH_SPACE = '&#8203;';
+
+/**
+ * One pass over the text, so that what is inserted is never matched again: a character with a
+ * meaning, or the place in a mention, reference or link where a zero-width space goes.
+ */
+const SPECIAL = /[&<>"'`|\\*_[\]~!$]|(?<![\w.@-])@(?=[A-Za-z0-9])|#(?=\d)|(?<=\bGH)-(?=\d)|:(?=\/\/)|(?<=\bwww)\./gi;
+
+/** Outside text as Markdown, safe in a table cell, a list item, a heading or HTML such as `<summary>`. */
+export function escapeMarkdown(text: string): Markdown {
+  return make(terminalSafe(text).replace(SPECIAL, (c) => ENTITY[c] ?? `${c}${ZERO_WIDTH_SPACE}`));
 }
 
-/** `@name` in a comment notifies that user or team: a zero-width joiner keeps it as text. E-mail addresses are left alone. */
-export function neutraliseMentions(text: string): string {
-  return text.replace(/(^|[^\w.@-])@(?=[A-Za-z0-9])/g, '$1@\u2060');
+/** Markdown from a template: its own text as written, each `${value}` escaped unless it is Markdown already. */
+export function md(strings: TemplateStringsArray, ...values: ReadonlyArray<Markdown | string | number>): Markdown {
+  let text = strings[0]!;
+  values.forEach((value, i) => {
+    text += value instanceof Markdown ? value.text : typeof value === 'number' ? String(value) : escapeMarkdown(value).text;
+    text += strings[i + 1]!;
+  });
+  return make(text);
 }
 
-/** A backtick fence longer than any run of backticks inside `body`, so the body can never close it. */
-export function codeFence(body: string): string {
+export function joinMarkdown(parts: readonly Markdown[], separator: Markdown = EMPTY): Markdown {
+  return make(parts.map((p) => p.text).join(separator.text));
+}
+
+const EMPTY = make('');
+
+/**
+ * A fenced code block (` ```diff `): each line terminal-safe (one line stays one line), nothing else
+ * escaped, since GitHub shows a code block as written. The fence is longer than any run of
+ * backticks inside, so the body can never close it.
+ */
+export function codeBlock(info: string, lines: readonly string[]): Markdown {
+  const body = lines.map((line) => terminalSafe(line)).join('\n');
   let longest = 0;
   for (const run of body.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  return '`'.repeat(Math.max(3, longest + 1));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return make(`${fence}${terminalSafe(info)}\n${body}\n${fence}`);
 }

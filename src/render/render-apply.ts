@@ -4,7 +4,7 @@
  */
 import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../apply/events.js';
 import { paint, terminalSafe as safe } from './ansi.js';
-import { plural } from './format-value.js';
+import { formatName, plural } from './format-value.js';
 import { formatRate } from './format-log-progress.js';
 
 /** `120 ms` below a second, `1.2 s` from there. */
@@ -129,7 +129,7 @@ export function formatApplySummary(summary: ApplySummary, options: { color: bool
 }
 
 function failureLines(r: ChangeResult, color: boolean): string[] {
-  const lines = [`  ${paint('✗', 'red', color)} ${safe(r.organisation)}: ${safe(r.address)}`];
+  const lines = [`  ${paint('✗', 'red', color)} ${formatName(r.organisation)}: ${safe(r.address)}`];
   const f = r.failure;
   if (f === undefined) return [...lines, '      no details were recorded'];
   lines.push(`      operation: ${safe(f.operation)}${f.status === undefined ? '' : ` (HTTP ${f.status})`}`);

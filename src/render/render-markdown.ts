@@ -5,9 +5,8 @@
  * left out.
  */
 import { summarisePlan, type Change, type Plan } from '../plan/types.js';
-import { terminalSafe } from './ansi.js';
-import { formatBefore, formatFromActive, formatValue, groupChanges, plural } from './format-value.js';
-import { codeFence, escapeHtml, escapeMarkdownInline as md } from './markdown-escape.js';
+import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, invisibleMark, plural } from './format-value.js';
+import { codeBlock, joinMarkdown, md, type Markdown } from './markdown-escape.js';
 
 export const DEFAULT_MARKDOWN_MAX_LENGTH = 65_000;
 
@@ -27,43 +26,51 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
     ...grouped.organisations.map((g) => ({ label: g.slug, changes: g.changes })),
     ...(grouped.setActive.length > 0 ? [{ label: 'activeOrganisation', changes: grouped.setActive }] : []),
   ];
-  const head = summaryLine(plan) + '\n';
-  const problems = plan.problems.map((p) => `- **${md(p.organisation ?? p.address)}**: ${md(p.message)}\n`);
-  const problemsHead = problems.length === 0 ? '' : '\n### ⚠️ Problems\n\nThese could not be read; their changes are missing from this plan.\n\n';
-  const rows = groups.map((g) => `| ${md(g.label)} | ${g.changes.length} | ${actionsCell(g)} |\n`);
-  const tableHead = rows.length === 0 ? '' : '\n| Organisation | Changes | Actions |\n| --- | ---: | --- |\n';
+  const head = md`${summaryLine(plan)}\n`;
+  const problems = plan.problems.map((p) => md`- **${name(p.organisation ?? p.address)}**: ${p.message}\n`);
+  const problemsHead = problems.length === 0 ? EMPTY : md`\n### ⚠️ Problems\n\nThese could not be read; their changes are missing from this plan.\n\n`;
+  const rows = groups.map((g) => md`| ${name(g.label)} | ${g.changes.length} | ${actionsCell(g)} |\n`);
+  const tableHead = rows.length === 0 ? EMPTY : md`\n| Organisation | Changes | Actions |\n| --- | ---: | --- |\n`;
   const details = groups.map(detailsBlock);
 
-  const full = head + problemsHead + problems.join('') + tableHead + rows.join('') + details.join('');
-  if (full.length <= max) return full;
+  const full = joinMarkdown([head, problemsHead, ...problems, tableHead, ...rows, ...details]);
+  if (full.length <= max) return full.text;
 
   const orgGroups = grouped.organisations.length;
-  const reason = max === DEFAULT_MARKDOWN_MAX_LENGTH ? "GitHub's 65,536-character comment limit" : `the ${max}-character limit`;
-  const detailsNote = (shown: number): string => {
+  const reason = max === DEFAULT_MARKDOWN_MAX_LENGTH ? md`GitHub's 65,536-character comment limit` : md`the ${max}-character limit`;
+  const detailsNote = (shown: number): Markdown => {
     const left = Math.max(0, orgGroups - shown);
     const active = shown < groups.length && grouped.setActive.length > 0 ? ' and the active organisation change' : '';
     const what = left > 0 ? `${plural(left, 'organisation')}${active}` : 'the active organisation change';
-    return `\n_Details for ${what} left out to stay under ${reason}; run orgform plan locally or see the job log._\n`;
+    return md`\n_Details for ${what} left out to stay under ${reason}; run orgform plan locally or see the job log._\n`;
   };
-  const problemsNote = (shown: number): string => `- _…and ${plural(problems.length - shown, 'more problem')} left out; see the job log._\n`;
-  const rowsNote = (shown: number): string => `\n_${plural(rows.length - shown, 'more row')} left out of this table._\n`;
+  const problemsNote = (shown: number): Markdown => md`- _…and ${plural(problems.length - shown, 'more problem')} left out; see the job log._\n`;
+  const rowsNote = (shown: number): Markdown => md`\n_${plural(rows.length - shown, 'more row')} left out of this table._\n`;
 
   let budget = max - head.length - (groups.length > 0 ? detailsNote(0).length : 0);
   const reserveForTable = tableHead.length + (rows.length > 0 ? rowsNote(0).length : 0);
   const keptProblems = fit(problems, budget - reserveForTable - problemsHead.length, problemsNote);
-  const problemsPart = problemsHead + keptProblems.text;
+  const problemsPart = joinMarkdown([problemsHead, keptProblems.markdown]);
   budget -= problemsPart.length;
   const keptRows = fit(rows, budget - tableHead.length, rowsNote);
-  const tablePart = keptRows.shown > 0 || rows.length === 0 ? tableHead + keptRows.text : `\n_The table (${plural(rows.length, 'row')}) was left out._\n`;
+  const tablePart =
+    keptRows.shown > 0 || rows.length === 0 ? joinMarkdown([tableHead, keptRows.markdown]) : md`\n_The table (${plural(rows.length, 'row')}) was left out._\n`;
   budget -= tablePart.length;
-  const keptDetails = fit(details, budget, () => '');
-  const omitted = keptDetails.shown < groups.length ? detailsNote(keptDetails.shown) : '';
+  const keptDetails = fit(details, budget, () => EMPTY);
+  const omitted = keptDetails.shown < groups.length ? detailsNote(keptDetails.shown) : EMPTY;
 
-  const out = head + problemsPart + tablePart + keptDetails.text + omitted;
+  const out = joinMarkdown([head, problemsPart, tablePart, keptDetails.markdown, omitted]).text;
   return out.length <= max ? out : cut(out, max);
 }
 
-function summaryLine(plan: Plan): string {
+const EMPTY = md``;
+
+/** A slug or an address as a name: marked when it holds invisible characters (escapeMarkdown shows them). */
+function name(text: string): string {
+  return text + invisibleMark(text);
+}
+
+function summaryLine(plan: Plan): Markdown {
   const s = summarisePlan(plan);
   const parts = [
     plan.changes.length > 0
@@ -75,64 +82,65 @@ function summaryLine(plan: Plan): string {
   if (s.unchanged > 0) parts.push(`${s.unchanged} unchanged`);
   if (plan.journaled.length > 0) parts.push(`${plan.journaled.length} already done (journal)`);
   if (s.problems > 0) parts.push(`⚠️ ${plural(s.problems, 'problem')}`);
-  return `**orgform plan:** ${parts.join(' · ')}`;
+  return md`**orgform plan:** ${parts.join(' · ')}`;
 }
 
-const TABLE_ACTION: Readonly<Record<Change['kind'], (n: number) => string>> = {
-  billing: () => '~ billing',
-  'accept-invitation': (n) => `+ accept ${plural(n, 'invitation')}`,
-  'revoke-invitation': (n) => `- revoke ${plural(n, 'invitation')}`,
-  'remove-channel': (n) => `- remove ${plural(n, 'notification channel')}`,
-  'set-active': () => '~ set active',
+const TABLE_ACTION: Readonly<Record<Change['kind'], (n: number) => Markdown>> = {
+  billing: () => md`~ billing`,
+  'accept-invitation': (n) => md`+ accept ${plural(n, 'invitation')}`,
+  'revoke-invitation': (n) => md`- revoke ${plural(n, 'invitation')}`,
+  'remove-channel': (n) => md`- remove ${plural(n, 'notification channel')}`,
+  'set-active': () => md`~ set active`,
 };
 
-function actionsCell(group: Group): string {
+function actionsCell(group: Group): Markdown {
   const counts = new Map<Change['kind'], number>();
   for (const c of group.changes) counts.set(c.kind, (counts.get(c.kind) ?? 0) + 1);
   const active = group.changes.find((c) => c.kind === 'set-active');
-  if (active) return `~ set active: ${md(formatFromActive(active.display.fromActive))} → ${md(active.organisation.slug)}`;
-  return [...counts].map(([kind, n]) => TABLE_ACTION[kind](n)).join(', ');
+  if (active) return md`~ set active: ${formatFromActive(active.display.fromActive)} → ${formatName(active.organisation.slug)}`;
+  return joinMarkdown(
+    [...counts].map(([kind, n]) => TABLE_ACTION[kind](n)),
+    md`, `,
+  );
 }
 
+/** The diff's lines, as the text plan spells them; codeBlock makes each terminal-safe. */
 function diffLines(change: Change): string[] {
-  const safe = terminalSafe;
-  const note = change.display.note === undefined ? [] : [`      # ${safe(change.display.note)}`];
+  const note = change.display.note === undefined ? [] : [`      # ${change.display.note}`];
   switch (change.kind) {
     case 'set-active':
-      return [`~ activeOrganisation: ${safe(formatFromActive(change.display.fromActive))} → ${safe(change.organisation.slug)}`, ...note];
+      return [`~ activeOrganisation: ${formatFromActive(change.display.fromActive)} → ${formatName(change.organisation.slug)}`, ...note];
     case 'billing':
       return [
-        `~ ${safe(change.address)}`,
-        ...(change.display.fields ?? []).flatMap((f) => [`-     ${f.field}: ${safe(formatBefore(change, f.before))}`, `+     ${f.field}: ${safe(formatValue(f.after))}`]),
+        `~ ${change.address}`,
+        ...(change.display.fields ?? []).flatMap((f) => [`-     ${f.field}: ${formatBefore(change, f.before)}`, `+     ${f.field}: ${formatValue(f.after)}`]),
         ...note,
       ];
     default:
-      return [`${change.action === 'accept' ? '+' : '-'} ${safe(change.address)}`, ...note];
+      return [`${change.action === 'accept' ? '+' : '-'} ${change.address}`, ...note];
   }
 }
 
-function detailsBlock(group: Group): string {
-  const body = group.changes.flatMap(diffLines).join('\n');
-  const fence = codeFence(body);
-  const summary = `${escapeHtml(group.label)} — ${plural(group.changes.length, 'change')}`;
-  return `\n<details><summary>${summary}</summary>\n\n${fence}diff\n${body}\n${fence}\n\n</details>\n`;
+function detailsBlock(group: Group): Markdown {
+  return md`\n<details><summary>${name(group.label)} — ${plural(group.changes.length, 'change')}</summary>\n\n${codeBlock('diff', group.changes.flatMap(diffLines))}\n\n</details>\n`;
 }
 
 /**
  * The longest prefix of `items` that fits in `budget` together with the note for what was left out
  * (reserved at its longest, `note(0)`, unless the last item is the one being added).
  */
-function fit(items: readonly string[], budget: number, note: (shown: number) => string): { text: string; shown: number } {
+function fit(items: readonly Markdown[], budget: number, note: (shown: number) => Markdown): { markdown: Markdown; shown: number } {
   const reserve = note(0).length;
-  let text = '';
+  let length = 0;
   let shown = 0;
   for (const item of items) {
     const rest = shown + 1 < items.length ? reserve : 0;
-    if (text.length + item.length + rest > budget) break;
-    text += item;
+    if (length + item.length + rest > budget) break;
+    length += item.length;
     shown += 1;
   }
-  return { text: shown < items.length ? text + note(shown) : text, shown };
+  const kept = joinMarkdown(items.slice(0, shown));
+  return { markdown: shown < items.length ? joinMarkdown([kept, note(shown)]) : kept, shown };
 }
 
 /** Last resort for absurdly small limits: cut, without leaving half a surrogate pair. */

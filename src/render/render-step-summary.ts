@@ -9,8 +9,8 @@
  */
 import type { ApplySummary, ChangeResult } from '../apply/events.js';
 import { summarisePlan, type Plan } from '../plan/types.js';
-import { groupChanges, plural } from './format-value.js';
-import { escapeMarkdownInline as md } from './markdown-escape.js';
+import { groupChanges, invisibleMark, plural } from './format-value.js';
+import { joinMarkdown, md, type Markdown } from './markdown-escape.js';
 import { formatDuration } from './render-apply.js';
 
 export interface StepSummaryOptions {
@@ -31,6 +31,9 @@ export function planHeadline(plan: Plan): string {
   return 'No changes. Your organisations match the configuration.';
 }
 
+/** The summary is built as lines of Markdown (markdown-escape.ts): outside text cannot get in unescaped. */
+const BLANK = md``;
+
 export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions = {}): string {
   const cap = options.maxOrganisations ?? DEFAULT_SUMMARY_ORGANISATIONS;
   const s = summarisePlan(plan);
@@ -39,18 +42,18 @@ export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions = 
     plan.journaled.length > 0 ? `${plan.journaled.length} already done (journal)` : '',
     s.problems > 0 ? `⚠️ ${plural(s.problems, 'problem')}` : '',
   ].filter(Boolean);
-  const out = ['### orgform plan', '', `**${md(planHeadline(plan))}**${notes.length > 0 ? ` · ${notes.join(' · ')}` : ''}`, ''];
+  const out: Markdown[] = [md`### orgform plan`, BLANK, md`**${planHeadline(plan)}**${notes.length > 0 ? ` · ${notes.join(' · ')}` : ''}`, BLANK];
 
   if (plan.changes.length > 0) {
-    out.push('| Action | Changes |', '| --- | ---: |', `| + accept | ${s.accept} |`, `| ~ update | ${s.change} |`, `| - delete | ${s.remove} |`, '');
+    out.push(md`| Action | Changes |`, md`| --- | ---: |`, md`| + accept | ${s.accept} |`, md`| ~ update | ${s.change} |`, md`| - delete | ${s.remove} |`, BLANK);
     const grouped = groupChanges(plan.changes);
-    const items = grouped.organisations.map((g) => `- ${md(g.slug)}: ${plural(g.changes.length, 'change')}`);
-    for (const change of grouped.setActive) items.push(`- activeOrganisation → ${md(change.organisation.slug)}`);
-    out.push(`**Organisations changed (${grouped.organisations.length}):**`, '', ...capped(items, cap), '');
+    const items = grouped.organisations.map((g) => md`- ${name(g.slug)}: ${plural(g.changes.length, 'change')}`);
+    for (const change of grouped.setActive) items.push(md`- activeOrganisation → ${name(change.organisation.slug)}`);
+    out.push(md`**Organisations changed (${grouped.organisations.length}):**`, BLANK, ...capped(items, cap), BLANK);
   }
   if (plan.problems.length > 0) {
-    const items = plan.problems.map((p) => `- ${md(p.organisation ?? p.address)}: ${md(p.message)}`);
-    out.push(`**Problems (${plan.problems.length}):** these could not be read; their changes are missing from this plan.`, '', ...capped(items, cap), '');
+    const items = plan.problems.map((p) => md`- ${name(p.organisation ?? p.address)}: ${p.message}`);
+    out.push(md`**Problems (${plan.problems.length}):** these could not be read; their changes are missing from this plan.`, BLANK, ...capped(items, cap), BLANK);
   }
   return fitBytes(out, options.maxBytes ?? DEFAULT_SUMMARY_BYTES);
 }
@@ -58,41 +61,47 @@ export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions = 
 export function renderApplyStepSummary(summary: ApplySummary, options: StepSummaryOptions = {}): string {
   const cap = options.maxOrganisations ?? DEFAULT_SUMMARY_ORGANISATIONS;
   const maxBytes = options.maxBytes ?? DEFAULT_SUMMARY_BYTES;
-  const out = ['### orgform apply', '', `**${md(applyHeadline(summary))}**`, ''];
-  if (summary.total === 0) return out.join('\n') + '\n';
+  const out: Markdown[] = [md`### orgform apply`, BLANK, md`**${applyHeadline(summary)}**`, BLANK];
+  if (summary.total === 0) return joinMarkdown(out, md`\n`).text + '\n';
 
   out.push(
-    '| Outcome | Changes |',
-    '| --- | ---: |',
-    `| ✓ applied | ${summary.applied} |`,
-    `| ✓ already done | ${summary.alreadyDone} |`,
-    `| – skipped | ${summary.skipped} |`,
-    `| – not started | ${summary.notStarted} |`,
-    `| ✗ failed | ${summary.failed} |`,
-    '',
+    md`| Outcome | Changes |`,
+    md`| --- | ---: |`,
+    md`| ✓ applied | ${summary.applied} |`,
+    md`| ✓ already done | ${summary.alreadyDone} |`,
+    md`| – skipped | ${summary.skipped} |`,
+    md`| – not started | ${summary.notStarted} |`,
+    md`| ✗ failed | ${summary.failed} |`,
+    BLANK,
   );
   const { changed } = summary;
   if (changed.organisations > 0) {
-    const items = changed.first.map(({ organisation, applied }) => `- ${md(organisation)}: ${plural(applied, 'change')} applied`);
-    out.push(`**Organisations changed (${changed.organisations}):**`, '', ...capped(items, cap, changed.organisations), '');
+    const items = changed.first.map(({ organisation, applied }) => md`- ${name(organisation)}: ${plural(applied, 'change')} applied`);
+    out.push(md`**Organisations changed (${changed.organisations}):**`, BLANK, ...capped(items, cap, changed.organisations), BLANK);
   }
 
   const failures = summary.notApplied.filter((r) => r.outcome === 'failed');
   if (failures.length === 0) return fitBytes(out, maxBytes);
-  out.push(`#### Failures (${failures.length})`, '');
+  out.push(md`#### Failures (${failures.length})`, BLANK);
   // Every failure in full while they fit; the head of the summary is already counted.
-  const note = (left: number) => `_…and ${plural(left, 'more failure')} left out to stay under GitHub's summary limit; see the job log._`;
-  let used = bytes(out.join('\n')) + bytes(note(failures.length)) + 2;
+  const note = (left: number) => md`_…and ${plural(left, 'more failure')} left out to stay under GitHub's summary limit; see the job log._`;
+  let used = bytes(joinMarkdown(out, md`\n`).text) + bytes(note(failures.length).text) + 2;
   let shown = 0;
   for (const failure of failures) {
-    const block = failureBlock(failure).join('\n') + '\n';
-    if (used + bytes(block) > maxBytes) break;
-    out.push(...failureBlock(failure));
-    used += bytes(block);
+    const block = failureBlock(failure);
+    const size = bytes(joinMarkdown(block, md`\n`).text) + 1;
+    if (used + size > maxBytes) break;
+    out.push(...block);
+    used += size;
     shown += 1;
   }
-  if (shown < failures.length) out.push('', note(failures.length - shown));
-  return fitBytes([...out, ''], maxBytes);
+  if (shown < failures.length) out.push(BLANK, note(failures.length - shown));
+  return fitBytes([...out, BLANK], maxBytes);
+}
+
+/** A slug or an address as a name: marked when it holds invisible characters (escaping shows them). */
+function name(text: string): string {
+  return text + invisibleMark(text);
 }
 
 function applyHeadline(s: ApplySummary): string {
@@ -104,21 +113,21 @@ function applyHeadline(s: ApplySummary): string {
 }
 
 /** A failure as the log's summary shows it: organisation, address, operation, the Error body. */
-function failureBlock(r: ChangeResult): string[] {
-  const lines = [`- **${md(r.organisation)}**: ${md(r.address)}`];
+function failureBlock(r: ChangeResult): Markdown[] {
+  const lines = [md`- **${name(r.organisation)}**: ${r.address}`];
   const f = r.failure;
-  if (f === undefined) return [...lines, '  - no details were recorded'];
-  lines.push(`  - operation: ${md(f.operation)}${f.status === undefined ? '' : ` (HTTP ${f.status})`}`);
-  lines.push(f.serviceCode !== undefined ? `  - error: ${md(f.serviceCode)}: ${md(f.serviceMessage ?? '')}` : `  - error: ${md(f.message)}`);
-  if (f.serviceCause !== undefined) lines.push(`  - cause: ${md(f.serviceCause)}`);
-  if (f.note !== undefined && f.serviceCode !== undefined) lines.push(`  - note: ${md(f.note)}`);
+  if (f === undefined) return [...lines, md`  - no details were recorded`];
+  lines.push(md`  - operation: ${f.operation}${f.status === undefined ? '' : ` (HTTP ${f.status})`}`);
+  lines.push(f.serviceCode !== undefined ? md`  - error: ${f.serviceCode}: ${f.serviceMessage ?? ''}` : md`  - error: ${f.message}`);
+  if (f.serviceCause !== undefined) lines.push(md`  - cause: ${f.serviceCause}`);
+  if (f.note !== undefined && f.serviceCode !== undefined) lines.push(md`  - note: ${f.note}`);
   return lines;
 }
 
 /** At most `cap` of the items, then how many more of `total` there are (the items may be only the first of them). */
-function capped(items: readonly string[], cap: number, total: number = items.length): string[] {
+function capped(items: readonly Markdown[], cap: number, total: number = items.length): Markdown[] {
   const shown = items.slice(0, cap);
-  return shown.length >= total ? shown : [...shown, `- …and ${total - shown.length} more`];
+  return shown.length >= total ? shown : [...shown, md`- …and ${total - shown.length} more`];
 }
 
 function bytes(text: string): number {
@@ -126,15 +135,15 @@ function bytes(text: string): number {
 }
 
 /** The lines joined; cut at the last whole line under the budget should the caps not have been enough. */
-function fitBytes(lines: readonly string[], maxBytes: number): string {
-  const text = lines.join('\n') + '\n';
+function fitBytes(lines: readonly Markdown[], maxBytes: number): string {
+  const text = joinMarkdown(lines, md`\n`).text + '\n';
   if (bytes(text) <= maxBytes) return text;
   let kept = '';
   let size = 0;
   for (const line of lines) {
-    size += bytes(line) + 1;
+    size += bytes(line.text) + 1;
     if (size > maxBytes - 64) break;
-    kept += `${line}\n`;
+    kept += `${line.text}\n`;
   }
   return `${kept}\n_…cut to stay under GitHub's summary limit; see the job log._\n`;
 }

@@ -8,7 +8,7 @@ import { summarisePlan, type Action, type Change, type Plan } from '../plan/type
 import { paint, terminalSafe } from './ansi.js';
 import { COMPACT_THRESHOLD } from './compact-threshold.js';
 import { ACTION_MARKER as MARKER, formatChangeLine } from './format-change-line.js';
-import { formatBefore, formatFromActive, formatValue, groupChanges, plural } from './format-value.js';
+import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, plural } from './format-value.js';
 
 export interface TextOptions {
   color: boolean;
@@ -33,7 +33,7 @@ export function renderText(plan: Plan, options: TextOptions): string {
       lines.push('');
     } else {
       for (const group of groups.organisations) {
-        lines.push(`  ${bold(`# ${terminalSafe(group.slug)}`)} (${terminalSafe(group.id)})`);
+        lines.push(`  ${bold(`# ${formatName(group.slug)}`)} (${formatName(group.id)})`);
         for (const change of group.changes) lines.push(...changeLines(change, color));
         lines.push('');
       }
@@ -88,7 +88,7 @@ function changeLines(change: Change, color: boolean): string[] {
   const detail = '      ';
   if (change.kind === 'set-active') {
     const from = formatFromActive(change.display.fromActive);
-    const head = `  ${marker} activeOrganisation: ${terminalSafe(from)} → ${terminalSafe(change.organisation.slug)}`;
+    const head = `  ${marker} activeOrganisation: ${from} → ${formatName(change.organisation.slug)}`;
     return change.display.note === undefined ? [head] : [head, `${detail}note: ${terminalSafe(change.display.note)}`];
   }
   const lines = [`  ${marker} ${terminalSafe(change.address)}`];

@@ -1,9 +1,11 @@
 /**
  * The views of slug checks: a table for people (slug, available, reasons, then a summary line) and
  * JSON for scripts. Pure. Slugs come from the user and messages from the service, so the table never
- * lets either write control sequences to the terminal.
+ * lets either write control sequences to the terminal, nor hide or reorder characters (a slug that
+ * holds invisible ones is shown escaped and marked).
  */
 import { paint, terminalSafe, type Style } from '../render/ansi.js';
+import { formatName } from '../render/format-value.js';
 import type { SlugCheck, SlugStatus } from './check-slugs.js';
 
 /** Longer slugs overflow their column rather than push every reason off the screen. */
@@ -37,7 +39,7 @@ export function summariseSlugChecks(checks: readonly SlugCheck[]): string {
 
 export function renderSlugTable(checks: readonly SlugCheck[], options: { color: boolean }): string {
   const rows = checks.map((c) => ({
-    slug: terminalSafe(c.slug),
+    slug: formatName(c.slug),
     status: c.status,
     reasons: terminalSafe(c.status === 'error' ? (c.error ?? '') : c.messages.join(' ')),
   }));

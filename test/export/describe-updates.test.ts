@@ -21,6 +21,11 @@ describe('describeUpdates', () => {
     ]);
   });
 
+  it('shows invisible and bidirectional characters escaped and marks the value, so that a drift of one such character shows', () => {
+    const lines = describeUpdates([{ path: 'orgs.yaml', changes: [{ address: 'organisations.acme.billing.subscriptionID', before: 'sub_acme', after: 'sub\u200b_acme' }], warnings: [] }], { mode: 'diff', undeclared: 0 });
+    expect(lines[1]).toBe('  ~ organisations.acme.billing.subscriptionID: "sub_acme" -> "sub\\u200B_acme" (contains invisible characters)');
+  });
+
   it('says when nothing differs, counts the differences left to the warnings, and the organisations no file declares', () => {
     expect(describeUpdates([SAME], { mode: 'diff', undeclared: 0 })).toEqual(['No differences: orgs/b.yaml matches the service.']);
     expect(describeUpdates([SAME, { ...SAME, path: 'orgs/c.yaml' }], { mode: 'diff', undeclared: 1 })).toEqual([

@@ -47,6 +47,11 @@ describe('formatAnnotation', () => {
     expect(formatAnnotation({ level: 'error', message: 'red \u001b[31malert' })).toBe('::error title=orgform::red \\u001b[31malert');
   });
 
+  it('shows invisible and bidirectional characters as escapes in the message and the title: annotations are plain text on the pull request, so nothing else is escaped', () => {
+    const line = formatAnnotation({ level: 'warning', title: 'acme\u202Egnp', message: 'subscriptionID "sub\u200b_acme" for @octocat #12' });
+    expect(line).toBe('::warning title=acme\\u202Egnp::subscriptionID "sub\\u200B_acme" for @octocat #12');
+  });
+
   it('leaves line and col out without a file, and makes nonsense positions 1', () => {
     expect(formatAnnotation({ level: 'error', line: 4, col: 2, message: 'm' })).toBe('::error title=orgform::m');
     expect(formatAnnotation({ level: 'error', file: 'f', line: 0, col: Number.NaN, message: 'm' })).toBe('::error file=f,line=1,col=1,title=orgform::m');

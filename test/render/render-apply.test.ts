@@ -53,6 +53,20 @@ describe('formatApplyLine', () => {
 });
 
 describe('formatProgress', () => {
+  it('shows invisible and bidirectional characters in organisations, addresses and service messages escaped, the organisation marked', () => {
+    const failed = result({
+      outcome: 'failed',
+      organisation: 'ac\u202Eme',
+      address: 'organisations["ac\u202Eme"].billing',
+      failure: { operation: 'updateBillingDetails', message: 'm', status: 422, serviceCode: 'invalid', serviceMessage: 'bad value "sub\u200b_acme"' },
+    });
+    const line = formatApplyLine({ type: 'change-end', at: 1, ...failed })!;
+    const summary = formatApplySummary(makeSummary([failed]), { color: false });
+    expect(line + summary).not.toMatch(/[\u200B\u202E]/);
+    expect(line).toContain('organisations["ac\\u202Eme"].billing failed: updateBillingDetails: HTTP 422 invalid: bad value "sub\\u200B_acme"');
+    expect(summary).toContain('✗ ac\\u202Eme (contains invisible characters): organisations["ac\\u202Eme"].billing');
+  });
+
   it('pads the count so the line keeps its width, and shows failures only when there are some', () => {
     expect(formatProgress({ done: 120, total: 1000, failed: 2, elapsedMs: 12_345 })).toBe('[  120/1000 ] 2 failed · 12.3 s');
     expect(formatProgress({ done: 5, total: 1000, failed: 0, elapsedMs: 400 })).toBe('[    5/1000 ] 0.4 s');

@@ -119,7 +119,7 @@ describe('renderMarkdown', () => {
     expect(outsideCode).not.toMatch(/<script|<img|<b>|`/);
     expect(text).toContain('| ev&#96;il&#124;&lt;script&gt;alert(1)&lt;/script&gt; | 1 | ~ billing |');
     expect(text).toContain('<summary>ev&#96;il&#124;&lt;script&gt;alert(1)&lt;/script&gt; — 1 change</summary>');
-    expect(text).toContain('- **x&#124;y**: bad &lt;b&gt;html&lt;/b&gt; and &#96;code&#96; and \\[link\\](https://evil.test)');
+    expect(text).toContain('- **x&#124;y**: bad &lt;b&gt;html&lt;/b&gt; and &#96;code&#96; and &#91;link&#93;(https:&#8203;//evil.test)');
     // The value holds a run of three backticks, so the fence is four long and the value stays on one line.
     expect(text).toContain('\n````diff\n~ organisations.ev`il|<script>alert(1)</script>.billing\n-     billingEmail: "```\\n</details>');
     expect(text).toContain('\n````\n\n</details>\n');
@@ -130,9 +130,29 @@ describe('renderMarkdown', () => {
   });
 });
 
-describe('mentions in the Markdown view', () => {
-  it('keeps an @mention in a service message from notifying anyone, and leaves e-mail addresses alone', async () => {
-    const { neutraliseMentions } = await import('../../src/render/markdown-escape.js');
-    expect(neutraliseMentions('ask @octo-team or mail ops@acme.example')).toBe('ask @\u2060octo-team or mail ops@acme.example');
+describe('what reviewers see is what is there', () => {
+  it('pings no one and links nothing from a declared organisation "@octocat" or "#123": not in the table, not in <summary>, not in problems', () => {
+    const plan = makePlan({
+      changes: [billing('@octocat', { billingEmail: ['a@x.example', 'b@x.example'] }), billing('#123', {}), billing('gh-9', {})],
+      problems: [problem('@team', 'see GH-7, owner/repo#3 and https://evil.example, or www.evil.example; mail ops@acme.example')],
+    });
+    const text = renderMarkdown(plan);
+    const outsideCode = text.replace(/^(`{3,})diff\n[\s\S]*?\n\1\n/gm, '');
+    expect(outsideCode).toContain('<details><summary>@&#8203;octocat — 1 change</summary>');
+    expect(outsideCode).toContain('<details><summary>#&#8203;123 — 1 change</summary>');
+    expect(outsideCode).toContain('| @&#8203;octocat | 1 | ~ billing |');
+    expect(outsideCode).toContain('- **@&#8203;team**: see GH-&#8203;7, owner/repo#&#8203;3 and https:&#8203;//evil.example, or www.&#8203;evil.example; mail ops@acme.example');
+    // Nothing GitHub would turn into a mention, a reference or a link is left outside the code blocks.
+    const shown = outsideCode.replace(/&#(\d+);/g, (_, n: string) => (n === '8203' ? '\u200B' : String.fromCodePoint(Number(n))));
+    expect(shown.match(/(^|[^\w])@[A-Za-z0-9]|#\d|GH-\d|:\/\/|www\.\w/gim)).toBeNull();
+  });
+
+  it('shows invisible and bidirectional characters escaped and marks the value, in the summary, the table and the diff', () => {
+    const plan = makePlan({ changes: [billing('acme\u202Egnp.exe', { subscriptionID: ['sub_acme', 'sub\u200b_acme'] })] });
+    const text = renderMarkdown(plan);
+    expect(text).not.toMatch(/[\u200B\u202E]/);
+    expect(text).toContain('<details><summary>acme&#92;u202Egnp.exe (contains invisible characters) — 1 change</summary>');
+    expect(text).toContain('| acme&#92;u202Egnp.exe (contains invisible characters) | 1 | ~ billing |');
+    expect(text).toContain('-     subscriptionID: "sub_acme"\n+     subscriptionID: "sub\\u200B_acme" (contains invisible characters)\n');
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { planHeadline, renderApplyStepSummary, renderPlanStepSummary } from '../../src/render/render-step-summary.js';
-import { everyKindPlan, largePlan, makePlan, makeSummary, problem, result } from './fixtures.js';
+import { billing, everyKindPlan, largePlan, makePlan, makeSummary, problem, result } from './fixtures.js';
 
 describe('renderPlanStepSummary', () => {
   it('gives the counts by action and names the organisations changed', () => {
@@ -34,8 +34,18 @@ describe('renderPlanStepSummary', () => {
   it('escapes what came from the service or the file: no HTML, links, mentions or extra lines', () => {
     const plan = makePlan({ problems: [problem('evil<img src=x>', 'msg [link](https://x.example) @team\n## heading <script>')] });
     const text = renderPlanStepSummary(plan);
-    expect(text).toContain('- evil&lt;img src=x&gt;: msg \\[link\\](https://x.example) @\u2060team\\\\n\\#\\# heading &lt;script&gt;');
+    expect(text).toContain('- evil&lt;img src=x&gt;: msg &#91;link&#93;(https:&#8203;//x.example) @&#8203;team&#92;n## heading &lt;script&gt;');
     expect(text).not.toMatch(/<img|<script|^## heading/m);
+  });
+
+  it('neutralises mentions and references in organisation names and problems, and shows invisible characters escaped and marked', () => {
+    const plan = makePlan({ changes: [billing('@octocat', {}), billing('acme\u202Egnp.exe', {})], problems: [problem('#12', 'see GH-7 and owner/repo#3, ask @team')] });
+    const text = renderPlanStepSummary(plan);
+    expect(text).toContain('- @&#8203;octocat: 1 change');
+    expect(text).toContain('- acme&#92;u202Egnp.exe (contains invisible characters): 1 change');
+    expect(text).toContain('- #&#8203;12: see GH-&#8203;7 and owner/repo#&#8203;3, ask @&#8203;team');
+    const shown = text.replace(/&#(\d+);/g, (_, n: string) => (n === '8203' ? '\u200B' : String.fromCodePoint(Number(n))));
+    expect(shown).not.toMatch(/[\u202E]|@octocat|#\d|GH-\d/);
   });
 
   it('headline matches the text plan’s closing line', () => {
@@ -92,6 +102,6 @@ describe('renderApplyStepSummary', () => {
   it('escapes service text in failures', () => {
     const hostile = result({ outcome: 'failed', organisation: 'acme', failure: { operation: 'x', message: 'm', serviceCode: 'c', serviceMessage: '<b>bold</b>\n::set-output name=a::b' } });
     const text = renderApplyStepSummary(makeSummary([hostile]));
-    expect(text).toContain('  - error: c: &lt;b&gt;bold&lt;/b&gt;\\\\n::set-output name=a::b');
+    expect(text).toContain('  - error: c: &lt;b&gt;bold&lt;/b&gt;&#92;n::set-output name=a::b');
   });
 });

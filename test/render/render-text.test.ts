@@ -92,6 +92,18 @@ describe('renderText', () => {
     expect(text).toContain('boom\\nPlan: 0 to change');
   });
 
+  it('shows invisible and bidirectional characters escaped and marks the value: a change of one such character does not look like no change', () => {
+    const plan = makePlan({
+      changes: [billing('acme', { subscriptionID: ['sub_acme', 'sub\u200b_acme'] }), setActive('acme', 'evil\u202Egnp.exe')],
+      problems: [problem('globex', 'the service says "x\u2066y"')],
+    });
+    const text = renderText(plan, { color: false });
+    expect(text).not.toMatch(/[\u200B\u202E\u2066]/);
+    expect(text).toContain('      subscriptionID: "sub_acme" → "sub\\u200B_acme" (contains invisible characters)\n');
+    expect(text).toContain('~ activeOrganisation: evil\\u202Egnp.exe (contains invisible characters) → acme\n');
+    expect(text).toContain('the service says "x\\u2066y"');
+  });
+
   it('renders the same plan to the same bytes every time', () => {
     expect(renderText(everyKindPlan(), { color: true })).toBe(renderText(everyKindPlan(), { color: true }));
   });

@@ -32,6 +32,12 @@ describe('renderSlugTable', () => {
     expect(table).toContain('bad\\nline');
   });
 
+  it('shows invisible and bidirectional characters in slugs and messages escaped, and marks the slug', () => {
+    const table = renderSlugTable([{ slug: 'ac\u200Bme', status: 'unavailable', messages: ['taken by "x\u202Ey"'] }], { color: false });
+    expect(table).not.toMatch(/[\u200B\u202E]/);
+    expect(table).toContain('ac\\u200Bme (contains invisible characters)  no         taken by "x\\u202Ey"');
+  });
+
   it('colours the availability only when asked', () => {
     expect(renderSlugTable(CHECKS, { color: true })).toContain('\u001b[32myes\u001b[39m');
     expect(renderSlugTable(CHECKS, { color: false })).not.toContain('\u001b[');

@@ -11,6 +11,7 @@ import { UsageError } from '../../errors.js';
 import { createFilePatch } from '../../export/create-file-patch.js';
 import { describeUpdates } from '../../export/describe-updates.js';
 import { quoteYamlString } from '../../export/format-yaml-string.js';
+import { terminalSafe } from '../../render/ansi.js';
 import { readOrganisations } from '../../export/read-organisations.js';
 import { DEFAULT_SCHEMA_PATH, renderExport } from '../../export/render-export.js';
 import { selectExportable } from '../../export/select-exportable.js';
@@ -76,10 +77,10 @@ export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
     });
     const selection = selectExportable(organisations, activeId);
     for (const org of selection.leftOut) {
-      io.stderr.write(`Warning: left out organisation ${quoteYamlString(org.slug)} (id ${quoteYamlString(org.id)}): ${org.reason}.\n`);
+      io.stderr.write(`Warning: ${terminalSafe(`left out organisation ${quoteYamlString(org.slug)} (id ${quoteYamlString(org.id)}): ${org.reason}`)}.\n`);
     }
     for (const org of selection.organisations) {
-      for (const note of org.leftOutFields) io.stderr.write(`Warning: organisation ${quoteYamlString(org.slug)}: left out ${note}.\n`);
+      for (const note of org.leftOutFields) io.stderr.write(`Warning: ${terminalSafe(`organisation ${quoteYamlString(org.slug)}: left out ${note}`)}.\n`);
     }
     if (out === undefined) {
       io.stdout.write(text);
@@ -87,7 +88,7 @@ export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
     }
     await writeFileAtomically(out, text, { shown: flags.out as string, option: '--out' });
     const count = selection.organisations.length;
-    const active = selection.activeSlug === null ? '' : ` (active: ${selection.activeSlug})`;
+    const active = selection.activeSlug === null ? '' : ` (active: ${terminalSafe(selection.activeSlug)})`;
     const leftOut = selection.leftOut.length === 0 ? '' : `; ${selection.leftOut.length} left out, see the warnings above`;
     io.stderr.write(`Exported ${count} organisation${count === 1 ? '' : 's'}${active} to ${flags.out}${leftOut}. Check it with: orgform plan -f ${flags.out}\n`);
     return 0;
@@ -130,7 +131,7 @@ async function updateInPlace(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
     await client.close();
   }
   const updates = files.map((file, i) => ({ path: file.path, sha256: file.sha256, before: texts[i] as string, ...updateDocument(file.path, texts[i] as string, live, io.env) }));
-  for (const update of updates) for (const warning of update.warnings) io.stderr.write(`Warning: ${warning}.\n`);
+  for (const update of updates) for (const warning of update.warnings) io.stderr.write(`Warning: ${terminalSafe(warning)}.\n`);
   const changed = updates.filter((u) => u.text !== u.before);
   if (flags.diff) {
     for (const u of changed) io.stdout.write(createFilePatch(relative(io.cwd, resolve(io.cwd, u.path)).split(sep).join('/'), u.before, u.text));

@@ -4,6 +4,7 @@
  */
 import { loadConfig } from '../../config/load-config.js';
 import { countProblems, formatProblem } from '../../config/format-problem.js';
+import { terminalSafe } from '../../render/ansi.js';
 import type { DesiredState } from '../../config/types.js';
 import type { CliIO, ExitCode } from '../io.js';
 import type { ReportSpec } from '../pipeline-output.js';
@@ -37,7 +38,8 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
     io.stdout.write(`${summarise(result.state)}\n`);
     return 0;
   }
-  const lines = result.problems.map(formatProblem);
+  // Messages quote values: invisible and bidirectional characters in them are shown as escapes.
+  const lines = result.problems.map((p) => terminalSafe(formatProblem(p)));
   const fileCount = new Set(result.problems.map((p) => p.file)).size;
   // The listing quotes the file's own text: guarded, so that it cannot issue a workflow command.
   io.stderr.write(pipeline.frame.guard(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`));

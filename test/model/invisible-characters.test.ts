@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { describeInvisibleCharacter, escapeInvisibleCharacters, findInvisibleCharacters, hasInvisibleCharacters } from '../../src/model/invisible-characters.js';
+
+describe('invisible characters', () => {
+  it('escapes zero-width, bidirectional, tag and space-like characters so that they show, and leaves the rest alone', () => {
+    expect(escapeInvisibleCharacters('sub\u200b_acme')).toBe('sub\\u200B_acme');
+    expect(escapeInvisibleCharacters('abc\u202Edef\u2066x\u2069')).toBe('abc\\u202Edef\\u2066x\\u2069');
+    expect(escapeInvisibleCharacters('a\u00a0b\u3000c\ufeff')).toBe('a\\u00A0b\\u3000c\\uFEFF');
+    expect(escapeInvisibleCharacters('tag\u{E0041}')).toBe('tag\\u{E0041}');
+    expect(escapeInvisibleCharacters('plain ascii, café, 日本, 😀, 👍🏽')).toBe('plain ascii, café, 日本, 😀, 👍🏽');
+  });
+
+  it('leaves a presentation selector where it does its job (after a pictograph, in a keycap) and escapes it anywhere else', () => {
+    expect(escapeInvisibleCharacters('⚠️ 1 problem, 1️⃣, ❤︎')).toBe('⚠️ 1 problem, 1️⃣, ❤︎');
+    expect(escapeInvisibleCharacters('sub\uFE0F_acme')).toBe('sub\\uFE0F_acme');
+    expect(escapeInvisibleCharacters('a\uFE00b\u{E0100}')).toBe('a\\uFE00b\\u{E0100}');
+  });
+
+  it('escapes a lone surrogate, which prints as a replacement mark, but not a surrogate pair', () => {
+    expect(escapeInvisibleCharacters('a\uD800b\uDC00')).toBe('a\\uD800b\\uDC00');
+    expect(escapeInvisibleCharacters('\uD83D\uDE00')).toBe('😀');
+  });
+
+  it('finds each such character once, in order, and tests for any', () => {
+    expect(findInvisibleCharacters('\u202Ex\u200By\u202E')).toEqual(['U+202E', 'U+200B']);
+    expect(hasInvisibleCharacters('sub_acme')).toBe(false);
+    expect(hasInvisibleCharacters('sub\u200b_acme')).toBe(true);
+    // No state kept between calls (a global regular expression would alternate).
+    expect([1, 2, 3].map(() => hasInvisibleCharacters('x\u2066'))).toEqual([true, true, true]);
+  });
+
+  it('says what a character is, for messages', () => {
+    expect(describeInvisibleCharacter('\u202E')).toBe('bidirectional control');
+    expect(describeInvisibleCharacter('\u200B')).toBe('zero-width character');
+    expect(describeInvisibleCharacter('\uD800')).toBe('lone surrogate');
+    expect(describeInvisibleCharacter('\u{E0041}')).toBe('tag character');
+  });
+});

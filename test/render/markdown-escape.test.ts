@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { codeBlock, escapeMarkdown, joinMarkdown, md } from '../../src/render/markdown-escape.js';
+
+describe('escapeMarkdown', () => {
+  it('turns every character with a meaning in Markdown or HTML into a character reference', () => {
+    expect(escapeMarkdown('<b>&"\'`|\\*_[x]~!$').text).toBe('&lt;b&gt;&amp;&quot;&#39;&#96;&#124;&#92;&#42;&#95;&#91;x&#93;&#126;&#33;&#36;');
+  });
+
+  it('keeps mentions, issue references and links from being made, and leaves e-mail addresses and SHAs alone', () => {
+    expect(escapeMarkdown('@octocat @org/team (@x) ops@acme.example').text).toBe('@&#8203;octocat @&#8203;org/team (@&#8203;x) ops@acme.example');
+    expect(escapeMarkdown('#1 owner/repo#22 GH-3 gh-4 #a').text).toBe('#&#8203;1 owner/repo#&#8203;22 GH-&#8203;3 gh-&#8203;4 #a');
+    expect(escapeMarkdown('https://x.example www.x.example 3f2c1e9a7b').text).toBe('https:&#8203;//x.example www.&#8203;x.example 3f2c1e9a7b');
+  });
+
+  it('shows line breaks, controls, invisible and bidirectional characters as escapes, on one line', () => {
+    expect(escapeMarkdown('a\nb\u001b[31m\u200Bc\u202Ed').text).toBe('a&#92;nb&#92;u001b&#91;31m&#92;u200Bc&#92;u202Ed');
+  });
+});
+
+describe('md', () => {
+  it('keeps the template’s own text and escapes every interpolated string, so outside text cannot be forgotten', () => {
+    const slug = '<img src=x>@you';
+    expect(md`| **${slug}** | ${3} |`.text).toBe('| **&lt;img src=x&gt;@&#8203;you** | 3 |');
+  });
+
+  it('takes Markdown already made as it is, and joins Markdown with Markdown', () => {
+    const cell = md`~ ${'a|b'}`;
+    expect(md`| ${cell} |`.text).toBe('| ~ a&#124;b |');
+    expect(joinMarkdown([md`a`, md`${'*'}`], md`, `).text).toBe('a, &#42;');
+  });
+});
+
+describe('codeBlock', () => {
+  it('fences lines as written, each on one line, with a fence longer than any run of backticks inside', () => {
+    expect(codeBlock('diff', ['+ "```"', '- @octocat\u202E\nx']).text).toBe('````diff\n+ "```"\n- @octocat\\u202E\\nx\n````');
+  });
+});
