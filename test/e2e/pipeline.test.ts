@@ -222,11 +222,11 @@ describe('apply in GitHub Actions', () => {
       [
         '#### Failures (1)',
         '',
-        '- **globex**: organisations.globex.invitations.accept.inv\\_globex\\_ada',
+        '- **globex**: organisations.globex.invitations.accept.inv&#95;globex&#95;ada',
         '  - operation: acceptInvitation (HTTP 422)',
         // (the client already makes a line break in an Error body a space)
-        '  - error: validation\\_failed: no ::add-mask::x \\#\\#\\[stop-commands\\]y',
-        '  - cause: Bearer \\[REDACTED\\]',
+        '  - error: validation&#95;failed: no ::add-mask::x ##&#91;stop-commands&#93;y',
+        '  - cause: Bearer &#91;REDACTED&#93;',
       ].join('\n'),
     );
     expect(summary).toMatch(/- acme: \d changes applied/);
