@@ -1,7 +1,9 @@
 /**
- * The state journal: every one-shot action orgform completed (accepted, revoked, removed, or found
- * already gone), because the interface cannot list invitations or channels. Entries are grouped by
- * service base URL, so one journal can serve several services without mixing them.
+ * The state journal: every invitation revocation and channel removal orgform completed (or found
+ * already gone), because the interface cannot list invitations or channels. Accepts are not
+ * recorded: membership, which the listing shows, decides them (plan/is-recorded-done.ts); entries
+ * for accepts that earlier versions wrote are kept and never read. Entries are grouped by service
+ * base URL, so one journal can serve several services without mixing them.
  *
  * Writes are atomic (temp file, fsync, rename, fsync of the directory) and grouped: entries
  * recorded while a write is under way go out together in the next one, and `record` resolves
