@@ -27,14 +27,15 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
     ...(grouped.setActive.length > 0 ? [{ label: 'activeOrganisation', changes: grouped.setActive }] : []),
   ];
   const head = md`${summaryLine(plan)}\n`;
-  const problems = plan.problems.map((p) => md`- **${name(p.organisation ?? p.address)}**: ${p.message}\n`);
-  const problemsHead = problems.length === 0 ? EMPTY : md`\n### ⚠️ Problems\n\nThese could not be read; their changes are missing from this plan.\n\n`;
-  const rows = groups.map((g) => md`| ${name(g.label)} | ${g.changes.length} | ${actionsCell(g)} |\n`);
-  const tableHead = rows.length === 0 ? EMPTY : md`\n| Organisation | Changes | Actions |\n| --- | ---: | --- |\n`;
-  const details = groups.map(detailsBlock);
+  // Made as they are needed: a plan of 100,000 organisations shows a few hundred of them.
+  const problems: Items = { count: plan.problems.length, at: (i) => problemLine(plan.problems[i]!) };
+  const problemsHead = problems.count === 0 ? EMPTY : md`\n### ⚠️ Problems\n\nThese could not be read; their changes are missing from this plan.\n\n`;
+  const rows: Items = { count: groups.length, at: (i) => tableRow(groups[i]!) };
+  const tableHead = rows.count === 0 ? EMPTY : md`\n| Organisation | Changes | Actions |\n| --- | ---: | --- |\n`;
+  const details: Items = { count: groups.length, at: (i) => detailsBlock(groups[i]!) };
 
-  const full = joinMarkdown([head, problemsHead, ...problems, tableHead, ...rows, ...details]);
-  if (full.length <= max) return full.text;
+  const full = whole([head, problemsHead, problems, tableHead, rows, details], max);
+  if (full !== undefined) return full.text;
 
   const orgGroups = grouped.organisations.length;
   const reason = max === DEFAULT_MARKDOWN_MAX_LENGTH ? md`GitHub's 65,536-character comment limit` : md`the ${max}-character limit`;
@@ -44,17 +45,17 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
     const what = left > 0 ? `${plural(left, 'organisation')}${active}` : 'the active organisation change';
     return md`\n_Details for ${what} left out to stay under ${reason}; run orgform plan locally or see the job log._\n`;
   };
-  const problemsNote = (shown: number): Markdown => md`- _…and ${plural(problems.length - shown, 'more problem')} left out; see the job log._\n`;
-  const rowsNote = (shown: number): Markdown => md`\n_${plural(rows.length - shown, 'more row')} left out of this table._\n`;
+  const problemsNote = (shown: number): Markdown => md`- _…and ${plural(problems.count - shown, 'more problem')} left out; see the job log._\n`;
+  const rowsNote = (shown: number): Markdown => md`\n_${plural(rows.count - shown, 'more row')} left out of this table._\n`;
 
   let budget = max - head.length - (groups.length > 0 ? detailsNote(0).length : 0);
-  const reserveForTable = tableHead.length + (rows.length > 0 ? rowsNote(0).length : 0);
+  const reserveForTable = tableHead.length + (rows.count > 0 ? rowsNote(0).length : 0);
   const keptProblems = fit(problems, budget - reserveForTable - problemsHead.length, problemsNote);
   const problemsPart = joinMarkdown([problemsHead, keptProblems.markdown]);
   budget -= problemsPart.length;
   const keptRows = fit(rows, budget - tableHead.length, rowsNote);
   const tablePart =
-    keptRows.shown > 0 || rows.length === 0 ? joinMarkdown([tableHead, keptRows.markdown]) : md`\n_The table (${plural(rows.length, 'row')}) was left out._\n`;
+    keptRows.shown > 0 || rows.count === 0 ? joinMarkdown([tableHead, keptRows.markdown]) : md`\n_The table (${plural(rows.count, 'row')}) was left out._\n`;
   budget -= tablePart.length;
   const keptDetails = fit(details, budget, () => EMPTY);
   const omitted = keptDetails.shown < groups.length ? detailsNote(keptDetails.shown) : EMPTY;
@@ -64,6 +65,36 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
 }
 
 const EMPTY = md``;
+
+/** A list of Markdown pieces made one at a time, as they are asked for. */
+interface Items {
+  count: number;
+  at(index: number): Markdown;
+}
+
+/** Everything, when it all fits in `max`; undefined as soon as it is clear it does not. */
+function whole(parts: ReadonlyArray<Markdown | Items>, max: number): Markdown | undefined {
+  const kept: Markdown[] = [];
+  let length = 0;
+  for (const part of parts) {
+    const count = 'count' in part ? part.count : 1;
+    for (let i = 0; i < count; i++) {
+      const piece = 'count' in part ? part.at(i) : part;
+      length += piece.length;
+      if (length > max) return undefined;
+      kept.push(piece);
+    }
+  }
+  return joinMarkdown(kept);
+}
+
+function problemLine(p: Plan['problems'][number]): Markdown {
+  return md`- **${name(p.organisation ?? p.address)}**: ${p.message}\n`;
+}
+
+function tableRow(g: Group): Markdown {
+  return md`| ${name(g.label)} | ${g.changes.length} | ${actionsCell(g)} |\n`;
+}
 
 /** A slug or an address as a name: marked when it holds invisible characters (escapeMarkdown shows them). */
 function name(text: string): string {
@@ -129,18 +160,19 @@ function detailsBlock(group: Group): Markdown {
  * The longest prefix of `items` that fits in `budget` together with the note for what was left out
  * (reserved at its longest, `note(0)`, unless the last item is the one being added).
  */
-function fit(items: readonly Markdown[], budget: number, note: (shown: number) => Markdown): { markdown: Markdown; shown: number } {
+function fit(items: Items, budget: number, note: (shown: number) => Markdown): { markdown: Markdown; shown: number } {
   const reserve = note(0).length;
+  const kept: Markdown[] = [];
   let length = 0;
-  let shown = 0;
-  for (const item of items) {
-    const rest = shown + 1 < items.length ? reserve : 0;
+  for (let i = 0; i < items.count; i++) {
+    const item = items.at(i);
+    const rest = i + 1 < items.count ? reserve : 0;
     if (length + item.length + rest > budget) break;
     length += item.length;
-    shown += 1;
+    kept.push(item);
   }
-  const kept = joinMarkdown(items.slice(0, shown));
-  return { markdown: shown < items.length ? joinMarkdown([kept, note(shown)]) : kept, shown };
+  const shown = kept.length;
+  return { markdown: shown < items.count ? joinMarkdown([...kept, note(shown)]) : joinMarkdown(kept), shown };
 }
 
 /** Last resort for absurdly small limits: cut, without leaving half a surrogate pair. */
