@@ -13,7 +13,7 @@ import type { ApplicableChange } from '../plan/types.js';
 import { journalKey, type Journal } from '../state/journal.js';
 import { CHANGED_LISTED, type ApplyListener, type ApplySummary, type ChangeFailure, type ChangeResult, type Outcome } from './events.js';
 import { ChangeFailedError, executeChange } from './execute-change.js';
-import { runOrganisationChanges, type Decided } from './run-organisation-changes.js';
+import { runOrganisationChanges, type Decided, type OrganisationChange } from './run-organisation-changes.js';
 
 export interface ApplyOptions {
   client: OrganisationsClient;
@@ -161,7 +161,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
 
   /** Runs group `group`, all of one organisation; its set-active changes then wait for a worker. */
   async function runGroup(group: number): Promise<void> {
-    const mine = [];
+    const mine: OrganisationChange[] = [];
     for (let at = starts[group]!; at < starts[group + 1]!; at++) {
       const index = order[at]!;
       const { kind, address } = slots[index]!;
