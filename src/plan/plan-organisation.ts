@@ -12,7 +12,7 @@ import type { Change, FieldChange } from './types.js';
 
 export type { IsJournaled } from './is-recorded-done.js';
 
-const KNOWN_AFTER_ACCEPT = 'current billing is known after the invitation is accepted: apply reads it then, and fields not declared keep their values';
+const KNOWN_AFTER_ACCEPT = 'current billing is known once an invitation is accepted: apply reads it then, and fields not declared keep their values';
 const UNCHECKABLE_INVITATION = 'cannot be checked before apply: the interface cannot list invitations';
 const UNCHECKABLE_CHANNEL = 'cannot be checked before apply: the interface cannot list notification channels';
 

@@ -53,7 +53,7 @@ describe('computePlan: billing', () => {
       observedState({ organisations: [observedOrg({ slug: 'acme', member: false, billing: null })] }),
     );
     const billing = plan.changes.find((c) => c.kind === 'billing');
-    expect(billing?.display.note).toBe('current billing is known after the invitation is accepted: apply reads it then, and fields not declared keep their values');
+    expect(billing?.display.note).toBe('current billing is known once an invitation is accepted: apply reads it then, and fields not declared keep their values');
     expect(billing?.display.fields).toEqual([{ field: 'billingEmail', before: null, after: 'new@acme.test' }]);
     expect(billing?.knownAfter).toBe('organisations.acme.invitations.accept.inv_1');
     expect(billing?.declared).toEqual({ billingEmail: 'new@acme.test' });

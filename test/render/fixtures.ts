@@ -149,7 +149,7 @@ export function billingKnownAfterAccept(slug: string, invitation: string, declar
     declared,
     display: {
       fields: Object.entries(declared).map(([field, after]) => ({ field: field as BillingField, before: null, after: after as string })),
-      note: 'current billing is known after the invitation is accepted: apply reads it then, and fields not declared keep their values',
+      note: 'current billing is known once an invitation is accepted: apply reads it then, and fields not declared keep their values',
     },
   };
 }
