@@ -10,14 +10,15 @@ import { ApiError, NotSentError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import { isRecordedDone, JOURNALED_KINDS, type IsJournaled } from '../plan/is-recorded-done.js';
 import type { ApplicableChange } from '../plan/types.js';
-import { journalKey, type Journal } from '../state/journal.js';
+import { journalKey } from '../state/journal.js';
+import type { StateJournal } from '../state/state-backend.js';
 import { CHANGED_LISTED, type ApplyListener, type ApplySummary, type ChangeFailure, type ChangeResult, type Outcome } from './events.js';
 import { ChangeFailedError, executeChange } from './execute-change.js';
 import { runOrganisationChanges, type Decided, type OrganisationChange } from './run-organisation-changes.js';
 
 export interface ApplyOptions {
   client: OrganisationsClient;
-  journal: Journal;
+  journal: StateJournal;
   /** The journal's key for this service (its base URL). */
   service: string;
   parallelism: number;

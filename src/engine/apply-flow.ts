@@ -19,8 +19,9 @@ import { parseSavedPlan, type SavedPlan } from '../plan/saved-plan.js';
 import { dropDisplays, type ApplicableChange, type Plan } from '../plan/types.js';
 import type { OrganisationsClient } from '../api/client.js';
 import type { ApplyView } from '../render/apply-view.js';
-import { Journal } from '../state/journal.js';
-import { acquireLock, type HeldLock, type LockEnvironment } from '../state/lock.js';
+import type { LockEnvironment } from '../state/lock.js';
+import type { StateSettings } from '../state/open-state.js';
+import type { HeldState, StateJournal } from '../state/state-backend.js';
 import { checkPlanSafety } from '../plan/check-plan-safety.js';
 import { rateEvent, retryEvent } from './client-events.js';
 import { hashFiles } from './hash-files.js';
@@ -29,15 +30,15 @@ import { makePlan } from './make-plan.js';
 import { readObservedState } from '../state/read-observed-state.js';
 import type { ClientListeners, OpenClient } from './open-client.js';
 import type { Refusal } from './refusal-error.js';
+import { openStateFor } from './open-state-for.js';
 import { serviceKey } from './service-key.js';
-import { statePathFor } from './state-path-for.js';
 
 export interface ApplyInputs {
   /** A plan saved by `orgform plan --out`; without one, a fresh plan from the files. */
   planFile?: string;
   /** The files, --target and --shard (a saved plan fixes its own). */
   selection: Selection;
-  /** --state: the journal's path; by default beside the first config file. */
+  /** --state: the journal's path or URL; else ORGFORM_STATE; else beside the first config file. */
   state?: string;
   parallelism: number;
   maxChanges?: number;
@@ -58,6 +59,8 @@ export interface ApplyDeps extends FileWorld {
   /** Waits inside a change (a membership that takes a moment to show); injected in tests. */
   sleep?(ms: number): Promise<void>;
   lockEnvironment?: LockEnvironment;
+  /** A remote state's batches and timeouts (ORGFORM_STATE_*), as the CLI read them. */
+  stateSettings?: StateSettings;
 }
 
 export type ApplyOutcome =
@@ -138,11 +141,11 @@ function refused(inputs: ApplyInputs, refusal: Refusal): ApplyOutcome {
   return { kind: 'refused', refusal, ...(inputs.planFile === undefined ? {} : { planFile: inputs.planFile }) };
 }
 
-/** Ready to apply: the client and the lock, which the caller now releases, and the changes alone. */
+/** Ready to apply: the client and the locked state, which the caller now releases, and the changes alone. */
 interface Prepared {
   client: OrganisationsClient;
-  lock: HeldLock;
-  journal: Journal;
+  lock: HeldState;
+  journal: StateJournal;
   service: string;
   /** Handed over to applyPlan, which lets each go once it has ended. */
   changes: ApplicableChange[];
@@ -154,21 +157,22 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
 
   // Connect.
   const { client, warningFor } = await deps.openClient(listeners);
-  let lock: HeldLock | undefined;
+  let lock: HeldState | undefined;
   let handedOver = false;
   try {
     const service = serviceKey(client);
     if (saved && saved.baseUrl !== service) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, service });
 
-    // Lock: one apply per journal at a time.
-    const statePath = statePathFor(inputs.state, desired, deps.cwd);
-    lock = await acquireLock(statePath, `orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`, deps.lockEnvironment);
-    if (lock.replaced) view.lockTakenOver(statePath, lock.replaced.pid);
+    // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
+    // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
+    const state = await openStateFor(inputs.state, desired, deps);
+    lock = await state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`);
+    if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
+    lock.onLost((error) => listeners.onHalt?.(error));
 
-    // Read: the journal, then the service. A saved plan is compared with every observation (that is
-    // how staleness shows); a fresh plan is made as the service is read, and shown for review.
-    await Journal.removeOrphanTempFiles(statePath);
-    const journal = await Journal.read(statePath);
+    // Read: the journal (read under the lock), then the service. A saved plan is compared with every
+    // observation (that is how staleness shows); a fresh plan is made as the service is read, and shown for review.
+    const journal = lock.journal;
     let plan: Plan;
     let staleReasons: string[] = [];
     if (saved) {

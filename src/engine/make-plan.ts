@@ -8,12 +8,13 @@ import type { DesiredState } from '../config/types.js';
 import { PlanBuilder } from '../plan/plan-builder.js';
 import type { IsJournaled } from '../plan/plan-organisation.js';
 import type { Plan } from '../plan/types.js';
-import { journalKey, type Journal } from '../state/journal.js';
+import { journalKey } from '../state/journal.js';
+import type { JournalReader } from '../state/state-backend.js';
 import { readObservedState } from '../state/read-observed-state.js';
 
 export interface MakePlanOptions {
   client: OrganisationsClient;
-  journal: Journal;
+  journal: JournalReader;
   /** The service's base URL as written in plans and the journal. */
   service: string;
   parallelism: number;

@@ -13,19 +13,20 @@ import { ConfigError } from '../errors.js';
 import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../plan/saved-plan.js';
 import type { Plan } from '../plan/types.js';
 import type { PlanView } from '../render/plan-view.js';
-import { Journal } from '../state/journal.js';
+import type { StateSettings } from '../state/open-state.js';
+import { readerOf } from '../state/state-backend.js';
 import { writeFileAtomically } from '../state/write-file-atomically.js';
 import { checkPlanSafety, type PlanHazard } from '../plan/check-plan-safety.js';
 import { checkPlanOut } from './check-plan-out.js';
 import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';
 import { makePlan } from './make-plan.js';
 import type { OpenClient } from './open-client.js';
+import { openStateFor } from './open-state-for.js';
 import { serviceKey } from './service-key.js';
-import { statePathFor } from './state-path-for.js';
 
 export interface PlanInputs {
   selection: Selection;
-  /** --state: the journal's path; by default beside the first config file. */
+  /** --state: the journal's path or URL; else ORGFORM_STATE; else beside the first config file. */
   state?: string;
   parallelism: number;
   maxChanges?: number;
@@ -38,6 +39,8 @@ export interface PlanInputs {
 export interface PlanDeps extends FileWorld {
   now(): number;
   openClient: OpenClient;
+  /** A remote state's timeouts (ORGFORM_STATE_TIMEOUT_MS), as the CLI read them. */
+  stateSettings?: StateSettings;
 }
 
 export interface PlanOutcome {
@@ -66,7 +69,8 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
   const { client } = await deps.openClient({});
   try {
     // Read: the journal (one-shot changes already done are not planned again), then the service.
-    const journal = await Journal.read(statePathFor(inputs.state, desired, deps.cwd));
+    // A state that cannot be read fails the plan: without it, every one-shot change would show again.
+    const journal = readerOf(await (await openStateFor(inputs.state, desired, deps)).read());
     const service = serviceKey(client);
     const plan = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
 

@@ -22,6 +22,8 @@ export interface JournalEntry {
   organisation: string;
   outcome: 'applied' | 'already-done';
   at: string;
+  /** The apply that recorded it: its lock ID (entries written before orgform recorded runs have none). */
+  run?: string;
 }
 
 export interface JournalData {
@@ -53,6 +55,11 @@ export function parseJournal(text: string, path: string): JournalData {
   } catch {
     throw stateError(path, 'is not valid JSON (corrupt or truncated)');
   }
+  return checkJournalData(value, path);
+}
+
+/** Pure: parsed JSON → the journal's data, or a clear error naming `path` (a file, or a remote state's place). */
+export function checkJournalData(value: unknown, path: string): JournalData {
   const data = value as Partial<JournalData> | null;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw stateError(path, 'is not a JSON object');
   if (data.version !== JOURNAL_VERSION) {
@@ -76,7 +83,8 @@ export class Journal {
 
   constructor(
     readonly path: string,
-    private readonly data: JournalData,
+    /** Every entry, as recorded so far (read only: `record` is the way in). */
+    readonly data: JournalData,
   ) {}
 
   static empty(path: string): Journal {

@@ -1,0 +1,31 @@
+/**
+ * The state of a plan or an apply: `--state`, else ORGFORM_STATE, else the journal file beside the
+ * first config file. The flows' one seam onto state/open-state.ts.
+ */
+import type { DesiredState } from '../config/types.js';
+import type { LockEnvironment } from '../state/lock.js';
+import { openState, type StateSettings } from '../state/open-state.js';
+import type { StateBackend } from '../state/state-backend.js';
+import { statePathFor } from './state-path-for.js';
+
+export interface StateWorld {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** The numbers a remote state works by (batches, timeouts), as the CLI read them; defaults otherwise. */
+  stateSettings?: StateSettings;
+  lockEnvironment?: LockEnvironment;
+  /** An interrupt: a remote journal writes what it holds at once. */
+  signal?: AbortSignal;
+}
+
+export function openStateFor(state: string | undefined, desired: DesiredState | undefined, world: StateWorld): Promise<StateBackend> {
+  return openState({
+    ...(state === undefined ? {} : { state }),
+    defaultPath: statePathFor(undefined, desired, world.cwd),
+    cwd: world.cwd,
+    env: world.env,
+    ...(world.stateSettings === undefined ? {} : { settings: world.stateSettings }),
+    ...(world.lockEnvironment === undefined ? {} : { lockEnvironment: world.lockEnvironment }),
+    ...(world.signal === undefined ? {} : { signal: world.signal }),
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * The default state: the journal file (journal.ts) and the lock file beside it (lock.ts), as they
+ * always were. Each entry is on disk before its change counts as done; the lock protects one
+ * machine (a pipeline's concurrency group protects the rest).
+ */
+import { Journal } from './journal.js';
+import { acquireLock, forceUnlock, type LockEnvironment } from './lock.js';
+import type { HeldState, StateBackend } from './state-backend.js';
+
+export function openFileState(path: string, lockEnvironment?: LockEnvironment): StateBackend {
+  return {
+    kind: 'file',
+    location: path,
+    async read() {
+      return (await Journal.read(path)).data;
+    },
+    async lock(command: string): Promise<HeldState> {
+      const lock = await acquireLock(path, command, lockEnvironment);
+      try {
+        // Only the lock holder writes, so a temp file left beside the journal is a killed writer's.
+        await Journal.removeOrphanTempFiles(path);
+        const journal = await Journal.read(path);
+        const run = lock.info.id;
+        return {
+          lock: lock.info,
+          ...(lock.replaced === undefined ? {} : { replaced: lock.replaced }),
+          data: journal.data,
+          journal: {
+            has: (service, key) => journal.has(service, key),
+            record: (service, key, entry) => journal.record(service, key, entry.run === undefined ? { ...entry, run } : entry),
+            flush: () => journal.flush(),
+          },
+          // A lock file is not lost while its holder runs (force-unlock is for holders that are gone).
+          onLost: () => undefined,
+          async release() {
+            await journal.flush().catch(() => undefined);
+            await lock.release();
+          },
+        };
+      } catch (err) {
+        await lock.release();
+        throw err;
+      }
+    },
+    forceUnlock: (id) => forceUnlock(path, id),
+  };
+}

@@ -1,0 +1,250 @@
+/**
+ * The state in a Terraform HTTP backend: GitLab-managed Terraform state
+ * (`…/api/v4/projects/ID/terraform/state/NAME`) or Gitea's state registry
+ * (`…/api/packages/OWNER/terraform/state/NAME`), or any server of that protocol.
+ *
+ *   read     GET address: 200 the document; 204 (exists, empty) and 404 (none yet) an empty journal
+ *   lock     POST address/lock (ORGFORM_STATE_LOCK_ADDRESS, _LOCK_METHOD) with Terraform's lock
+ *            info; 409 or 423 when held, with the holder's lock info when the server gives it
+ *   write    POST address?ID=<lock id>, the whole document, its serial one higher each time
+ *   unlock   DELETE address/lock (ORGFORM_STATE_UNLOCK_ADDRESS, _UNLOCK_METHOD) with the lock info
+ *
+ * Basic auth from ORGFORM_STATE_USERNAME and ORGFORM_STATE_PASSWORD (in GitLab CI:
+ * gitlab-ci-token and $CI_JOB_TOKEN). Each write uploads the whole document and the server keeps it
+ * as a version, so entries are batched (batched-journal.ts). A write refused with 409 or 423 means
+ * the lock is someone else's now: the apply is told, and halts.
+ */
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { OrgformError, UsageError } from '../errors.js';
+import { BatchedJournal } from './batched-journal.js';
+import type { StateSettings } from './open-state.js';
+import type { StateSpec } from './parse-state-spec.js';
+import { lockLostError, stateLockedError, stateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
+import { createStateHttp, type StateAnswer } from './state-http.js';
+import { emptyDocument, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
+
+type HttpSpec = Extract<StateSpec, { kind: 'http' }>;
+
+export interface HttpStateOptions {
+  settings: StateSettings;
+  describe(command: string): LockRequest;
+  env: Record<string, string | undefined>;
+  signal?: AbortSignal;
+  sleep?(ms: number): Promise<void>;
+}
+
+const ORGFORM_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** The lock and unlock requests: GitLab's and Gitea's by default, Terraform's LOCK/UNLOCK when set. */
+export function lockSettings(address: URL, env: Record<string, string | undefined>) {
+  const url = (name: string, fallback: URL) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new UsageError(`${name} is not a URL.`);
+    }
+    // The credentials go to it: only to where the state itself is.
+    if (parsed.origin !== address.origin) throw new UsageError(`${name} must be on the state's own server (${address.origin}), not ${parsed.origin}.`);
+    return parsed;
+  };
+  const method = (name: string, fallback: string) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^[A-Za-z]{1,20}$/.test(raw)) throw new UsageError(`${name} must be an HTTP method such as POST, DELETE, LOCK or UNLOCK (got "${raw}").`);
+    return raw.toUpperCase();
+  };
+  const lockAddress = url('ORGFORM_STATE_LOCK_ADDRESS', new URL(`${address.origin}${address.pathname.replace(/\/+$/, '')}/lock${address.search}`));
+  return {
+    lockAddress,
+    unlockAddress: url('ORGFORM_STATE_UNLOCK_ADDRESS', lockAddress),
+    lockMethod: method('ORGFORM_STATE_LOCK_METHOD', 'POST'),
+    unlockMethod: method('ORGFORM_STATE_UNLOCK_METHOD', 'DELETE'),
+  };
+}
+
+export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateBackend {
+  const env = options.env;
+  const username = env.ORGFORM_STATE_USERNAME || undefined;
+  const password = env.ORGFORM_STATE_PASSWORD || undefined;
+  if (password !== undefined && username === undefined) {
+    throw new UsageError('ORGFORM_STATE_PASSWORD is set without ORGFORM_STATE_USERNAME: set both (in GitLab CI: gitlab-ci-token and $CI_JOB_TOKEN).');
+  }
+  const location = spec.location;
+  const { lockAddress, unlockAddress, lockMethod, unlockMethod } = lockSettings(spec.address, env);
+  const http = createStateHttp({
+    location,
+    ...(username === undefined ? {} : { username }),
+    ...(password === undefined ? {} : { password }),
+    timeoutMs: options.settings.timeoutMs,
+    ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+  });
+
+  /** What the server said, shortened and without the credentials. */
+  const said = (answer: StateAnswer) => {
+    const text = http.redact(answer.text.replace(/\s+/g, ' ').trim());
+    return text === '' ? '' : `: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`;
+  };
+  const refused = (answer: StateAnswer, doing: string): OrgformError => {
+    if (answer.status === 401 || answer.status === 403) {
+      return stateUnavailableError(
+        location,
+        `the server refused ${doing} (HTTP ${answer.status}${said(answer)}); set ORGFORM_STATE_USERNAME and ORGFORM_STATE_PASSWORD to a user allowed to ${doing === 'reading the state' ? 'read' : 'write'} it (in GitLab CI: gitlab-ci-token and $CI_JOB_TOKEN)`,
+      );
+    }
+    if (answer.status === 404) return stateUnavailableError(location, `the server has no such state endpoint (HTTP 404 on ${doing}${said(answer)}); check the address`);
+    if (answer.status === 413) return stateUnavailableError(location, `the server refused the document as too large (HTTP 413${said(answer)}); raise its limit on state size`);
+    return stateUnavailableError(location, `the server answered ${doing} with HTTP ${answer.status}${said(answer)}`);
+  };
+
+  async function readDocument(): Promise<StateDocument> {
+    const answer = await http.send({ method: 'GET', url: spec.address, retry: true, doing: 'reading the state' });
+    if (answer.status === 404 || answer.status === 204) return emptyDocument();
+    if (answer.status !== 200) throw refused(answer, 'reading the state');
+    return parseStateDocument(answer.text, location);
+  }
+
+  const withId = (id: string) => {
+    const url = new URL(spec.address);
+    url.searchParams.set('ID', id);
+    return url;
+  };
+
+  async function unlock(body: string): Promise<StateAnswer> {
+    return http.send({ method: unlockMethod, url: unlockAddress, body, retry: true, doing: 'unlocking the state' });
+  }
+
+  return {
+    kind: 'http',
+    location,
+
+    async read() {
+      try {
+        return (await readDocument()).data;
+      } finally {
+        await http.close();
+      }
+    },
+
+    async lock(command: string): Promise<HeldState> {
+      const request = options.describe(command);
+      const holder: LockHolder = { id: randomBytes(6).toString('hex'), ...request };
+      const lockInfo = JSON.stringify({
+        ID: holder.id,
+        Operation: command,
+        Info: `pid ${request.pid} on ${request.host}${request.where ? `, ${request.where}` : ''}`,
+        Who: request.who,
+        Version: ORGFORM_VERSION,
+        Created: request.startedAt,
+        Path: '',
+      });
+      let answer: StateAnswer;
+      try {
+        // Sent once: a lock taken whose answer was lost would look like someone else's on a second try.
+        answer = await http.send({ method: lockMethod, url: lockAddress, body: lockInfo, retry: false, doing: 'locking the state' });
+      } catch (err) {
+        // Perhaps taken all the same: let go of it, if it is ours (the server checks the ID).
+        await unlock(lockInfo).catch(() => undefined);
+        await http.close();
+        throw err;
+      }
+      if (answer.status === 409 || answer.status === 423) {
+        await http.close();
+        const holder = holderFrom(answer.text);
+        const id = holder.id === NOT_GIVEN ? 'ID (the server does not say it)' : holder.id;
+        throw stateLockedError(location, holder, `orgform force-unlock ${id} with the same --state (or ORGFORM_STATE)`);
+      }
+      if (answer.status < 200 || answer.status >= 300) {
+        await http.close();
+        throw refused(answer, 'locking the state');
+      }
+
+      let doc: StateDocument;
+      try {
+        doc = await readDocument();
+      } catch (err) {
+        await unlock(lockInfo).catch(() => undefined);
+        await http.close();
+        throw err;
+      }
+      let lost: OrgformError | undefined;
+      const listeners: Array<(error: OrgformError) => void> = [];
+      const markLost = (error: OrgformError) => {
+        if (lost !== undefined) return;
+        lost = error;
+        for (const listener of listeners.splice(0)) listener(error);
+      };
+      const journal = new BatchedJournal({
+        data: doc.data,
+        run: holder.id,
+        policy: options.settings.batch,
+        async write() {
+          doc.serial += 1;
+          const written = await http.send({ method: 'POST', url: withId(holder.id), body: serializeStateDocument(doc, ORGFORM_VERSION), retry: true, doing: 'writing the state' });
+          if (written.status === 409 || written.status === 423) {
+            throw lockLostError(location, `the server refused a write with HTTP ${written.status}: the lock was broken, or someone else holds it now`);
+          }
+          if (written.status < 200 || written.status >= 300) throw refused(written, 'writing the state');
+        },
+        onFailure(err, unwritten) {
+          const why = err instanceof OrgformError ? err.message : String(err);
+          markLost(err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? err : lockLostError(location, `a write failed (${why}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`));
+        },
+      });
+      const onAbort = () => journal.flushSoon();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      return {
+        lock: holder,
+        data: doc.data,
+        journal,
+        onLost(listener) {
+          if (lost !== undefined) listener(lost);
+          else listeners.push(listener);
+        },
+        async release() {
+          options.signal?.removeEventListener('abort', onAbort);
+          await journal.flush();
+          if (lost === undefined) await unlock(lockInfo).catch(() => undefined);
+          await http.close();
+        },
+      };
+    },
+
+    async forceUnlock(id: string): Promise<LockHolder> {
+      try {
+        const answer = await unlock(JSON.stringify({ ID: id }));
+        if (answer.status === 409 || answer.status === 423) {
+          throw new OrgformError('STATE_LOCKED', `The state at ${location} is not locked with ID ${id} (HTTP ${answer.status}${said(answer)}); nothing was changed.`);
+        }
+        if (answer.status < 200 || answer.status >= 300) throw refused(answer, 'unlocking the state');
+        return { id };
+      } finally {
+        await http.close();
+      }
+    },
+  };
+}
+
+const NOT_GIVEN = '(not given)';
+
+/** The holder as a 409/423 body gives it: GitLab's ID, Who and Created; Terraform's whole lock info; or nothing (Gitea). */
+function holderFrom(text: string): LockHolder {
+  let info: Record<string, unknown> = {};
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) info = value as Record<string, unknown>;
+  } catch {
+    // Not JSON: the server said nothing usable about the holder.
+  }
+  const text_ = (key: string) => (typeof info[key] === 'string' && info[key] !== '' ? (info[key] as string) : undefined);
+  const holder: LockHolder = { id: text_('ID') ?? NOT_GIVEN };
+  const who = text_('Who');
+  const created = text_('Created');
+  if (who !== undefined) holder.who = who;
+  else if (holder.id === NOT_GIVEN) holder.who = 'someone (the server does not say who)';
+  if (created !== undefined) holder.startedAt = created;
+  return holder;
+}

@@ -1,0 +1,117 @@
+/**
+ * What `--state` / ORGFORM_STATE names: a file path (the default kind), a PostgreSQL URL or a
+ * Terraform HTTP backend address. Pure: the text in, where the state is and how to show it out,
+ * with any password left out of what is shown.
+ *
+ *   .orgform/state.json, file:///srv/orgform/state.json
+ *   postgres://user:pass@db.example.com:5432/ops?sslmode=verify-full&state=prod&schema=orgform
+ *   https://gitlab.example.com/api/v4/projects/42/terraform/state/orgform
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isLoopbackHost } from '../api/base-url.js';
+import { UsageError } from '../errors.js';
+
+export type StateSpec =
+  | { kind: 'file'; path: string; location: string }
+  | {
+      kind: 'postgres';
+      /** What `pg` is given: the URL less orgform's own parameters (state, schema). Holds the password, if the URL did. */
+      connectionString: string;
+      /** The state's name: one lock and one set of entries per name (default `default`). */
+      name: string;
+      schema: string;
+      location: string;
+    }
+  | { kind: 'http'; address: URL; location: string };
+
+export const DEFAULT_STATE_NAME = 'default';
+export const DEFAULT_SCHEMA = 'orgform';
+
+const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
+
+/** libpq's sslmodes that pg 8 checks in full anyway (and warns about on stderr): said outright instead. */
+const VERIFIED_IN_FULL = new Set(['prefer', 'require', 'verify-ca']);
+
+/** A URL as it may be shown: no password, in the user part or in a `password` parameter. */
+export function redactUrl(raw: string): string {
+  const at = SCHEME.exec(raw);
+  if (!at) return raw;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Unparsable: keep the scheme and host part only, never what might be a password.
+    return `${at[1]}://…`;
+  }
+  if (url.password !== '') url.password = '***';
+  for (const name of [...url.searchParams.keys()]) {
+    if (/pass|secret|token/i.test(name)) url.searchParams.set(name, '***');
+  }
+  return url.toString();
+}
+
+export function parseStateSpec(raw: string, cwd: string): StateSpec {
+  if (raw.trim() === '') throw new UsageError('--state (or ORGFORM_STATE) is empty: give a file path, a postgres:// URL or an https:// address.');
+  const scheme = SCHEME.exec(raw)?.[1]?.toLowerCase();
+  if (scheme === undefined) return fileSpec(resolve(cwd, raw));
+  switch (scheme) {
+    case 'file':
+      return fileSpec(fileURLToPath(raw));
+    case 'postgres':
+    case 'postgresql':
+      return postgresSpec(raw);
+    case 'http':
+    case 'https':
+      return httpSpec(raw);
+    default:
+      throw new UsageError(
+        `--state ${redactUrl(raw)}: orgform keeps state in a file, in PostgreSQL (postgres://…) or in a Terraform HTTP backend (https://…), not ${scheme}://.`,
+      );
+  }
+}
+
+function fileSpec(path: string): StateSpec {
+  return { kind: 'file', path, location: path };
+}
+
+function parseUrl(raw: string): URL {
+  try {
+    return new URL(raw);
+  } catch {
+    throw new UsageError(`--state ${redactUrl(raw)} is not a valid URL.`);
+  }
+}
+
+function postgresSpec(raw: string): StateSpec {
+  const url = parseUrl(raw);
+  const name = url.searchParams.get('state') ?? DEFAULT_STATE_NAME;
+  const schema = url.searchParams.get('schema') ?? DEFAULT_SCHEMA;
+  url.searchParams.delete('state');
+  url.searchParams.delete('schema');
+  if (name === '' || name.length > 200 || /[\u0000-\u001f\u007f]/.test(name)) {
+    throw new UsageError(`--state ${redactUrl(raw)}: the state name (state=…) must be 1 to 200 printable characters.`);
+  }
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new UsageError(`--state ${redactUrl(raw)}: schema=${schema} must be a lower-case SQL name (letters, digits and _, not starting with a digit).`);
+  }
+  const sslmode = url.searchParams.get('sslmode');
+  if (sslmode !== null && VERIFIED_IN_FULL.has(sslmode) && url.searchParams.get('uselibpqcompat') !== 'true') url.searchParams.set('sslmode', 'verify-full');
+  const shown = new URL(raw);
+  if (!shown.searchParams.has('state')) shown.searchParams.set('state', name);
+  return { kind: 'postgres', connectionString: url.toString(), name, schema, location: redactUrl(shown.toString()) };
+}
+
+function httpSpec(raw: string): StateSpec {
+  const url = parseUrl(raw);
+  if (url.username !== '' || url.password !== '') {
+    throw new UsageError(
+      `--state ${redactUrl(raw)}: an HTTP state address must not carry a user name or password (they would show in logs); set ORGFORM_STATE_USERNAME and ORGFORM_STATE_PASSWORD instead.`,
+    );
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new UsageError(`--state ${raw}: refusing plain http:// to ${url.hostname}, the state's credentials would travel unencrypted. Use https://.`);
+  }
+  if (url.hash !== '') throw new UsageError(`--state ${raw}: an HTTP state address must not have a #fragment.`);
+  return { kind: 'http', address: url, location: url.toString() };
+}
