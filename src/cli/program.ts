@@ -82,6 +82,9 @@ function maxRps(value: string): number {
   return n;
 }
 
+const STATE_HELP = 'state journal: a file, postgres://… or https://… (env ORGFORM_STATE; default .orgform/state.json beside the first config file)';
+const STATE_COMMAND_HELP = 'state journal: a file, postgres://… or https://… (env ORGFORM_STATE; default .orgform/state.json)';
+
 type CommandModule = { run(options: never, io: CliIO, args: string[]): Promise<ExitCode> };
 
 /** Each command's module, loaded only when that command runs (a static map, so bundlers and vitest can see it). */
@@ -90,6 +93,9 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   plan: () => import('./commands/plan.js'),
   apply: () => import('./commands/apply.js'),
   'force-unlock': () => import('./commands/force-unlock.js'),
+  'state-list': () => import('./commands/state-list.js'),
+  'state-pull': () => import('./commands/state-pull.js'),
+  'state-migrate': () => import('./commands/state-migrate.js'),
   export: () => import('./commands/export.js'),
   'slugs-check': () => import('./commands/slugs-check.js'),
   emulator: () => import('./commands/emulator.js'),
@@ -144,7 +150,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
     .option('--out <file>', 'save the plan for `orgform apply PLANFILE` (replaces only an orgform plan)')
     .option('--force', 'let --out replace a file that is not an orgform plan')
-    .option('--state <path>', 'state journal (default .orgform/state.json beside the first config file)')
+    .option('--state <path|url>', STATE_HELP)
     .option('--target <slug>', 'only these organisations (repeatable)', collect)
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--detailed-exitcode', 'exit 0 no changes, 1 error, 2 changes present')
@@ -158,7 +164,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .argument('[planfile]', 'a plan saved by `orgform plan --out`')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--auto-approve', 'skip the confirmation')
-    .option('--state <path>', 'state journal (default .orgform/state.json beside the first config file)')
+    .option('--state <path|url>', STATE_HELP)
     .option('--target <slug>', 'only these organisations (repeatable)', collect)
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
@@ -169,8 +175,18 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .command('force-unlock')
     .description('break a state lock left behind, by its ID')
     .argument('<id>', 'the lock ID that apply printed')
-    .option('--state <path>', 'state journal', '.orgform/state.json')
+    .option('--state <path|url>', STATE_COMMAND_HELP)
     .action(load('force-unlock'));
+
+  const state = program.command('state').description('look at the state journal, or move it');
+  state.command('list').description('every entry: address, outcome, when, which run').option('--state <path|url>', STATE_COMMAND_HELP).action(load('state-list'));
+  state.command('pull').description('the journal as JSON on stdout (the file format, whatever the backend)').option('--state <path|url>', STATE_COMMAND_HELP).action(load('state-pull'));
+  state
+    .command('migrate')
+    .description('copy the journal to another state, check the copy, leave this one as it was')
+    .option('--state <path|url>', STATE_COMMAND_HELP)
+    .requiredOption('--to <path|url>', 'the state to copy into: a file, postgres://… or https://…')
+    .action(load('state-migrate'));
 
   parallelism(connection(program.command('export')), 'billing read by id where the listing leaves it out; the listing is read a page at a time')
     .description('write an orgs.yaml describing the current state of every organisation, or bring an existing one in line (-f)')

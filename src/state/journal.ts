@@ -154,7 +154,7 @@ export class Journal {
       this.pending = [];
       this.failures = [];
       try {
-        await replaceFile(this.path, JSON.stringify(this.data, sortedReplacer, 2) + '\n');
+        await replaceFile(this.path, serializeJournal(this.data));
         for (const r of resolvers) r();
       } catch (err) {
         const error = new OrgformError('STATE_INVALID', `Could not write the state journal ${this.path}: ${(err as Error).message}`, { cause: err });
@@ -168,6 +168,11 @@ export class Journal {
   async flush(): Promise<void> {
     while (this.writing !== null) await this.writing;
   }
+}
+
+/** The journal file's text: keys sorted, so that it diffs cleanly when committed to git (`state pull` prints the same). */
+export function serializeJournal(data: JournalData): string {
+  return JSON.stringify(data, sortedReplacer, 2) + '\n';
 }
 
 /** Sorted keys, so that the journal diffs cleanly when committed to git. */

@@ -17,6 +17,7 @@ import type { CliIO, ExitCode, OutputStream } from '../io.js';
 import { openPipelineOutput } from '../pipeline-output.js';
 import { withApplyPipeline } from '../pipeline-views.js';
 import { readAnswer } from '../read-answer.js';
+import { stateSettings } from '../state-settings.js';
 import { ASSUMED_RPS, tokenExpiryWarning } from '../token-expiry-warning.js';
 
 export interface ApplyFlags {
@@ -58,6 +59,7 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       signal: io.signal,
       openClient: clientOpener(flags, io),
       confirmation: confirmationFor(io, human),
+      stateSettings: stateSettings(io),
     },
     withApplyPipeline(view, pipeline, human),
   );

@@ -1,12 +1,13 @@
-/** `orgform force-unlock ID`: breaks a state lock left behind, only if its ID matches. */
-import { resolve } from 'node:path';
-import { forceUnlock } from '../../state/lock.js';
+/** `orgform force-unlock ID`: breaks a state lock left behind, only if its ID matches, whatever the backend. */
 import type { CliIO, ExitCode } from '../io.js';
+import { openCommandState } from '../state-settings.js';
 
-export async function run(flags: { state: string }, io: CliIO, args: string[]): Promise<ExitCode> {
+export async function run(flags: { state?: string }, io: CliIO, args: string[]): Promise<ExitCode> {
   const id = args[0] ?? '';
-  const statePath = resolve(io.cwd, flags.state);
-  const holder = await forceUnlock(statePath, id);
-  io.stdout.write(`Released the lock ${id} on ${flags.state} (held by pid ${holder.pid} on ${holder.host} since ${holder.startedAt}).\n`);
+  const state = await openCommandState(flags.state, io);
+  const holder = await state.forceUnlock(id);
+  const known = holder.pid !== undefined && holder.host !== undefined ? `pid ${holder.pid} on ${holder.host}` : holder.who;
+  const held = known === undefined ? '' : ` (held by ${known}${holder.startedAt === undefined ? '' : ` since ${holder.startedAt}`})`;
+  io.stdout.write(`Released the lock ${id} on ${state.location}${held}.\n`);
   return 0;
 }

@@ -8,6 +8,7 @@ import { openClient, useColor } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { openPipelineOutput, type ReportSpec } from '../pipeline-output.js';
 import { withPlanPipeline } from '../pipeline-views.js';
+import { stateSettings } from '../state-settings.js';
 
 export interface PlanFlags {
   file?: string[];
@@ -37,7 +38,7 @@ export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
     reports: flags.report ?? [],
     files: flags.file ?? [],
   });
-  const outcome = await runPlan(planInputs(flags), { cwd: io.cwd, env: io.env, now: io.now, openClient: async () => ({ client: await openClient(flags, io) }) }, view);
+  const outcome = await runPlan(planInputs(flags), { cwd: io.cwd, env: io.env, now: io.now, openClient: async () => ({ client: await openClient(flags, io) }), stateSettings: stateSettings(io) }, view);
   return exitCodeFor(outcome, flags);
 }
 

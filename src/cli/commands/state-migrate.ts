@@ -1,0 +1,19 @@
+/** `orgform state migrate --to URL`: copies the journal to another state, checks the copy, leaves the source as it was. */
+import { UsageError } from '../../errors.js';
+import { migrateState } from '../../state/migrate-state.js';
+import type { CliIO, ExitCode } from '../io.js';
+import { openCommandState } from '../state-settings.js';
+
+export async function run(flags: { state?: string; to: string }, io: CliIO): Promise<ExitCode> {
+  const source = await openCommandState(flags.state, io);
+  const target = await openCommandState(flags.to, io);
+  if (source.location === target.location) throw new UsageError(`--to names the state being migrated (${source.location}): give another one.`);
+  const result = await migrateState(source, target, async () => (await openCommandState(flags.to, io)).read());
+  const entries = (n: number) => `${n} entr${n === 1 ? 'y' : 'ies'}`;
+  io.stdout.write(
+    `Copied ${entries(result.copied)} from ${source.location} to ${target.location}${result.present > 0 ? ` (${result.present} already there, kept as they were)` : ''}.\n` +
+      `Read back and checked: ${target.location} holds all ${entries(result.total)} of ${source.location}, which is unchanged.\n` +
+      `From now on, point --state or ORGFORM_STATE at ${target.location}.\n`,
+  );
+  return 0;
+}
