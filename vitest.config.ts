@@ -14,5 +14,7 @@ export default defineConfig({
     // A test that asserts nothing cannot fail: make that an error.
     expect: { requireAssertions: true },
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // One real PostgreSQL server for the run (the postgres state's tests need it; they fail without it).
+    globalSetup: ['./test/support/postgres-global-setup.ts'],
   },
 });

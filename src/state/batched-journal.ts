@@ -100,8 +100,8 @@ export class BatchedJournal implements StateJournal {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.writing !== null || this.failed || this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
+    const batch = this.pending.length <= this.policy.maxEntries ? this.pending : this.pending.slice(0, this.policy.maxEntries);
+    this.pending = batch === this.pending ? [] : this.pending.slice(batch.length);
     this.writing = this.options.write(batch).then(
       () => {
         this.written.batches += 1;

@@ -64,19 +64,16 @@ function secretsOf(spec: PostgresSpec): string[] {
 /** What went wrong, in words, without the password (pg's messages do not carry it; this makes sure). */
 function describePgError(err: unknown, secrets: readonly string[]): string {
   const e = err as { message?: string; code?: string };
+  if (e?.code === 'ECONNREFUSED') return 'connection refused (is the database up, and are the host and port right?)';
+  if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'the host name could not be resolved';
   const message = typeof e?.message === 'string' && e.message !== '' ? e.message : String(err);
-  const hint =
-    e?.code === 'ECONNREFUSED'
-      ? ' (is the database up, and are the host and port right?)'
-      : e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN'
-        ? ' (the host name could not be resolved)'
-        : e?.code === '28P01' || e?.code === '28000'
-          ? ' (check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)'
-          : e?.code === '3D000'
-            ? ' (create the database first, or name another one in the URL)'
-            : e?.code === '42501'
-              ? ' (the user may not do this: grant it CREATE on the database, or create the schema for it)'
-              : '';
+  const hints: Record<string, string> = {
+    '28P01': ' (check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)',
+    '28000': ' (check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)',
+    '3D000': ' (create the database first, or name another one in the URL)',
+    '42501': ' (the user may not do this: grant it CREATE on the database, or create the schema for it)',
+  };
+  const hint = (e?.code !== undefined && hints[e.code]) || '';
   return redactSecrets(`${message}${e?.code && !message.includes(e.code) ? ` [${e.code}]` : ''}${hint}`, secrets);
 }
 

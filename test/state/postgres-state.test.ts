@@ -1,0 +1,164 @@
+/**
+ * The PostgreSQL state against a real server (test/support/postgres-global-setup.ts starts one per
+ * run; each test gets a database of its own). No mock of the database anywhere.
+ */
+import { describe, expect, it } from 'vitest';
+import type { OrgformError } from '../../src/errors.js';
+import type { JournalEntry } from '../../src/state/journal.js';
+import { DEFAULT_STATE_SETTINGS, openState, type StateSettings } from '../../src/state/open-state.js';
+import type { StateBackend } from '../../src/state/state-backend.js';
+import { createTestDatabase, query } from '../support/postgres.js';
+import { rejection } from '../support/rejection.js';
+
+const SERVICE = 'https://orgs.example.test';
+const entry = (organisation: string): JournalEntry => ({ kind: 'remove-channel', organisation, outcome: 'applied', at: '2025-01-02T03:04:05.678Z' });
+
+function open(url: string, settings: StateSettings = DEFAULT_STATE_SETTINGS, env: Record<string, string> = {}): Promise<StateBackend> {
+  return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', env, settings, lockEnvironment: { pid: 4242, host: 'runner-1', now: () => Date.parse('2025-03-04T05:06:07.000Z'), isAlive: () => true } });
+}
+
+const withState = (url: string, name: string) => `${url}?state=${encodeURIComponent(name)}`;
+
+/** Waits for a condition that an asynchronous write will make true (never a timed assertion). */
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('the PostgreSQL state', () => {
+  it('reads a database without orgform’s schema as an empty journal, and creates nothing', async () => {
+    const url = await createTestDatabase('pg_empty');
+    const state = await open(withState(url, 'prod'));
+    expect(await state.read()).toEqual({ version: 1, services: {} });
+    expect(await query(url, "SELECT 1 FROM pg_namespace WHERE nspname = 'orgform'")).toEqual([]);
+  });
+
+  it('creates the schema once when two first applies start at the same moment, and records its version', async () => {
+    const url = await createTestDatabase('pg_schema');
+    const [a, b] = await Promise.all([open(withState(url, 'one')), open(withState(url, 'two'))]);
+    const held = await Promise.all([a.lock('orgform apply'), b.lock('orgform apply')]);
+    expect(await query(url, 'SELECT version, applied_by FROM orgform.migrations')).toEqual([{ version: 1, applied_by: 'orgform' }]);
+    expect((await query(url, 'SELECT name FROM orgform.states ORDER BY name')).map((r) => r.name)).toEqual(['one', 'two']);
+    await Promise.all(held.map((h) => h.release()));
+  });
+
+  it('writes entries in batches: a full batch at once, the rest after the delay or on flush, each entry once', async () => {
+    const url = await createTestDatabase('pg_batch');
+    const state = await open(withState(url, 'prod'), { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 3, maxDelayMs: 60_000 } });
+    const held = await state.lock('orgform apply');
+    const journal = held.journal as unknown as { written: { batches: number; entries: number } } & typeof held.journal;
+    for (let i = 1; i <= 7; i++) await held.journal.record(SERVICE, `remove-channel org_${i} chn_${i}`, entry(`org-${i}`));
+    await until(() => journal.written.batches === 2);
+    // Two full batches are in; the seventh waits for its batch to fill, its delay or the end.
+    expect(await query(url, 'SELECT count(*)::int AS n FROM orgform.journal')).toEqual([{ n: 6 }]);
+    expect(held.journal.has(SERVICE, 'remove-channel org_7 chn_7')).toBe(true);
+    await held.journal.flush();
+    expect(journal.written).toEqual({ batches: 3, entries: 7 });
+    // Recorded again (a retried run): nothing changes.
+    await held.journal.record(SERVICE, 'remove-channel org_1 chn_1', { ...entry('org-1'), outcome: 'already-done' });
+    await held.release();
+    const rows = await query(url, "SELECT key, kind, organisation, outcome, run FROM orgform.journal WHERE key = 'remove-channel org_1 chn_1'");
+    expect(rows).toEqual([{ key: 'remove-channel org_1 chn_1', kind: 'remove-channel', organisation: 'org-1', outcome: 'applied', run: held.lock.id }]);
+    const again = await (await open(withState(url, 'prod'))).read();
+    expect(Object.keys(again.services[SERVICE]!)).toHaveLength(7);
+    expect(again.services[SERVICE]!['remove-channel org_3 chn_3']).toEqual({ ...entry('org-3'), run: held.lock.id });
+  });
+
+  it('writes a batch that has not filled once its delay has passed', async () => {
+    const url = await createTestDatabase('pg_delay');
+    const state = await open(withState(url, 'prod'), { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 500, maxDelayMs: 20 } });
+    const held = await state.lock('orgform apply');
+    await held.journal.record(SERVICE, 'remove-channel org_1 chn_1', entry('org-1'));
+    await until(async () => (await query(url, 'SELECT count(*)::int AS n FROM orgform.journal'))[0]!.n === 1);
+    expect(await query(url, 'SELECT count(*)::int AS n FROM orgform.journal')).toEqual([{ n: 1 }]);
+    await held.release();
+  });
+
+  it('refuses a second apply on the same state name at once, naming the holder from its row', async () => {
+    const url = await createTestDatabase('pg_lock');
+    const first = await (await open(withState(url, 'prod'))).lock('orgform apply plan.json');
+    const err = await rejection((await open(withState(url, 'prod'))).lock('orgform apply'));
+    expect(err.code).toBe('STATE_LOCKED');
+    expect(err.message).toContain('is locked by pid 4242 on runner-1');
+    expect(err.message).toContain('running "orgform apply plan.json" since 2025-03-04T05:06:07.000Z');
+    expect(err.message).toContain(`(lock ID ${first.lock.id})`);
+    expect(err.message).toContain(`orgform force-unlock ${first.lock.id}`);
+    await first.release();
+    const after = await (await open(withState(url, 'prod'))).lock('orgform apply');
+    await after.release();
+  });
+
+  it('lets states of other names be locked at the same time, each with only its own entries', async () => {
+    const url = await createTestDatabase('pg_shards');
+    const names = ['shard-1', 'shard-2', 'shard-3', 'shard-4'];
+    const held = await Promise.all(names.map(async (name) => (await open(withState(url, name))).lock('orgform apply')));
+    await Promise.all(held.map((h, i) => h.journal.record(SERVICE, `remove-channel org_${i} chn_${i}`, entry(`org-${i}`))));
+    await Promise.all(held.map((h) => h.release()));
+    for (const [i, name] of names.entries()) {
+      expect(Object.keys((await (await open(withState(url, name))).read()).services[SERVICE]!)).toEqual([`remove-channel org_${i} chn_${i}`]);
+    }
+  });
+
+  it('tells the holder that the lock is lost when its connection is ended, and writes nothing after', async () => {
+    const url = await createTestDatabase('pg_lost');
+    const held = await (await open(withState(url, 'prod'))).lock('orgform apply');
+    const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
+    const [{ lock_pid }] = (await query<{ lock_pid: number }>(url, "SELECT lock_pid FROM orgform.states WHERE name = 'prod'")) as [{ lock_pid: number }];
+    await query(url, 'SELECT pg_terminate_backend($1, 5000)', [lock_pid]);
+    const error = await lost;
+    expect(error.code).toBe('STATE_LOCK_LOST');
+    expect(error.message).toContain('Lost the lock on the state at');
+    expect(error.message).toContain('the next plan shows them again');
+    await held.journal.record(SERVICE, 'remove-channel org_1 chn_1', entry('org-1'));
+    await held.journal.flush();
+    await held.release();
+    expect(await query(url, 'SELECT count(*)::int AS n FROM orgform.journal')).toEqual([{ n: 0 }]);
+    // The lock went with the session: the next apply takes it.
+    await (await (await open(withState(url, 'prod'))).lock('orgform apply')).release();
+  });
+
+  it('breaks a lock with force-unlock only when the ID matches, ending the holder’s session', async () => {
+    const url = await createTestDatabase('pg_force');
+    const held = await (await open(withState(url, 'prod'))).lock('orgform apply');
+    const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
+    const wrong = await rejection((await open(withState(url, 'prod'))).forceUnlock('0123456789ab'));
+    expect(wrong.message).toContain(`has ID ${held.lock.id}, not 0123456789ab`);
+    const holder = await (await open(withState(url, 'prod'))).forceUnlock(held.lock.id);
+    expect(holder).toMatchObject({ id: held.lock.id, pid: 4242, host: 'runner-1' });
+    expect((await lost).code).toBe('STATE_LOCK_LOST');
+    await held.release();
+    expect(await query(url, "SELECT lock_id FROM orgform.states WHERE name = 'prod'")).toEqual([{ lock_id: null }]);
+    const none = await rejection((await open(withState(url, 'prod'))).forceUnlock(held.lock.id));
+    expect(none.message).toContain('There is no lock on the state');
+  });
+
+  it('refuses a schema that a newer orgform made', async () => {
+    const url = await createTestDatabase('pg_newer');
+    await (await (await open(url)).lock('orgform apply')).release();
+    await query(url, "INSERT INTO orgform.migrations (version, applied_by) VALUES (2, 'orgform 9')");
+    const err = await rejection((await open(url)).read());
+    expect(err.code).toBe('STATE_INVALID');
+    expect(err.message).toContain('schema version 2; this orgform knows version 1');
+  });
+
+  it('keeps states of other schemas apart, locks included', async () => {
+    const url = await createTestDatabase('pg_schemas');
+    const a = await (await open(`${url}?state=prod&schema=team_a`)).lock('orgform apply');
+    const b = await (await open(`${url}?state=prod&schema=team_b`)).lock('orgform apply');
+    await a.journal.record(SERVICE, 'k1', entry('org-1'));
+    await Promise.all([a.release(), b.release()]);
+    expect((await (await open(`${url}?state=prod&schema=team_b`)).read()).services).toEqual({});
+    expect(Object.keys((await (await open(`${url}?state=prod&schema=team_a`)).read()).services[SERVICE]!)).toEqual(['k1']);
+  });
+
+  it('fails clearly when the database cannot be reached, without the password', async () => {
+    const state = await open('postgres://ada:s3cret-pass@127.0.0.1:1/ops?state=prod', { ...DEFAULT_STATE_SETTINGS, timeoutMs: 2_000 });
+    expect(state.location).toBe('postgres://ada:***@127.0.0.1:1/ops?state=prod');
+    for (const attempt of [() => state.read(), () => state.lock('orgform apply')]) {
+      const err = await rejection(attempt());
+      expect(err.code).toBe('STATE_UNAVAILABLE');
+      expect(err.message).toContain('Cannot use the state at postgres://ada:***@127.0.0.1:1/ops?state=prod');
+      expect(err.message).toContain('connection refused');
+      expect(err.message).not.toContain('s3cret-pass');
+    }
+  });
+});
