@@ -1,0 +1,177 @@
+/**
+ * The Terraform HTTP backend state against a server that plays GitLab's and Gitea's documented
+ * behaviour (test/support/terraform-http-backend.mjs) over loopback.
+ */
+import { createServer } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OrgformError } from '../../src/errors.js';
+import type { JournalEntry } from '../../src/state/journal.js';
+import { DEFAULT_STATE_SETTINGS, openState, type StateSettings } from '../../src/state/open-state.js';
+import type { StateBackend } from '../../src/state/state-backend.js';
+import { rejection } from '../support/rejection.js';
+import { startTerraformBackend, type TerraformBackend } from '../support/terraform-http-backend.mjs';
+
+const SERVICE = 'https://orgs.example.test';
+const PATH = '/api/v4/projects/42/terraform/state/orgform';
+const CREDENTIALS = { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'job-token-123' };
+const entry = (organisation: string): JournalEntry => ({ kind: 'revoke-invitation', organisation, outcome: 'applied', at: '2025-01-02T03:04:05.678Z' });
+
+const servers: TerraformBackend[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function backend(options: Parameters<typeof startTerraformBackend>[0] = {}): Promise<TerraformBackend> {
+  const server = await startTerraformBackend(options);
+  servers.push(server);
+  return server;
+}
+
+function open(url: string, env: Record<string, string> = CREDENTIALS, settings: StateSettings = DEFAULT_STATE_SETTINGS): Promise<StateBackend> {
+  return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', env, settings, lockEnvironment: { pid: 4242, host: 'runner-1', now: () => Date.parse('2025-03-04T05:06:07.000Z'), isAlive: () => true } });
+}
+
+describe('the HTTP backend state', () => {
+  it('reads a state that does not exist yet (404) as an empty journal', async () => {
+    const server = await backend();
+    expect(await (await open(server.url + PATH)).read()).toEqual({ version: 1, services: {} });
+    expect(server.requests.map((r) => `${r.method} ${r.path} ${r.user}`)).toEqual([`GET ${PATH} gitlab-ci-token`]);
+  });
+
+  it('locks, writes a Terraform-shaped document with the journal inside (serial raised each write, one lineage), and unlocks', async () => {
+    const server = await backend();
+    const state = await open(server.url + PATH, CREDENTIALS, { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 2, maxDelayMs: 60_000 } });
+    const held = await state.lock('orgform apply');
+    expect(server.lockOf(PATH)).toMatchObject({ ID: held.lock.id, Who: 'gitlab-ci-token' });
+    for (let i = 1; i <= 3; i++) await held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`));
+    await held.release();
+    expect(server.lockOf(PATH)).toBeNull();
+    const versions = server.versions(PATH);
+    expect(versions.map((v) => v.serial)).toEqual([1, 2]);
+    const last = JSON.parse(versions[1]!.body);
+    expect(last).toMatchObject({ version: 4, serial: 2, lineage: JSON.parse(versions[0]!.body).lineage, outputs: {}, resources: [], terraform_version: expect.stringMatching(/^orgform /) });
+    expect(Object.keys(last.orgform.services[SERVICE])).toHaveLength(3);
+    expect(last.orgform.services[SERVICE]['revoke-invitation org_1 inv_1']).toEqual({ ...entry('org-1'), run: held.lock.id });
+    // Every write named the lock.
+    expect(server.requests.filter((r) => r.method === 'POST' && r.path === PATH).map((r) => r.query)).toEqual([`?ID=${held.lock.id}`, `?ID=${held.lock.id}`]);
+
+    // The next apply reads it back, and goes on from its serial.
+    const again = await (await open(server.url + PATH)).lock('orgform apply');
+    expect(again.journal.has(SERVICE, 'revoke-invitation org_3 inv_3')).toBe(true);
+    await again.journal.record(SERVICE, 'k4', entry('org-4'));
+    await again.release();
+    expect(server.versions(PATH).map((v) => v.serial)).toEqual([1, 2, 3]);
+  });
+
+  it.each([409, 423] as const)('refuses a second apply when the lock is held (%i), naming the holder the server gives', async (lockedStatus) => {
+    const server = await backend({ lockedStatus });
+    const first = await (await open(server.url + PATH)).lock('orgform apply');
+    const err = await rejection((await open(server.url + PATH)).lock('orgform apply'));
+    expect(err.code).toBe('STATE_LOCKED');
+    expect(err.message).toContain(`is locked by gitlab-ci-token since`);
+    expect(err.message).toContain(`(lock ID ${first.lock.id})`);
+    expect(err.message).toContain(`orgform force-unlock ${first.lock.id}`);
+    await first.release();
+  });
+
+  it('refuses a second apply on Gitea, which does not say who holds the lock, saying so', async () => {
+    const server = await backend({ flavour: 'gitea' });
+    const path = '/api/packages/ops/terraform/state/orgform';
+    const first = await (await open(server.url + path)).lock('orgform apply');
+    const err = await rejection((await open(server.url + path)).lock('orgform apply'));
+    expect(err.message).toContain('is locked by someone (the server does not say who)');
+    await first.journal.record(SERVICE, 'k1', entry('org-1'));
+    await first.release();
+    expect(server.lockOf(path)).toBeNull();
+    expect(await (await open(server.url + path)).read()).toMatchObject({ services: { [SERVICE]: { k1: entry('org-1') } } });
+  });
+
+  it('halts the holder when its lock was broken and taken by someone else (the next write is refused)', async () => {
+    const server = await backend();
+    const held = await (await open(server.url + PATH)).lock('orgform apply');
+    const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
+    server.takeLock(PATH);
+    await held.journal.record(SERVICE, 'k1', entry('org-1'));
+    await held.journal.flush();
+    const error = await lost;
+    expect(error.code).toBe('STATE_LOCK_LOST');
+    expect(error.message).toContain('refused a write with HTTP 409');
+    await held.release();
+    // Not its lock any more: left as the other holder has it.
+    expect(server.lockOf(PATH)).toMatchObject({ ID: 'someone-else' });
+  });
+
+  it('breaks a lock with force-unlock only with the holder’s ID', async () => {
+    const server = await backend();
+    const held = await (await open(server.url + PATH)).lock('orgform apply');
+    const wrong = await rejection((await open(server.url + PATH)).forceUnlock('0123456789ab'));
+    expect(wrong.message).toContain('is not locked with ID 0123456789ab');
+    expect(server.lockOf(PATH)).not.toBeNull();
+    await (await open(server.url + PATH)).forceUnlock(held.lock.id);
+    expect(server.lockOf(PATH)).toBeNull();
+  });
+
+  it('says when the credentials are refused, and never shows the password', async () => {
+    const server = await backend();
+    const err = await rejection((await open(server.url + PATH, { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'wrong-secret-456' })).read());
+    expect(err.code).toBe('STATE_UNAVAILABLE');
+    expect(err.message).toContain('HTTP 401');
+    expect(err.message).toContain('ORGFORM_STATE_USERNAME and ORGFORM_STATE_PASSWORD');
+    expect(err.message).not.toContain('wrong-secret-456');
+    expect(err.message).not.toContain(Buffer.from('gitlab-ci-token:wrong-secret-456').toString('base64'));
+  });
+
+  it('never overwrites a state that is not orgform’s', async () => {
+    const server = await backend();
+    const held = await (await open(server.url + '/tf')).lock('orgform apply');
+    await held.release();
+    // A Terraform workspace's state at that address.
+    const terraform = await fetch(`${server.url}/tf`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('gitlab-ci-token:job-token-123').toString('base64')}` }, body: JSON.stringify({ version: 4, serial: 7, lineage: 'l', resources: [{ type: 'aws_s3_bucket' }] }) }).catch(() => undefined);
+    expect(terraform).toBeDefined();
+    const err = await rejection((await open(server.url + '/tf')).read());
+    expect(err.message).toContain("holds something other than orgform's journal (a Terraform state with 1 resource)");
+  });
+
+  it('does not follow a redirect (the credentials would go along), and says where it pointed', async () => {
+    const redirecting = createServer((_req, res) => res.writeHead(307, { location: 'https://elsewhere.example/state' }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (redirecting.address() as { port: number }).port;
+      const err = await rejection((await open(`http://127.0.0.1:${port}/state`)).read());
+      expect(err.code).toBe('STATE_UNAVAILABLE');
+      expect(err.message).toContain('redirect to https://elsewhere.example/state, which orgform never follows');
+    } finally {
+      redirecting.close();
+    }
+  });
+
+  it('fails clearly when the server cannot be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const err = await rejection((await open(`http://127.0.0.1:${port}/state`, CREDENTIALS, { ...DEFAULT_STATE_SETTINGS, timeoutMs: 2_000 })).read());
+    expect(err.code).toBe('STATE_UNAVAILABLE');
+    expect(err.message).toContain('reading the state failed: connection refused');
+    expect(err.message).toContain('(3 attempts)');
+  });
+
+  it('takes the lock and unlock requests where and how ORGFORM_STATE_LOCK_* say (Terraform’s LOCK and UNLOCK)', async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(req.method === 'GET' ? 404 : 200).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const env = { ...CREDENTIALS, ORGFORM_STATE_LOCK_ADDRESS: `${base}/locks/s1`, ORGFORM_STATE_LOCK_METHOD: 'LOCK', ORGFORM_STATE_UNLOCK_METHOD: 'UNLOCK' };
+      await (await (await open(`${base}/states/s1`, env)).lock('orgform apply')).release();
+      expect(seen).toEqual(['LOCK /locks/s1', 'GET /states/s1', 'UNLOCK /locks/s1']);
+      const elsewhere = await rejection(open(`${base}/states/s1`, { ...env, ORGFORM_STATE_LOCK_ADDRESS: 'https://other.example/lock' }));
+      expect(elsewhere.message).toContain("must be on the state's own server");
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,23 @@
+export interface BackendRequest {
+  method: string;
+  path: string;
+  query: string;
+  user: string | undefined;
+  bytes: number;
+}
+
+export interface TerraformBackend {
+  url: string;
+  requests: BackendRequest[];
+  versions(path: string): Array<{ serial: number; body: string }>;
+  lockOf(path: string): { ID: string; Who: string; Created: string } | null;
+  takeLock(path: string, id?: string, who?: string): void;
+  close(): Promise<void>;
+}
+
+export function startTerraformBackend(options?: {
+  users?: Record<string, string>;
+  flavour?: 'gitlab' | 'gitea';
+  lockedStatus?: 409 | 423;
+  maxBytes?: number;
+}): Promise<TerraformBackend>;
