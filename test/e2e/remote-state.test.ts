@@ -1,0 +1,140 @@
+/**
+ * Remote state end to end: `orgform apply` and `plan` against the emulator over loopback, with the
+ * journal in a real PostgreSQL (test/support/postgres.ts) or a Terraform HTTP backend
+ * (test/support/terraform-http-backend.mjs), chosen by ORGFORM_STATE or --state; and the state
+ * commands across backends.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
+import { openState } from '../../src/state/open-state.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { createTestDatabase, query } from '../support/postgres.js';
+import { MATRIX_PROFILES } from '../support/profiles.js';
+import { runCli } from '../support/run-cli.js';
+import { startTerraformBackend, type TerraformBackend } from '../support/terraform-http-backend.mjs';
+import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
+
+const BACKENDS = ['postgres', 'http'] as const;
+const CREDENTIALS = { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'job-token-123' };
+
+const servers: TerraformBackend[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+/** A fresh remote state of that kind: its URL and the environment that reaches it. */
+async function remoteState(kind: (typeof BACKENDS)[number]): Promise<{ url: string; env: Record<string, string> }> {
+  if (kind === 'postgres') return { url: `${await createTestDatabase('e2e')}?state=prod`, env: {} };
+  const server = await startTerraformBackend();
+  servers.push(server);
+  return { url: `${server.url}/api/v4/projects/42/terraform/state/orgform`, env: CREDENTIALS };
+}
+
+describe.each(MATRIX_PROFILES)('remote state (%s)', (profile) => {
+  describe.each(BACKENDS)('in %s', (kind) => {
+    it('records an apply so that a plan from a fresh checkout with the same state shows No changes for the deletions done', async () => {
+      const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { profile });
+      const state = await remoteState(kind);
+      const withState = { ...env, ...state.env, ORGFORM_STATE: state.url };
+      const applied = await runCli(['apply', '--auto-approve'], { cwd, env: withState });
+      expect(applied.stderr).toBe('');
+      expect(applied.code).toBe(0);
+      expect(existsSync(join(cwd, '.orgform'))).toBe(false);
+
+      // A fresh checkout: the same orgs.yaml in another directory, nothing else.
+      const fresh = await makeWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+      const plan = await runCli(['plan', '--detailed-exitcode', '--no-color'], { cwd: fresh, env: withState });
+      expect(plan.stdout).toContain('No changes.');
+      expect(plan.stdout).toContain('2 one-shot changes already done according to the journal');
+      expect(plan.code).toBe(0);
+      // Without that state the same checkout proposes the deletions again: the journal is what says they are done.
+      const without = await runCli(['plan', '--detailed-exitcode', '--no-color'], { cwd: fresh, env });
+      expect(without.code).toBe(2);
+      expect(without.stdout).toContain('organisations.acme.invitations.revoke.inv_acme_carol');
+    });
+
+    it('refuses a second apply on the same state while one holds it, naming the holder, and writes nothing', async () => {
+      const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { profile });
+      const state = await remoteState(kind);
+      const first = await (await openState({ state: state.url, defaultPath: '/none', cwd, env: state.env })).lock('orgform apply plan.json');
+      try {
+        const second = await runCli(['apply', '--auto-approve', '--state', state.url], { cwd, env: { ...env, ...state.env } });
+        expect(second.code).toBe(1);
+        expect(second.stderr).toContain('is locked by');
+        expect(second.stderr).toContain(`(lock ID ${first.lock.id})`);
+        expect(second.stderr).toContain(`orgform force-unlock ${first.lock.id}`);
+        expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('billing@acme.example');
+      } finally {
+        await first.release();
+      }
+    });
+  });
+});
+
+describe('state commands', () => {
+  it('migrate a journal file to PostgreSQL and back: the copy checked, the source left as it was; list and pull read it', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['apply', '--auto-approve'], { cwd, env })).code).toBe(0);
+    const file = join(cwd, '.orgform', 'state.json');
+    const before = await readFile(file, 'utf8');
+    const database = `${await createTestDatabase('migrate')}?state=prod`;
+
+    const there = await runCli(['state', 'migrate', '--to', database], { cwd, env });
+    expect(there.stderr).toBe('');
+    expect(there.stdout).toContain(`Copied 3 entries from ${file} to ${database}.`);
+    expect(there.stdout).toContain('Read back and checked');
+    expect(await readFile(file, 'utf8')).toBe(before);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+
+    const list = await runCli(['state', 'list', '--state', database], { cwd, env });
+    expect(list.stdout).toContain(`State ${database}: 3 entries.`);
+    expect(list.stdout).toMatch(/organisations\.acme\.invitations\.revoke\.inv_acme_carol +applied +\S+ +run [0-9a-f]{12}/);
+    expect((await runCli(['state', 'pull'], { cwd, env: { ...env, ORGFORM_STATE: database } })).stdout).toBe(before);
+
+    const back = await runCli(['state', 'migrate', '--state', database, '--to', 'copy.json'], { cwd, env });
+    expect(back.code).toBe(0);
+    expect(await readFile(join(cwd, 'copy.json'), 'utf8')).toBe(before);
+    // Again: everything is there already, nothing is copied, nothing changes.
+    const again = await runCli(['state', 'migrate', '--state', database, '--to', 'copy.json'], { cwd, env });
+    expect(again.stdout).toContain('Copied 0 entries');
+    expect(again.stdout).toContain('(3 already there, kept as they were)');
+  });
+
+  it('force-unlock breaks a remote lock with its ID', async () => {
+    const cwd = await makeWorkspace();
+    const database = `${await createTestDatabase('unlock')}?state=prod`;
+    const held = await (await openState({ state: database, defaultPath: '/none', cwd, env: {} })).lock('orgform apply');
+    const wrong = await runCli(['force-unlock', '0123456789ab', '--state', database], { cwd });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(`has ID ${held.lock.id}, not 0123456789ab`);
+    const right = await runCli(['force-unlock', held.lock.id], { cwd, env: { ORGFORM_STATE: database } });
+    expect(right.stdout).toContain(`Released the lock ${held.lock.id} on ${database} (held by pid ${process.pid} on`);
+    await held.release();
+  });
+});
+
+describe('shards against one PostgreSQL table', () => {
+  it('apply four shards at once, each under its own state name, and each shard’s plan then shows No changes', async () => {
+    const data = generateEmulatorData({ organisations: 120 });
+    const lines = ['version: 1', 'organisations:', ...data.organisations.flatMap((o) => [`  ${o.slug}:`, '    notificationChannels:', `      remove: [chn_${o.id.slice(4)}]`])];
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': `${lines.join('\n')}\n` }, { data });
+    const database = await createTestDatabase('shards');
+    const shard = (i: number) => ['--shard', `${i}/4`, '--state', `${database}?state=shard-${i}-of-4`];
+    const applies = await Promise.all([1, 2, 3, 4].map((i) => runCli(['apply', '--auto-approve', ...shard(i)], { cwd, env })));
+    for (const result of applies) {
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    }
+    const rows = await query<{ state: string; n: number }>(database, 'SELECT state, count(*)::int AS n FROM orgform.journal GROUP BY state ORDER BY state');
+    expect(rows.map((r) => r.state)).toEqual(['shard-1-of-4', 'shard-2-of-4', 'shard-3-of-4', 'shard-4-of-4']);
+    expect(rows.reduce((n, r) => n + r.n, 0)).toBe(120);
+    for (const i of [1, 2, 3, 4]) {
+      const plan = await runCli(['plan', '--detailed-exitcode', ...shard(i)], { cwd, env });
+      expect(plan.stdout).toContain('No changes.');
+      expect(plan.code).toBe(0);
+    }
+  });
+});
