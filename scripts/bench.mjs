@@ -9,6 +9,8 @@
 //   --only GROUP,...                 only these groups:
 //                                      speed: plan, apply (together per size), slugs, start
 //                                      goals: rate (~2 min a round), token (~30 s), output (~1 min),
+//                                             state (apply of 10,000 one-shot changes with the journal
+//                                             in a file, PostgreSQL and an HTTP backend: ~1 min a round),
 //                                             memory (plan and apply of 100,000, plan of 1,000,000:
 //                                             about 5 min), memory100k (without the 1,000,000 plan)
 //   --repeat N                       run each plan/apply and goal case N times (median and range)
@@ -24,6 +26,7 @@ import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
 import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCase, tokenCase } from './bench/goal-cases.mjs';
 import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
+import { renderStateCase, stateCase, stateGoals } from './bench/state-case.mjs';
 
 const argv = process.argv.slice(2);
 const FULL = argv.includes('--full');
@@ -33,7 +36,7 @@ const option = (name) => {
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[argv.indexOf(arg) + 1];
 };
 const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start'];
-const GOAL_GROUPS = ['rate', 'token', 'output', 'memory'];
+const GOAL_GROUPS = ['rate', 'token', 'output', 'state', 'memory'];
 const onlyValue = option('--only');
 const ONLY = onlyValue === undefined ? undefined : new Set(onlyValue.split(','));
 if (ONLY) {
@@ -335,6 +338,7 @@ function render(report) {
     out.push('');
   }
   out.push(...renderGoalCases(report.cases));
+  out.push(...renderStateCase(report.cases, { table, ms }));
   if (report.goals.length > 0) {
     out.push(table(['goal', 'measured', ''], report.goals.map((g) => [g.goal, typeof g.value === 'number' ? num(g.value, g.value > 10 ? 0 : 2) : String(g.value), g.ok ? 'ok' : 'MISSED'])));
     out.push('');
@@ -423,10 +427,11 @@ async function main() {
   if (wants('rate')) report.cases.push(await rateCase(goalContext(), rounds));
   if (wants('token')) report.cases.push(await tokenCase(goalContext(), rounds));
   if (wants('output')) report.cases.push(await outputCase(goalContext(), rounds));
+  if (wants('state')) report.cases.push(await stateCase(goalContext(), rounds));
   if (wants('memory') || wants('memory100k')) report.cases.push(...(await memoryCases(goalContext(), rounds, { big: wants('memory') })));
   report.loadAverage.end = os.loadavg();
   report.elapsedS = (Date.now() - started) / 1000;
-  report.goals = [...goals(report.cases), ...goalCaseGoals(report.cases)];
+  report.goals = [...goals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases)];
   const text = render(report);
   process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/${RESULTS_FILE}\n`);
   mkdirSync(join(ROOT, 'bench'), { recursive: true });
