@@ -2,9 +2,10 @@
  * Applies a plan: organisations in parallel (bounded), each organisation's changes in order
  * (accepts, each tried on its own, then billing, revocations, channel removals: see
  * run-organisation-changes.ts), the active organisation last, after its own organisation's changes.
- * A failure skips only what depends on it. Revocations and channel removals are written to the
- * journal as soon as they complete, and one the journal records done is not sent again. On
- * interrupt, nothing new starts and what is in flight finishes.
+ * A failure skips only what depends on it. Revocations and channel removals are recorded in the
+ * journal as soon as they complete (the file writes each at once, a remote state in batches), and
+ * one the journal records done is not sent again. On interrupt, nothing new starts and what is in
+ * flight finishes.
  */
 import { ApiError, NotSentError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
