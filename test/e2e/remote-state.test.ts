@@ -13,7 +13,7 @@ import { openState } from '../../src/state/open-state.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { createTestDatabase, query } from '../support/postgres.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
-import { runCli } from '../support/run-cli.js';
+import { runCli, spawnCli } from '../support/run-cli.js';
 import { startTerraformBackend, type TerraformBackend } from '../support/terraform-http-backend.mjs';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
@@ -136,5 +136,39 @@ describe('shards against one PostgreSQL table', () => {
       expect(plan.stdout).toContain('No changes.');
       expect(plan.code).toBe(0);
     }
+  });
+});
+
+describe('a killed apply with the state in PostgreSQL', () => {
+  it('loses at most the entries not yet written, harmlessly: the next apply finds those changes done, then the plan is empty', async () => {
+    const data = generateEmulatorData({ organisations: 40 });
+    const lines = ['version: 1', 'organisations:', ...data.organisations.flatMap((o) => [`  ${o.slug}:`, '    notificationChannels:', `      remove: [chn_${o.id.slice(4)}]`])];
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': `${lines.join('\n')}\n` }, { data, latencyMs: 40 });
+    const database = await createTestDatabase('killed');
+    const run = { ...env, ORGFORM_STATE: `${database}?state=prod`, ORGFORM_STATE_BATCH: '5', ORGFORM_STATE_FLUSH_MS: '60000' };
+    const written = async () => (await query<{ n: number }>(database, 'SELECT count(*)::int AS n FROM orgform.journal').catch(() => [{ n: 0 }]))[0]!.n;
+
+    let pid: number | undefined;
+    const killed = spawnCli(['apply', '--auto-approve', '--parallelism', '2'], { cwd, env: run, onSpawn: (p) => (pid = p) });
+    for (let i = 0; i < 1500 && (await written()) < 10; i++) await new Promise((r) => setTimeout(r, 10));
+    process.kill(pid!, 'SIGKILL');
+    expect((await killed).signal).toBe('SIGKILL');
+
+    const recorded = await written();
+    const removed = 40 - emulator.store.dump().channels.length;
+    expect(recorded).toBeGreaterThanOrEqual(10);
+    expect(removed).toBeLessThan(40); // killed part way
+    // Not written: the batch filling (< 5), the batch being written (5) and the changes in flight (2).
+    expect(removed - recorded).toBeGreaterThanOrEqual(0);
+    expect(removed - recorded).toBeLessThanOrEqual(12);
+
+    // The session died with the process, and the lock with it: the next apply goes ahead.
+    const again = await runCli(['apply', '--auto-approve', '--no-color'], { cwd, env: run });
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(emulator.store.dump().channels).toEqual([]);
+    expect(await written()).toBe(40);
+    const plan = await runCli(['plan', '--detailed-exitcode'], { cwd, env: run });
+    expect(plan.stdout).toContain('No changes.');
   });
 });

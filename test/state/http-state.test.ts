@@ -63,6 +63,19 @@ describe('the HTTP backend state', () => {
     expect(server.versions(PATH).map((v) => v.serial)).toEqual([1, 2, 3]);
   });
 
+  it('writes what it holds at once on an interrupt, rather than after the batch delay', async () => {
+    const server = await backend();
+    const interrupt = new AbortController();
+    const state = await openState({ state: server.url + PATH, defaultPath: '/none', cwd: '/', env: CREDENTIALS, settings: { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 500, maxDelayMs: 60_000 } }, signal: interrupt.signal });
+    const held = await state.lock('orgform apply');
+    await held.journal.record(SERVICE, 'k1', entry('org-1'));
+    expect(server.versions(PATH)).toEqual([]);
+    interrupt.abort();
+    for (let i = 0; i < 500 && server.versions(PATH).length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(server.versions(PATH).map((v) => v.serial)).toEqual([1]);
+    await held.release();
+  });
+
   it.each([409, 423] as const)('refuses a second apply when the lock is held (%i), naming the holder the server gives', async (lockedStatus) => {
     const server = await backend({ lockedStatus });
     const first = await (await open(server.url + PATH)).lock('orgform apply');
