@@ -10,8 +10,9 @@
  * not retried here (each backend retries what is safe to retry): the journal reports the loss
  * once, through `onFailure`, and writes nothing more; the apply then starts nothing new.
  */
+import type { OrgformError } from '../errors.js';
 import type { JournalData, JournalEntry } from './journal.js';
-import type { StateJournal } from './state-backend.js';
+import type { HeldState, LockHolder, StateJournal } from './state-backend.js';
 
 export interface PendingEntry {
   service: string;
@@ -120,4 +121,54 @@ export class BatchedJournal implements StateJournal {
       else if (this.pending.length > 0) this.arm();
     });
   }
+}
+
+/** The news, told once, that a remote lock is lost: to every listener, those that come later included. */
+export class LockLoss {
+  private error: OrgformError | undefined;
+  private listeners: Array<(error: OrgformError) => void> = [];
+
+  get lost(): boolean {
+    return this.error !== undefined;
+  }
+
+  report(error: OrgformError): void {
+    if (this.error !== undefined) return;
+    this.error = error;
+    for (const listener of this.listeners.splice(0)) listener(error);
+  }
+
+  onLost(listener: (error: OrgformError) => void): void {
+    if (this.error !== undefined) listener(this.error);
+    else this.listeners.push(listener);
+  }
+}
+
+/**
+ * A remote state held for an apply: its journal writes what it holds at once on an interrupt, and
+ * on release writes the rest, then lets go of the lock (unless it is lost already) and closes.
+ */
+export function holdRemoteState(parts: {
+  lock: LockHolder;
+  data: JournalData;
+  journal: BatchedJournal;
+  loss: LockLoss;
+  signal?: AbortSignal;
+  unlock(): Promise<void>;
+  close(): Promise<void>;
+}): HeldState {
+  const onAbort = () => parts.journal.flushSoon();
+  parts.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    lock: parts.lock,
+    data: parts.data,
+    journal: parts.journal,
+    onLost: (listener) => parts.loss.onLost(listener),
+    async release() {
+      parts.signal?.removeEventListener('abort', onAbort);
+      await parts.journal.flush();
+      if (!parts.loss.lost) await parts.unlock().catch(() => undefined);
+      await parts.close().catch(() => undefined);
+    },
+  };
 }

@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { OrgformError, UsageError } from '../errors.js';
-import { BatchedJournal } from './batched-journal.js';
+import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
 import type { StateSettings } from './open-state.js';
 import type { StateSpec } from './parse-state-spec.js';
 import { lockLostError, stateLockedError, stateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
@@ -170,13 +170,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         await http.close();
         throw err;
       }
-      let lost: OrgformError | undefined;
-      const listeners: Array<(error: OrgformError) => void> = [];
-      const markLost = (error: OrgformError) => {
-        if (lost !== undefined) return;
-        lost = error;
-        for (const listener of listeners.splice(0)) listener(error);
-      };
+      const loss = new LockLoss();
       const journal = new BatchedJournal({
         data: doc.data,
         run: holder.id,
@@ -191,26 +185,18 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         },
         onFailure(err, unwritten) {
           const why = err instanceof OrgformError ? err.message : String(err);
-          markLost(err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? err : lockLostError(location, `a write failed (${why}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`));
+          loss.report(err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? err : lockLostError(location, `a write failed (${why}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`));
         },
       });
-      const onAbort = () => journal.flushSoon();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      return {
+      return holdRemoteState({
         lock: holder,
         data: doc.data,
         journal,
-        onLost(listener) {
-          if (lost !== undefined) listener(lost);
-          else listeners.push(listener);
-        },
-        async release() {
-          options.signal?.removeEventListener('abort', onAbort);
-          await journal.flush();
-          if (lost === undefined) await unlock(lockInfo).catch(() => undefined);
-          await http.close();
-        },
-      };
+        loss,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        unlock: async () => void (await unlock(lockInfo)),
+        close: () => http.close(),
+      });
     },
 
     async forceUnlock(id: string): Promise<LockHolder> {

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client, ClientConfig } from 'pg';
 import { OrgformError } from '../errors.js';
 import { redactSecrets } from '../api/redact.js';
-import { BatchedJournal, type PendingEntry } from './batched-journal.js';
+import { BatchedJournal, holdRemoteState, LockLoss, type PendingEntry } from './batched-journal.js';
 import type { JournalData, JournalEntry } from './journal.js';
 import type { StateSettings } from './open-state.js';
 import type { StateSpec } from './parse-state-spec.js';
@@ -249,12 +249,9 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
     async lock(command: string): Promise<HeldState> {
       const client = await connect();
       let closing = false;
-      let lost: OrgformError | undefined;
-      const listeners: Array<(error: OrgformError) => void> = [];
+      const loss = new LockLoss();
       const markLost = (why: string) => {
-        if (lost !== undefined || closing) return;
-        lost = lockLostError(location, why);
-        for (const listener of listeners.splice(0)) listener(lost);
+        if (!closing) loss.report(lockLostError(location, why));
       };
       client.on('error', (err) => markLost(`the database connection failed (${describePgError(err, secrets)}), and the lock went with it`));
       client.on('end', () => markLost('the database connection closed, and the lock went with it'));
@@ -282,29 +279,21 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
           write: (batch) => insertBatch(client, batch),
           onFailure: (err, unwritten) => markLost(`writing to the database failed (${describePgError(err, secrets)}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`),
         });
-        const onAbort = () => journal.flushSoon();
-        options.signal?.addEventListener('abort', onAbort, { once: true });
-        return {
+        return holdRemoteState({
           lock: holder,
           data,
           journal,
-          onLost(listener) {
-            if (lost !== undefined) listener(lost);
-            else listeners.push(listener);
+          loss,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          async unlock() {
+            await client.query(`UPDATE ${table('states')} SET lock_id = NULL, lock_info = NULL, lock_pid = NULL, locked_at = NULL WHERE name = $1 AND lock_id = $2`, [spec.name, holder.id]);
+            await client.query('SELECT pg_advisory_unlock($1, $2)', [klass, row.id]);
           },
-          async release() {
-            options.signal?.removeEventListener('abort', onAbort);
-            await journal.flush();
-            if (lost === undefined) {
-              await client
-                .query(`UPDATE ${table('states')} SET lock_id = NULL, lock_info = NULL, lock_pid = NULL, locked_at = NULL WHERE name = $1 AND lock_id = $2`, [spec.name, holder.id])
-                .catch(() => undefined);
-              await client.query('SELECT pg_advisory_unlock($1, $2)', [klass, row.id]).catch(() => undefined);
-            }
+          async close() {
             closing = true;
-            await client.end().catch(() => undefined);
+            await client.end();
           },
-        };
+        });
       } catch (err) {
         closing = true;
         await client.end().catch(() => undefined);
