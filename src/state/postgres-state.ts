@@ -95,7 +95,13 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
       application_name: 'orgform',
       keepAlive: true,
     };
-    const client = new pg.Client(config);
+    let client: Client;
+    try {
+      // Reads the files that sslrootcert, sslcert and sslkey name: a missing one fails here.
+      client = new pg.Client(config);
+    } catch (err) {
+      throw unavailable(err);
+    }
     // An error on an idle connection is emitted, not thrown: without a listener it would end the process.
     client.on('error', () => undefined);
     try {

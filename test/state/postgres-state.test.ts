@@ -150,6 +150,13 @@ describe('the PostgreSQL state', () => {
     expect(Object.keys((await (await open(`${url}?state=prod&schema=team_a`)).read()).services[SERVICE]!)).toEqual(['k1']);
   });
 
+  it('fails clearly, as the state being unusable, when a TLS file the URL names is missing', async () => {
+    const err = await rejection((await open('postgres://ada:s3cret-pass@127.0.0.1:5432/ops?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem')).read());
+    expect(err.code).toBe('STATE_UNAVAILABLE');
+    expect(err.message).toContain('/nonexistent/ca.pem');
+    expect(err.message).not.toContain('s3cret-pass');
+  });
+
   it('fails clearly when the database cannot be reached, without the password', async () => {
     const state = await open('postgres://ada:s3cret-pass@127.0.0.1:1/ops?state=prod', { ...DEFAULT_STATE_SETTINGS, timeoutMs: 2_000 });
     expect(state.location).toBe('postgres://ada:***@127.0.0.1:1/ops?state=prod');
