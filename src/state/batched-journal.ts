@@ -128,10 +128,6 @@ export class LockLoss {
   private error: OrgformError | undefined;
   private listeners: Array<(error: OrgformError) => void> = [];
 
-  get lost(): boolean {
-    return this.error !== undefined;
-  }
-
   report(error: OrgformError): void {
     if (this.error !== undefined) return;
     this.error = error;
@@ -146,7 +142,9 @@ export class LockLoss {
 
 /**
  * A remote state held for an apply: its journal writes what it holds at once on an interrupt, and
- * on release writes the rest, then lets go of the lock (unless it is lost already) and closes.
+ * on release writes the rest, then lets go of the lock and closes. The unlock is tried even after a
+ * loss (a write refused as too large leaves the lock ours): each backend's unlock names this lock,
+ * so it never breaks someone else's.
  */
 export function holdRemoteState(parts: {
   lock: LockHolder;
@@ -167,7 +165,7 @@ export function holdRemoteState(parts: {
     async release() {
       parts.signal?.removeEventListener('abort', onAbort);
       await parts.journal.flush();
-      if (!parts.loss.lost) await parts.unlock().catch(() => undefined);
+      await parts.unlock().catch(() => undefined);
       await parts.close().catch(() => undefined);
     },
   };

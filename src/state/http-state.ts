@@ -20,7 +20,7 @@ import { OrgformError, UsageError } from '../errors.js';
 import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
 import type { StateSettings } from './open-state.js';
 import type { StateSpec } from './parse-state-spec.js';
-import { lockLostError, stateLockedError, stateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
+import { lockLostError, stateLockedError, stateUnavailableError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
 import { createStateHttp, type StateAnswer } from './state-http.js';
 import { emptyDocument, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
 
@@ -153,9 +153,9 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
       }
       if (answer.status === 409 || answer.status === 423) {
         await http.close();
-        const holder = holderFrom(answer.text);
-        const id = holder.id === NOT_GIVEN ? 'ID (the server does not say it)' : holder.id;
-        throw stateLockedError(location, holder, `orgform force-unlock ${id} with the same --state (or ORGFORM_STATE)`);
+        const other = holderFrom(answer.text);
+        const id = other.id === NOT_GIVEN ? 'ID (the server does not say it)' : other.id;
+        throw stateLockedError(location, other, `orgform force-unlock ${id} with the same --state (or ORGFORM_STATE)`);
       }
       if (answer.status < 200 || answer.status >= 300) {
         await http.close();
@@ -184,7 +184,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
           if (written.status < 200 || written.status >= 300) throw refused(written, 'writing the state');
         },
         onFailure(err, unwritten) {
-          const why = err instanceof OrgformError ? err.message : String(err);
+          const why = err instanceof StateUnavailableError ? err.why : err instanceof Error ? err.message : String(err);
           loss.report(err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? err : lockLostError(location, `a write failed (${why}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`));
         },
       });

@@ -92,12 +92,24 @@ export function readerOf(data: JournalData): JournalReader {
 }
 
 /** A remote state that cannot be reached or read: nothing was written, and what to check. */
-export function stateUnavailableError(location: string, why: string, cause?: unknown): OrgformError {
-  return new OrgformError(
-    'STATE_UNAVAILABLE',
-    `Cannot use the state at ${location}: ${why}. Nothing was changed. Check the address, the network and the credentials, or run with another --state.`,
-    cause === undefined ? {} : { cause },
-  );
+export class StateUnavailableError extends OrgformError {
+  constructor(
+    location: string,
+    /** What went wrong, alone (for a message that says more around it). */
+    readonly why: string,
+    cause?: unknown,
+  ) {
+    super(
+      'STATE_UNAVAILABLE',
+      `Cannot use the state at ${location}: ${why}. Nothing was changed. Check the address, the network and the credentials, or run with another --state.`,
+      cause === undefined ? {} : { cause },
+    );
+    this.name = 'StateUnavailableError';
+  }
+}
+
+export function stateUnavailableError(location: string, why: string, cause?: unknown): StateUnavailableError {
+  return new StateUnavailableError(location, why, cause);
 }
 
 /** The lock was lost during an apply: nothing new starts; what the journal may be missing is harmless, and said so. */

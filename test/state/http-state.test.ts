@@ -114,6 +114,22 @@ describe('the HTTP backend state', () => {
     expect(server.lockOf(PATH)).toMatchObject({ ID: 'someone-else' });
   });
 
+  it('halts the holder when a write is refused (413, too large), saying how many entries are not written', async () => {
+    const server = await backend({ maxBytes: 1_500 });
+    const held = await (await open(server.url + PATH)).lock('orgform apply');
+    const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
+    for (let i = 1; i <= 10; i++) await held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`));
+    await held.journal.flush();
+    const error = await lost;
+    expect(error.code).toBe('STATE_LOCK_LOST');
+    expect(error.message).toContain('a write failed (the server refused the document as too large (HTTP 413');
+    expect(error.message).toContain('10 recorded entries are not written');
+    expect(error.message).not.toContain('Nothing was changed');
+    await held.release();
+    // The lock was still its own: released all the same.
+    expect(server.lockOf(PATH)).toBeNull();
+  });
+
   it('breaks a lock with force-unlock only with the holder’s ID', async () => {
     const server = await backend();
     const held = await (await open(server.url + PATH)).lock('orgform apply');
