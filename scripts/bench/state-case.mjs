@@ -112,7 +112,7 @@ export function renderStateCase(cases, { table, ms }) {
         Object.entries(c.byBackend).map(([b, v]) => [b, c.runs.filter((x) => x.backend === b).length, ms(v.wallMs), `${v.overFile.toFixed(3)} x`, ms(v.requestPhaseMs), ms(v.afterRequestsMs), ms(v.clientCpuMs), `${Math.round(v.peakRssMB)} MB`]),
       ),
     );
-    out.push(`state: ${c.case}; PostgreSQL 15 and the HTTP backend on loopback; each run a fresh emulator and a fresh state.`);
+    out.push(`${c.case}; PostgreSQL 15 and the HTTP backend on loopback; each run a fresh emulator and a fresh state.`);
     out.push('');
   }
   return out;
