@@ -24,6 +24,9 @@ export const ENV_RANGES = {
   ORGFORM_NO_PROGRESS_TIMEOUT_MS: { min: 1, max: 86_400_000 },
   ORGFORM_PROGRESS_INTERVAL_MS: { min: 10, max: 3_600_000 },
   ORGFORM_TOKEN_COMMAND_TIMEOUT_MS: { min: 100, max: 600_000 },
+  ORGFORM_STATE_BATCH: { min: 1, max: 10_000 },
+  ORGFORM_STATE_FLUSH_MS: { min: 10, max: 60_000 },
+  ORGFORM_STATE_TIMEOUT_MS: { min: 100, max: 600_000 },
 } as const;
 
 export type NumericEnv = keyof typeof ENV_RANGES;

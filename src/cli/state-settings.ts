@@ -1,32 +1,25 @@
 /**
  * The state as the commands reach it: where (--state, else ORGFORM_STATE, else the default file)
- * and the numbers a remote state works by, from the environment:
+ * and the numbers a remote state works by, from the environment (their ranges are in ENV_RANGES):
  *
  *   ORGFORM_STATE_BATCH       entries per write to a remote state, 1–10000 (default 500)
  *   ORGFORM_STATE_FLUSH_MS    longest wait before a recorded entry is written, 10–60000 (default 2000)
  *   ORGFORM_STATE_TIMEOUT_MS  connecting, and each request or statement, 100–600000 (default 30000)
  */
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
 import { DEFAULT_STATE_SETTINGS, openState, type StateSettings } from '../state/open-state.js';
 import type { StateBackend } from '../state/state-backend.js';
 import { envInt } from './command-context.js';
 import type { CliIO } from './io.js';
 
-function envInRange(env: CliIO['env'], name: string, min: number, max: number): number | undefined {
-  const n = envInt(env, name, min);
-  if (n !== undefined && n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max} (got "${env[name]}").`);
-  return n;
-}
-
 export function stateSettings(io: Pick<CliIO, 'env'>): StateSettings {
   const defaults = DEFAULT_STATE_SETTINGS;
   return {
     batch: {
-      maxEntries: envInRange(io.env, 'ORGFORM_STATE_BATCH', 1, 10_000) ?? defaults.batch.maxEntries,
-      maxDelayMs: envInRange(io.env, 'ORGFORM_STATE_FLUSH_MS', 10, 60_000) ?? defaults.batch.maxDelayMs,
+      maxEntries: envInt(io.env, 'ORGFORM_STATE_BATCH') ?? defaults.batch.maxEntries,
+      maxDelayMs: envInt(io.env, 'ORGFORM_STATE_FLUSH_MS') ?? defaults.batch.maxDelayMs,
     },
-    timeoutMs: envInRange(io.env, 'ORGFORM_STATE_TIMEOUT_MS', 100, 600_000) ?? defaults.timeoutMs,
+    timeoutMs: envInt(io.env, 'ORGFORM_STATE_TIMEOUT_MS') ?? defaults.timeoutMs,
   };
 }
 
