@@ -1,0 +1,69 @@
+// @ts-check
+/**
+ * The action's inputs, checked once, as action.yml hands them over: through the environment
+ * (INPUT_*), never spliced into a script, so that no input value is ever run as shell.
+ */
+import { ActionError } from './github-runner.mjs';
+import { splitWords, WordsError } from './split-words.mjs';
+
+/**
+ * @typedef {object} ActionInputs
+ * @property {'plan' | 'apply'} command
+ * @property {string} version          as given ('' = this action's own version)
+ * @property {string[]} files          each one becomes `-f FILE`
+ * @property {string} workingDirectory as given ('.' by default)
+ * @property {boolean} comment
+ * @property {string | undefined} maxChanges  a whole number, as text
+ * @property {string[]} args
+ * @property {string} state            '' = orgform's default journal
+ */
+
+/**
+ * @param {Record<string, string | undefined>} env
+ * @returns {ActionInputs}
+ */
+export function readInputs(env) {
+  const get = (/** @type {string} */ name) => (env[`INPUT_${name}`] ?? '').trim();
+  const command = get('COMMAND') || 'plan';
+  if (command !== 'plan' && command !== 'apply') throw new ActionError(`command must be plan or apply (got "${command}")`);
+  const comment = get('COMMENT') || 'true';
+  if (comment !== 'true' && comment !== 'false') throw new ActionError(`comment must be true or false (got "${comment}")`);
+  const maxChanges = get('MAX_CHANGES');
+  if (maxChanges !== '' && !/^\d+$/.test(maxChanges)) throw new ActionError(`max-changes must be a whole number (got "${maxChanges}")`);
+  return {
+    command,
+    version: get('VERSION'),
+    files: words('files', get('FILES')),
+    workingDirectory: get('WORKING_DIRECTORY') || '.',
+    comment: comment === 'true',
+    maxChanges: maxChanges === '' ? undefined : maxChanges,
+    args: words('args', get('ARGS')),
+    state: get('STATE'),
+  };
+}
+
+/**
+ * @param {string} name
+ * @param {string} text
+ */
+function words(name, text) {
+  try {
+    return splitWords(text);
+  } catch (err) {
+    if (err instanceof WordsError) throw new ActionError(`${name}: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * orgform's arguments for the command: the action's own flags first, then the user's `args`.
+ * Plan writes Markdown for the comment and saves the plan; apply is a fresh plan applied at once.
+ * @param {ActionInputs} inputs
+ * @param {string} planFile  where plan saves the plan
+ */
+export function orgformArguments(inputs, planFile) {
+  const common = [...inputs.files.flatMap((file) => ['-f', file]), ...(inputs.maxChanges === undefined ? [] : ['--max-changes', inputs.maxChanges])];
+  return inputs.command === 'plan'
+    ? ['plan', '--format', 'markdown', '--detailed-exitcode', '--out', planFile, ...common, ...inputs.args]
+    : ['apply', '--auto-approve', ...common, ...inputs.args];
+}

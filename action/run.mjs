@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * The action's orgform step, run in the working directory.
+ *
+ * plan: `orgform plan --format markdown --detailed-exitcode --out PLANFILE [-f FILE]… [--max-changes N] [ARGS]`.
+ *   The Markdown (for the comment) goes to a file and is also shown, folded, in the log; stderr
+ *   goes to the log as it comes (orgform's annotations among it) and to a file, for the comment when
+ *   plan fails before making a plan.
+ * apply: `orgform apply --auto-approve [-f FILE]… [--max-changes N] [ARGS]`, its output straight to
+ *   the log (orgform folds it and writes the job summary itself).
+ *
+ * The step itself succeeds whatever orgform's exit code, so that the comment is written either way;
+ * the action's last step fails the job. Outputs: exitcode, has-changes, plan-file, and for the
+ * comment step markdown-file, stderr-file and failed. A cancelled job's SIGINT or SIGTERM is passed
+ * to orgform (which finishes what is in flight and keeps its journal) and waited for.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ActionError, foldUntrusted, runStep, setOutputs } from './github-runner.mjs';
+import { orgformArguments, readInputs } from './read-inputs.mjs';
+
+async function main() {
+  const env = process.env;
+  const inputs = readInputs(env);
+  const bin = env.ORGFORM_BIN;
+  if (!bin) throw new ActionError('ORGFORM_BIN is not set: the install step gives it');
+  const childEnv = { ...env };
+  // Left as the job has it when the input is empty: a job-level ORGFORM_STATE still counts.
+  if (inputs.state !== '') childEnv.ORGFORM_STATE = inputs.state;
+
+  const dir = mkdtempSync(join(env.RUNNER_TEMP || tmpdir(), `orgform-${inputs.command}-`));
+  const planFile = join(dir, 'plan.bin');
+  const markdownFile = join(dir, 'plan.md');
+  const stderrFile = join(dir, 'plan.err');
+  const args = orgformArguments(inputs, planFile);
+  console.log(`orgform ${args.join(' ')}`);
+
+  let code;
+  if (inputs.command === 'plan') {
+    const stdout = openSync(markdownFile, 'w');
+    const saved = createWriteStream(stderrFile);
+    code = await run(bin, args, childEnv, ['ignore', stdout, 'pipe'], (chunk) => {
+      process.stderr.write(chunk);
+      saved.write(chunk);
+    });
+    closeSync(stdout);
+    await new Promise((resolve) => saved.end(resolve));
+    const markdown = readFileSync(markdownFile, 'utf8');
+    if (markdown.trim() !== '') process.stdout.write(foldUntrusted('The plan, as the pull request comment shows it', markdown));
+  } else {
+    code = await run(bin, args, childEnv, 'inherit');
+  }
+
+  const plan = inputs.command === 'plan';
+  setOutputs(env, {
+    exitcode: String(code),
+    'has-changes': plan ? String(code === 2) : '',
+    'plan-file': plan && existsSync(planFile) ? planFile : '',
+    'markdown-file': plan ? markdownFile : '',
+    'stderr-file': plan ? stderrFile : '',
+    failed: String(plan ? code !== 0 && code !== 2 : code !== 0),
+  });
+}
+
+/**
+ * @param {string} bin
+ * @param {string[]} args
+ * @param {NodeJS.ProcessEnv} env
+ * @param {import('node:child_process').StdioOptions} stdio
+ * @param {(chunk: Buffer) => void} [onStderr]
+ * @returns {Promise<number>}
+ */
+function run(bin, args, env, stdio, onStderr) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env, stdio });
+    if (onStderr) child.stderr?.on('data', onStderr);
+    const pass = (/** @type {NodeJS.Signals} */ signal) => child.kill(signal);
+    process.on('SIGINT', pass);
+    process.on('SIGTERM', pass);
+    child.on('error', (err) => reject(new ActionError(`could not run ${bin}: ${err.message}`)));
+    child.on('close', (code, signal) => {
+      process.off('SIGINT', pass);
+      process.off('SIGTERM', pass);
+      resolve(code ?? 128 + (signal === null ? 0 : constants.signals[signal]));
+    });
+  });
+}
+
+await runStep(main);

@@ -1,0 +1,310 @@
+/**
+ * The GitHub Action (action.yml and its scripts in action/), run whole by a port of the runner's
+ * composite-action steps (test/support/composite-action.ts) in a simulated job: GITHUB_OUTPUT,
+ * GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH and the rest as the runner sets them, the service played by
+ * the emulator, GitHub's comment API by a fake on 127.0.0.1, and `npm` by a stand-in that records
+ * what it was asked to install and installs the built CLI.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { readEmulatorData } from '../../src/emulator/data.js';
+import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { runCompositeAction, type ActionRun } from '../support/composite-action.js';
+import { startFakeGithub, type FakeForge } from '../support/fake-forges.js';
+import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
+import { CLI_BIN } from '../support/run-cli.js';
+import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PACKAGE_VERSION = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const BROKEN_CONFIG = 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: cus_1\n';
+
+let emulator: Emulator;
+let github: FakeForge;
+let workspace: string;
+let tools: string;
+let npmLog: string;
+
+beforeEach(async () => {
+  emulator = await startEmulator({ slugDelayMs: 0 });
+  github = await startFakeGithub({ repository: 'acme/config', number: 7, token: 'ghs_job_token', comments: [{ id: 1, body: 'Looks good to me', author: 'User' }] });
+  workspace = await makeWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+  // `npm install --prefix DIR … SPEC` stands in for the registry: it records its arguments and
+  // installs the built CLI as DIR/node_modules/.bin/orgform.
+  tools = await makeWorkspace();
+  npmLog = join(tools, 'npm.log');
+  await writeFile(
+    join(tools, 'npm'),
+    `#!${process.execPath}
+const { appendFileSync, mkdirSync, writeFileSync } = require('node:fs');
+const args = process.argv.slice(2);
+appendFileSync(${JSON.stringify(npmLog)}, JSON.stringify(args) + '\\n');
+const prefix = args[args.indexOf('--prefix') + 1];
+mkdirSync(prefix + '/node_modules/.bin', { recursive: true });
+writeFileSync(prefix + '/node_modules/.bin/orgform', ${JSON.stringify(`#!/bin/sh\nexec "${process.execPath}" "${CLI_BIN}" "$@"\n`)}, { mode: 0o755 });
+`,
+  );
+  await chmod(join(tools, 'npm'), 0o755);
+  await symlink(process.execPath, join(tools, 'node'));
+});
+afterEach(async () => {
+  await emulator?.stop();
+  await github?.close();
+});
+
+interface RunOptions {
+  eventName?: string;
+  event?: Record<string, unknown>;
+  env?: Record<string, string>;
+}
+
+const PULL_REQUEST = { pull_request: { number: 7, head: { sha: '0123456789abcdef', repo: { full_name: 'acme/config' } } }, repository: { full_name: 'acme/config' } };
+
+async function runAction(inputs: Record<string, string>, options: RunOptions = {}): Promise<ActionRun & { runnerTemp: string }> {
+  const runnerTemp = await makeWorkspace();
+  const run = await runCompositeAction({
+    actionDir: ROOT,
+    with: inputs,
+    workspace,
+    runnerTemp,
+    env: {
+      PATH: `${tools}:${process.env.PATH ?? ''}`,
+      HOME: workspace,
+      ORGFORM_BASE_URL: emulator.url,
+      ORGFORM_TOKEN: 'demo-token',
+      ...options.env,
+    },
+    github: {
+      token: 'ghs_job_token',
+      eventName: options.eventName ?? 'pull_request',
+      event: options.event ?? PULL_REQUEST,
+      repository: 'acme/config',
+      apiUrl: github.url,
+      sha: 'fedcba9876543210',
+    },
+  });
+  return { ...run, runnerTemp };
+}
+
+async function npmCalls(): Promise<string[][]> {
+  if (!existsSync(npmLog)) return [];
+  return (await readFile(npmLog, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as string[]);
+}
+
+const step = (run: ActionRun, id: string) => run.steps.find((s) => s.id === id)!;
+const lastStep = (run: ActionRun) => run.steps[run.steps.length - 1]!;
+
+describe('action.yml: plan on a pull request', () => {
+  it('installs this action’s own version of orgform, outside the checkout, production dependencies only and no install scripts', async () => {
+    const run = await runAction({});
+    expect(run.failed).toBe(false);
+    const calls = await npmCalls();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toEqual(expect.arrayContaining(['install', '--no-save', '--omit=dev', '--ignore-scripts']));
+    expect(calls[0]!.at(-1)).toBe(`orgform@${PACKAGE_VERSION}`);
+    const prefix = calls[0]![calls[0]!.indexOf('--prefix') + 1]!;
+    expect(prefix.startsWith(workspace)).toBe(false);
+    expect(step(run, 'install').outputs.version).toBe(PACKAGE_VERSION);
+  });
+
+  it('posts the Markdown plan as one comment, then updates that same comment on the next push', async () => {
+    const first = await runAction({});
+    expect(first.outputs).toMatchObject({ exitcode: '2', 'has-changes': 'true' });
+    expect(existsSync(first.outputs['plan-file']!)).toBe(true);
+    expect(github.comments).toHaveLength(2);
+    const comment = github.comments[1]!;
+    expect(comment.body).toMatch(/^<!-- orgform-plan -->\n\*\*orgform plan:\*\* 2 to change, 2 to remove, 1 to accept/);
+    expect(comment.body).toContain('<sub>orgform plan for 0123456; updated on every push.</sub>');
+
+    const pushed = { ...PULL_REQUEST, pull_request: { ...PULL_REQUEST.pull_request, head: { ...PULL_REQUEST.pull_request.head, sha: '89abcdef01234567' } } };
+    const second = await runAction({}, { event: pushed });
+    expect(second.failed).toBe(false);
+    expect(github.comments).toHaveLength(2);
+    expect(github.comments[1]!.body).toContain('<sub>orgform plan for 89abcde; updated on every push.</sub>');
+    expect(github.comments[0]!.body).toBe('Looks good to me');
+    expect(github.requests.filter((r) => !r.startsWith('GET'))).toEqual(['POST /repos/acme/config/issues/7/comments', 'PATCH /repos/acme/config/issues/comments/1001']);
+  });
+
+  it('never takes over a comment that someone else wrote, even one that starts with the marker', async () => {
+    github.comments.push({ id: 2, body: '<!-- orgform-plan -->\nfake plan: nothing to see', author: 'User' });
+    const run = await runAction({});
+    expect(run.failed).toBe(false);
+    expect(github.comments.find((c) => c.id === 2)!.body).toBe('<!-- orgform-plan -->\nfake plan: nothing to see');
+    expect(github.comments).toHaveLength(3);
+  });
+
+  it('keeps one comment per working directory and files, so two plans on one pull request do not overwrite each other', async () => {
+    await mkdir(join(workspace, 'team-b'));
+    await writeFile(join(workspace, 'team-b', 'orgs.yaml'), CHANGING_CONFIG);
+    await runAction({});
+    await runAction({ 'working-directory': 'team-b' });
+    await runAction({ 'working-directory': 'team-b' });
+    expect(github.comments.map((c) => c.body.split('\n')[0])).toEqual(['Looks good to me', '<!-- orgform-plan -->', '<!-- orgform-plan team-b -->']);
+  });
+
+  it('shows the plan folded in the log and writes the job summary, and no workflow command inside the plan is acted on', async () => {
+    // A billing e-mail is text read from the service: the runner must not act on the commands in it.
+    const data = await readEmulatorData(new URL('../../examples/emulator-data.json', import.meta.url));
+    const acme = data.organisations.find((o) => o.id === 'org_acme')!;
+    acme.billing = { ...acme.billing, billingEmail: 'billing@acme.example ::set-output name=pwned::1 ##[add-mask]z' };
+    await emulator.stop();
+    emulator = await startEmulator({ slugDelayMs: 0, data });
+    const run = await runAction({});
+    const log = step(run, 'run').stdout;
+    expect(log).toContain('::group::The plan, as the pull request comment shows it');
+    expect(log).toContain('::set-output name=pwned::1 ##[add-mask]z');
+    expect(runnerCommands(log).map((c) => c.command)).toEqual(['group', 'stop-commands', expect.stringMatching(/^[0-9a-f-]{36}$/), 'endgroup']);
+    expect(await readFile(join(run.runnerTemp, 'step-summary.md'), 'utf8')).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.**');
+  });
+
+  it('on a broken orgs.yaml, annotates the line, puts the error in the comment, and fails the job', async () => {
+    await writeFile(join(workspace, 'orgs.yaml'), BROKEN_CONFIG);
+    const run = await runAction({});
+    expect(run.outputs).toMatchObject({ exitcode: '1', 'has-changes': 'false', 'plan-file': '' });
+    expect(runnerAnnotations(step(run, 'run').stderr)).toEqual([expect.objectContaining({ command: 'error', properties: { file: 'orgs.yaml', line: '5', col: '7', title: 'orgform' } })]);
+    const comment = github.comments[1]!.body;
+    expect(comment).toMatch(/^<!-- orgform-plan -->\n\*\*orgform plan failed\*\* \(exit code 1\)\n\n```text\nError: The configuration has 1 problem/);
+    expect(comment).toContain('did you mean "customerID"?');
+    expect(comment).not.toContain('::error');
+    expect(run.failed).toBe(true);
+    expect(lastStep(run)).toMatchObject({ name: 'Fail when orgform failed', code: 1 });
+  });
+
+  it('with max-changes below the plan’s size, the plan is shown and the job fails', async () => {
+    const run = await runAction({ 'max-changes': '2' });
+    expect(run.outputs.exitcode).toBe('1');
+    expect(github.comments[1]!.body).toContain('**orgform plan:** 2 to change, 2 to remove, 1 to accept');
+    expect(run.failed).toBe(true);
+  });
+
+  it('with comment: false, or outside a pull request, writes no comment and says why', async () => {
+    const off = await runAction({ comment: 'false' });
+    expect(off.failed).toBe(false);
+    const push = await runAction({}, { eventName: 'push', event: { ref: 'refs/heads/main' } });
+    expect(step(push, 'comment').stdout).toContain('No pull request in this push event, so no comment.');
+    expect(github.requests).toEqual([]);
+  });
+
+  it('a comment that cannot be written fails the job, and on a fork’s pull request says why', async () => {
+    github.readOnly = true;
+    const fork = { ...PULL_REQUEST, pull_request: { ...PULL_REQUEST.pull_request, head: { sha: '0123456789abcdef', repo: { full_name: 'mallory/config' } } } };
+    const run = await runAction({}, { event: fork });
+    expect(run.outputs.exitcode).toBe('2');
+    const annotations = runnerAnnotations(step(run, 'comment').stdout);
+    expect(annotations).toEqual([expect.objectContaining({ command: 'error' })]);
+    expect(annotations[0]!.data).toContain('HTTP 403 (Resource not accessible by integration)');
+    expect(annotations[0]!.data).toContain('comes from a fork');
+    expect(run.failed).toBe(true);
+  });
+});
+
+describe('action.yml: apply', () => {
+  it('applies, sets exitcode 0, and the next plan has no changes', async () => {
+    const applied = await runAction({ command: 'apply' }, { eventName: 'push', event: { ref: 'refs/heads/main' } });
+    expect(applied.failed).toBe(false);
+    expect(applied.outputs).toEqual({ exitcode: '0', 'has-changes': '', 'plan-file': '' });
+    expect(step(applied, 'run').stdout).toMatch(/^::group::Applying 5 changes$/m);
+    expect(step(applied, 'run').stdout).toMatch(/Apply complete: 5 applied/);
+    expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
+    expect(github.requests).toEqual([]);
+
+    const planned = await runAction({});
+    expect(planned.outputs).toMatchObject({ exitcode: '0', 'has-changes': 'false' });
+  });
+
+  it('an apply that fails fails the job', async () => {
+    emulator.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'status', status: 401 } });
+    const run = await runAction({ command: 'apply' }, { eventName: 'push', event: { ref: 'refs/heads/main' } });
+    expect(run.outputs.exitcode).toBe('1');
+    expect(run.failed).toBe(true);
+  });
+});
+
+describe('action.yml: inputs', () => {
+  /** A stand-in orgform in node_modules/.bin (version: installed) that records its argv and ORGFORM_STATE. */
+  async function recordingOrgform(): Promise<string> {
+    const record = join(workspace, 'orgform-call.json');
+    await mkdir(join(workspace, 'node_modules', '.bin'), { recursive: true });
+    await writeFile(
+      join(workspace, 'node_modules', '.bin', 'orgform'),
+      `#!${process.execPath}
+if (process.argv[2] === '--version') { console.log('9.9.9'); process.exit(0); }
+require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ argv: process.argv.slice(2), state: process.env.ORGFORM_STATE ?? null }));
+`,
+      { mode: 0o755 },
+    );
+    return record;
+  }
+
+  it('files, max-changes and args reach orgform as separate words, never through a shell', async () => {
+    const record = await recordingOrgform();
+    const run = await runAction({
+      version: 'installed',
+      files: 'orgs.yaml\n"team b/orgs.yaml"',
+      'max-changes': '50',
+      args: `--parallelism 4 --target 'a b' $(touch pwned) ; touch pwned2 \`touch pwned3\``,
+    });
+    expect(run.failed).toBe(false);
+    const { argv } = JSON.parse(await readFile(record, 'utf8')) as { argv: string[] };
+    expect(argv).toEqual([
+      'plan', '--format', 'markdown', '--detailed-exitcode', '--out', expect.stringMatching(/plan\.bin$/),
+      '-f', 'orgs.yaml', '-f', 'team b/orgs.yaml', '--max-changes', '50',
+      '--parallelism', '4', '--target', 'a b', '$(touch', 'pwned)', ';', 'touch', 'pwned2', '`touch', 'pwned3`',
+    ]);
+    expect(existsSync(join(workspace, 'pwned'))).toBe(false);
+    expect(existsSync(join(workspace, 'pwned2'))).toBe(false);
+    expect(existsSync(join(workspace, 'pwned3'))).toBe(false);
+    expect(await npmCalls()).toEqual([]);
+  });
+
+  it('state is passed as ORGFORM_STATE; left empty, the job’s own ORGFORM_STATE stays', async () => {
+    const record = await recordingOrgform();
+    await runAction({ version: 'installed', command: 'apply', state: 'https://state.example/orgform' });
+    expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ argv: ['apply', '--auto-approve'], state: 'https://state.example/orgform' });
+    await runAction({ version: 'installed', command: 'apply' }, { env: { ORGFORM_STATE: 'postgres://job-level' } });
+    expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ state: 'postgres://job-level' });
+    await runAction({ version: 'installed', command: 'apply' });
+    expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ state: null });
+  });
+
+  it('version takes a range, a URL or a tarball path, as npm does', async () => {
+    await runAction({ version: '0.x' });
+    await runAction({ version: 'https://github.com/orgform/orgform/releases/download/v0.1.0/orgform-0.1.0.tgz' });
+    await runAction({ version: './vendor/orgform-0.1.0.tgz' });
+    expect((await npmCalls()).map((args) => args.at(-1))).toEqual([
+      'orgform@0.x',
+      'https://github.com/orgform/orgform/releases/download/v0.1.0/orgform-0.1.0.tgz',
+      join(workspace, 'vendor', 'orgform-0.1.0.tgz'),
+    ]);
+  });
+
+  it('a bad input fails the first step, before anything is installed or run', async () => {
+    for (const [inputs, message] of [
+      [{ command: 'destroy' }, 'command must be plan or apply (got "destroy")'],
+      [{ 'max-changes': 'ten' }, 'max-changes must be a whole number (got "ten")'],
+      [{ comment: 'yes' }, 'comment must be true or false (got "yes")'],
+      [{ args: '--target "unclosed' }, 'args: unterminated " quote'],
+      [{ version: 'installed' }, 'version is "installed", but there is no'],
+    ] as const) {
+      const run = await runAction(inputs);
+      expect(run.failed).toBe(true);
+      expect(run.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined]);
+      expect(runnerAnnotations(run.steps[0]!.stdout)[0]?.data).toContain(message);
+    }
+    expect(await npmCalls()).toEqual([]);
+    expect(github.requests).toEqual([]);
+  });
+
+});
+
+describe('action.yml itself', () => {
+  it('no `run:` script holds an expression: inputs reach the scripts through env only', async () => {
+    const action = parse(await readFile(join(ROOT, 'action.yml'), 'utf8')) as { runs: { steps: Array<{ run: string }> } };
+    expect(action.runs.steps.length).toBeGreaterThan(0);
+    for (const s of action.runs.steps) expect(s.run).not.toContain('${{');
+  });
+});

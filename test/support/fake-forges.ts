@@ -1,0 +1,100 @@
+/**
+ * Fakes of the two forges' comment APIs on 127.0.0.1, as much of them as a sticky plan comment
+ * uses: GitHub's issue comments (list by page, create, update; github-actions[bot] writes them) and
+ * GitLab's merge request notes (the token's user, list by page, create, update). Each records the
+ * requests it was sent and checks the token, and can be told to refuse writes (a read-only token).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeComment {
+  id: number;
+  body: string;
+  /** GitHub: user.type (Bot or User). GitLab: author.id. */
+  author: string | number;
+  system?: boolean;
+}
+
+export interface FakeForge {
+  url: string;
+  comments: FakeComment[];
+  /** `METHOD /path?query` of every request, in order. */
+  requests: string[];
+  /** When true, writes answer 403 (GitHub's read-only token on a fork's pull request). */
+  readOnly: boolean;
+  close(): Promise<void>;
+}
+
+type Handler = (req: IncomingMessage, url: URL, body: string, reply: (status: number, value: unknown) => void) => void;
+
+async function listen(handler: Handler, state: Omit<FakeForge, 'url' | 'close'>): Promise<FakeForge> {
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      state.requests.push(`${req.method} ${req.url}`);
+      const reply = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+      handler(req, new URL(req.url ?? '/', 'http://fake'), body, reply);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const fake = state as FakeForge;
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return fake;
+}
+
+function page<T>(items: T[], url: URL): T[] {
+  const perPage = Number(url.searchParams.get('per_page') ?? 30);
+  const n = Number(url.searchParams.get('page') ?? 1);
+  return items.slice((n - 1) * perPage, n * perPage);
+}
+
+/** GitHub's REST API for pull request `number` of `repository`, answering `token` only. */
+export async function startFakeGithub(options: { repository: string; number: number; token: string; comments?: FakeComment[] }): Promise<FakeForge> {
+  const state = { comments: options.comments ?? [], requests: [] as string[], readOnly: false };
+  const list = `/repos/${options.repository}/issues/${options.number}/comments`;
+  const one = new RegExp(`^/repos/${options.repository}/issues/comments/(\\d+)$`);
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: { login: c.author === 'Bot' ? 'github-actions[bot]' : 'someone', type: c.author } });
+  return listen((req, url, body, reply) => {
+    if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { message: 'Bad credentials' });
+    if (req.method === 'GET' && url.pathname === list) return reply(200, page(state.comments, url).map(show));
+    if (req.method !== 'GET' && state.readOnly) return reply(403, { message: 'Resource not accessible by integration' });
+    if (req.method === 'POST' && url.pathname === list) {
+      const comment = { id: 1000 + state.comments.length, body: JSON.parse(body).body as string, author: 'Bot' };
+      state.comments.push(comment);
+      return reply(201, show(comment));
+    }
+    const match = one.exec(url.pathname);
+    const comment = state.comments.find((c) => match !== null && c.id === Number(match[1]));
+    if (req.method === 'PATCH' && comment) {
+      comment.body = JSON.parse(body).body;
+      return reply(200, show(comment));
+    }
+    return reply(404, { message: 'Not Found' });
+  }, state);
+}
+
+/** GitLab's REST API (under /api/v4) for merge request `iid` of project `projectId`; the token's user has id `userId`. */
+export async function startFakeGitlab(options: { projectId: string; iid: string; token: string; userId: number; comments?: FakeComment[] }): Promise<FakeForge> {
+  const state = { comments: options.comments ?? [], requests: [] as string[], readOnly: false };
+  const notes = `/api/v4/projects/${options.projectId}/merge_requests/${options.iid}/notes`;
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, system: c.system ?? false, author: { id: c.author } });
+  return listen((req, url, body, reply) => {
+    if (req.headers['private-token'] !== options.token) return reply(401, { message: '401 Unauthorized' });
+    if (req.method === 'GET' && url.pathname === '/api/v4/user') return reply(200, { id: options.userId, username: 'project_42_bot' });
+    if (req.method === 'GET' && url.pathname === notes) return reply(200, page(state.comments, url).map(show));
+    if (req.method !== 'GET' && state.readOnly) return reply(403, { message: '403 Forbidden' });
+    if (req.method === 'POST' && url.pathname === notes) {
+      const note = { id: 100 + state.comments.length, body: JSON.parse(body).body as string, author: options.userId };
+      state.comments.push(note);
+      return reply(201, show(note));
+    }
+    const note = state.comments.find((c) => url.pathname === `${notes}/${c.id}`);
+    if (req.method === 'PUT' && note) {
+      note.body = JSON.parse(body).body;
+      return reply(200, show(note));
+    }
+    return reply(404, { message: '404 Not Found' });
+  }, state);
+}
