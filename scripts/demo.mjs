@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'bin', 'orgform.js');
 if (!existsSync(join(root, 'dist', 'cli', 'main.js'))) {
-  console.error('orgform is not built yet: run npm install (or npm run build) first.');
+  console.error('orgform is not built yet: run npm run build first (npm run demo does).');
   process.exit(1);
 }
 
