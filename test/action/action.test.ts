@@ -3,10 +3,10 @@
  * composite-action steps (test/support/composite-action.ts) in a simulated job: GITHUB_OUTPUT,
  * GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH and the rest as the runner sets them, the service played by
  * the emulator, GitHub's comment API by a fake on 127.0.0.1, and `npm` by a stand-in that records
- * what it was asked to install and installs the built CLI.
+ * what it was asked to install and installs this repository (test/support/fake-npm.ts).
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,8 +15,8 @@ import { readEmulatorData } from '../../src/emulator/data.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { runCompositeAction, type ActionRun } from '../support/composite-action.js';
 import { startFakeGithub, type FakeForge } from '../support/fake-forges.js';
+import { makeFakeNpm, type FakeNpm } from '../support/fake-npm.js';
 import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
-import { CLI_BIN } from '../support/run-cli.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -26,30 +26,13 @@ const BROKEN_CONFIG = 'version: 1\norganisations:\n  acme:\n    billing:\n      
 let emulator: Emulator;
 let github: FakeForge;
 let workspace: string;
-let tools: string;
-let npmLog: string;
+let npm: FakeNpm;
 
 beforeEach(async () => {
   emulator = await startEmulator({ slugDelayMs: 0 });
   github = await startFakeGithub({ repository: 'acme/config', number: 7, token: 'ghs_job_token', comments: [{ id: 1, body: 'Looks good to me', author: 'User' }] });
   workspace = await makeWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
-  // `npm install --prefix DIR … SPEC` stands in for the registry: it records its arguments and
-  // installs the built CLI as DIR/node_modules/.bin/orgform.
-  tools = await makeWorkspace();
-  npmLog = join(tools, 'npm.log');
-  await writeFile(
-    join(tools, 'npm'),
-    `#!${process.execPath}
-const { appendFileSync, mkdirSync, writeFileSync } = require('node:fs');
-const args = process.argv.slice(2);
-appendFileSync(${JSON.stringify(npmLog)}, JSON.stringify(args) + '\\n');
-const prefix = args[args.indexOf('--prefix') + 1];
-mkdirSync(prefix + '/node_modules/.bin', { recursive: true });
-writeFileSync(prefix + '/node_modules/.bin/orgform', ${JSON.stringify(`#!/bin/sh\nexec "${process.execPath}" "${CLI_BIN}" "$@"\n`)}, { mode: 0o755 });
-`,
-  );
-  await chmod(join(tools, 'npm'), 0o755);
-  await symlink(process.execPath, join(tools, 'node'));
+  npm = await makeFakeNpm();
 });
 afterEach(async () => {
   await emulator?.stop();
@@ -72,7 +55,7 @@ async function runAction(inputs: Record<string, string>, options: RunOptions = {
     workspace,
     runnerTemp,
     env: {
-      PATH: `${tools}:${process.env.PATH ?? ''}`,
+      PATH: `${npm.dir}:${process.env.PATH ?? ''}`,
       HOME: workspace,
       ORGFORM_BASE_URL: emulator.url,
       ORGFORM_TOKEN: 'demo-token',
@@ -90,10 +73,7 @@ async function runAction(inputs: Record<string, string>, options: RunOptions = {
   return { ...run, runnerTemp };
 }
 
-async function npmCalls(): Promise<string[][]> {
-  if (!existsSync(npmLog)) return [];
-  return (await readFile(npmLog, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as string[]);
-}
+const npmCalls = () => npm.calls();
 
 const step = (run: ActionRun, id: string) => run.steps.find((s) => s.id === id)!;
 const lastStep = (run: ActionRun) => run.steps[run.steps.length - 1]!;

@@ -1,8 +1,11 @@
 /**
- * Fakes of the two forges' comment APIs on 127.0.0.1, as much of them as a sticky plan comment
- * uses: GitHub's issue comments (list by page, create, update; github-actions[bot] writes them) and
- * GitLab's merge request notes (the token's user, list by page, create, update). Each records the
- * requests it was sent and checks the token, and can be told to refuse writes (a read-only token).
+ * Fakes of the two forges' APIs on 127.0.0.1, as much of them as orgform's pipelines use:
+ * GitHub's issue comments (list by page, create, update; github-actions[bot] writes them), and
+ * GitLab's merge request notes (the token's user, list by page, create, update) and its managed
+ * Terraform state (Terraform's HTTP backend as GitLab serves it: GET, POST ?ID= with a JSON body
+ * holding an integer `serial`, POST and DELETE …/lock answering 409 with the holder, basic auth as
+ * gitlab-ci-token with the job token). Each records the requests it was sent and checks the token,
+ * and can be told to refuse writes (a read-only token).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +21,8 @@ export interface FakeComment {
 export interface FakeForge {
   url: string;
   comments: FakeComment[];
+  /** GitLab's Terraform states by name: the stored text, and the lock's ID when locked. */
+  states: Map<string, { text?: string; lock?: { ID: string } & Record<string, unknown> }>;
   /** `METHOD /path?query` of every request, in order. */
   requests: string[];
   /** When true, writes answer 403 (GitHub's read-only token on a fork's pull request). */
@@ -33,7 +38,8 @@ async function listen(handler: Handler, state: Omit<FakeForge, 'url' | 'close'>)
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       state.requests.push(`${req.method} ${req.url}`);
-      const reply = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+      const reply = (status: number, value: unknown) =>
+        status === 204 ? res.writeHead(204).end() : res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
       handler(req, new URL(req.url ?? '/', 'http://fake'), body, reply);
     });
   });
@@ -52,7 +58,7 @@ function page<T>(items: T[], url: URL): T[] {
 
 /** GitHub's REST API for pull request `number` of `repository`, answering `token` only. */
 export async function startFakeGithub(options: { repository: string; number: number; token: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], states: new Map(), requests: [] as string[], readOnly: false };
   const list = `/repos/${options.repository}/issues/${options.number}/comments`;
   const one = new RegExp(`^/repos/${options.repository}/issues/comments/(\\d+)$`);
   const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: { login: c.author === 'Bot' ? 'github-actions[bot]' : 'someone', type: c.author } });
@@ -75,12 +81,55 @@ export async function startFakeGithub(options: { repository: string; number: num
   }, state);
 }
 
-/** GitLab's REST API (under /api/v4) for merge request `iid` of project `projectId`; the token's user has id `userId`. */
-export async function startFakeGitlab(options: { projectId: string; iid: string; token: string; userId: number; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], requests: [] as string[], readOnly: false };
+/**
+ * GitLab's REST API (under /api/v4) for merge request `iid` of project `projectId`: notes with the
+ * access token `token`, whose user has id `userId`; Terraform states with `jobToken`.
+ */
+export async function startFakeGitlab(options: { projectId: string; iid: string; token: string; userId: number; jobToken: string; comments?: FakeComment[] }): Promise<FakeForge> {
+  const state = { comments: options.comments ?? [], states: new Map(), requests: [] as string[], readOnly: false };
   const notes = `/api/v4/projects/${options.projectId}/merge_requests/${options.iid}/notes`;
+  const terraform = new RegExp(`^/api/v4/projects/${options.projectId}/terraform/state/([^/]+)(/lock)?$`);
+  const jobAuth = `Basic ${Buffer.from(`gitlab-ci-token:${options.jobToken}`).toString('base64')}`;
   const show = (c: FakeComment) => ({ id: c.id, body: c.body, system: c.system ?? false, author: { id: c.author } });
   return listen((req, url, body, reply) => {
+    const tf = terraform.exec(url.pathname);
+    if (tf) {
+      if (req.headers.authorization !== jobAuth) return reply(401, { message: '401 Unauthorized' });
+      const name = decodeURIComponent(tf[1]!);
+      const held = state.states.get(name) ?? {};
+      if (tf[2] === '/lock') {
+        if (req.method === 'POST') {
+          if (held.lock) return reply(409, held.lock);
+          state.states.set(name, { ...held, lock: JSON.parse(body) });
+          return reply(200, JSON.parse(body));
+        }
+        if (req.method === 'DELETE') {
+          const id = url.searchParams.get('ID') ?? (body === '' ? undefined : JSON.parse(body).ID);
+          if (held.lock && id !== undefined && id !== held.lock.ID) return reply(409, held.lock);
+          state.states.set(name, { ...held, lock: undefined });
+          return reply(200, {});
+        }
+      }
+      if (req.method === 'GET') {
+        if (!state.states.has(name)) return reply(404, { message: '404 Not Found' });
+        if (held.text === undefined) return reply(204, undefined);
+        return reply(200, JSON.parse(held.text));
+      }
+      if (req.method === 'POST') {
+        if (held.lock && url.searchParams.get('ID') !== held.lock.ID) return reply(409, held.lock);
+        if (body === '') return reply(204, undefined);
+        let parsed: { serial?: unknown };
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          return reply(422, { message: 'invalid JSON' });
+        }
+        if (!Number.isInteger(parsed.serial)) return reply(422, { message: 'No serial in payload' });
+        state.states.set(name, { ...held, text: body });
+        return reply(200, {});
+      }
+      return reply(405, { message: '405 Method Not Allowed' });
+    }
     if (req.headers['private-token'] !== options.token) return reply(401, { message: '401 Unauthorized' });
     if (req.method === 'GET' && url.pathname === '/api/v4/user') return reply(200, { id: options.userId, username: 'project_42_bot' });
     if (req.method === 'GET' && url.pathname === notes) return reply(200, page(state.comments, url).map(show));

@@ -1,0 +1,228 @@
+/**
+ * The GitLab CI/CD component (templates/orgform.yml), included with inputs into a scratch project
+ * and resolved by gitlab-ci-local as GitLab would: which jobs each pipeline runs, what the inputs
+ * change, and the jobs' scripts run through bash against the emulator, GitLab's API faked on
+ * 127.0.0.1 (the merge request notes, the managed Terraform state) and `npm` by a stand-in that
+ * installs this repository (test/support/fake-npm.ts).
+ */
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { startFakeGitlab, type FakeForge } from '../support/fake-forges.js';
+import { makeFakeNpm, type FakeNpm } from '../support/fake-npm.js';
+import { gitlabCiLocal, gitlabProject, listJobs, MERGE_REQUEST_PIPELINE, previewPipeline, runJob } from '../support/gitlab-ci.js';
+import { codeQualityErrors, gitlabTerraformErrors } from '../support/report-schemas.js';
+import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const COMPONENT = await readFile(join(ROOT, 'templates', 'orgform.yml'), 'utf8');
+const PACKAGE_VERSION = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const BROKEN_CONFIG = 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: cus_1\n';
+
+/** A project whose .gitlab-ci.yml includes the component once per entry of `includes`, with those inputs. */
+async function project(includes: Array<Record<string, unknown>>, options: { branch?: string; files?: Record<string, string> } = {}): Promise<string> {
+  const ci = stringify({ include: includes.map((inputs) => ({ local: 'templates/orgform.yml', inputs })) });
+  return gitlabProject({ '.gitlab-ci.yml': ci, 'templates/orgform.yml': COMPONENT, 'orgs.yaml': CHANGING_CONFIG, ...options.files }, options.branch ? { branch: options.branch } : {});
+}
+
+// gitlab-ci-local takes a second or more a run, several runs a test.
+describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 90_000 }, () => {
+  it('a merge request runs validate and plan; the default branch validate and apply; another branch nothing', async () => {
+    const mergeRequest = await project([{}], { branch: 'feature' });
+    expect(await listJobs(mergeRequest, MERGE_REQUEST_PIPELINE)).toEqual([
+      { name: 'orgform-validate', stage: 'test', when: 'on_success' },
+      { name: 'orgform-plan', stage: 'test', when: 'on_success' },
+    ]);
+    expect(await listJobs(mergeRequest)).toEqual([]);
+    const main = await project([{}]);
+    expect(await listJobs(main)).toEqual([
+      { name: 'orgform-validate', stage: 'test', when: 'on_success' },
+      { name: 'orgform-apply', stage: 'deploy', when: 'on_success' },
+    ]);
+  });
+
+  it('included twice with two prefixes, runs two sets of jobs side by side; apply-when manual and the stages are the inputs’', async () => {
+    const cwd = await project([
+      { 'job-prefix': 'orgs-eu', 'working-directory': 'eu', 'state-name': 'eu', 'resource-group': 'orgs-eu', 'apply-when': 'manual', 'apply-stage': 'test' },
+      { 'job-prefix': 'orgs-us', 'working-directory': 'us', 'state-name': 'us', 'resource-group': 'orgs-us' },
+    ]);
+    expect(await listJobs(cwd)).toEqual([
+      { name: 'orgs-eu-validate', stage: 'test', when: 'on_success' },
+      { name: 'orgs-eu-apply', stage: 'test', when: 'manual' },
+      { name: 'orgs-us-validate', stage: 'test', when: 'on_success' },
+      { name: 'orgs-us-apply', stage: 'deploy', when: 'on_success' },
+    ]);
+    const pipeline = await previewPipeline(cwd);
+    expect(pipeline['orgs-eu-apply']).toMatchObject({ resource_group: 'orgs-eu', interruptible: false, variables: { ORGFORM_WORKDIR: 'eu' } });
+    expect(pipeline['orgs-us-apply'].variables.ORGFORM_STATE).toBe('${CI_API_V4_URL}/projects/${CI_PROJECT_ID}/terraform/state/us');
+  });
+
+  it('keeps the journal in GitLab-managed Terraform state, read and written with the job’s own token', async () => {
+    const pipeline = await previewPipeline(await project([{}]));
+    for (const job of ['orgform-plan', 'orgform-apply']) {
+      expect(pipeline[job].variables).toMatchObject({
+        ORGFORM_STATE: '${CI_API_V4_URL}/projects/${CI_PROJECT_ID}/terraform/state/orgform',
+        ORGFORM_STATE_USERNAME: 'gitlab-ci-token',
+        ORGFORM_STATE_PASSWORD: '${CI_JOB_TOKEN}',
+      });
+    }
+    expect(pipeline['orgform-validate'].variables.ORGFORM_STATE).toBeUndefined();
+  });
+
+  it('installs this release of orgform by default: the input’s default is package.json’s version', async () => {
+    const pipeline = await previewPipeline(await project([{}]));
+    expect(pipeline['orgform-plan'].variables.ORGFORM_VERSION).toBe(PACKAGE_VERSION);
+  });
+
+  it('refuses an input of the wrong form, naming it', async () => {
+    for (const [inputs, message] of [
+      [{ 'max-changes': 'ten' }, '`max-changes` input: `ten` does not match required regex: ^[0-9]*$'],
+      [{ 'max-changes': 50 }, '`max-changes` input: provided value is not a string'],
+      [{ 'apply-when': 'always' }, '`apply-when` input: `always` cannot be used because it is not in the list of allowed options'],
+      [{ 'job-prefix': 'Bad Prefix' }, '`job-prefix` input: `Bad Prefix` does not match required regex'],
+    ] as const) {
+      const result = await gitlabCiLocal(await project([inputs]), ['--list', '--no-json-schema-validation']);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr + result.stdout).toContain(message);
+    }
+  });
+});
+
+describe('templates/orgform.yml: the jobs, run', { timeout: 90_000 }, () => {
+  let emulator: Emulator;
+  let gitlab: FakeForge;
+  let npm: FakeNpm;
+  beforeEach(async () => {
+    emulator = await startEmulator({ slugDelayMs: 0 });
+    gitlab = await startFakeGitlab({ projectId: '42', iid: '7', token: 'glpat-note', userId: 9, jobToken: 'job-token', comments: [{ id: 1, body: 'Please double-check acme', author: 3 }] });
+    npm = await makeFakeNpm();
+  });
+  afterEach(async () => {
+    await emulator?.stop();
+    await gitlab?.close();
+  });
+
+  /** What GitLab sets for a job, and the project's CI/CD variables of the example's setup. */
+  async function variables(cwd: string, job: string): Promise<{ predefined: Record<string, string>; project: Record<string, string> }> {
+    return {
+      predefined: {
+        PATH: `${npm.dir}:${process.env.PATH ?? ''}`,
+        TMPDIR: await makeWorkspace(),
+        CI: 'true',
+        GITLAB_CI: 'true',
+        CI_PROJECT_DIR: cwd,
+        CI_PROJECT_ID: '42',
+        CI_API_V4_URL: `${gitlab.url}/api/v4`,
+        CI_JOB_ID: '1234',
+        CI_JOB_NAME: job,
+        CI_JOB_TOKEN: 'job-token',
+        CI_COMMIT_SHA: 'abc1234def567890',
+        CI_MERGE_REQUEST_IID: '7',
+      },
+      project: { ORGFORM_BASE_URL: emulator.url, ORGFORM_TOKEN: 'demo-token', GITLAB_API_TOKEN: 'glpat-note' },
+    };
+  }
+
+  /** The job as the pipeline would run it (plan: a merge request pipeline), with `project` over the example's CI/CD variables. */
+  async function runComponentJob(cwd: string, name: string, project: Record<string, string> = {}, commit = 'abc1234def567890') {
+    const pipeline = await previewPipeline(cwd, [...(name === 'orgform-plan' ? MERGE_REQUEST_PIPELINE : [])]);
+    const env = await variables(cwd, name);
+    return runJob(pipeline[name] as Json, cwd, { ...env.predefined, CI_COMMIT_SHA: commit }, { ...env.project, ...project });
+  }
+
+  it('validate writes an empty Code Quality report for a valid file, and a blocker at the line of a problem, and fails', async () => {
+    const cwd = await project([{}]);
+    const valid = await runComponentJob(cwd, 'orgform-validate');
+    expect(valid.code).toBe(0);
+    expect(await readFile(join(cwd, 'gl-code-quality-report.json'), 'utf8')).toBe('[]\n');
+    expect((await npm.calls())[0]!.at(-1)).toBe(`orgform@${PACKAGE_VERSION}`);
+
+    await writeFile(join(cwd, 'orgs.yaml'), BROKEN_CONFIG);
+    const invalid = await runComponentJob(cwd, 'orgform-validate');
+    expect(invalid.code).toBe(1);
+    const report = await readFile(join(cwd, 'gl-code-quality-report.json'), 'utf8');
+    expect(codeQualityErrors(report)).toEqual([]);
+    expect(JSON.parse(report)).toEqual([expect.objectContaining({ severity: 'blocker', location: { path: 'orgs.yaml', lines: { begin: 5 } } })]);
+  });
+
+  it('plan writes the Markdown plan into one merge request note, posted once then updated, with the Terraform widget’s counts, and passes with changes', async () => {
+    const cwd = await project([{}], { branch: 'feature' });
+    const first = await runComponentJob(cwd, 'orgform-plan');
+    expect(first.stderr).toContain('Saved the plan to');
+    expect(first.code).toBe(0);
+    const second = await runComponentJob(cwd, 'orgform-plan', {}, '89abcdef01234567');
+    expect(second.code).toBe(0);
+
+    const markdown = await readFile(join(cwd, 'plan.md'), 'utf8');
+    expect(markdown).toMatch(/^\*\*orgform plan:\*\* 2 to change, 2 to remove, 1 to accept/);
+    expect(second.stdout).toContain(markdown);
+    expect(existsSync(join(cwd, 'plan.bin'))).toBe(true);
+    const counts = await readFile(join(cwd, 'plan-counts.json'), 'utf8');
+    expect(gitlabTerraformErrors(counts)).toEqual([]);
+    expect(JSON.parse(counts)).toEqual({ create: 1, update: 2, delete: 2 });
+    expect(gitlab.comments.map((c) => c.body.split('\n')[0])).toEqual(['Please double-check acme', '<!-- orgform-plan orgform-plan -->']);
+    expect(gitlab.comments[1]!.body).toBe(`<!-- orgform-plan orgform-plan -->\n${markdown}\n<sub>orgform plan for 89abcde; updated on every push.</sub>\n`);
+    expect(gitlab.requests.filter((r) => r.includes('/notes') && !r.startsWith('GET'))).toEqual([
+      'POST /api/v4/projects/42/merge_requests/7/notes',
+      'PUT /api/v4/projects/42/merge_requests/7/notes/101',
+    ]);
+  });
+
+  it('plan on a broken configuration writes the error into the note, then fails', async () => {
+    const cwd = await project([{}], { branch: 'feature', files: { 'orgs.yaml': 'version: 2\n' } });
+    const result = await runComponentJob(cwd, 'orgform-plan');
+    expect(result.code).toBe(1);
+    expect(gitlab.comments[1]!.body).toContain('**orgform plan failed** (exit code 1)');
+    expect(gitlab.comments[1]!.body).toContain('unsupported version 2');
+  });
+
+  it('plan without GITLAB_API_TOKEN, or with note: false, writes no note and still passes', async () => {
+    const cwd = await project([{}], { branch: 'feature' });
+    const noToken = await runComponentJob(cwd, 'orgform-plan', { GITLAB_API_TOKEN: '' });
+    expect(noToken.code).toBe(0);
+    expect(noToken.stderr).toContain('GITLAB_API_TOKEN is not set, so no note');
+    const off = await project([{ note: false }], { branch: 'feature' });
+    expect((await runComponentJob(off, 'orgform-plan')).code).toBe(0);
+    expect(gitlab.requests.filter((r) => r.includes('/notes'))).toEqual([]);
+  });
+
+  it('files and args reach plan and apply as arguments', async () => {
+    // orgs.yaml matches the service; teams/a.yaml has five changes, one of them globex's.
+    const cwd = await project([{ files: 'teams/a.yaml', args: '--target globex' }], { branch: 'feature', files: { 'orgs.yaml': MATCHING_CONFIG, 'teams/a.yaml': CHANGING_CONFIG } });
+    const plan = await runComponentJob(cwd, 'orgform-plan');
+    expect(plan.code).toBe(0);
+    expect(await readFile(join(cwd, 'plan.md'), 'utf8')).toMatch(/^\*\*orgform plan:\*\* 0 to change, 0 to remove, 1 to accept/);
+    const apply = await runComponentJob(cwd, 'orgform-apply');
+    expect(apply.stdout).toMatch(/Apply complete: 1 applied/);
+    expect(apply.code).toBe(0);
+  });
+
+  it('over max-changes, plan fails after writing its note, and apply refuses and changes nothing', async () => {
+    const cwd = await project([{ 'max-changes': '2' }], { branch: 'feature' });
+    const plan = await runComponentJob(cwd, 'orgform-plan');
+    expect(plan.code).toBe(1);
+    expect(gitlab.comments[1]!.body).toContain('**orgform plan:** 2 to change, 2 to remove, 1 to accept');
+    const apply = await runComponentJob(cwd, 'orgform-apply');
+    expect(apply.code).toBe(1);
+    expect(apply.stdout + apply.stderr).toMatch(/max-changes/);
+    expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('billing@acme.example');
+  });
+
+  it('apply applies the configuration from the working directory, and the next plan finds nothing to do', async () => {
+    const cwd = await project([{ 'working-directory': 'orgs' }], { files: { 'orgs/orgs.yaml': CHANGING_CONFIG } });
+    const applied = await runComponentJob(cwd, 'orgform-apply');
+    expect(applied.stdout).toMatch(/Apply complete: 5 applied/);
+    expect(applied.code).toBe(0);
+    expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
+
+    const planned = await runComponentJob(cwd, 'orgform-plan');
+    expect(planned.code).toBe(0);
+    expect(await readFile(join(cwd, 'plan.md'), 'utf8')).toContain('No changes');
+  });
+});
