@@ -78,7 +78,8 @@ const npmCalls = () => npm.calls();
 const step = (run: ActionRun, id: string) => run.steps.find((s) => s.id === id)!;
 const lastStep = (run: ActionRun) => run.steps[run.steps.length - 1]!;
 
-describe('action.yml: plan on a pull request', () => {
+// Each run of the action starts half a dozen processes (node, npm, orgform): minutes, on a loaded machine.
+describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
   it('installs this action’s own version of orgform, outside the checkout, production dependencies only and no install scripts', async () => {
     const run = await runAction({});
     expect(run.failed).toBe(false);
@@ -182,10 +183,10 @@ describe('action.yml: plan on a pull request', () => {
   });
 });
 
-describe('action.yml: apply', () => {
+describe('action.yml: apply', { timeout: 120_000 }, () => {
   it('applies, sets exitcode 0, and the next plan has no changes', async () => {
     const applied = await runAction({ command: 'apply' }, { eventName: 'push', event: { ref: 'refs/heads/main' } });
-    expect(applied.failed).toBe(false);
+    expect(applied.failed, applied.steps.map((s) => s.stdout + s.stderr).join('\n')).toBe(false);
     expect(applied.outputs).toEqual({ exitcode: '0', 'has-changes': '', 'plan-file': '' });
     expect(step(applied, 'run').stdout).toMatch(/^::group::Applying 5 changes$/m);
     expect(step(applied, 'run').stdout).toMatch(/Apply complete: 5 applied/);
@@ -204,7 +205,7 @@ describe('action.yml: apply', () => {
   });
 });
 
-describe('action.yml: inputs', () => {
+describe('action.yml: inputs', { timeout: 120_000 }, () => {
   /** A stand-in orgform in node_modules/.bin (version: installed) that records its argv and ORGFORM_STATE. */
   async function recordingOrgform(): Promise<string> {
     const record = join(workspace, 'orgform-call.json');

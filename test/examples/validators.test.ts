@@ -61,7 +61,7 @@ describe('action.yml and the GitHub workflows pass action-validator', () => {
   });
 });
 
-describe('examples/gitlab-ci.yml, with the component it includes, passes gitlab-ci-local --list-all', () => {
+describe('examples/gitlab-ci.yml, with the component it includes, passes gitlab-ci-local --list-all', { timeout: 120_000 }, () => {
   /** A scratch project holding the example as its .gitlab-ci.yml, and `component` where the example's remote include points. */
   async function project(component: string): Promise<string> {
     const example = await readFile(GITLAB_PIPELINE, 'utf8');

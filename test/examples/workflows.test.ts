@@ -72,7 +72,7 @@ describe('examples/github-actions/orgform.yml', () => {
     expect(workflow.jobs.plan.concurrency).toEqual({ group: 'orgform-plan-${{ github.event.pull_request.number }}', 'cancel-in-progress': true });
   });
 
-  describe('run, with this repository’s action', () => {
+  describe('run, with this repository’s action', { timeout: 120_000 }, () => {
     let emulator: Emulator;
     let github: FakeForge;
     let npm: FakeNpm;
@@ -130,7 +130,7 @@ describe('examples/github-actions/orgform.yml', () => {
 
     it('the apply job applies, and the next plan finds nothing to do', async () => {
       const applied = await runStep('apply');
-      expect(applied.failed).toBe(false);
+      expect(applied.failed, applied.steps.map((s) => s.stdout + s.stderr).join('\n')).toBe(false);
       expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
       const planned = await runStep('plan');
       expect(planned.outputs).toMatchObject({ exitcode: '0', 'has-changes': 'false' });
@@ -142,7 +142,7 @@ describe('examples/github-actions/orgform.yml', () => {
 // ---------------------------------------------------------------------------------------------
 // GitLab CI/CD
 
-describe('examples/gitlab-ci.yml', { timeout: 60_000 }, () => {
+describe('examples/gitlab-ci.yml', { timeout: 120_000 }, () => {
   const COMPONENT_URL = `https://raw.githubusercontent.com/orgform/orgform/v${VERSION}/templates/orgform.yml`;
 
   /** A project holding the example, with the component where its include points (as fetched). */

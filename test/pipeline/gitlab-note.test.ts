@@ -3,11 +3,11 @@
  * and the notes API faked on 127.0.0.1. The whole job is run in test/templates/orgform.test.ts;
  * here, the cases around it.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeGitlab, type FakeForge } from '../support/fake-forges.js';
+import { runProcess, type ProcessResult } from '../support/run-process.js';
 import { makeWorkspace } from '../support/workspace.js';
 
 const SCRIPT = fileURLToPath(new URL('../../pipeline/gitlab-note.mjs', import.meta.url));
@@ -20,20 +20,12 @@ beforeEach(async () => {
 });
 afterEach(async () => gitlab?.close());
 
-function note(env: Record<string, string>, args = [join(dir, 'plan.md'), join(dir, 'plan.err'), '2']): Promise<{ code: number; stdout: string; stderr: string }> {
+function note(env: Record<string, string>, args = [join(dir, 'plan.md'), join(dir, 'plan.err'), '2']): Promise<ProcessResult> {
   const base = { PATH: process.env.PATH ?? '', CI_API_V4_URL: `${gitlab.url}/api/v4`, CI_PROJECT_ID: '42', CI_MERGE_REQUEST_IID: '7', CI_COMMIT_SHA: 'abc1234def', CI_JOB_NAME: 'orgform-plan', GITLAB_API_TOKEN: 'glpat-note' };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return runProcess(process.execPath, [SCRIPT, ...args], undefined, { ...base, ...env });
 }
 
-describe('pipeline/gitlab-note.mjs', () => {
+describe('pipeline/gitlab-note.mjs', { timeout: 60_000 }, () => {
   it('updates only a note of the token’s own user: another user’s note and a system note with the marker are left alone', async () => {
     gitlab.comments.push({ id: 1, body: '<!-- orgform-plan orgform-plan -->\nplanted', author: 3 }, { id: 2, body: '<!-- orgform-plan orgform-plan -->\nsystem', author: 9, system: true });
     const created = await note({});

@@ -79,7 +79,7 @@ beforeAll(async () => {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, dependencies: { [PACKAGE.name]: spec } }));
   writeFileSync(join(app, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
   install = run('npm', ['ci', '--offline', '--omit=dev'], app);
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
@@ -105,7 +105,7 @@ describe('the packed tarball', () => {
   });
 });
 
-describe('installed from the tarball into an empty directory', () => {
+describe('installed from the tarball into an empty directory', { timeout: 120_000 }, () => {
   it('installs with production dependencies only, each within the range the package declares', () => {
     expect(install, `${install.stderr}\n(npm ci --offline needs the dependencies in npm's cache: run npm ci first)`).toMatchObject({ code: 0 });
     const installed = readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.')).sort();

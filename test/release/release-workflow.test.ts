@@ -4,13 +4,13 @@
  * played by stand-ins that record their arguments. action-validator checks the file's schema
  * (test/examples/validators.test.ts).
  */
-import { spawn } from 'node:child_process';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { releaseNotes } from '../../scripts/release-notes.mjs';
+import { runProcess } from '../support/run-process.js';
 import { makeWorkspace } from '../support/workspace.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -86,15 +86,9 @@ describe('.github/workflows/release.yml', () => {
       }
       const steps = (jobs.publish.steps as Json[]).filter((s) => typeof s.run === 'string');
       const script = `sha256sum orgform-${version}.tgz > SHA256SUMS\n${steps.map((s) => s.run).join('\n')}`;
-      const result = await new Promise<{ code: number; stdout: string }>((resolve, reject) => {
-        const env = { PATH: `${cwd}:${process.env.PATH ?? ''}`, GITHUB_REF_NAME: `v${version}`, NODE_AUTH_TOKEN: 'npm_x', GH_TOKEN: 'ghs_x', GH_REPO: 'orgform/orgform' };
-        const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-        child.stderr.on('data', (c: Buffer) => (stdout += c.toString()));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code: code ?? -1, stdout }));
-      });
+      const env = { PATH: `${cwd}:${process.env.PATH ?? ''}`, GITHUB_REF_NAME: `v${version}`, NODE_AUTH_TOKEN: 'npm_x', GH_TOKEN: 'ghs_x', GH_REPO: 'orgform/orgform' };
+      const ran = await runProcess('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], cwd, env);
+      const result = { code: ran.code, stdout: ran.stdout + ran.stderr };
       const calls = await readFile(log, 'utf8').catch(() => '');
       return { ...result, calls: calls.trim().split('\n').filter(Boolean) };
     }

@@ -13,10 +13,10 @@
  *   github.action_path): any other expression fails the test, so the action cannot quietly grow one
  *   that this runner would get wrong.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { runProcess, type ProcessResult } from './run-process.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -147,14 +147,6 @@ export async function runCompositeAction(options: ActionRunOptions): Promise<Act
   return { steps: runs, outputs, failed };
 }
 
-function bash(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
-  });
+function bash(script: string, cwd: string, env: Record<string, string>): Promise<ProcessResult> {
+  return runProcess('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], cwd, env);
 }

@@ -6,34 +6,22 @@
  *
  * Remote includes are put in gitlab-ci-local's own cache beforehand, so nothing is fetched.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { runProcess, type ProcessResult } from './run-process.js';
 import { makeWorkspace } from './workspace.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const GITLAB_CI_LOCAL = join(fileURLToPath(new URL('../../node_modules/gitlab-ci-local/', import.meta.url)), 'dist', 'index.js');
 
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type Run = ProcessResult;
 
+/** With PATH, HOME in the workspace (the tools' own state stays there) and plain text to match on, then `env`. */
 export function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    // NO_COLOR and FORCE_COLOR=0: plain text to match on. HOME: the tools' own state stays in the workspace.
-    const child = spawn(command, args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return runProcess(command, args, cwd, { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', FORCE_COLOR: '0', ...env });
 }
 
 export interface ProjectOptions {

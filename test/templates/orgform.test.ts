@@ -32,7 +32,7 @@ async function project(includes: Array<Record<string, unknown>>, options: { bran
 }
 
 // gitlab-ci-local takes a second or more a run, several runs a test.
-describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 90_000 }, () => {
+describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 120_000 }, () => {
   it('a merge request runs validate and plan; the default branch validate and apply; another branch nothing', async () => {
     const mergeRequest = await project([{}], { branch: 'feature' });
     expect(await listJobs(mergeRequest, MERGE_REQUEST_PIPELINE)).toEqual([
@@ -94,7 +94,7 @@ describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 90_000 }
   });
 });
 
-describe('templates/orgform.yml: the jobs, run', { timeout: 90_000 }, () => {
+describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
   let emulator: Emulator;
   let gitlab: FakeForge;
   let npm: FakeNpm;
