@@ -129,9 +129,14 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     };
   }
 
-  /** The job as the pipeline would run it (plan: a merge request pipeline), with `project` over the example's CI/CD variables. */
+  /** --preview shows every job whatever its rules, and depends on .gitlab-ci.yml alone: once per text. */
+  const previews = new Map<string, Promise<Json>>();
+
+  /** The job as GitLab would run it, with `project` over the example's CI/CD variables. */
   async function runComponentJob(cwd: string, name: string, project: Record<string, string> = {}, commit = 'abc1234def567890') {
-    const pipeline = await previewPipeline(cwd, [...(name === 'orgform-plan' ? MERGE_REQUEST_PIPELINE : [])]);
+    const ci = await readFile(join(cwd, '.gitlab-ci.yml'), 'utf8');
+    if (!previews.has(ci)) previews.set(ci, previewPipeline(cwd));
+    const pipeline = await previews.get(ci)!;
     const env = await variables(cwd, name);
     return runJob(pipeline[name] as Json, cwd, { ...env.predefined, CI_COMMIT_SHA: commit }, { ...env.project, ...project });
   }
