@@ -219,12 +219,17 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('billing@acme.example');
   });
 
-  it('apply applies the configuration from the working directory, and the next plan finds nothing to do', async () => {
+  it('apply applies the configuration from the working directory, keeps the journal in GitLab-managed Terraform state, and the next plan finds nothing to do', async () => {
     const cwd = await project([{ 'working-directory': 'orgs' }], { files: { 'orgs/orgs.yaml': CHANGING_CONFIG } });
     const applied = await runComponentJob(cwd, 'orgform-apply');
     expect(applied.stdout).toMatch(/Apply complete: 5 applied/);
     expect(applied.code).toBe(0);
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
+
+    // The journal went to the project's GitLab-managed Terraform state, with the job token, and not to a file.
+    expect(gitlab.requests.filter((r) => r.includes('/terraform/state/'))).toEqual(expect.arrayContaining(['POST /api/v4/projects/42/terraform/state/orgform/lock']));
+    expect(JSON.parse(gitlab.states.get('orgform')?.text ?? '{}')).toMatchObject({ serial: expect.any(Number) });
+    expect(existsSync(join(cwd, 'orgs', '.orgform'))).toBe(false);
 
     const planned = await runComponentJob(cwd, 'orgform-plan');
     expect(planned.code).toBe(0);
