@@ -43,7 +43,6 @@ const REASONS: Record<string, string> = {
   'cli/program.ts': 'the grammar: every command test runs through it (test/support/run-cli.ts)',
   'cli/run-token-command.ts': 'run by openClient, tested end to end (test/e2e/token-command.test.ts)',
   'config/check-across-documents.ts': CONFIG,
-  'config/compile-schema.ts': CONFIG,
   'config/declare-document.ts': CONFIG,
   'config/describe-bad-identifier.ts': CONFIG,
   'config/describe-schema-error.ts': CONFIG,

@@ -32,6 +32,16 @@ function placeOf(file: string, pos: Position): Place {
   return { file, line: pos.line, col: pos.col };
 }
 
+/**
+ * For an item reached through an alias, which organisation has it that way: the message stands at
+ * the alias, and the anchor it points to is another organisation's.
+ */
+function throughAlias(item: Item): string {
+  if (!item.throughAlias) return '';
+  const more = item.more === 0 ? '' : ` (and ${item.more} more ${item.more === 1 ? 'id' : 'ids'} of the same list)`;
+  return `: organisation "${item.owner.slug}" (line ${item.owner.source.line}) has it through this alias${more}`;
+}
+
 function itemFirst(item: Item): First {
   return { ...placeOf(item.owner.document.file, item.pos), slug: item.owner.slug, list: item.list };
 }
@@ -58,9 +68,10 @@ export class AcrossDocuments {
       const here = placeOf(item.owner.document.file, item.pos);
       const there = describePlace(seen, here);
       // Organisations are declared once (a second one is reported above): a slug names one owner.
-      if (seen.slug !== item.owner.slug || seen.file !== here.file) report(here, `${noun} "${item.id}" is also listed under organisation "${seen.slug}" (${there})`);
-      else if (seen.list === item.list) report(here, `${noun} "${item.id}" is listed twice (first at ${there})`);
-      else report(here, `${noun} "${item.id}" is both accepted (${there}) and revoked: keep one`);
+      const via = throughAlias(item);
+      if (seen.slug !== item.owner.slug || seen.file !== here.file) report(here, `${noun} "${item.id}" is also listed under organisation "${seen.slug}" (${there})${via}`);
+      else if (seen.list === item.list) report(here, `${noun} "${item.id}" is listed twice (first at ${there})${via}`);
+      else report(here, `${noun} "${item.id}" is both accepted (${there}) and revoked: keep one${via}`);
     };
 
     if (document.active !== undefined) {
@@ -80,7 +91,7 @@ export class AcrossDocuments {
         if (seen === undefined) this.orgIds.set(org.id.id, itemFirst(org.id));
         else {
           const at = placeOf(document.file, org.id.pos);
-          report(at, `id "${org.id.id}" is also the id of organisation "${seen.slug}" (${describePlace(seen, at)})`);
+          report(at, `id "${org.id.id}" is also the id of organisation "${seen.slug}" (${describePlace(seen, at)})${throughAlias(org.id)}`);
         }
       }
       for (const item of org.accept) checkListed(item, this.invitations, 'invitation');

@@ -25,13 +25,23 @@ export function readSchema(name: SchemaName): Record<string, unknown> {
   return JSON.parse(readFileSync(new URL(`../../schemas/${name}.schema.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
 }
 
+/**
+ * ajv's code gathers the errors of a `$ref`'d schema with `vErrors = vErrors.concat(errors)`,
+ * copying every error found so far once per organisation: 40,000 organisations with a mistake each
+ * took 8 s, and 100,000 a minute. This appends them in place instead (the sub-schema's array is
+ * its own until its next call, which starts a new one).
+ */
+export function appendErrorsInPlace(code: string): string {
+  return code.replace(/\b(\w+) = \1 === null \? ([\w.]+) : \1\.concat\(\2\);/g, '$1 = $1 === null ? $2 : ($2.forEach((e) => $1.push(e)), $1);');
+}
+
 function createAjv(options: { standalone: boolean }): Ajv2020 {
   const ajv = new Ajv2020({
     allErrors: true,
     strict: true,
     allowUnionTypes: true,
     // The generated code must find the same format checks that ajv-formats adds at run time.
-    code: options.standalone ? { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` } : {},
+    code: options.standalone ? { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` } : { process: appendErrorsInPlace },
   });
   addFormats(ajv, ['email']);
   return ajv;
@@ -47,7 +57,8 @@ export function compileValidator(name: SchemaName): { validate: ValidateFunction
 export function emitStandalone(name: SchemaName): string {
   const schema = readSchema(name);
   const ajv = createAjv({ standalone: true });
-  const code = standaloneCode(ajv, ajv.compile(schema));
+  // Standalone code is made from the compiled source before `process` would see it.
+  const code = appendErrorsInPlace(standaloneCode(ajv, ajv.compile(schema)));
   // The loader walks the schema too (which keys exist, where strings are expected), so it travels with its code.
   return `${code}\nmodule.exports.schema = ${JSON.stringify(schema)};\n`;
 }

@@ -7,7 +7,7 @@ import type { SourcePosition } from './types.js';
 import { toPointer } from './json-pointer.js';
 import { mergeBilling, pickBilling } from './merge-billing.js';
 import { ownString } from './own-string.js';
-import { findNode, keyString, locate, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
+import { findNode, keyString, locate, locateUse, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
 import { isRecord, own, valueAt } from './value-at.js';
 
 /** An id in a list (or an organisation's own id), with where it stands, for messages that name it. */
@@ -16,7 +16,15 @@ export interface Item {
   owner: DeclaredOrganisation;
   /** The list it is in (`accept`, `revoke`, `remove`), or `id`. */
   list: string;
+  /** Where the organisation has it: its own place, or an alias on the way to it (see `throughAlias`). */
   pos: Position;
+  /** Reached through an alias (at `pos`) of a mapping or list written elsewhere. */
+  throughAlias: boolean;
+  /**
+   * A list that an alias repeats from an earlier organisation (or list) is one item, its first id,
+   * standing for all: each of its ids is listed twice, and this is how many more there are.
+   */
+  more: number;
 }
 
 export interface DeclaredOrganisation {
@@ -51,16 +59,28 @@ function isFlawed(flawed: Flawed, path: DocPath): boolean {
   return flawed.size > 0 && flawed.has(toPointer(path));
 }
 
+/** The lists picked so far in a document, by the value read: a list repeated through an alias is the same value. */
+type Picked = Map<unknown, Item[]>;
+
 /** The strings of the list at `path` (relative to the organisation's node, `orgNode`); the rest were reported by the schema. */
-function pickItems(owner: DeclaredOrganisation, orgNode: SourceNode, value: unknown, path: DocPath, base: DocPath, flawed: Flawed): Item[] {
+function pickItems(owner: DeclaredOrganisation, orgNode: SourceNode, value: unknown, path: DocPath, base: DocPath, flawed: Flawed, picked: Picked): Item[] {
   if (!Array.isArray(value)) return [];
   const list = String(path[path.length - 1]);
+  const earlier = picked.get(value);
+  if (earlier !== undefined) {
+    // The same list again, through an alias: every id is a duplicate. One item reports them all, at
+    // the alias, so that a list of a thousand ids shared by a thousand organisations is not a million.
+    const first = earlier[0];
+    return first === undefined ? [] : [{ id: first.id, owner, list, pos: locateUse(orgNode, path).pos, throughAlias: true, more: earlier.length - 1 }];
+  }
   const items: Item[] = [];
   for (let index = 0; index < value.length; index++) {
     const id: unknown = value[index];
     if (typeof id !== 'string' || isFlawed(flawed, [...base, ...path, index])) continue;
-    items.push({ id: ownString(id), owner, list, pos: locate(orgNode, [...path, index]) });
+    const use = locateUse(orgNode, [...path, index]);
+    items.push({ id: ownString(id), owner, list, pos: use.pos, throughAlias: use.throughAlias, more: 0 });
   }
+  picked.set(value, items);
   return items;
 }
 
@@ -80,6 +100,7 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
   // In the order written, from the tree (object key order would put integer-like slugs first).
   const orgsNode = findNode(root, ['organisations']);
   const pairs = new Map<string, SourcePair>();
+  const picked: Picked = new Map();
   for (const pair of orgsNode?.kind === 'map' ? orgsNode.pairs : []) pairs.set(keyString(pair.key), pair);
   for (const [slug, pair] of pairs) {
     const orgValue = own(orgs, slug);
@@ -97,15 +118,15 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
       remove: [],
     };
     const id = own(org, 'id');
-    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id: ownString(id), owner: declared, list: 'id', pos: locate(pair.value, ['id']) };
+    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id: ownString(id), owner: declared, list: 'id', ...locateUse(pair.value, ['id']), more: 0 };
     // Read with own() rather than valueAt(): this runs for every organisation, and it is measurably faster.
     const invitations = own(org, 'invitations');
     if (isRecord(invitations)) {
-      declared.accept = pickItems(declared, pair.value, own(invitations, 'accept'), ['invitations', 'accept'], base, flawed);
-      declared.revoke = pickItems(declared, pair.value, own(invitations, 'revoke'), ['invitations', 'revoke'], base, flawed);
+      declared.accept = pickItems(declared, pair.value, own(invitations, 'accept'), ['invitations', 'accept'], base, flawed, picked);
+      declared.revoke = pickItems(declared, pair.value, own(invitations, 'revoke'), ['invitations', 'revoke'], base, flawed, picked);
     }
     const channels = own(org, 'notificationChannels');
-    if (isRecord(channels)) declared.remove = pickItems(declared, pair.value, own(channels, 'remove'), ['notificationChannels', 'remove'], base, flawed);
+    if (isRecord(channels)) declared.remove = pickItems(declared, pair.value, own(channels, 'remove'), ['notificationChannels', 'remove'], base, flawed, picked);
     document.organisations.push(declared);
   }
   return document;

@@ -3,10 +3,18 @@
  * parser leaves alone; it is the reference that the fast parser must agree with.
  */
 import { LineCounter, isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Document, type YAMLError } from 'yaml';
-import { emptyScalar, type Position, type SourceMap, type SourceNode, type SourcePair, type SourceScalar } from './source-tree.js';
+import { emptyScalar, type Position, type SourceMap, type SourceNode, type SourcePair, type SourceScalar, type SourceSeq } from './source-tree.js';
 
-/** Aliases may repeat a node at most this many times over (yaml's measure): more is an alias bomb. */
-export const MAX_ALIAS_COUNT = 100;
+/**
+ * An alias bomb is a document whose aliases expand it far beyond its size: once every alias is
+ * replaced by what it stands for, it may hold at most this many nodes (mappings, lists, keys and
+ * scalars) per character of the file. A file without aliases holds about one node per 10
+ * characters; one anchor shared by every organisation of a bulk file (`billing: *shared`, a billing
+ * block of four fields) about one per 3. Validation reads each aliased node once (see readTree), so
+ * a file within this is as quick to load as its size says, whatever its aliases; the limit is for
+ * whatever else may read the file in full, such as the other YAML tools of a pipeline.
+ */
+export const EXPANDED_NODES_PER_CHAR = 10;
 
 export interface PositionedMessage {
   pos: Position;
@@ -66,8 +74,15 @@ export function parseYaml(text: string): ParseYamlResult {
   }
 
   const problems: PositionedMessage[] = [];
-  let aliasSeen = false;
-  const converted = new Map<unknown, SourceNode>();
+  // Each anchor name, as last defined so far: YAML's alias refers to the most recent anchor of its
+  // name before it, and the document is converted in order, so one walk resolves every alias.
+  // (yaml's own Alias.resolve walks the whole document on each call: quadratic in the aliases.)
+  const anchors = new Map<string, SourceNode>();
+  const anchor = <T extends SourceNode>(node: unknown, converted: T): T => {
+    const name = (node as { anchor?: unknown }).anchor;
+    if (typeof name === 'string') anchors.set(name, converted);
+    return converted;
+  };
 
   const convertScalar = (node: unknown, fallback: Position): SourceScalar => {
     if (!isScalar(node)) {
@@ -79,33 +94,29 @@ export function parseYaml(text: string): ParseYamlResult {
     const { value } = node;
     if (value !== null && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
       problems.push({ pos, message: `unsupported YAML value (tag ${node.tag ?? 'unknown'})` });
-      return { kind: 'scalar', pos, value: null, source: '', plain: false };
+      return anchor(node, { kind: 'scalar', pos, value: null, source: '', plain: false });
     }
     const plain = node.type === 'PLAIN' && node.tag === undefined;
-    return { kind: 'scalar', pos, value, source: node.source ?? String(value), plain };
+    return anchor(node, { kind: 'scalar', pos, value, source: node.source ?? String(value), plain });
   };
 
   const convert = (node: unknown, fallback: Position): SourceNode => {
-    const seen = converted.get(node);
-    if (seen !== undefined) return seen;
     if (isAlias(node)) {
-      aliasSeen = true;
       const pos = node.range ? positionOf(node.range[0]) : fallback;
-      const target = node.resolve(doc);
+      const target = anchors.get(node.source);
       // yaml reports an alias without its anchor as an error, so target is there; be safe anyway.
-      return target === undefined ? emptyScalar(pos) : { kind: 'alias', pos, target: convert(target, pos) };
+      return target === undefined ? emptyScalar(pos) : { kind: 'alias', pos, target };
     }
     if (isMap(node)) {
       const pos = node.range ? positionOf(node.range[0]) : fallback;
-      const map: SourceMap = { kind: 'map', pos, pairs: [] };
-      converted.set(node, map); // before the children, for aliases that point back up
+      // Anchored before the children, for aliases inside that point back up (a cycle, reported later).
+      const map = anchor(node, { kind: 'map', pos, pairs: [] } as SourceMap);
       for (const pair of node.items) map.pairs.push(convertPair(pair.key, pair.value, pos));
       return map;
     }
     if (isSeq(node)) {
       const pos = node.range ? positionOf(node.range[0]) : fallback;
-      const seq: SourceNode = { kind: 'seq', pos, items: [] };
-      converted.set(node, seq);
+      const seq = anchor(node, { kind: 'seq', pos, items: [] } as SourceSeq);
       for (const item of node.items) {
         if (isPair(item)) {
           // `[a: 1]`: a one-pair mapping inside a flow list.
@@ -117,11 +128,7 @@ export function parseYaml(text: string): ParseYamlResult {
       }
       return seq;
     }
-    if (isScalar(node)) {
-      const scalar = convertScalar(node, fallback);
-      converted.set(node, scalar);
-      return scalar;
-    }
+    if (isScalar(node)) return convertScalar(node, fallback);
     return emptyScalar(fallback);
   };
 
@@ -130,8 +137,10 @@ export function parseYaml(text: string): ParseYamlResult {
     if (keyNode === null || keyNode === undefined) {
       key = emptyScalar(fallback);
     } else if (isAlias(keyNode)) {
-      aliasSeen = true;
-      key = convertScalar(keyNode.resolve(doc), keyNode.range ? positionOf(keyNode.range[0]) : fallback);
+      const pos = keyNode.range ? positionOf(keyNode.range[0]) : fallback;
+      const target = anchors.get(keyNode.source);
+      if (target !== undefined && target.kind !== 'scalar') problems.push({ pos, message: 'a key must be a string, not a mapping or a list' });
+      key = target?.kind === 'scalar' ? { ...target, pos } : emptyScalar(pos);
     } else {
       key = convertScalar(keyNode, fallback);
     }
@@ -142,25 +151,54 @@ export function parseYaml(text: string): ParseYamlResult {
 
   const root = doc.contents === null ? null : convert(doc.contents, { line: 1, col: 1 });
   if (problems.length > 0) return { ok: false, problems };
+  if (root === null || anchors.size === 0) return { ok: true, root };
 
-  if (aliasSeen) {
-    try {
-      doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-    } catch (err) {
-      if (!(err instanceof ReferenceError)) throw err;
-      const firstAlias = findFirstAlias(root);
-      return {
-        ok: false,
-        problems: [
-          {
-            pos: firstAlias ?? { line: 1, col: 1 },
-            message: `aliases expand this document too far (over ${MAX_ALIAS_COUNT} repetitions): an alias bomb? The file is rejected`,
-          },
-        ],
-      };
-    }
+  const budget = EXPANDED_NODES_PER_CHAR * text.length;
+  const expansion = measureExpansion(root);
+  if (expansion.nodes > budget) {
+    const nodes = expansion.nodes < 1e9 ? expansion.nodes.toLocaleString('en-US') : 'more than a billion';
+    const message = `aliases expand this document to ${nodes} nodes, over the ${budget.toLocaleString('en-US')} allowed for its size (${EXPANDED_NODES_PER_CHAR} per character): an alias bomb? The file is rejected; the alias that expands the most is here`;
+    return { ok: false, problems: [{ pos: expansion.biggest ?? { line: 1, col: 1 }, message }] };
   }
   return { ok: true, root };
+}
+
+/**
+ * How many nodes the document holds once every alias is replaced by what it stands for, counted
+ * without expanding anything (each node's count is kept), so in one walk of the tree as written;
+ * and the alias that stands for the most. An alias inside what it refers to (a cycle, which readTree
+ * reports) counts as one node.
+ */
+function measureExpansion(root: SourceNode): { nodes: number; biggest: Position | undefined } {
+  const counts = new Map<SourceNode, number>();
+  const inProgress = new Set<SourceNode>();
+  let biggest: { pos: Position; nodes: number } | undefined;
+  const count = (node: SourceNode): number => {
+    const known = counts.get(node);
+    if (known !== undefined) return known;
+    let nodes = 1;
+    switch (node.kind) {
+      case 'alias': {
+        nodes = inProgress.has(node.target) ? 1 : count(node.target);
+        if (biggest === undefined || nodes > biggest.nodes) biggest = { pos: node.pos, nodes };
+        return nodes; // not kept: each alias is its own node, met once
+      }
+      case 'map':
+        inProgress.add(node);
+        for (const pair of node.pairs) nodes += 1 + count(pair.value);
+        break;
+      case 'seq':
+        inProgress.add(node);
+        for (const item of node.items) nodes += count(item);
+        break;
+      case 'scalar':
+        return 1;
+    }
+    inProgress.delete(node);
+    counts.set(node, nodes);
+    return nodes;
+  };
+  return { nodes: count(root), biggest: biggest?.pos };
 }
 
 function hasRange(node: unknown): node is { range: [number, number, number] } {
@@ -169,23 +207,4 @@ function hasRange(node: unknown): node is { range: [number, number, number] } {
 
 function isEmptyPlain(node: unknown): boolean {
   return isScalar(node) && node.type === 'PLAIN' && node.tag === undefined && node.source === '' && node.value === null;
-}
-
-function findFirstAlias(root: SourceNode | null): Position | undefined {
-  let first: Position | undefined;
-  const visited = new Set<SourceNode>();
-  const visit = (node: SourceNode): void => {
-    if (visited.has(node)) return;
-    visited.add(node);
-    if (node.kind === 'alias') {
-      if (first === undefined || node.pos.line < first.line || (node.pos.line === first.line && node.pos.col < first.col)) {
-        first = node.pos;
-      }
-      return;
-    }
-    if (node.kind === 'map') for (const pair of node.pairs) visit(pair.value);
-    if (node.kind === 'seq') for (const item of node.items) visit(item);
-  };
-  if (root !== null) visit(root);
-  return first;
 }

@@ -3,6 +3,12 @@
  * that what YAML itself cannot tell apart is caught where the schema expects a string: unquoted
  * text that YAML reads as a number, boolean, date or null, and `${VAR}` interpolation. Also finds
  * duplicate keys (the value keeps the last, as the yaml package does).
+ *
+ * A mapping or list that aliases use is read once per schema it is read under, and its value is
+ * shared wherever it appears again. The value given to the schema holds an empty mapping or list
+ * there instead, so that the schema checks it once too, not once per alias: its problems are the
+ * same each time, at the same place in the file, and a file of a few kilobytes may otherwise expand
+ * to a million values that all fail. fillRepeats puts the shared values in place once it is checked.
  */
 import { describeBadKey, describeUnquoted } from './describe-unquoted.js';
 import { interpolate } from './interpolate.js';
@@ -13,14 +19,24 @@ import type { SchemaWalker } from './schema-walker.js';
 import { keyString, type SourceNode, type SourceScalar } from './source-tree.js';
 import { UniqueMessages } from './unique-messages.js';
 
-/** Nodes reached through aliases, at most: beyond this the document is an alias bomb. */
-export const MAX_ALIAS_EXPANSION = 1_000_000;
+// Where a value read before stands again in the value to validate (see fillRepeats): empty, so
+// that the schema finds nothing in them that it has not found where the value was first read.
+const REPEATED_MAP = Object.freeze({});
+const REPEATED_LIST = Object.freeze([]);
+
+export interface Repeat {
+  path: string[];
+  value: unknown;
+}
 
 export interface ReadTreeResult {
+  /** With an empty stand-in where a shared value stands again, until fillRepeats(value, repeats). */
   value: unknown;
   problems: PositionedMessage[];
   /** JSON pointers (as in ajv's instancePath) whose value already has a problem: schema errors there add nothing. */
   claimed: Set<string>;
+  /** Where a stand-in is, and for what: as many as the aliases in the file, at most. */
+  repeats: Repeat[];
 }
 
 function expectsString(schema: JsonSchema | undefined): boolean {
@@ -34,43 +50,64 @@ function setProperty(target: Record<string, unknown>, key: string, value: unknow
   else target[key] = value;
 }
 
-function containsAlias(node: SourceNode): boolean {
-  switch (node.kind) {
-    case 'alias':
-      return true;
-    case 'map':
-      return node.pairs.some((pair) => containsAlias(pair.value));
-    case 'seq':
-      return node.items.some(containsAlias);
-    case 'scalar':
-      return false;
-  }
+/** The mappings and lists that aliases stand for, each once (a walk of the tree as written). */
+function findAliasTargets(root: SourceNode): Set<SourceNode> {
+  const targets = new Set<SourceNode>();
+  const visit = (node: SourceNode): void => {
+    if (node.kind === 'alias') {
+      if (node.target.kind !== 'scalar') targets.add(node.target);
+    } else if (node.kind === 'map') {
+      for (const pair of node.pairs) visit(pair.value);
+    } else if (node.kind === 'seq') {
+      for (const item of node.items) visit(item);
+    }
+  };
+  visit(root);
+  return targets;
 }
 
-class AliasBomb extends Error {
-  constructor(readonly pos: { line: number; col: number }) {
-    super('alias bomb');
+/** Puts each shared value where readTree left a stand-in, once the value has been validated. */
+export function fillRepeats(value: unknown, repeats: readonly Repeat[]): void {
+  for (const repeat of repeats) {
+    let container = value as Record<string, unknown>;
+    const last = repeat.path.length - 1;
+    for (let i = 0; i < last; i++) container = container[repeat.path[i]!] as Record<string, unknown>;
+    if (Array.isArray(container)) container[Number(repeat.path[last])] = repeat.value;
+    else setProperty(container, repeat.path[last]!, repeat.value);
   }
 }
 
 export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<Record<string, string | undefined>>): ReadTreeResult {
-  // Through aliases the same node is read more than once: each of its problems is reported once.
+  // Through aliases the same node may be read more than once: each of its problems is reported once.
   const problems = new UniqueMessages();
   const claimed = new Set<string>();
   // Nodes being read: meeting one again inside itself (through an alias) is a cycle. Files
   // without aliases (all that the fast parser reads) cannot have one, and skip the bookkeeping.
-  const trackCycles = containsAlias(root);
+  const targets = findAliasTargets(root);
+  const trackCycles = targets.size > 0;
   const inProgress = new Set<SourceNode>();
-  let expanded = 0;
-  let aliasDepth = 0;
-  let outermostAlias = root.pos;
+  // The value of each alias target, per schema read under.
+  const shared = new Map<SourceNode, Map<JsonSchema | undefined, unknown>>();
+  const repeats: Repeat[] = [];
 
   // The path to the node being read; joined into a pointer only when a problem claims it.
   const segments: string[] = [];
   const pointer = () => toPointer(segments);
 
   const read = (node: SourceNode, schema: JsonSchema | undefined): unknown => {
-    if (aliasDepth > 0 && ++expanded > MAX_ALIAS_EXPANSION) throw new AliasBomb(outermostAlias);
+    if (!targets.has(node)) return readNode(node, schema);
+    let bySchema = shared.get(node);
+    if (bySchema === undefined) shared.set(node, (bySchema = new Map()));
+    if (bySchema.has(schema)) {
+      repeats.push({ path: [...segments], value: bySchema.get(schema) });
+      return node.kind === 'map' ? REPEATED_MAP : REPEATED_LIST;
+    }
+    const value = readNode(node, schema);
+    bySchema.set(schema, value);
+    return value;
+  };
+
+  const readNode = (node: SourceNode, schema: JsonSchema | undefined): unknown => {
     switch (node.kind) {
       case 'alias': {
         if (inProgress.has(node.target)) {
@@ -78,13 +115,8 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
           claimed.add(pointer());
           return null;
         }
-        if (aliasDepth === 0) outermostAlias = node.pos;
-        aliasDepth += 1;
-        try {
-          return read(node.target, schema);
-        } finally {
-          aliasDepth -= 1;
-        }
+        // parseYaml has bounded what aliases expand to (see EXPANDED_NODES_PER_CHAR).
+        return read(node.target, schema);
       }
       case 'map': {
         if (trackCycles) inProgress.add(node);
@@ -145,14 +177,5 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
     }
   };
 
-  try {
-    return { value: read(root, walker.resolve(walker.root)), problems: problems.messages, claimed };
-  } catch (err) {
-    if (!(err instanceof AliasBomb)) throw err;
-    return {
-      value: undefined,
-      problems: [{ pos: err.pos, message: `aliases expand this document to over ${MAX_ALIAS_EXPANSION} values: an alias bomb? The file is rejected` }],
-      claimed,
-    };
-  }
+  return { value: read(root, walker.resolve(walker.root)), problems: problems.messages, claimed, repeats };
 }

@@ -103,25 +103,42 @@ export function findNode(root: SourceNode | null, path: DocPath): SourceNode | u
  * goes further than the document stops at the deepest node found, so messages still point close.
  */
 export function locate(root: SourceNode | null, path: DocPath, part: 'key' | 'value' = 'value'): Position {
-  if (root === null) return { line: 1, col: 1 };
+  return walkTo(root, path, part).pos;
+}
+
+/**
+ * Where the value at `path` is used, as opposed to written: through an alias on the way (`acme:
+ * *shared`), that alias, since what it stands for is written where its anchor is, and stands there
+ * for every place that uses it. `throughAlias` says which it is.
+ */
+export function locateUse(root: SourceNode | null, path: DocPath): { pos: Position; throughAlias: boolean } {
+  const { pos, alias } = walkTo(root, path, 'value');
+  return alias === undefined ? { pos, throughAlias: false } : { pos: alias, throughAlias: true };
+}
+
+/** The position of `path` (as locate), and of the first alias passed through on the way to it. */
+function walkTo(root: SourceNode | null, path: DocPath, part: 'key' | 'value'): { pos: Position; alias: Position | undefined } {
+  if (root === null) return { pos: { line: 1, col: 1 }, alias: undefined };
   let node = root;
+  let alias: Position | undefined;
   for (let i = 0; i < path.length; i++) {
     const segment = path[i]!;
+    if (node.kind === 'alias' && alias === undefined) alias = node.pos;
     const here = resolveAlias(node);
     if (here.kind === 'map') {
       const pair = indexMap(here).get(String(segment));
-      if (pair === undefined) return here.pos;
-      if (i === path.length - 1 && part === 'key') return pair.key.pos;
+      if (pair === undefined) return { pos: here.pos, alias };
+      if (i === path.length - 1 && part === 'key') return { pos: pair.key.pos, alias };
       node = pair.value;
     } else if (here.kind === 'seq') {
       // JSON pointers spell indexes as strings.
       const index = typeof segment === 'number' ? segment : /^(?:0|[1-9][0-9]*)$/.test(segment) ? Number(segment) : -1;
       const item = here.items[index];
-      if (item === undefined) return here.pos;
+      if (item === undefined) return { pos: here.pos, alias };
       node = item;
     } else {
-      return here.pos;
+      return { pos: here.pos, alias };
     }
   }
-  return node.pos;
+  return { pos: node.pos, alias };
 }

@@ -9,7 +9,8 @@ import { declareDocument, type DeclaredDocument, type DeclaredOrganisation } fro
 import { describeSchemaError, type SchemaErrorContext } from './describe-schema-error.js';
 import { sortProblems, toProblem } from './format-problem.js';
 import type { PositionedMessage } from './parse-yaml.js';
-import { readTree } from './read-tree.js';
+import { fillRepeats, readTree } from './read-tree.js';
+import { toPointer } from './json-pointer.js';
 import type { SchemaValidator } from './schema-validator.js';
 import { SchemaWalker } from './schema-walker.js';
 import type { SourceNode } from './source-tree.js';
@@ -69,10 +70,16 @@ function checkDocument(
 
   const flawed = new Set(tree.claimed);
   const { validate } = options.validator;
-  if (!validate(tree.value)) {
+  const valid = validate(tree.value);
+  // Where a shared value stands again the schema saw an empty stand-in: what it says there (a
+  // mapping where a string belongs, say) it said where the value was first read.
+  const repeated = tree.repeats.length === 0 ? undefined : new Set(tree.repeats.map((repeat) => toPointer(repeat.path)));
+  fillRepeats(tree.value, tree.repeats);
+  if (!valid) {
     const ctx: SchemaErrorContext = { root: doc.root, value: tree.value, walker, claimed: tree.claimed };
     const described = new UniqueMessages();
     for (const error of validate.errors ?? []) {
+      if (repeated?.has(error.instancePath)) continue;
       flawed.add(error.instancePath);
       const message = describeSchemaError(error, ctx);
       if (message !== undefined) described.add(message.pos, message.message);

@@ -4,7 +4,7 @@
  * from (to write), with the positions of every node for messages. Parsed with the loader's options
  * (YAML 1.2, core schema), so that a value means here what it means to plan. Pure.
  */
-import { Composer, CST, isAlias, isMap, isScalar, LineCounter, Parser, visit, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
+import { Composer, CST, isAlias, isMap, isScalar, LineCounter, Parser, visit, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { ConfigError } from '../errors.js';
 
 export interface ParsedForUpdate {
@@ -31,10 +31,19 @@ export function parseForUpdate(file: string, text: string): ParsedForUpdate {
     throw new ConfigError(`${file} cannot be updated: ${why}. Check it with: orgform validate -f ${file}`);
   }
 
+  // What each alias stands for, found in one walk: the most recent anchor of its name before it.
+  // (yaml's Alias.resolve walks the whole document on each call: quadratic over a bulk file.)
   const used = new Set<string>();
+  const anchors = new Map<string, Node>();
+  const targets = new Map<Alias, Node | undefined>();
   visit(doc, {
-    Alias(_, alias) {
-      used.add(alias.source);
+    Node(_, node) {
+      if (isAlias(node)) {
+        used.add(node.source);
+        targets.set(node, anchors.get(node.source));
+      } else if (typeof node.anchor === 'string') {
+        anchors.set(node.anchor, node);
+      }
     },
   });
   const at = (node: Node | null | undefined) => {
@@ -44,7 +53,7 @@ export function parseForUpdate(file: string, text: string): ParsedForUpdate {
   return {
     doc,
     at,
-    resolve: (node) => (isAlias(node) ? node.resolve(doc) : node),
+    resolve: (node) => (isAlias(node) ? targets.get(node) : node),
     isShared: (node) => isAlias(node) || (typeof node === 'object' && node !== null && typeof (node as Node).anchor === 'string' && used.has((node as Node).anchor as string)),
     toText: () => tokens.map((token) => CST.stringify(token)).join(''),
   };

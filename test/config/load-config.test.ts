@@ -163,7 +163,9 @@ describe('loadConfig refusing what is not YAML text', () => {
     const started = Date.now();
     const result = await load(cwd, ['bomb.yaml']);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(lines(result)).toEqual(['bomb.yaml:3:10: aliases expand this document too far (over 100 repetitions): an alias bomb? The file is rejected']);
+    expect(lines(result)).toEqual([
+      'bomb.yaml:10:10: aliases expand this document to more than a billion nodes, over the 5,100 allowed for its size (10 per character): an alias bomb? The file is rejected; the alias that expands the most is here',
+    ]);
   });
 
   it('rejects a large node repeated by aliases, which the yaml package lets through', async () => {
@@ -173,7 +175,81 @@ big: &big ${big}
 uses: [${Array(60).fill('*big').join(', ')}]
 ` });
     expect(lines(await load(cwd, ['wide.yaml']))).toEqual([
-      'wide.yaml:3:302: aliases expand this document to over 1000000 values: an alias bomb? The file is rejected',
+      'wide.yaml:3:8: aliases expand this document to 1,220,067 nodes, over the 603,890 allowed for its size (10 per character): an alias bomb? The file is rejected; the alias that expands the most is here',
     ]);
   });
 });
+
+describe('loadConfig reading anchors and aliases', () => {
+  /** A bulk file in which every organisation's billing is one anchor, used `n - 1` times. */
+  function sharedBilling(n: number): string {
+    const lines = ['version: 1', 'organisations:', '  org-0:', '    billing: &billing', '      billingEmail: billing@example.com', '      customerID: cus_shared'];
+    for (let i = 1; i < n; i++) lines.push(`  org-${i}:`, '    billing: *billing');
+    return `${lines.join('\n')}\n`;
+  }
+
+  it('reads a bulk file whose organisations share one billing anchor a thousand times: a normal file, not an alias bomb', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': sharedBilling(1_000) });
+    const result = await load(cwd, []);
+    expect(lines(result)).toEqual([]);
+    if (!result.ok) return;
+    expect(result.state.organisations).toHaveLength(1_000);
+    expect(new Set(result.state.organisations.map((o) => JSON.stringify(o.billing)))).toEqual(new Set(['{"billingEmail":"billing@example.com","customerID":"cus_shared"}']));
+  });
+
+  it('takes an alias to the most recent anchor of its name before it', async () => {
+    const cwd = await makeWorkspace({
+      'orgs.yaml': `version: 1
+organisations:
+  a:
+    billing: &b { customerID: first }
+  b:
+    billing: *b
+  c:
+    billing: &b { customerID: second }
+  d:
+    billing: *b
+`,
+    });
+    const result = await load(cwd, []);
+    expect(result.ok && result.state.organisations.map((o) => [o.slug, o.billing?.customerID])).toEqual([
+      ['a', 'first'],
+      ['b', 'first'],
+      ['c', 'second'],
+      ['d', 'second'],
+    ]);
+  });
+
+  it('reports what is wrong in a shared mapping once, where it is written, however many organisations use it', async () => {
+    const lines_ = ['version: 1', 'organisations:', '  org-0:', '    billing: &billing', '      customerId: cus_1', '      platformID: 42'];
+    for (let i = 1; i < 500; i++) lines_.push(`  org-${i}:`, '    billing: *billing');
+    const cwd = await makeWorkspace({ 'orgs.yaml': `${lines_.join('\n')}\n` });
+    expect(lines(await load(cwd, []))).toEqual([
+      'orgs.yaml:5:7: unknown key "customerId"; did you mean "customerID"? (orgs files use the update spelling: customerID, subscriptionID, platformID)',
+      'orgs.yaml:6:19: unquoted 42 would be read as a number, not a string: quote it: "42"',
+    ]);
+  });
+
+  it('reports a list of ids that organisations share through an alias once per alias, at the alias, naming the organisation', async () => {
+    const cwd = await makeWorkspace({
+      'orgs.yaml': `version: 1
+organisations:
+  gamma:
+    invitations:
+      accept: &invs [inv_1, inv_2, inv_3]
+  delta:
+    notificationChannels: {}
+    invitations:
+      accept: *invs
+  epsilon: &eps
+    id: org_e
+  zeta: *eps
+`,
+    });
+    expect(lines(await load(cwd, []))).toEqual([
+      'orgs.yaml:9:15: invitation "inv_1" is also listed under organisation "gamma" (line 5): organisation "delta" (line 6) has it through this alias (and 2 more ids of the same list)',
+      'orgs.yaml:12:9: id "org_e" is also the id of organisation "epsilon" (line 11): organisation "zeta" (line 12) has it through this alias',
+    ]);
+  });
+});
+
