@@ -37,7 +37,6 @@ const REASONS: Record<string, string> = {
   'cli/commands/validate.ts': COMMAND('test/config/validate-command.test.ts'),
   'cli/connection.ts': 'read by openClient, tested through it and end to end (test/cli/command-context.test.ts, test/e2e/plan.test.ts, test/reliability/security.test.ts)',
   'cli/io.ts': TYPES,
-  'cli/main.ts': 'the process entry (signals, process.exit): tested as a process (test/e2e/plan.test.ts, test/reliability/process-faults.test.ts)',
   'cli/limit-heap-growth.ts': 'a V8 flag set for the process: its effect is peak memory, which `npm run bench` measures and tests never assert',
   'cli/parse-max-rps.ts': 'read by the grammar and openClient, tested end to end (test/e2e/rate-limit.test.ts)',
   'cli/program.ts': 'the grammar: every command test runs through it (test/support/run-cli.ts)',

@@ -6,7 +6,12 @@ import { guardWorkflowCommands } from './guard-workflow-commands.js';
 import { buildProgram } from './program.js';
 import type { CliIO } from './io.js';
 
-/** The commands that watch `io.signal` and wind down on the first interrupt; the others stop at once. */
+/**
+ * The commands that watch `io.signal` and wind down on the first interrupt. The others install no
+ * handler at all: SIGINT and SIGTERM keep the system's default and end the process at once, even in
+ * the middle of a synchronous parse (a JavaScript handler would wait for it to end), as a process
+ * ended by the signal, which a shell reports as 128 + the signal (130 for Ctrl+C).
+ */
 const GRACEFUL_ON_INTERRUPT = new Set(['apply', 'check', 'emulator']);
 
 /** The emulator stands in for a service: its memory is not orgform's, and it is kept quick. */
@@ -15,22 +20,14 @@ const HEAP_AS_V8_CHOOSES = new Set(['emulator']);
 async function main(): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;
-  let graceful = false;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts += 1;
     if (interrupts > 1) {
       process.stderr.write(`\nSecond ${signal}: stopping now.\n`);
       leave(130, { drain: false });
     }
-    if (!graceful) {
-      // Nothing would notice the abort (plan, export, validate...): ignoring the signal would leave Ctrl+C dead.
-      process.stderr.write(`\nInterrupted (${signal}): stopping now.\n`);
-      leave(130, { drain: false });
-    }
     controller.abort(new Error(signal));
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
 
   // Guarded here, once, so that a fatal error goes through the same guard as the commands' output.
   const io: CliIO = guardWorkflowCommands(
@@ -50,7 +47,10 @@ async function main(): Promise<void> {
     code = c;
   });
   program.hook('preAction', async (_program, action) => {
-    graceful = GRACEFUL_ON_INTERRUPT.has(action.name());
+    if (GRACEFUL_ON_INTERRUPT.has(action.name())) {
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    }
     if (!HEAP_AS_V8_CHOOSES.has(action.name())) (await import('./limit-heap-growth.js')).limitHeapGrowth();
   });
   try {

@@ -184,7 +184,7 @@ describe('orgform plan as a process', () => {
     expect(result.stderr).toMatch(/getOrganisations \(all pages\) failed after 3 attempts: connection refused/);
   });
 
-  it('as a process, stops at the first Ctrl+C instead of ignoring it, and says so', async () => {
+  it('as a process, stops at the first Ctrl+C instead of ignoring it, as a process stopped by SIGINT', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': MATCHING_CONFIG }, { latencyMs: 5_000 });
     let pid: number | undefined;
     const run = spawnCli(['plan'], { cwd, env, onSpawn: (p) => (pid = p) });
@@ -194,8 +194,8 @@ describe('orgform plan as a process', () => {
     process.kill(pid!, 'SIGINT');
     const result = await run;
     expect(Date.now() - interruptedAt).toBeLessThan(2_000);
-    expect(result.code).toBe(130);
-    expect(result.stderr).toMatch(/Interrupted \(SIGINT\): stopping now/);
+    // No handler: the signal's default ends it (a shell shows 130), whatever it is doing.
+    expect(result.signal).toBe('SIGINT');
     expect(result.stdout).toBe('');
   });
 });
