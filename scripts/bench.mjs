@@ -2,12 +2,14 @@
 // `npm run bench` — how orgform scales, measured against the emulator in a separate process with a
 // fixed per-request latency. Prints a table and writes bench/results.json (bench/results-GROUPS.json with --only).
 //
-//   node scripts/bench.mjs           quick mode (about a minute): the speed groups, each case once
+//   node scripts/bench.mjs           quick mode (about a minute and a half): the speed groups, each case once
 //   node scripts/bench.mjs --full    every group, the goal groups included; each case 3 times
 //                                    (median), 20 cold starts, 10 validates; the 1,000,000 plan
 //                                    once. About 25 minutes on 2 cores.
 //   --only GROUP,...                 only these groups:
-//                                      speed: plan, apply (together per size), slugs, start
+//                                      speed: plan, apply (together per size), slugs, start,
+//                                             load (validate of files that are slow to read, and
+//                                             SIGINT while it parses: about 30 s)
 //                                      goals: rate (~2 min a round), token (~30 s), output (~1 min),
 //                                             state (apply of 10,000 one-shot changes with the journal
 //                                             in a file, PostgreSQL and an HTTP backend: ~1 min a round),
@@ -16,26 +18,35 @@
 //   --repeat N                       run each plan/apply and goal case N times (median and range)
 //   --build / --no-build             always / never run `npm run build` first (default: only when
 //                                    dist/ is missing or older than src/, schemas/ or the build script)
+//   --help                           this text
 //
 // The bench uses the BUILT CLI (bin/orgform.js → dist/). Children are stopped by the bench itself,
 // by their own pid (or process group), on success, failure or Ctrl+C; every run has a time limit.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
 import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCase, tokenCase } from './bench/goal-cases.mjs';
+import { loadCases, loadGoals, LOAD_SETTINGS } from './bench/load-cases.mjs';
 import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
 import { renderStateCase, stateCase, stateGoals } from './bench/state-case.mjs';
 
 const argv = process.argv.slice(2);
+if (argv.includes('--help') || argv.includes('-h')) {
+  // The usage is the comment at the top of this file.
+  const text = readFileSync(new URL(import.meta.url), 'utf8');
+  const usage = text.split('\n').slice(1).filter((line, i, all) => all.slice(0, i + 1).every((l) => l.startsWith('//')));
+  process.stdout.write(`${usage.map((line) => line.replace(/^\/\/ ?/, '')).join('\n')}\n`);
+  process.exit(0);
+}
 const FULL = argv.includes('--full');
 const option = (name) => {
   const arg = argv.find((a) => a === name || a.startsWith(`${name}=`));
   if (arg === undefined) return undefined;
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[argv.indexOf(arg) + 1];
 };
-const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start'];
+const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start', 'load'];
 const GOAL_GROUPS = ['rate', 'token', 'output', 'state', 'memory'];
 const onlyValue = option('--only');
 const ONLY = onlyValue === undefined ? undefined : new Set(onlyValue.split(','));
@@ -384,6 +395,12 @@ function renderGoalCases(cases) {
       output.map((c) => [c.case, c.runs.length, spread(c, 'wallMs', ms), spread(c, 'lines', int), spread(c, 'bytes', int), spread(c, 'failed', int), spread(c, 'peakRssMB', mb)])));
     out.push('');
   }
+  const load = cases.filter((c) => c.kind === 'load');
+  if (load.length > 0) {
+    out.push(table(['validate (median, range)', 'runs', 'wall', 'CPU', 'peak RSS'], load.map((c) => [c.case, c.runs.length, spread(c, 'wallMs', ms), spread(c, 'cpuMs', ms), spread(c, 'peakRssMB', mb)])));
+    for (const c of cases.filter((x) => x.kind === 'load-interrupt')) out.push(`${c.case}: exited ${spread(c, 'interruptMs', ms)} after the signal (${c.runs.length} run(s), sent once the process had used ${LOAD_SETTINGS.interruptAfterCpuMs} ms of CPU).`);
+    out.push('');
+  }
   const memory = cases.filter((c) => c.kind === 'memory');
   if (memory.length > 0) {
     out.push(table(['memory (median, range)', 'runs', 'wall', 'requests', 'peak RSS', 'goal'],
@@ -404,7 +421,7 @@ async function main() {
     build,
     machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, totalMemMB: Math.round(os.totalmem() / 2 ** 20) },
     loadAverage: { start: os.loadavg(), end: [] },
-    settings: { ...SETTINGS, goals: GOAL_SETTINGS },
+    settings: { ...SETTINGS, goals: GOAL_SETTINGS, load: LOAD_SETTINGS },
     peakRssSource: GNU_TIME ? 'GNU time -v (Maximum resident set size)' : 'process.resourceUsage().maxRSS at exit (--import probe)',
     cases: [],
     goals: [],
@@ -424,6 +441,7 @@ async function main() {
   }
   // The goal groups: as many rounds as the speed cases, except the 1,000,000 plan (once).
   const rounds = SETTINGS.repetitions;
+  if (wants('load')) report.cases.push(...(await loadCases(goalContext(), rounds)));
   if (wants('rate')) report.cases.push(await rateCase(goalContext(), rounds));
   if (wants('token')) report.cases.push(await tokenCase(goalContext(), rounds));
   if (wants('output')) report.cases.push(await outputCase(goalContext(), rounds));
@@ -431,7 +449,7 @@ async function main() {
   if (wants('memory') || wants('memory100k')) report.cases.push(...(await memoryCases(goalContext(), rounds, { big: wants('memory') })));
   report.loadAverage.end = os.loadavg();
   report.elapsedS = (Date.now() - started) / 1000;
-  report.goals = [...goals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases)];
+  report.goals = [...goals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...loadGoals(report.cases)];
   const text = render(report);
   process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/${RESULTS_FILE}\n`);
   mkdirSync(join(ROOT, 'bench'), { recursive: true });

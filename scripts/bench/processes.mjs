@@ -29,7 +29,7 @@ export function stopAllChildren() {
   running.clear();
 }
 
-function track(child) {
+export function track(child) {
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;
@@ -94,7 +94,7 @@ const CLK_TCK = (() => {
 })();
 
 /** User + system CPU time of a running process, from /proc (Linux); undefined elsewhere. */
-function processCpuMs(pid) {
+export function processCpuMs(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -121,6 +121,13 @@ function stopChild(child) {
 function parseGnuTime(text) {
   const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(text);
   return rss ? Number(rss[1]) : undefined;
+}
+
+/** User + system time, in milliseconds, from GNU time -v. */
+function parseGnuCpuMs(text) {
+  const user = /User time \(seconds\): ([\d.]+)/.exec(text);
+  const system = /System time \(seconds\): ([\d.]+)/.exec(text);
+  return user && system ? (Number(user[1]) + Number(system[1])) * 1000 : undefined;
 }
 
 /**
@@ -157,7 +164,8 @@ export function runNode(scriptArgs, { cwd, env, outFile, errFile, probeFile, tim
       closeSync(out);
       closeSync(err);
       const probe = probeFile && existsSync(probeFile) ? JSON.parse(readFileSync(probeFile, 'utf8')) : undefined;
-      const gnuRssKB = GNU_TIME && existsSync(timeFile) ? parseGnuTime(readFileSync(timeFile, 'utf8')) : undefined;
+      const gnuText = GNU_TIME && existsSync(timeFile) ? readFileSync(timeFile, 'utf8') : undefined;
+      const gnuRssKB = gnuText === undefined ? undefined : parseGnuTime(gnuText);
       resolve({
         code,
         signal,
@@ -165,6 +173,7 @@ export function runNode(scriptArgs, { cwd, env, outFile, errFile, probeFile, tim
         wallMs,
         probe,
         peakRssKB: gnuRssKB ?? probe?.maxRssKB,
+        cpuMs: (gnuText === undefined ? undefined : parseGnuCpuMs(gnuText)) ?? (probe ? probe.userCpuMs + probe.systemCpuMs : undefined),
         rssSource: gnuRssKB !== undefined ? 'GNU time -v' : probe ? 'process.resourceUsage().maxRSS' : 'none',
         stdout: readFileSync(outFile, 'utf8'),
         stderr: readFileSync(errFile, 'utf8'),
