@@ -44,6 +44,7 @@ const REASONS: Record<string, string> = {
   'config/check-across-documents.ts': CONFIG,
   'config/declare-document.ts': CONFIG,
   'config/describe-bad-identifier.ts': CONFIG,
+  'config/describe-hidden-character.ts': CONFIG,
   'config/describe-schema-error.ts': CONFIG,
   'config/describe-unquoted.ts': CONFIG,
   'config/format-problem.ts': CONFIG,

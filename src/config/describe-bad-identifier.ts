@@ -3,6 +3,7 @@
  * refuses: what the identifier is, and which of the rules it breaks.
  */
 import { MAX_IDENTIFIER_LENGTH } from '../api/encode-segment.js';
+import { escapeInvisibleCharacters } from '../model/invisible-characters.js';
 
 /** What an identifier at `path` is called in messages. */
 export function nameIdentifier(path: readonly string[]): string {
@@ -21,7 +22,7 @@ export function nameIdentifier(path: readonly string[]): string {
  * would refuse it at apply time), plus, for slugs, no "/" or whitespace at all.
  */
 export function describeBadIdentifier(value: string, name: string): string {
-  const shown = JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  const shown = escapeInvisibleCharacters(JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value));
   const isSlug = name === 'organisation slug' || name === 'activeOrganisation';
   // eslint-disable-next-line no-control-regex
   const control = isSlug ? /[\u0000-\u001f\u007f-\u009f]/ : /[\u0000-\u001f\u007f]/;

@@ -5,6 +5,7 @@
 import type { ErrorObject } from 'ajv';
 import { BILLING_RESPONSE_FIELD } from '../api/types.js';
 import { BILLING_FIELDS } from '../model/billing.js';
+import { escapeInvisibleCharacters } from '../model/invisible-characters.js';
 import { describeBadIdentifier, nameIdentifier } from './describe-bad-identifier.js';
 import { suggestKey } from './did-you-mean.js';
 import { parsePointer } from './json-pointer.js';
@@ -100,7 +101,7 @@ export function describeSchemaError(error: ErrorObject, ctx: SchemaErrorContext)
     case 'format':
       return {
         pos: locate(ctx.root, path),
-        message: params.format === 'email' ? `${JSON.stringify(value)} is not an e-mail address` : `${JSON.stringify(value)} is not a valid ${String(params.format)}`,
+        message: `${escapeInvisibleCharacters(JSON.stringify(value))} is not ${params.format === 'email' ? 'an e-mail address' : `a valid ${String(params.format)}`}`,
       };
     case 'minLength':
     case 'maxLength':

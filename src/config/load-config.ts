@@ -3,7 +3,7 @@
  * file with a size cap, hash it, parse it, then validate them all together.
  */
 import { createHash } from 'node:crypto';
-import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { open, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { MAX_FILE_BYTES, parseSource, tooLargeMessage } from './parse-source.js';
 import { sortProblems, toProblem } from './format-problem.js';
@@ -31,7 +31,15 @@ function describeFsError(err: unknown): string {
   const code = (err as { code?: string }).code;
   if (code === 'ENOENT') return 'no such file or directory';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'ELOOP') return 'a symbolic link that leads back to itself';
   return err instanceof Error ? err.message : String(err);
+}
+
+/** Why a symbolic link in a directory of orgs files cannot be followed. */
+async function describeBrokenLink(path: string, err: unknown): Promise<string> {
+  const target = await readlink(path).catch(() => undefined);
+  const what = (err as { code?: string }).code === 'ENOENT' && target !== undefined ? `a symbolic link to ${JSON.stringify(target)}, which does not exist` : describeFsError(err);
+  return `cannot read: ${what}. Its organisations would drop out of management: fix the link, or remove it`;
 }
 
 interface Expanded {
@@ -66,15 +74,25 @@ async function expandPaths(paths: readonly string[], cwd: string): Promise<Expan
       continue;
     }
     if (info.isDirectory()) {
-      const names = (await readdir(resolve(cwd, given), { withFileTypes: true }))
+      const entries = (await readdir(resolve(cwd, given), { withFileTypes: true }))
         .filter((e) => /\.ya?ml$/.test(e.name) && !e.name.startsWith('.'))
-        .map((e) => e.name)
-        .sort();
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       let found = 0;
-      for (const name of names) {
+      for (const { name } of entries) {
         const file = join(given, name);
-        const entry = await stat(resolve(cwd, file)).catch(() => undefined);
-        if (!entry?.isFile()) continue;
+        let entry;
+        try {
+          entry = await stat(resolve(cwd, file));
+        } catch (err) {
+          // Listed, yet it cannot be followed: a dangling link, most likely. Skipping it would
+          // silently leave its organisations out, as if the file had been deleted.
+          found += 1;
+          order.push(file);
+          problems.push(fileProblem(file, await describeBrokenLink(resolve(cwd, file), err)));
+          continue;
+        }
+        // A directory named *.yaml (or a link to one), a socket...: not an orgs file.
+        if (!entry.isFile()) continue;
         found += 1;
         await add(file);
       }
@@ -137,5 +155,5 @@ export async function loadConfig(paths: string[], options: LoadOptions): Promise
   }
   const validated = validation.finish();
   if (problems.length === 0) return validated;
-  return { ok: false, problems: sortProblems([...problems, ...(validated.ok ? [] : validated.problems)], order) };
+  return { ok: false, problems: sortProblems([...problems, ...(validated.ok ? [] : validated.problems)], order), warnings: sortProblems(validated.warnings, order) };
 }

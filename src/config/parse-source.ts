@@ -20,14 +20,25 @@ export function tooLargeMessage(bytes: number): string {
   return `file is ${describeSize(bytes)}, over the ${MAX_FILE_BYTES / (1024 * 1024)} MiB limit: split it into several files in a directory and pass that with -f`;
 }
 
+/** YAML's line breaks: CR LF, LF, or CR alone (old Mac files; valid YAML 1.2). */
+const LINE_BREAK = /\r\n?|\n/g;
+
 function positionAt(text: string, index: number): Position {
   let line = 1;
   let lineStart = 0;
-  for (let i = text.indexOf('\n'); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) {
+  for (const match of text.slice(0, index).matchAll(LINE_BREAK)) {
     line += 1;
-    lineStart = i + 1;
+    lineStart = match.index + match[0].length;
   }
   return { line, col: index - lineStart + 1 };
+}
+
+/**
+ * A CR alone is a line break in YAML, but neither the yaml package nor the fast parser takes it
+ * for one: each is read as LF instead. The text keeps its length, so positions stay true.
+ */
+function normaliseLoneCr(text: string): string {
+  return text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
 }
 
 type DecodeResult = { ok: true; text: string } | { ok: false; problems: PositionedMessage[] };
@@ -49,7 +60,7 @@ export function decodeSource(bytes: Uint8Array): DecodeResult {
   }
   try {
     // Strips a UTF-8 byte-order mark.
-    return { ok: true, text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+    return { ok: true, text: normaliseLoneCr(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) };
   } catch {
     const lossy = new TextDecoder('utf-8').decode(bytes);
     const bad = lossy.indexOf('\uFFFD');

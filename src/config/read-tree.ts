@@ -1,8 +1,9 @@
 /**
  * SourceTree → the plain value that the JSON Schema validates, walking the schema alongside so
  * that what YAML itself cannot tell apart is caught where the schema expects a string: unquoted
- * text that YAML reads as a number, boolean, date or null, and `${VAR}` interpolation. Also finds
- * duplicate keys (the value keeps the last, as the yaml package does).
+ * text that YAML reads as a number, boolean, date or null, `${VAR}` interpolation, and strings that
+ * hold what cannot be sent or seen (describe-hidden-character.ts). Also finds duplicate keys (the
+ * value keeps the last, as the yaml package does).
  *
  * A mapping or list that aliases use is read once per schema it is read under, and its value is
  * shared wherever it appears again. The value given to the schema holds an empty mapping or list
@@ -10,6 +11,8 @@
  * same each time, at the same place in the file, and a file of a few kilobytes may otherwise expand
  * to a million values that all fail. fillRepeats puts the shared values in place once it is checked.
  */
+import { nameIdentifier } from './describe-bad-identifier.js';
+import { describeHiddenCharacter } from './describe-hidden-character.js';
 import { describeBadKey, describeUnquoted } from './describe-unquoted.js';
 import { interpolate } from './interpolate.js';
 import { toPointer } from './json-pointer.js';
@@ -33,6 +36,8 @@ export interface ReadTreeResult {
   /** With an empty stand-in where a shared value stands again, until fillRepeats(value, repeats). */
   value: unknown;
   problems: PositionedMessage[];
+  /** What is allowed but may not be meant: invisible characters in values. */
+  warnings: PositionedMessage[];
   /** JSON pointers (as in ajv's instancePath) whose value already has a problem: schema errors there add nothing. */
   claimed: Set<string>;
   /** Where a stand-in is, and for what: as many as the aliases in the file, at most. */
@@ -80,6 +85,7 @@ export function fillRepeats(value: unknown, repeats: readonly Repeat[]): void {
 export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<Record<string, string | undefined>>): ReadTreeResult {
   // Through aliases the same node may be read more than once: each of its problems is reported once.
   const problems = new UniqueMessages();
+  const warnings = new UniqueMessages();
   const claimed = new Set<string>();
   // Nodes being read: meeting one again inside itself (through an alias) is a cycle. Files
   // without aliases (all that the fast parser reads) cannot have one, and skip the bookkeeping.
@@ -137,7 +143,7 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
           }
           if (first !== undefined) problems.add(key.pos, `duplicate key "${name}" (first at line ${first.pos.line})`);
           if (checkKeys) {
-            const bad = describeBadKey(key);
+            const bad = describeBadKey(key) ?? describeHiddenCharacter(name, nameIdentifier([...segments, name]), true)?.message;
             if (bad !== undefined) problems.add(key.pos, bad);
           }
           segments.push(name);
@@ -169,13 +175,25 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
         }
         if (typeof node.value !== 'string') return node.value;
         const result = interpolate(node.value, env);
-        if (result.ok) return result.value;
-        for (const message of result.messages) problems.add(node.pos, message);
-        claimed.add(pointer());
-        return node.value;
+        if (!result.ok) {
+          for (const message of result.messages) problems.add(node.pos, message);
+          claimed.add(pointer());
+          return node.value;
+        }
+        const identifier = walker.isIdentifier(schema);
+        const what = identifier ? nameIdentifier(segments) : segments.slice(segments[0] === 'organisations' ? 2 : 0).join('.');
+        // A value from the environment is named as written: it may be a secret.
+        const written = node.value.replaceAll('$${', '').includes('${') ? node.value : result.value;
+        const hidden = describeHiddenCharacter(result.value, what, identifier, written);
+        if (hidden?.level === 'warning') warnings.add(node.pos, hidden.message);
+        else if (hidden !== undefined) {
+          problems.add(node.pos, hidden.message);
+          claimed.add(pointer());
+        }
+        return result.value;
       }
     }
   };
 
-  return { value: read(root, walker.resolve(walker.root)), problems: problems.messages, claimed, repeats };
+  return { value: read(root, walker.resolve(walker.root)), problems: problems.messages, warnings: warnings.messages, claimed, repeats };
 }

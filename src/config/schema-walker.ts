@@ -8,7 +8,14 @@ import type { JsonSchema } from './schema-validator.js';
 /** Resolves local `$ref`s (`#/$defs/...`) of one schema, remembering each. */
 export class SchemaWalker {
   private readonly refs = new Map<string, JsonSchema>();
+  private identifiers: Set<JsonSchema> | undefined;
   constructor(readonly root: JsonSchema) {}
+
+  /** Whether `schema` is the format's slug or identifier (`$defs/slug`, `$defs/identifier`): what the service is asked about by name. */
+  isIdentifier(schema: JsonSchema | undefined): boolean {
+    this.identifiers ??= new Set(['#/$defs/slug', '#/$defs/identifier'].map((ref) => this.resolve({ $ref: ref })).filter((s) => s !== undefined));
+    return schema !== undefined && this.identifiers.has(schema);
+  }
 
   resolve(schema: JsonSchema | undefined): JsonSchema | undefined {
     let current = schema;

@@ -29,7 +29,8 @@ export interface ParsedDocument {
   root: SourceNode | null;
 }
 
-export type LoadResult = { ok: true; state: DesiredState } | { ok: false; problems: ConfigProblem[] };
+/** `warnings`: what is allowed but may not be meant (an invisible character in a value), sorted as problems are. */
+export type LoadResult = { ok: true; state: DesiredState; warnings: ConfigProblem[] } | { ok: false; problems: ConfigProblem[]; warnings: ConfigProblem[] };
 
 export interface ValidateOptions {
   env: Readonly<Record<string, string | undefined>>;
@@ -56,17 +57,18 @@ function checkDocument(
   doc: ParsedDocument,
   walker: SchemaWalker,
   options: ValidateOptions,
-): { problems: ConfigProblem[]; declared: DeclaredDocument | undefined } {
+): { problems: ConfigProblem[]; warnings: ConfigProblem[]; declared: DeclaredDocument | undefined } {
   const toProblemHere = (positioned: PositionedMessage): ConfigProblem => toProblem(doc.file, positioned);
   if (doc.root === null) {
     return {
       problems: [toProblemHere({ pos: { line: 1, col: 1 }, message: `the file declares nothing: an orgs file starts with "version: ${SUPPORTED_VERSION}"` })],
+      warnings: [],
       declared: undefined,
     };
   }
   const tree = readTree(doc.root, walker, options.env);
   const problems = tree.problems.map(toProblemHere);
-  if (tree.value === undefined) return { problems, declared: undefined };
+  const warnings = tree.warnings.map(toProblemHere);
 
   const flawed = new Set(tree.claimed);
   const { validate } = options.validator;
@@ -86,7 +88,7 @@ function checkDocument(
     }
     problems.push(...described.messages.map(toProblemHere));
   }
-  return { problems, declared: declareDocument(doc.file, doc.root, tree.value, flawed) };
+  return { problems, warnings, declared: declareDocument(doc.file, doc.root, tree.value, flawed) };
 }
 
 /**
@@ -97,6 +99,7 @@ export class ConfigValidation {
   private readonly walker: SchemaWalker;
   private readonly across = new AcrossDocuments();
   private readonly problems: ConfigProblem[] = [];
+  private readonly warnings: ConfigProblem[] = [];
   private readonly organisations: DesiredOrganisation[] = [];
   private readonly files: Array<{ path: string; sha256: string }> = [];
   private active: DesiredState['activeOrganisation'];
@@ -109,6 +112,7 @@ export class ConfigValidation {
     this.files.push({ path: doc.file, sha256: doc.sha256 });
     const checked = checkDocument(doc, this.walker, this.options);
     this.problems.push(...checked.problems);
+    this.warnings.push(...checked.warnings);
     const declared = checked.declared;
     if (declared === undefined) return;
     this.problems.push(...this.across.check(declared));
@@ -121,7 +125,9 @@ export class ConfigValidation {
   }
 
   finish(): LoadResult {
-    if (this.problems.length > 0) return { ok: false, problems: sortProblems(this.problems, this.files.map((f) => f.path)) };
+    const order = this.files.map((f) => f.path);
+    const warnings = sortProblems(this.warnings, order);
+    if (this.problems.length > 0) return { ok: false, problems: sortProblems(this.problems, order), warnings };
     const organisations = this.organisations.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
     const state: DesiredState = {
       version: SUPPORTED_VERSION,
@@ -129,7 +135,7 @@ export class ConfigValidation {
       organisations,
       files: this.files,
     };
-    return { ok: true, state };
+    return { ok: true, state, warnings };
   }
 }
 

@@ -20,8 +20,16 @@ export interface ParsedForUpdate {
 }
 
 export function parseForUpdate(file: string, text: string): ParsedForUpdate {
+  // Lines that end with CR alone are valid YAML, which the yaml package does not read as line
+  // breaks: such a file is read with LF (as the loader does) and written back with CR. A file that
+  // mixes them cannot be written back byte for byte.
+  const loneCr = /\r(?!\n)/.test(text);
+  if (loneCr && text.includes('\n')) {
+    throw new ConfigError(`${file} cannot be updated: some of its lines end with CR alone and others with LF. Save it with one kind of line ending, then run export again`);
+  }
+  const source = loneCr ? text.replaceAll('\r', '\n') : text;
   const lineCounter = new LineCounter();
-  const tokens = [...new Parser(lineCounter.addNewLine).parse(text)];
+  const tokens = [...new Parser(lineCounter.addNewLine).parse(source)];
   const docs = [...new Composer({ version: '1.2', schema: 'core', strict: true, uniqueKeys: false, keepSourceTokens: true }).compose(tokens)];
   const doc = docs[0];
   // The CLI validates the file with the loader first; this is a guard, not the place users meet.
@@ -55,7 +63,10 @@ export function parseForUpdate(file: string, text: string): ParsedForUpdate {
     at,
     resolve: (node) => (isAlias(node) ? targets.get(node) : node),
     isShared: (node) => isAlias(node) || (typeof node === 'object' && node !== null && typeof (node as Node).anchor === 'string' && used.has((node as Node).anchor as string)),
-    toText: () => tokens.map((token) => CST.stringify(token)).join(''),
+    toText: () => {
+      const out = tokens.map((token) => CST.stringify(token)).join('');
+      return loneCr ? out.replaceAll('\n', '\r') : out;
+    },
   };
 }
 

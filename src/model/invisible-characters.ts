@@ -56,6 +56,7 @@ const PRESENTATION_SELECTOR = '(?<!\\p{Extended_Pictographic})[\\uFE0E\\uFE0F](?
 const INVISIBLE = new RegExp(`[${RANGES.map(([first, last]) => classOf(first, last)).join('')}]|${PRESENTATION_SELECTOR}|\\p{Surrogate}`, 'gu');
 /** The same, for a test: no `g`, so no state between calls. */
 const ANY_INVISIBLE = new RegExp(INVISIBLE.source, 'u');
+const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /** What a value holding such characters is marked with in the human views. */
 export const INVISIBLE_NOTE = 'contains invisible characters';
@@ -65,7 +66,7 @@ export function hasInvisibleCharacters(text: string): boolean {
 }
 
 /** `U+200B` for one code point (a lone surrogate included). */
-function codePointName(char: string): string {
+export function codePointName(char: string): string {
   return `U+${hex(char.codePointAt(0)!)}`;
 }
 
@@ -84,13 +85,27 @@ export function findInvisibleCharacters(text: string): string[] {
   return [...found];
 }
 
+/** The first such character of `text` (a lone surrogate included), with its UTF-16 index; undefined when there is none. */
+export function firstInvisibleCharacter(text: string): { index: number; char: string } | undefined {
+  const match = ANY_INVISIBLE.exec(text);
+  return match === null ? undefined : { index: match.index, char: match[0] };
+}
+
+/** The first lone surrogate of `text`: no character at all, which UTF-8 (so no file and no request) can carry. */
+export function firstLoneSurrogate(text: string): { index: number; char: string } | undefined {
+  const match = LONE_SURROGATE.exec(text);
+  return match === null ? undefined : { index: match.index, char: match[0] };
+}
+
+/** `text` with each such character replaced by what `write` makes of it (an escape, in some syntax). */
+export function replaceInvisibleCharacters(text: string, write: (char: string, codePoint: number) => string): string {
+  return text.replace(INVISIBLE, (char) => write(char, char.codePointAt(0)!));
+}
+
 /**
  * Each such character written as an escape that shows it: `\u200B`, `\u{E0041}` beyond the Basic
  * Multilingual Plane. Everything else is left as it is.
  */
 export function escapeInvisibleCharacters(text: string): string {
-  return text.replace(INVISIBLE, (char) => {
-    const cp = char.codePointAt(0)!;
-    return cp > 0xffff ? `\\u{${hex(cp)}}` : `\\u${hex(cp)}`;
-  });
+  return replaceInvisibleCharacters(text, (_, cp) => (cp > 0xffff ? `\\u{${hex(cp)}}` : `\\u${hex(cp)}`));
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatProblem, loadConfig, type LoadResult } from '../../src/config/load-config.js';
@@ -46,6 +46,17 @@ describe('loadConfig reading files', () => {
     });
     const result = await load(cwd, ['conf']);
     expect(result.ok && result.state.files.map((f) => f.path)).toEqual([join('conf', 'a.yaml'), join('conf', 'b.yml')]);
+  });
+
+  it('refuses a dangling symbolic link among the *.yaml of a directory, naming the link and where it points', async () => {
+    const cwd = await makeWorkspace({ 'conf/a.yaml': ACME, 'gone.yaml': 'version: 1\norganisations:\n  beta: {}\n' });
+    await symlink(join(cwd, 'gone.yaml'), join(cwd, 'conf', 'b.yaml'));
+    await symlink('c.yaml', join(cwd, 'conf', 'c.yaml'));
+    await rm(join(cwd, 'gone.yaml'));
+    expect(lines(await load(cwd, ['conf']))).toEqual([
+      `conf/b.yaml:1:1: cannot read: a symbolic link to ${JSON.stringify(join(cwd, 'gone.yaml'))}, which does not exist. Its organisations would drop out of management: fix the link, or remove it`,
+      'conf/c.yaml:1:1: cannot read: a symbolic link that leads back to itself. Its organisations would drop out of management: fix the link, or remove it',
+    ]);
   });
 
   it('reports a directory without orgs files', async () => {
@@ -156,6 +167,21 @@ describe('loadConfig refusing what is not YAML text', () => {
     expect(organisations(windows)).toEqual(organisations(unix));
   });
 
+  it('reads a file whose lines end with CR alone (valid YAML 1.2) as the YAML it is, with positions on the right lines', async () => {
+    const cwd = await makeWorkspace();
+    await writeFile(join(cwd, 'mac.yaml'), ACME.replaceAll('\n', '\r'));
+    await writeFile(join(cwd, 'unix.yaml'), ACME);
+    const organisations = (r: LoadResult) => (r.ok ? r.state.organisations.map(({ source, ...o }) => ({ ...o, line: source.line, col: source.col })) : r.problems);
+    expect(organisations(await load(cwd, ['mac.yaml']))).toEqual(organisations(await load(cwd, ['unix.yaml'])));
+    // Through the yaml package too (an anchor keeps the fast parser out), and a problem on line 5.
+    await writeFile(join(cwd, 'bad.yaml'), 'version: 1\rorganisations:\r  acme: &a\r    billing:\r      customerID: 0123\r  beta: *a\r');
+    await writeFile(join(cwd, 'nul.yaml'), 'version: 1\rorganisations:\r  ac\0me: {}\r');
+    expect(lines(await load(cwd, ['bad.yaml', 'nul.yaml']))).toEqual([
+      'bad.yaml:5:19: unquoted 0123 would be read as a number, not a string: quote it: "0123"',
+      'nul.yaml:3:5: binary file (a NUL byte here): expected YAML text',
+    ]);
+  });
+
   it('rejects an alias bomb quickly, without expanding it', async () => {
     const levels = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
     for (let i = 1; i < 9; i++) levels.push(`l${i}: &l${i} [${Array(10).fill(i === 1 ? '*a' : `*l${i - 1}`).join(', ')}]`);
@@ -250,6 +276,28 @@ organisations:
       'orgs.yaml:9:15: invitation "inv_1" is also listed under organisation "gamma" (line 5): organisation "delta" (line 6) has it through this alias (and 2 more ids of the same list)',
       'orgs.yaml:12:9: id "org_e" is also the id of organisation "epsilon" (line 11): organisation "zeta" (line 12) has it through this alias',
     ]);
+  });
+});
+
+describe('loadConfig and the characters a reviewer cannot see', () => {
+  it('warns, at FILE:LINE:COL, about invisible and bidirectional control characters in values, and still loads them as written', async () => {
+    const cwd = await makeWorkspace({
+      'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      subscriptionID: "sub\\u200b_acme"\n      customerID: "cus_\\u202eemca"\n      platformID: ${PLATFORM}\n',
+    });
+    const result = await load(cwd, [], { PLATFORM: 'plat\u2060form' });
+    expect(result.ok && result.state.organisations[0]?.billing).toEqual({ subscriptionID: 'sub\u200b_acme', customerID: 'cus_\u202eemca', platformID: 'plat\u2060form' });
+    expect(result.warnings.map(formatProblem)).toEqual([
+      'orgs.yaml:5:23: billing.subscriptionID "sub\\u200B_acme" holds U+200B, a zero-width character: it is sent as it is; remove it unless it is meant to be there',
+      'orgs.yaml:6:19: billing.customerID "cus_\\u202Eemca" holds U+202E, a bidirectional control, which changes the order in which text is shown: it is sent as it is; remove it unless it is meant to be there',
+      // The value of a variable may be a secret: named as written.
+      'orgs.yaml:7:19: billing.platformID "${PLATFORM}": its value holds U+2060, an invisible format character: it is sent as it is; remove it unless it is meant to be there',
+    ]);
+  });
+
+  it('has no warnings for ordinary text, accents and emoji included', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  café:\n    billing:\n      customerID: "cus 😀 ü"\n' });
+    const result = await load(cwd, []);
+    expect(result).toMatchObject({ ok: true, warnings: [] });
   });
 });
 

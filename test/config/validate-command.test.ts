@@ -49,4 +49,22 @@ describe('orgform validate', () => {
     const result = await runCli(['validate', '-f', 'examples/orgs.yaml'], { cwd: ROOT, env: { ORGFORM_BASE_URL: 'http://127.0.0.1:9' } });
     expect(result.code).toBe(0);
   });
+
+  it('prints warnings about invisible characters in values on stderr, escaped, and still passes', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      subscriptionID: "sub\u200b_acme"\n' });
+    const result = await runCli(['validate'], { cwd });
+    expect(result).toEqual({
+      code: 0,
+      stdout: 'Valid: 1 organisation, 1 change declared (1 billing, 0 accepts, 0 revocations, 0 channel removals) in 1 file.\n',
+      stderr: 'orgs.yaml:5:23: warning: billing.subscriptionID "sub\\u200B_acme" holds U+200B, a zero-width character: it is sent as it is; remove it unless it is meant to be there\n',
+    });
+  });
+
+  it('shows every character of a problem it quotes: an invisible one in a message from the schema is an escape', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: "b\u00ad@x"\n' });
+    const result = await runCli(['validate'], { cwd });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('orgs.yaml:5:21: "b\\u00AD@x" is not an e-mail address\n');
+    expect(result.stderr).not.toContain('\u00ad');
+  });
 });

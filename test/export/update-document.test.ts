@@ -191,6 +191,17 @@ organisations:
     for (const text of [...texts, ...texts.map((t) => `\ufeff${t.replaceAll('\n', '\r\n')}`)]) expect(parseForUpdate('x.yaml', text).toText()).toBe(text);
   });
 
+  it('updates a file whose lines end with CR alone, and writes it back with CR; refuses one that mixes CR and LF', async () => {
+    const cr = FILE.replaceAll('\n', '\r');
+    const update = updateDocument('orgs.yaml', cr, live([org('acme', 'org_acme', { ...ACME, customerId: 'cus_7' }), IN_LINE.organisations[1]!]), {});
+    expect(update.text).toBe(cr.replace('customerID: cus_acme  #', 'customerID: cus_7     #'));
+    expect(update.changes.map((c) => c.address)).toEqual(['organisations.acme.billing.customerID']);
+    expect((await loadText(update.text, {})).organisations.find((o) => o.slug === 'acme')?.billing?.customerID).toBe('cus_7');
+    expect(() => updateDocument('orgs.yaml', `version: 1\rorganisations:\n  acme: {}\n`, IN_LINE, {})).toThrow(
+      'orgs.yaml cannot be updated: some of its lines end with CR alone and others with LF. Save it with one kind of line ending, then run export again',
+    );
+  });
+
   it('refuses, naming the file and what to run, text that is not one valid YAML document (the CLI validates first)', () => {
     expect(() => updateDocument('orgs.yaml', 'version: 1\norganisations: [\n', IN_LINE, {})).toThrow(/^orgs\.yaml cannot be updated: .+ Check it with: orgform validate -f orgs\.yaml$/s);
     expect(() => updateDocument('orgs.yaml', 'version: 1\n---\nversion: 1\n', IN_LINE, {})).toThrow('orgs.yaml cannot be updated: not exactly one YAML document.');

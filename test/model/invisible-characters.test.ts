@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { describeInvisibleCharacter, escapeInvisibleCharacters, findInvisibleCharacters, hasInvisibleCharacters } from '../../src/model/invisible-characters.js';
+import {
+  codePointName,
+  describeInvisibleCharacter,
+  escapeInvisibleCharacters,
+  findInvisibleCharacters,
+  firstInvisibleCharacter,
+  firstLoneSurrogate,
+  hasInvisibleCharacters,
+  replaceInvisibleCharacters,
+} from '../../src/model/invisible-characters.js';
 
 describe('invisible characters', () => {
   it('escapes zero-width, bidirectional, tag and space-like characters so that they show, and leaves the rest alone', () => {
@@ -35,4 +44,22 @@ describe('invisible characters', () => {
     expect(describeInvisibleCharacter('\uD800')).toBe('lone surrogate');
     expect(describeInvisibleCharacter('\u{E0041}')).toBe('tag character');
   });
+
+  it('finds the first one, by its UTF-16 index, astral ones whole, and names it by its code point', () => {
+    expect(firstInvisibleCharacter('sub\u200b_a\u202e')).toEqual({ index: 3, char: '\u200b' });
+    expect(firstInvisibleCharacter('x\u{e0041}')).toEqual({ index: 1, char: '\u{e0041}' });
+    expect(firstInvisibleCharacter('plain text, café, ⚠️, 😀')).toBeUndefined();
+    expect(codePointName('\u{e0041}')).toBe('U+E0041');
+  });
+
+  it('finds a lone surrogate, whatever comes before it, but not a whole pair', () => {
+    expect(firstLoneSurrogate('a\u200bb\ud800')).toEqual({ index: 3, char: '\ud800' });
+    expect(firstLoneSurrogate('a😀\udc00')).toEqual({ index: 3, char: '\udc00' });
+    expect(firstLoneSurrogate('a😀\u200b')).toBeUndefined();
+  });
+
+  it('replaces each one with what it is given to write, for escapes of another syntax', () => {
+    expect(replaceInvisibleCharacters('a\u200bb\u{e0041}c', (_, cp) => `<${cp.toString(16)}>`)).toBe('a<200b>b<e0041>c');
+  });
 });
+

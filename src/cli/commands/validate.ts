@@ -32,16 +32,22 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   const result = await loadConfig(files, { cwd: io.cwd, env: io.env });
   const { openPipelineOutput, writeReports } = await import('../pipeline-output.js');
   const pipeline = await openPipelineOutput(io);
-  const findings = result.ok ? [] : (await import('../../render/findings.js')).configFindings(result.problems);
+  const { configFindings } = await import('../../render/findings.js');
+  const warned = configFindings(result.warnings).map((finding) => ({ ...finding, level: 'warning' as const }));
+  const findings = [...(result.ok ? [] : configFindings(result.problems)), ...warned];
   await writeReports(reports, { findings, defaultFile: files[0] ?? 'orgs.yaml' }, io);
+  // Messages quote values: invisible and bidirectional characters in them are shown as escapes.
+  // The listings quote the file's own text: guarded, so that it cannot issue a workflow command.
+  if (result.warnings.length > 0) {
+    io.stderr.write(pipeline.frame.guard(result.warnings.map((w) => `${terminalSafe(formatProblem({ ...w, message: `warning: ${w.message}` }))}\n`).join('')));
+  }
   if (result.ok) {
+    await pipeline.annotate(warned, io.stderr);
     io.stdout.write(`${summarise(result.state)}\n`);
     return 0;
   }
-  // Messages quote values: invisible and bidirectional characters in them are shown as escapes.
   const lines = result.problems.map((p) => terminalSafe(formatProblem(p)));
   const fileCount = new Set(result.problems.map((p) => p.file)).size;
-  // The listing quotes the file's own text: guarded, so that it cannot issue a workflow command.
   io.stderr.write(pipeline.frame.guard(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`));
   await pipeline.annotate(findings, io.stderr);
   return 1;
