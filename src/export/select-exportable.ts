@@ -9,6 +9,7 @@ import { checkIdentifier } from '../api/encode-segment.js';
 import { observeBilling } from '../api/observe-billing.js';
 import type { Organisation } from '../api/types.js';
 import { BILLING_FIELDS, type BillingDetails, type BillingField } from '../model/billing.js';
+import { codePointName, describeInvisibleCharacter, firstInvisibleCharacter } from '../model/invisible-characters.js';
 import { formatYamlString, quoteYamlString } from './format-yaml-string.js';
 
 export interface ExportedOrganisation {
@@ -48,6 +49,12 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The loader refuses identifiers that hold an invisible character or a bidirectional control (config/describe-hidden-character.ts). */
+function invisibleIn(text: string): string | undefined {
+  const found = firstInvisibleCharacter(text);
+  return found === undefined ? undefined : `${codePointName(found.char)} (${describeInvisibleCharacter(found.char)}), which orgs.yaml does not allow in identifiers`;
+}
+
 function whySlugCannotBeKey(slug: string): string | undefined {
   if (slug === '' || slug === '.' || slug === '..') return `the slug ${quoteYamlString(slug)} cannot name an organisation in orgs.yaml`;
   if (slug.length > MAX_LENGTH) return `the slug is ${slug.length} characters long (orgs.yaml allows ${MAX_LENGTH})`;
@@ -55,6 +62,8 @@ function whySlugCannotBeKey(slug: string): string | undefined {
   if (slug.includes('/')) return 'the slug contains "/"';
   if (!SLUG.test(slug)) return 'the slug contains whitespace or a control character';
   if (slug.includes('${')) return 'the slug contains "${", which orgs.yaml does not allow in keys';
+  const invisible = invisibleIn(slug);
+  if (invisible !== undefined) return `the slug holds ${invisible}`;
   if ([...formatYamlString(slug)].length > MAX_KEY_CHARS) return `the slug, quoted, is over YAML's ${MAX_KEY_CHARS}-character limit for keys`;
   return undefined;
 }
@@ -64,6 +73,8 @@ function whyIdCannotBeWritten(id: string): string | undefined {
   if (unsafe !== undefined) return `its id cannot be used in a request: ${unsafe}`;
   if (LONE_SURROGATE.test(id)) return 'its id is not valid Unicode';
   if (!IDENTIFIER.test(id)) return 'its id contains a control character';
+  const invisible = invisibleIn(id);
+  if (invisible !== undefined) return `its id holds ${invisible}`;
   return undefined;
 }
 

@@ -121,6 +121,19 @@ describe('renderExport', () => {
     expect(state.activeOrganisation).toBeUndefined();
   });
 
+  it('leaves out, saying why, an organisation whose slug or id holds an invisible character, which the loader refuses in identifiers', async () => {
+    const text = renderExport([org('ac\u200bme', 'org_zw'), org('beta', 'org_\u202ertl'), ACME], null);
+    expect(text).toContain('#   "ac\\u200Bme" (id "org_zw"): the slug holds U+200B (zero-width character), which orgs.yaml does not allow in identifiers\n');
+    expect(text).toContain('#   "beta" (id "org_\\u202Ertl"): its id holds U+202E (bidirectional control), which orgs.yaml does not allow in identifiers\n');
+    expect((await load(text)).organisations.map((o) => o.slug)).toEqual(['acme']);
+  });
+
+  it('writes an invisible character in a value as an escape, so that a review shows it', async () => {
+    const text = renderExport([org('acme', 'org_acme', { subscriptionId: 'sub\u200b_acme', customerId: 'cus\u{e0041}' })], null);
+    expect(text).toContain('      customerID: "cus\\U000E0041"\n      subscriptionID: "sub\\u200B_acme"\n');
+    expect((await load(text)).organisations[0]?.billing).toEqual({ customerID: 'cus\u{e0041}', subscriptionID: 'sub\u200b_acme' });
+  });
+
   it('leaves out a billing e-mail the loader would refuse, saying so, and keeps the other fields', async () => {
     const text = renderExport([org('acme', 'org_acme', { billingEmail: 'n/a', customerId: 'cus_1' })], null);
     expect(text).toContain('    # Left out: billingEmail "n/a": not an e-mail address that orgs.yaml accepts\n');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Billing, Organisation } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { DesiredState } from '../../src/config/types.js';
+import { quoteYamlString } from '../../src/export/format-yaml-string.js';
 import { parseForUpdate } from '../../src/export/parse-for-update.js';
 import { renderExport } from '../../src/export/render-export.js';
 import { selectExportable } from '../../src/export/select-exportable.js';
@@ -70,7 +71,7 @@ describe('updateDocument', () => {
     expect(update.text).toBe(
       FILE.replace('activeOrganisation: acme   #', 'activeOrganisation: initech #')
         .replace('customerID: cus_acme  #', 'customerID: cus_7     #')
-        .replace("subscriptionID: 'sub_acme'", 'subscriptionID: sub_2024'),
+        .replace("subscriptionID: 'sub_acme'", "subscriptionID: 'sub_2024'"),
     );
     expect(update.changes).toEqual([
       { address: 'organisations.acme.billing.customerID', before: 'cus_acme', after: 'cus_7' },
@@ -93,10 +94,93 @@ describe('updateDocument', () => {
     const orgs = tricky.map((v, i) => org(`o${i}`, `org_${i}`, { customerId: v, platformId: `${v}!`, subscriptionId: `x${v}` }));
     const update = updateDocument('orgs.yaml', file.join('\n') + '\n', live(orgs, null), {});
     expect(update.warnings).toEqual([]);
-    expect(update.text).toContain('      customerID: "on"\n      platformID: !!str "on!"\n');
-    expect(update.text).toContain('      customerID: "$${HOME}"\n');
+    // Each keeps its style where it can hold the value (a literal block, double quotes, single quotes), else double quotes.
+    expect(update.text).toContain("      customerID: |-\n        on\n      platformID: !!str \"on!\"\n      subscriptionID: 'xon'\n");
+    expect(update.text).toContain("      customerID: |-\n        $${HOME}\n      platformID: !!str \"$${HOME}!\"\n      subscriptionID: 'x$${HOME}'\n");
+    expect(update.text).toContain("      customerID: |-\n        line\n        break\n      platformID: !!str \"line\\nbreak!\"\n      subscriptionID: \"xline\\nbreak\"\n");
+    expect(update.text).toContain("      customerID: |2-\n         padded \n");
     const state = await loadText(update.text, { HOME: '/home/someone' });
     expect(state.organisations.map((o) => o.billing)).toEqual(tricky.map((v) => ({ customerID: v, platformID: `${v}!`, subscriptionID: `x${v}` })));
+  });
+
+  describe('keeping the quoting style of each value it updates', () => {
+    const STYLES = `version: 1
+organisations:
+  acme:
+    billing:
+      customerID: cus_old            # plain
+      subscriptionID: 'sub_old'      # single
+      platformID: "plat_old"         # double
+  beta:
+    billing:
+      customerID: |   # literal
+        cus_old
+      subscriptionID: >-
+        sub_old
+      platformID: |2-
+          plat_old
+`;
+    const update = (acme: Billing, beta: Billing) => updateDocument('orgs.yaml', STYLES, live([org('acme', 'org_acme', acme), org('beta', 'org_beta', beta)], null), {});
+
+    it('writes plain, single-quoted, double-quoted, literal and folded values in their own style', async () => {
+      const result = update({ customerId: 'cus_new', subscriptionId: "sub_it's", platformId: 'plat_new' }, { customerId: 'cus_new\n', subscriptionId: 'sub new', platformId: ' plat_new' });
+      expect(result.warnings).toEqual([]);
+      expect(result.text).toBe(`version: 1
+organisations:
+  acme:
+    billing:
+      customerID: cus_new            # plain
+      subscriptionID: 'sub_it''s'    # single
+      platformID: "plat_new"         # double
+  beta:
+    billing:
+      customerID: |   # literal
+        cus_new
+      subscriptionID: >-
+        sub new
+      platformID: |2-
+         plat_new
+`);
+      expect((await loadText(result.text, {})).organisations.map((o) => o.billing)).toEqual([
+        { customerID: 'cus_new', subscriptionID: "sub_it's", platformID: 'plat_new' },
+        { customerID: 'cus_new\n', subscriptionID: 'sub new', platformID: ' plat_new' },
+      ]);
+    });
+
+    it('writes a value that its style cannot hold in the nearest style that can: double quotes, or a literal block for a folded one of several lines', async () => {
+      const values = { acme: { customerId: 'on', subscriptionId: 'sub\u200b_x', platformId: 'plat\tx' }, beta: { customerId: 'bell\u0007', subscriptionId: 'two\nlines', platformId: 'crlf\r\n' } };
+      const result = update(values.acme, values.beta);
+      expect(result.text).toContain('      customerID: "on"               # plain\n');
+      // Invisible characters are written as escapes, which only double quotes have.
+      expect(result.text).toContain('      subscriptionID: "sub\\u200B_x"  # single\n');
+      expect(result.text).toContain('      platformID: "plat\\tx"          # double\n');
+      expect(result.text).toContain('      customerID: "bell\\u0007"   # literal\n');
+      expect(result.text).toContain('      subscriptionID: |-\n        two\n        lines\n');
+      expect(result.text).toContain('      platformID: "crlf\\r\\n"\n');
+      expect((await loadText(result.text, {})).organisations.map((o) => o.billing)).toEqual([
+        { customerID: 'on', subscriptionID: 'sub\u200b_x', platformID: 'plat\tx' },
+        { customerID: 'bell\u0007', subscriptionID: 'two\nlines', platformID: 'crlf\r\n' },
+      ]);
+    });
+
+    it('reads back exactly what the service holds, whatever the value and whatever the style it replaces', async () => {
+      const value = fc.oneof(
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }),
+        fc.string({ unit: fc.constantFrom('a', ' ', "'", '"', '\n', '\t', '#', ':', '-', '\\', '$', '{', '\u200b', '\u202e', 'é'), minLength: 1, maxLength: 8 }),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.tuple(value, value, value, value, value, value), async ([a, b, c, d, e, f]) => {
+          const result = update({ customerId: a, subscriptionId: b, platformId: c }, { customerId: d, subscriptionId: e, platformId: f });
+          const loaded = (await loadText(result.text, {})).organisations.map((o) => o.billing);
+          expect(result.warnings).toEqual([]);
+          expect(loaded).toEqual([
+            { customerID: a, subscriptionID: b, platformID: c },
+            { customerID: d, subscriptionID: e, platformID: f },
+          ]);
+        }),
+        { numRuns: 150 },
+      );
+    });
   });
 
   it('leaves a default, a variable, and an alias or a used anchor as they are, with a warning that says where and what to do', () => {
@@ -207,7 +291,7 @@ organisations:
     expect(() => updateDocument('orgs.yaml', 'version: 1\n---\nversion: 1\n', IN_LINE, {})).toThrow('orgs.yaml cannot be updated: not exactly one YAML document.');
   });
 
-  it('brings an export in line byte for byte as a fresh export would write it', () => {
+  it('brings an export in line byte for byte as a fresh export would write it, but for the double quotes of a value it replaces', () => {
     const value = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 10 });
     const billing = fc.record({ billingEmail: fc.emailAddress(), customerId: value, subscriptionId: value, platformId: value }, { requiredKeys: [] });
     const world = fc.uniqueArray(fc.record({ id: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }), slug: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }), before: billing, after: billing }), { selector: (o) => o.id, maxLength: 6 });
@@ -223,7 +307,11 @@ organisations:
         fc.pre(!declared || selectExportable(after, activeId).activeSlug !== null);
         const update = updateDocument('orgs.yaml', text, live(after, activeId), {});
         expect(update.warnings).toEqual([]);
-        expect(update.text).toBe(renderExport(after, activeId));
+        // A value that needed quotes before keeps them, though a fresh export would write the new one plain.
+        const fresh = renderExport(after, activeId).split('\n');
+        const quotedAsBefore = fresh.map((line) => line.replace(/^( *[A-Za-z]+: )([^"'\s].*)$/, (_, key: string, plain: string) => `${key}${quoteYamlString(plain)}`));
+        update.text.split('\n').forEach((line, i) => expect([fresh[i], quotedAsBefore[i]]).toContain(line));
+        expect(update.text.split('\n')).toHaveLength(fresh.length);
       }),
       { numRuns: 200 },
     );
