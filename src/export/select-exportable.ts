@@ -9,7 +9,7 @@ import { checkIdentifier } from '../api/encode-segment.js';
 import { observeBilling } from '../api/observe-billing.js';
 import type { Organisation } from '../api/types.js';
 import { BILLING_FIELDS, type BillingDetails, type BillingField } from '../model/billing.js';
-import { codePointName, describeInvisibleCharacter, firstInvisibleCharacter } from '../model/invisible-characters.js';
+import { codePointName, describeInvisibleCharacter, firstInvisibleCharacter, firstLoneSurrogate } from '../model/invisible-characters.js';
 import { formatYamlString, quoteYamlString } from './format-yaml-string.js';
 
 export interface ExportedOrganisation {
@@ -42,7 +42,6 @@ const MAX_LENGTH = 512;
 // The patterns of $defs.slug and $defs.identifier in schemas/orgs.schema.json.
 const SLUG = /^[^/\s\u0000-\u001f\u007f-\u009f]+$/;
 const IDENTIFIER = /^(?!\s)(?![\s\S]*\s$)[^\u0000-\u001f\u007f]+$/;
-const LONE_SURROGATE = /[\ud800-\udfff]/u;
 const EMAIL = fullFormats.email as RegExp;
 
 function compare(a: string, b: string): number {
@@ -58,7 +57,7 @@ function invisibleIn(text: string): string | undefined {
 function whySlugCannotBeKey(slug: string): string | undefined {
   if (slug === '' || slug === '.' || slug === '..') return `the slug ${quoteYamlString(slug)} cannot name an organisation in orgs.yaml`;
   if (slug.length > MAX_LENGTH) return `the slug is ${slug.length} characters long (orgs.yaml allows ${MAX_LENGTH})`;
-  if (LONE_SURROGATE.test(slug)) return 'the slug is not valid Unicode';
+  if (firstLoneSurrogate(slug) !== undefined) return 'the slug is not valid Unicode';
   if (slug.includes('/')) return 'the slug contains "/"';
   if (!SLUG.test(slug)) return 'the slug contains whitespace or a control character';
   if (slug.includes('${')) return 'the slug contains "${", which orgs.yaml does not allow in keys';
@@ -71,7 +70,7 @@ function whySlugCannotBeKey(slug: string): string | undefined {
 function whyIdCannotBeWritten(id: string): string | undefined {
   const unsafe = checkIdentifier(id);
   if (unsafe !== undefined) return `its id cannot be used in a request: ${unsafe}`;
-  if (LONE_SURROGATE.test(id)) return 'its id is not valid Unicode';
+  if (firstLoneSurrogate(id) !== undefined) return 'its id is not valid Unicode';
   if (!IDENTIFIER.test(id)) return 'its id contains a control character';
   const invisible = invisibleIn(id);
   if (invisible !== undefined) return `its id holds ${invisible}`;
@@ -80,7 +79,7 @@ function whyIdCannotBeWritten(id: string): string | undefined {
 
 /** Why orgs.yaml cannot declare this billing value as the service holds it, or undefined when it can. */
 export function whyBillingCannotBeWritten(field: BillingField, value: string): string | undefined {
-  if (LONE_SURROGATE.test(value)) return 'not valid Unicode';
+  if (firstLoneSurrogate(value) !== undefined) return 'not valid Unicode';
   if (field === 'billingEmail' && !EMAIL.test(value)) return 'not an e-mail address that orgs.yaml accepts';
   return undefined;
 }
