@@ -79,7 +79,7 @@ export function parseYaml(text: string): ParseYamlResult {
   // (yaml's own Alias.resolve walks the whole document on each call: quadratic in the aliases.)
   const anchors = new Map<string, SourceNode>();
   const anchor = <T extends SourceNode>(node: unknown, converted: T): T => {
-    const name = (node as { anchor?: unknown }).anchor;
+    const name = typeof node === 'object' && node !== null ? (node as { anchor?: unknown }).anchor : undefined;
     if (typeof name === 'string') anchors.set(name, converted);
     return converted;
   };
@@ -144,8 +144,9 @@ export function parseYaml(text: string): ParseYamlResult {
     } else {
       key = convertScalar(keyNode, fallback);
     }
+    // `key: &a` anchors an empty value: a later `*a` is null, not an earlier `&a`.
     const value =
-      valueNode === null || valueNode === undefined || isEmptyPlain(valueNode) ? emptyScalar(key.pos) : convert(valueNode, key.pos);
+      valueNode === null || valueNode === undefined || isEmptyPlain(valueNode) ? anchor(valueNode, emptyScalar(key.pos)) : convert(valueNode, key.pos);
     return { key, value };
   };
 

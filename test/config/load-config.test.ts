@@ -246,6 +246,13 @@ organisations:
     ]);
   });
 
+  it('takes an alias to an anchor on an empty value as that empty value, not as an earlier anchor of the name', async () => {
+    const cwd = await makeWorkspace({
+      'orgs.yaml': 'version: 1\norganisations:\n  a:\n    invitations:\n      accept: &x [inv_1]\n  b:\n    invitations:\n      accept: &x\n  c:\n    invitations:\n      accept: *x\n',
+    });
+    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:8:7: expected a list, got nothing (null)', 'orgs.yaml:11:15: expected a list, got nothing (null)']);
+  });
+
   it('reports what is wrong in a shared mapping once, where it is written, however many organisations use it', async () => {
     const lines_ = ['version: 1', 'organisations:', '  org-0:', '    billing: &billing', '      customerId: cus_1', '      platformID: 42'];
     for (let i = 1; i < 500; i++) lines_.push(`  org-${i}:`, '    billing: *billing');
