@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Document, isScalar, visit } from 'yaml';
 import { BILLING_FIELDS, type BillingDetails } from '../../src/model/billing.js';
+import { firstLoneSurrogate, hasInvisibleCharacters } from '../../src/model/invisible-characters.js';
 import { detectImplicitType } from '../../src/config/detect-implicit-type.js';
 import { escapeInterpolation } from '../../src/config/interpolate.js';
 import { parseSource } from '../../src/config/parse-source.js';
@@ -41,18 +42,20 @@ const anyChar = fc.oneof({ weight: 4, arbitrary: special }, { weight: 1, arbitra
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const C1 = /[\u0080-\u009f]/;
+/** No lone surrogate (UTF-8 cannot carry one), and in an identifier no invisible character: the loader refuses them. */
+const sendable = (s: string, identifier: boolean) => firstLoneSurrogate(s) === undefined && (!identifier || !hasInvisibleCharacters(s));
 
 const slug = fc
   .oneof(
     fc.string({ unit: anyChar, minLength: 1, maxLength: 12 }),
     fc.constantFrom('__proto__', 'constructor', 'on', 'yes', '0123', '1e3', '2024-01-02', 'null', '~', '<<', '-', '-a', '?', '#x', 'a:b', '.a', '...'),
   )
-  .filter((s) => s !== '.' && s !== '..' && !/[/\s]/.test(s) && !CONTROL.test(s) && !C1.test(s) && !s.includes('${'));
+  .filter((s) => s !== '.' && s !== '..' && !/[/\s]/.test(s) && !CONTROL.test(s) && !C1.test(s) && !s.includes('${') && sendable(s, true));
 const identifier = fc
   .oneof(fc.string({ unit: anyChar, minLength: 1, maxLength: 12 }), fc.constantFrom('org:hooli/eu', 'a b', '${X}', '$${Y}', 'true', '0x1F', '123'))
-  .filter((s) => s !== '.' && s !== '..' && s.trim() === s && !CONTROL.test(s));
+  .filter((s) => s !== '.' && s !== '..' && s.trim() === s && !CONTROL.test(s) && sendable(s, true));
 // Billing values: the schema refuses an empty one (minLength 1), as orgs.yaml cannot declare "empty".
-const text = fc.string({ unit: anyChar, minLength: 1, maxLength: 12 });
+const text = fc.string({ unit: anyChar, minLength: 1, maxLength: 12 }).filter((s) => sendable(s, false));
 const email = fc
   .tuple(fc.stringMatching(/^[a-z0-9+_-]{1,8}$/), fc.stringMatching(/^[a-z0-9]{1,8}$/), fc.constantFrom('example', 'co.uk'))
   .map(([local, domain, tld]) => `${local}@${domain}.${tld}`);
