@@ -90,12 +90,23 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
     // orgform leaving (process.exit, a second Ctrl+C) takes the command with it: its own group does
     // not get the terminal's signals.
     process.on('exit', killGroup);
+    // A command that installs no signal handler (validate, plan, export: see cli/main.ts) ends by the
+    // signal's default, which runs no exit handler: take the command with it, then end the same way.
+    const unhandled = (['SIGINT', 'SIGTERM'] as const).filter((s) => process.listenerCount(s) === 0);
+    const offSignals = () => unhandled.forEach((s) => process.off(s, onSignal));
+    const onSignal = (signal: NodeJS.Signals) => {
+      killGroup();
+      offSignals();
+      process.kill(process.pid, signal);
+    };
+    unhandled.forEach((s) => process.on(s, onSignal));
     const cleanUp = () => {
       settled = true;
       clearTimeout(timer);
       clearTimeout(afterExit);
       options.signal?.removeEventListener('abort', onAbort);
       process.off('exit', killGroup);
+      offSignals();
     };
 
     child.stdout!.on('data', (chunk: Buffer) => {
