@@ -231,6 +231,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     )
     .option('--token-lifetime-requests <n>', 'every token expires after this many service requests', positiveInt('--token-lifetime-requests'))
     .option('--token-lifetime-seconds <n>', 'every token expires this many seconds after issue (seed tokens: after start)', positiveInt('--token-lifetime-seconds'))
+    .option('--renew-every <n>', 'a billing system alongside: every n service requests, one subscription is renewed (new subscriptionId and customerId)', positiveInt('--renew-every'))
     .addHelpText('after', () => describeBehaviourHelp())
     .action(load('emulator'));
 

@@ -1,7 +1,8 @@
 /**
  * The out-of-process controls under /__emulator/ (no auth; not part of the service interface):
- * counters, fault rules, a state dump, the behaviour played, fresh tokens and an invitation made
- * pending again, for benchmarks, CLI tests and token commands.
+ * counters, fault rules, a state dump, the behaviour played, fresh tokens, an invitation made
+ * pending again, and billing changed by someone else (a concurrent writer), for benchmarks, CLI
+ * tests and token commands.
  */
 import type { Behaviour } from './behaviour.js';
 import type { EmulatorCounters } from './counters.js';
@@ -45,6 +46,8 @@ export function handleAdmin(target: AdminTarget, method: string, path: string, b
       return issueToken(target, body);
     case 'POST invitations/reopen':
       return reopenInvitation(target, body);
+    case 'POST billing':
+      return changeBilling(target, body);
     default:
       return statusErrorAnswer(404, `No emulator control at ${method} ${path}.`);
   }
@@ -109,6 +112,28 @@ function reopenInvitation(target: AdminTarget, body: Buffer): Answer {
   const reopened = target.store.reopenInvitation(id);
   if (reopened === undefined) return statusErrorAnswer(404, 'No invitation has this identifier (a deleted one cannot be reopened).');
   return jsonAnswer(200, reopened);
+}
+
+const CHANGE_BILLING_FORM = 'The body must be a JSON object such as {"organisation": "org_acme", "billing": {"subscriptionId": "sub_2", "billingEmail": null}} (null removes a field).';
+
+/**
+ * Body: {"organisation": "<id>", "billing": {field: value or null}}, fields in the response spelling:
+ * someone else changes the billing, as a billing system renewing a subscription does. Answers the organisation.
+ */
+function changeBilling(target: AdminTarget, body: Buffer): Answer {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return statusErrorAnswer(400, CHANGE_BILLING_FORM);
+  }
+  const request = value as { organisation?: unknown; billing?: unknown } | null;
+  if (typeof request !== 'object' || request === null || typeof request.organisation !== 'string') return statusErrorAnswer(400, CHANGE_BILLING_FORM);
+  const billing = request.billing;
+  if (typeof billing !== 'object' || billing === null || Array.isArray(billing)) return statusErrorAnswer(400, CHANGE_BILLING_FORM);
+  const org = target.store.changeBilling(request.organisation, billing as Record<string, unknown>);
+  if (org === undefined) return statusErrorAnswer(404, `No organisation has the id ${JSON.stringify(request.organisation)}.`);
+  return jsonAnswer(200, org);
 }
 
 /** JSON has no Infinity; say it in words rather than as null. */

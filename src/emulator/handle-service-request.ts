@@ -41,6 +41,8 @@ export interface ServiceDependencies {
   tokens: TokenBook;
   /** Epoch milliseconds, for HTTP-date Retry-After. */
   clock: () => number;
+  /** Every so many service requests, a subscription is renewed before the request is handled; absent: never. */
+  renewEveryRequests?: number;
 }
 
 const IDEMPOTENCY_CACHE_LIMIT = 10_000;
@@ -90,6 +92,8 @@ export function createServiceHandler(deps: ServiceDependencies) {
 
   return async function handleServiceRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     counters.total += 1;
+    // A billing system working alongside: the request sees the renewal.
+    if (deps.renewEveryRequests !== undefined && counters.total % deps.renewEveryRequests === 0) deps.store.renewNextSubscription();
     counters.inFlight += 1;
     counters.maxInFlight = Math.max(counters.maxInFlight, counters.inFlight);
     res.once('close', () => {

@@ -51,6 +51,11 @@ export interface EmulatorOptions {
   tokenLifetime?: TokenLifetime;
   /** Epoch milliseconds, for the rate limit, token lifetimes and HTTP dates; inject one for tests. */
   clock?: () => number;
+  /**
+   * A billing system working alongside: every `everyRequests` service requests, one organisation's
+   * subscription is renewed (a new subscriptionId and customerId; store.renewals lists them).
+   */
+  renewals?: { everyRequests: number };
 }
 
 export interface Emulator {
@@ -128,6 +133,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(quota ? { quota } : {}),
     tokens,
     clock,
+    ...(options.renewals === undefined ? {} : { renewEveryRequests: checkRenewals(options.renewals.everyRequests) }),
   });
 
   const server = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
@@ -199,6 +205,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return stopped;
     },
   };
+}
+
+function checkRenewals(everyRequests: number): number {
+  if (!Number.isSafeInteger(everyRequests) || everyRequests < 1) throw new TypeError(`renewals.everyRequests must be a whole number of at least 1 (got ${everyRequests}).`);
+  return everyRequests;
 }
 
 function formatHost(host: string): string {

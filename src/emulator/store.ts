@@ -47,6 +47,7 @@ export interface OrganisationPage {
 }
 
 const unauthenticated = () => fail(401, 'unauthenticated', 'A valid bearer token is required.');
+const RENEWALS_KEPT = 10_000;
 
 export class EmulatorStore {
   readonly users = new Map<string, EmulatorUser>();
@@ -62,6 +63,9 @@ export class EmulatorStore {
   private readonly deletedInvitations = new Map<string, string>();
   /** Per user token, per organisation: reads left that do not show a new membership yet (`membership-lag`). */
   private readonly lags = new Map<string, Map<string, number>>();
+  /** Subscriptions renewed by renewNextSubscription, in order (the last RENEWALS_KEPT). */
+  readonly renewals: Array<{ organisation: string; subscriptionId: string; customerId: string }> = [];
+  private renewed = 0;
 
   /** `behaviour` decides the open points the store plays (billing-put, repeat-delete, gone-channel, non-member-reads, membership-lag). */
   constructor(
@@ -173,6 +177,39 @@ export class EmulatorStore {
 
   putChannel(ch: EmulatorChannel): void {
     this.channels.set(ch.id, { ...ch });
+  }
+
+  /**
+   * Someone else writing billing, as a billing system or an administrator does: `fields` in the
+   * response spelling (customerId, ...), each value set as given, null removing the field (an empty
+   * string is stored as such). Undefined when there is no such organisation.
+   */
+  changeBilling(id: string, fields: Readonly<Record<string, unknown>>): Organisation | undefined {
+    const org = this.organisations.get(id);
+    if (!org) return undefined;
+    const billing: Record<string, unknown> = { ...(org.billing ?? {}) };
+    for (const [field, value] of Object.entries(fields)) {
+      if (value === null) delete billing[field];
+      else billing[field] = value;
+    }
+    org.billing = billing as Billing;
+    return org;
+  }
+
+  /**
+   * A billing system renewing a subscription: the next organisation that has billing (in the order
+   * they were added, round robin) gets a new subscriptionId and customerId. Undefined when none has billing.
+   */
+  renewNextSubscription(): { organisation: string; subscriptionId: string; customerId: string } | undefined {
+    const withBilling = [...this.organisations.values()].filter((org) => org.billing !== undefined);
+    if (withBilling.length === 0) return undefined;
+    const org = withBilling[this.renewed % withBilling.length]!;
+    this.renewed += 1;
+    const renewal = { organisation: org.id, subscriptionId: `sub_renewed_${this.renewed}`, customerId: `cus_renewed_${this.renewed}` };
+    this.changeBilling(org.id, { subscriptionId: renewal.subscriptionId, customerId: renewal.customerId });
+    if (this.renewals.length >= RENEWALS_KEPT) this.renewals.shift();
+    this.renewals.push(renewal);
+    return renewal;
   }
 
   isSlugTaken(slug: string): boolean {

@@ -32,6 +32,7 @@ interface EmulatorCommandOptions {
   quotaHeaders?: string;
   tokenLifetimeRequests?: number;
   tokenLifetimeSeconds?: number;
+  renewEvery?: number;
 }
 
 // src/cli/commands/emulator.ts and dist/cli/commands/emulator.js are both three levels below the package root.
@@ -71,9 +72,9 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   return 0;
 }
 
-type PlayedOptions = Pick<EmulatorOptions, 'profile' | 'behaviour' | 'rateLimit' | 'quota' | 'tokenLifetime'>;
+type PlayedOptions = Pick<EmulatorOptions, 'profile' | 'behaviour' | 'rateLimit' | 'quota' | 'tokenLifetime' | 'renewals'>;
 
-/** --profile, --point, --rate-limit(-headers), --quota(-headers) and --token-lifetime-*, checked; a bad one is a usage error naming what is allowed. */
+/** --profile, --point, --rate-limit(-headers), --quota(-headers), --token-lifetime-* and --renew-every, checked; a bad one is a usage error naming what is allowed. */
 export function readPlayedOptions(opts: EmulatorCommandOptions): PlayedOptions {
   const usage = <T>(read: () => T): T => {
     try {
@@ -101,6 +102,7 @@ export function readPlayedOptions(opts: EmulatorCommandOptions): PlayedOptions {
   if (opts.tokenLifetimeRequests !== undefined) lifetime.requests = opts.tokenLifetimeRequests;
   if (opts.tokenLifetimeSeconds !== undefined) lifetime.seconds = opts.tokenLifetimeSeconds;
   if (Object.keys(lifetime).length > 0) played.tokenLifetime = lifetime;
+  if (opts.renewEvery !== undefined) played.renewals = { everyRequests: opts.renewEvery };
   return played;
 }
 
@@ -124,6 +126,7 @@ function describePlayed(played: PlayedOptions, behaviour: Behaviour): string[] {
     const after = [requests === undefined ? '' : `${requests} requests`, seconds === undefined ? '' : `${seconds} s`].filter(Boolean).join(' or ');
     lines.push(`Tokens expire after ${after}; fresh ones: POST /__emulator/tokens (node scripts/emulator-token.mjs URL)`);
   }
+  if (played.renewals) lines.push(`A subscription is renewed every ${played.renewals.everyRequests} service requests (new subscriptionId and customerId)`);
   return lines;
 }
 
