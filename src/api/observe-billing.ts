@@ -3,7 +3,8 @@
  * from an Organisation (response spelling, or the request's, which a service may also use), with
  * "unknown" kept apart from "empty". A PUT built from a value that was not read can clear it (a
  * service may replace the whole billing on update), so anything orgform cannot read with certainty
- * is unknown, never empty. Pure.
+ * is unknown, never empty. An empty string is no value: read as null, so that it is never sent
+ * back (a service that stores "" for an e-mail refuses it in a write). Pure.
  */
 import { BILLING_FIELDS, type BillingField, type BillingObservation, type BillingValues } from '../model/billing.js';
 import { BILLING_RESPONSE_FIELD } from './types.js';
@@ -25,7 +26,7 @@ export function observeBilling(raw: unknown, authoritative: boolean): BillingObs
   const values = {} as BillingValues;
   for (const field of BILLING_FIELDS) {
     const spellings = SPELLINGS.get(field)!;
-    const seen = spellings.map((name) => billing[name]).filter((v) => v !== undefined && v !== null);
+    const seen = spellings.map((name) => billing[name]).filter((v) => v !== undefined && v !== null && v !== '');
     const strings = seen.filter((v): v is string => typeof v === 'string');
     if (strings.length < seen.length) {
       const odd = seen.find((v) => typeof v !== 'string');

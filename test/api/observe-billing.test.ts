@@ -22,6 +22,12 @@ describe('observeBilling', () => {
     expect(observeBilling({ customerId: null }, false)).toEqual({ known: true, values: NONE });
   });
 
+  it('reads an empty string as no value, so that it is never sent back', () => {
+    expect(observeBilling({ billingEmail: '', customerId: 'cus_1' }, true)).toEqual({ known: true, values: { ...NONE, customerID: 'cus_1' } });
+    // Beside a value in the other spelling, the empty one says nothing against it.
+    expect(observeBilling({ customerId: '', customerID: 'cus_1' }, true)).toEqual({ known: true, values: { ...NONE, customerID: 'cus_1' } });
+  });
+
   it('marks the billing unknown, never empty, when a value is not a string', () => {
     expect(observeBilling({ customerId: 42 }, true)).toEqual({ known: false, reason: 'billing.customerId came back as a number, not a string' });
   });
