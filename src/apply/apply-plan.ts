@@ -6,6 +6,11 @@
  * journal as soon as they complete (the file writes each at once, a remote state in batches), and
  * one the journal records done is not sent again. On interrupt, nothing new starts and what is in
  * flight finishes.
+ *
+ * Billing is written from what the service holds just before the write, never from the plan's read:
+ * with `freshReads` of kind listing, an organisation whose billing changes starts only once the
+ * listing streamed behind the writes (fresh-listing.ts) has read it again; otherwise its billing is
+ * read by id just before the write (execute-change.ts).
  */
 import { ApiError, NotSentError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
@@ -14,8 +19,9 @@ import type { ApplicableChange } from '../plan/types.js';
 import { journalKey } from '../state/journal.js';
 import type { StateJournal } from '../state/state-backend.js';
 import { CHANGED_LISTED, type ApplyListener, type ApplySummary, type ChangeFailure, type ChangeResult, type Outcome } from './events.js';
-import { ChangeFailedError, executeChange } from './execute-change.js';
-import { runOrganisationChanges, type Decided, type OrganisationChange } from './run-organisation-changes.js';
+import { ChangeFailedError, executeChange, type FreshRead } from './execute-change.js';
+import { FreshListing, type FreshReads } from './fresh-listing.js';
+import { runOrganisationChanges, type Decided, type OrganisationChange, type RunChange } from './run-organisation-changes.js';
 
 export interface ApplyOptions {
   client: OrganisationsClient;
@@ -30,10 +36,14 @@ export interface ApplyOptions {
   sleep?: (ms: number) => Promise<void>;
   /** First step of those waits, doubling; the retry policy's base (ORGFORM_RETRY_BASE_MS). */
   backoffBaseMs?: number;
+  /** How billing is read again before it is written (default: each organisation by id, just before). */
+  freshReads?: FreshReads;
+  /** A read older than this is read again by id before a write is built from it (ORGFORM_READ_MAX_AGE_MS). */
+  maxReadAgeMs?: number;
 }
 
 /** Outcomes as the codes `applyPlan` keeps per change (0: not ended yet). */
-const OUTCOMES: readonly Outcome[] = ['applied', 'already-done', 'skipped', 'not-started', 'failed'];
+const OUTCOMES: readonly Outcome[] = ['applied', 'already-done', 'skipped', 'not-started', 'stale', 'failed'];
 const APPLIED = 1 + OUTCOMES.indexOf('applied');
 
 function describeFailure(err: unknown): ChangeFailure {
@@ -73,8 +83,11 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   const notApplied = new Map<number, ChangeResult>();
   let interrupted = false;
   let inFlight = 0;
+  // Set below, once the groups are known; an interrupt reads no more of it.
+  let listing: FreshListing | undefined;
   const onAbort = () => {
     interrupted = true;
+    listing?.close();
     emit({ type: 'interrupted', at: now(), inFlight });
   };
   // apply-start comes first, whatever happens: an interrupt before it is told right after it.
@@ -96,8 +109,11 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   // The plan's own test (plan/is-recorded-done.ts), asked of the journal as it is now.
   const isJournaled: IsJournaled = (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
 
-  /** Runs one change, or ends it as `decided` says, or as not started; resolves to how it ended. */
-  async function run(index: number, decided?: Decided): Promise<Outcome> {
+  /**
+   * Runs one change, or ends it as `decided` says, or as not started; resolves to how it ended.
+   * `fresh`: what the listing read again of its organisation, for a billing change.
+   */
+  async function run(index: number, decided: Decided | undefined, fresh: FreshRead | undefined): Promise<Outcome> {
     const change = slots[index]!;
     if (decided !== undefined) {
       finish(index, { outcome: decided.outcome, reason: decided.reason, durationMs: 0 });
@@ -116,10 +132,14 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
     emit({ type: 'change-start', address: change.address, organisation: change.organisation.slug, kind: change.kind, at: t0 });
     try {
       const result = await executeChange(change, options.client, {
+        now,
         ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
         ...(options.backoffBaseMs === undefined ? {} : { backoffBaseMs: options.backoffBaseMs }),
+        ...(options.maxReadAgeMs === undefined ? {} : { maxReadAgeMs: options.maxReadAgeMs }),
+        ...(fresh === undefined || change.kind !== 'billing' ? {} : { fresh }),
       });
-      if (JOURNALED_KINDS.has(change.kind) && change.targetId !== undefined) {
+      // Only billing can be stale; a revocation or channel removal that ended is done.
+      if (JOURNALED_KINDS.has(change.kind) && change.targetId !== undefined && result.outcome !== 'stale') {
         await options.journal.record(options.service, journalKey(change.kind, change.organisation.id, change.targetId), {
           kind: change.kind,
           organisation: change.organisation.slug,
@@ -161,31 +181,58 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
     else activeBySlug.set(slug, [...(activeBySlug.get(slug) ?? []), index]);
   }
 
-  /** Runs group `group`, all of one organisation; its set-active changes then wait for a worker. */
-  async function runGroup(group: number): Promise<void> {
+  /**
+   * Runs group `group`, all of one organisation; its set-active changes then wait for a worker.
+   * `fresh`: what the listing read again of the organisation, when it was read from it.
+   */
+  async function runGroup(group: number, fresh: FreshRead | undefined): Promise<void> {
     const mine: OrganisationChange[] = [];
     for (let at = starts[group]!; at < starts[group + 1]!; at++) {
       const index = order[at]!;
       const { kind, address } = slots[index]!;
       mine.push({ index, kind, address });
     }
-    const decided = await runOrganisationChanges(mine, run);
+    const runHere: RunChange = (index, decided) => run(index, decided, fresh);
+    const decided = await runOrganisationChanges(mine, runHere);
     for (const index of activeBySlug.get(groupSlugs[group]!) ?? []) ready.push({ index, decided });
   }
 
-  // `parallelism` workers share one queue of organisations, then of set-active changes. (One
-  // p-limit task per organisation, all queued at once, held about 1 KB each until its turn: 100 MB
-  // at 100,000 organisations.)
-  let nextGroup = 0;
+  // The groups whose billing is read again from the listing wait for it, by organisation id; the
+  // others (`immediate`) can start at once.
+  const { waiting, immediate } = splitByFreshRead(changes, order, starts, options.freshReads);
+  if (options.freshReads?.kind === 'listing') {
+    listing = new FreshListing(waiting, { client: options.client, pageSize: options.freshReads.pageSize, lowWater: 2 * options.parallelism, now });
+    if (interrupted) listing.close();
+  }
+
+  // `parallelism` workers share the work: a page of the listing when the groups read from it run
+  // low (a read takes a worker's place, so that reads and writes together stay within the
+  // parallelism), those groups first (their reads age), then the other groups, then set-active
+  // changes. (One p-limit task per organisation, all queued at once, held about 1 KB each until its
+  // turn: 100 MB at 100,000 organisations.)
+  let nextImmediate = 0;
   async function worker(): Promise<void> {
     for (;;) {
-      if (nextGroup < groupCount) {
-        await runGroup(nextGroup++);
+      if (listing?.wantsRead()) {
+        await listing.readPage();
+        continue;
+      }
+      const arrived = listing?.take();
+      if (arrived !== undefined) {
+        await runGroup(arrived.group, arrived.fresh);
+        continue;
+      }
+      if (nextImmediate < immediate.length) {
+        await runGroup(immediate[nextImmediate++]!, undefined);
+        continue;
+      }
+      if (listing?.busy) {
+        await listing.arrival();
         continue;
       }
       const next = ready.shift();
       if (next === undefined) return;
-      await run(next.index, next.decided);
+      await run(next.index, next.decided, undefined);
     }
   }
   const workers = Math.max(1, Math.min(options.parallelism, groupCount + active.length));
@@ -202,6 +249,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
     alreadyDone: count('already-done'),
     skipped: count('skipped'),
     notStarted: count('not-started'),
+    stale: count('stale'),
     failed: count('failed'),
     interrupted,
     elapsedMs: now() - started,
@@ -249,6 +297,33 @@ function countChanged(
     else met.set(slug, name(1, slug));
   }
   return { organisations, first };
+}
+
+/**
+ * The groups whose billing change is read again from the listing (by organisation id; not billing
+ * known only after an accept, which is read once joined), and the others, in plan order.
+ */
+function splitByFreshRead(
+  changes: readonly ApplicableChange[],
+  order: Uint32Array,
+  starts: Uint32Array,
+  freshReads: FreshReads | undefined,
+): { waiting: Map<string, number>; immediate: Uint32Array } {
+  const waiting = new Map<string, number>();
+  const immediate: number[] = [];
+  for (let group = 0; group + 1 < starts.length; group++) {
+    let listed: string | undefined;
+    if (freshReads?.kind === 'listing') {
+      for (let at = starts[group]!; at < starts[group + 1]!; at++) {
+        const change = changes[order[at]!]!;
+        if (change.kind === 'billing' && change.knownAfter === undefined) listed = change.organisation.id;
+      }
+    }
+    // An id met twice (never in a valid plan) is read by id rather than left waiting for ever.
+    if (listed !== undefined && !waiting.has(listed)) waiting.set(listed, group);
+    else immediate.push(group);
+  }
+  return { waiting, immediate: Uint32Array.from(immediate) };
 }
 
 /**

@@ -17,6 +17,12 @@ export type Outcome =
   | 'skipped'
   /** Not attempted because apply was interrupted (SIGINT/SIGTERM) first. */
   | 'not-started'
+  /**
+   * Refused, nothing written: what the change was planned from changed on the service since the
+   * plan, so that the write would differ from what was shown (a billing field someone else changed,
+   * an organisation gone from your organisations). Run plan again to review it.
+   */
+  | 'stale'
   | 'failed';
 
 export interface ChangeFailure {
@@ -40,7 +46,7 @@ export interface ChangeResult {
   organisation: string;
   kind: Change['kind'];
   outcome: Outcome;
-  /** Why it was already done, skipped or not started (for people). */
+  /** Why it was already done, skipped, not started or stale (for people). */
   reason?: string;
   failure?: ChangeFailure;
   durationMs: number;
@@ -66,11 +72,12 @@ export interface ApplySummary {
   alreadyDone: number;
   skipped: number;
   notStarted: number;
+  stale: number;
   failed: number;
   interrupted: boolean;
   elapsedMs: number;
   /**
-   * The result of every change that was not applied (failed, skipped, not started, already done),
+   * The result of every change that was not applied (failed, stale, skipped, not started, already done),
    * in plan order. An applied change is counted and told as it ends (`change-end`), not kept: an
    * apply of 100,000 changes would otherwise hold 100,000 records to the end.
    */

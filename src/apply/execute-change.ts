@@ -1,22 +1,36 @@
 /**
  * One change against the service, with the idempotent outcomes that make apply safe to run again:
  * a delete answered 410, or 404 with the service's Error body while you are a member, is done; an
- * accept whose answer was lost or "not found" is done only if the listing shows you a member; a
- * billing change planned "known after" the accept reads the organisation first and writes only
- * what it read or was declared.
+ * accept whose answer was lost or "not found" is done only if the listing shows you a member. A
+ * billing change is written from what the service holds just before the write (a listing page read
+ * moments ago, or the organisation read by id): the declared fields over the others as they are
+ * then, nothing when the declared values hold already, and nothing either (stale) when a declared
+ * field changed since the plan so that the write would differ from what was shown.
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError, isForbidden, isNotFound, TransportError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import { observeBilling } from '../api/observe-billing.js';
-import { differingFields, fullBillingUpdate, type BillingDetails } from '../model/billing.js';
+import { decideBillingWrite, type BillingValues } from '../model/billing.js';
 import type { ApplicableChange } from '../plan/types.js';
 import type { Outcome } from './events.js';
 
 export interface ExecutionResult {
-  outcome: Extract<Outcome, 'applied' | 'already-done'>;
+  outcome: Extract<Outcome, 'applied' | 'already-done' | 'stale'>;
   reason?: string;
 }
+
+/**
+ * What apply read of a billing change's organisation after approval, in the listing it streams behind
+ * the writes (apply-plan.ts). Without one, the organisation is read by id just before the write.
+ */
+export type FreshRead =
+  /** Listed when `readAt`: its slug, and its billing when the listing shows it (null: it does not). */
+  | { kind: 'listed'; slug: string; billing: BillingValues | null; readAt: number }
+  /** The listing, read to its end, does not show it: it may have left your organisations. */
+  | { kind: 'unlisted' }
+  /** The listing failed before it reached the organisation. */
+  | { kind: 'unreadable'; error: unknown };
 
 /** Thrown when a change failed; `cause` is the service's or the transport's error. */
 export class ChangeFailedError extends Error {
@@ -35,9 +49,16 @@ export interface ExecuteOptions {
   sleep?: (ms: number) => Promise<void>;
   /** First step of those waits, doubling (the retry policy's base: ORGFORM_RETRY_BASE_MS). */
   backoffBaseMs?: number;
+  /** A billing change's fresh read, when apply streamed one; otherwise the organisation is read now. */
+  fresh?: FreshRead;
+  /** A fresh read older than this is read again by id just before the write (ORGFORM_READ_MAX_AGE_MS). */
+  maxReadAgeMs?: number;
+  now?: () => number;
 }
 
 export const DEFAULT_BACKOFF_BASE_MS = 250;
+/** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS); older, it is read again. */
+export const DEFAULT_READ_MAX_AGE_MS = 5_000;
 
 /** Re-reads after an accept: a service may take a moment to show a new membership (4 waits, doubling). */
 const SETTLE_STEPS = [1, 2, 4, 8];
@@ -94,12 +115,8 @@ export async function executeChange(change: ApplicableChange, client: Organisati
   // Retries of this change's requests are reported under its address.
   const label = change.address;
   switch (change.kind) {
-    case 'billing': {
-      const request = change.request ?? (await billingAfterJoin(change, client, waits));
-      if (request === undefined) return { outcome: 'already-done', reason: 'the billing read after joining already holds the declared values' };
-      await client.updateBillingDetails(orgId, request, { idempotencyKey: randomUUID(), label });
-      return { outcome: 'applied' };
-    }
+    case 'billing':
+      return writeBilling(change, client, waits, options);
     case 'set-active':
       await client.setActiveOrganisation(orgId, { idempotencyKey: randomUUID(), label });
       return { outcome: 'applied' };
@@ -170,14 +187,110 @@ async function deleteTarget(change: ApplicableChange, client: OrganisationsClien
   }
 }
 
+/** Why a billing change was not written: the reason of a `stale` outcome. */
+function staleReason(what: string): string {
+  return `${what}; nothing was written for this organisation. Run orgform plan again to review it`;
+}
+
+const show = (value: string | null) => (value === null ? '(none)' : JSON.stringify(value));
+
 /**
- * The billing body of an organisation joined by this apply: read it now that the accept has
- * succeeded, and put the declared fields over what was read. Undefined when nothing differs.
+ * A billing change: the organisation's billing as it is now, then the declared fields over it, or
+ * nothing (already holds them, or stale). Never built from a read older than `maxReadAgeMs`.
  */
-async function billingAfterJoin(change: ApplicableChange, client: OrganisationsClient, waits: Waits): Promise<BillingDetails | undefined> {
-  const orgId = change.organisation.id;
+async function writeBilling(change: ApplicableChange, client: OrganisationsClient, waits: Waits, options: ExecuteOptions): Promise<ExecutionResult> {
   const declared = change.declared;
-  if (declared === undefined) throw new Error(`plan change ${change.address} has neither a request nor declared values`);
+  if (declared === undefined) throw new Error(`plan change ${change.address} has no declared billing`);
+  const now = change.knownAfter !== undefined ? await billingAfterJoin(change, client, waits) : await billingNow(change, client, options);
+  if ('outcome' in now) return now;
+  const decision = decideBillingWrite(declared, change.seen, now);
+  switch (decision.kind) {
+    case 'current':
+      return {
+        outcome: 'already-done',
+        reason: change.knownAfter !== undefined ? 'the billing read after joining already holds the declared values' : 'the service already holds the declared values',
+      };
+    case 'stale': {
+      const fields = decision.changed.map((c) => `billing.${c.field} changed on the service since the plan, from ${show(c.seen)} to ${show(c.now)} (the plan showed ${c.seen === c.declared ? 'no change to it' : `${show(c.seen)} → ${show(c.declared)}`})`);
+      return { outcome: 'stale', reason: staleReason(fields.join('; ')) };
+    }
+    case 'write':
+      await client.updateBillingDetails(change.organisation.id, decision.body, { idempotencyKey: randomUUID(), label: change.address });
+      return { outcome: 'applied' };
+    default: {
+      const unreachable: never = decision;
+      throw new Error(`unknown billing decision ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * The billing of a member organisation as it is now: from the listing apply just read, when it shows
+ * billing and the read is recent enough; otherwise read by id, now. Membership comes from a listing
+ * (the plan's, or the one apply streams), never from a successful read by id.
+ */
+async function billingNow(change: ApplicableChange, client: OrganisationsClient, options: ExecuteOptions): Promise<BillingValues | ExecutionResult> {
+  const { id, slug } = change.organisation;
+  const fresh = options.fresh;
+  const now = options.now ?? Date.now;
+  if (fresh?.kind === 'unreadable') {
+    throw new ChangeFailedError(
+      'getOrganisations',
+      `${errorMessage(fresh.error)}; the listing apply reads just before writing failed before it reached organisation ${JSON.stringify(slug)} (${id}), and billing is written only from what was just read. Nothing was written; run orgform apply again`,
+      fresh.error,
+    );
+  }
+  if (fresh?.kind === 'unlisted') {
+    // Read to its end without it: left, or missed by a listing that shifted as it was read. One
+    // small filtered listing tells.
+    const member = await isMember(client, id, slug);
+    if (!member.ok) return { outcome: 'stale', reason: staleReason(`organisation ${JSON.stringify(slug)} (${id}) is no longer among your organisations (${member.why})`) };
+  }
+  if (fresh?.kind === 'listed') {
+    if (fresh.slug !== slug) return slugChanged(change, fresh.slug);
+    const maxAge = options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS;
+    if (fresh.billing !== null && now() - fresh.readAt <= maxAge) return fresh.billing;
+  }
+  let org;
+  try {
+    org = await client.getOrganisation(id);
+  } catch (err) {
+    if (isServiceNotFound(err)) {
+      return { outcome: 'stale', reason: staleReason(`organisation ${JSON.stringify(slug)} (${id}) can no longer be read (${describeError(err)}): it was deleted, or you left it, since the plan`) };
+    }
+    throw new ChangeFailedError(
+      'getOrganisation',
+      `${errorMessage(err)}; the billing of organisation ${JSON.stringify(slug)} (${id}) is read again just before it is written, and that read failed. Nothing was written; run orgform apply again`,
+      err,
+    );
+  }
+  if (org.slug !== slug) return slugChanged(change, org.slug);
+  const billing = observeBilling(org.billing, true);
+  if (!billing.known) {
+    throw new ChangeFailedError(
+      'getOrganisation',
+      `the billing of organisation ${JSON.stringify(slug)} (${id}) cannot be read now (${billing.reason}), and a write built from values not read could clear them. Nothing was written`,
+      undefined,
+    );
+  }
+  return billing.values;
+}
+
+function slugChanged(change: ApplicableChange, slug: string): ExecutionResult {
+  const { id, slug: planned } = change.organisation;
+  return { outcome: 'stale', reason: staleReason(`organisation ${id} is now called ${JSON.stringify(slug)}, not ${JSON.stringify(planned)} as planned`) };
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The billing of an organisation joined by this apply: read now that the accept has succeeded
+ * (waiting a little while a new membership does not show yet).
+ */
+async function billingAfterJoin(change: ApplicableChange, client: OrganisationsClient, waits: Waits): Promise<BillingValues> {
+  const orgId = change.organisation.id;
   const read = await settle(async () => {
     try {
       return { ok: true as const, org: await client.getOrganisation(orgId) };
@@ -196,6 +309,5 @@ async function billingAfterJoin(change: ApplicableChange, client: OrganisationsC
   if (!read.ok) throw failed('it could not be read after the accept', read.err);
   const billing = observeBilling(read.org.billing, true);
   if (!billing.known) throw failed(`it cannot be read (${billing.reason})`);
-  if (differingFields(declared, billing.values).length === 0) return undefined;
-  return fullBillingUpdate(declared, billing.values);
+  return billing.values;
 }

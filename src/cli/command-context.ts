@@ -23,6 +23,7 @@ export const ENV_RANGES = {
   ORGFORM_RETRY_BASE_MS: { min: 1, max: 10_000 },
   ORGFORM_NO_PROGRESS_TIMEOUT_MS: { min: 1, max: 86_400_000 },
   ORGFORM_PROGRESS_INTERVAL_MS: { min: 10, max: 3_600_000 },
+  ORGFORM_READ_MAX_AGE_MS: { min: 0, max: 60_000 },
   ORGFORM_TOKEN_COMMAND_TIMEOUT_MS: { min: 100, max: 600_000 },
   ORGFORM_STATE_BATCH: { min: 1, max: 10_000 },
   ORGFORM_STATE_FLUSH_MS: { min: 10, max: 60_000 },

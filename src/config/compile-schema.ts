@@ -13,7 +13,7 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 
 /** Each is compiled from schemas/NAME.schema.json to dist/validators/NAME.cjs. */
-export const SCHEMA_NAMES = ['orgs'] as const;
+export const SCHEMA_NAMES = ['orgs', 'saved-plan'] as const;
 export type SchemaName = (typeof SCHEMA_NAMES)[number];
 
 // CommonJS modules whose default export TypeScript sees as the module itself.

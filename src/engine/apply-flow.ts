@@ -1,7 +1,11 @@
 /**
  * `orgform apply`, start to finish, in the order it happens:
  *
- *   load → select → connect → lock → read → plan → check safety → confirm → apply → report
+ *   load → select → connect → lock → read → plan → check safety → confirm → apply (fresh reads) → report
+ *
+ * After approval nothing is written from the plan's read: billing is read again just before it is
+ * written (apply/fresh-listing.ts, apply/execute-change.ts). A saved plan's changes are derived again
+ * from its desired state and what the service holds, and applied only if the file holds exactly those.
  *
  * The command (cli/commands/apply.ts) has parsed the flags and built the view; this decides what
  * happens and tells the view, the client's retries and rate changes included. A refusal is data
@@ -14,10 +18,14 @@ import { applyPlan } from '../apply/apply-plan.js';
 import type { ApplyEvent, ApplySummary } from '../apply/events.js';
 import type { DesiredState } from '../config/types.js';
 import { ConfigError, OrgformError } from '../errors.js';
-import { findStale } from '../plan/find-stale.js';
+import { chooseFreshReads, type FreshReads } from '../apply/fresh-listing.js';
+import { DEFAULT_READ_MAX_AGE_MS } from '../apply/execute-change.js';
+import { findStale, matchSavedChanges } from '../plan/find-stale.js';
 import { parseSavedPlan, type SavedPlan } from '../plan/saved-plan.js';
 import { dropDisplays, type ApplicableChange, type Plan } from '../plan/types.js';
-import type { OrganisationsClient } from '../api/client.js';
+import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../api/client.js';
+import { loadSchemaValidator } from '../config/schema-validator.js';
+import { journalKey } from '../state/journal.js';
 import type { ApplyView } from '../render/apply-view.js';
 import type { LockEnvironment } from '../state/lock.js';
 import type { StateSettings } from '../state/open-state.js';
@@ -27,7 +35,6 @@ import { rateEvent, retryEvent } from './client-events.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from './load-desired-state.js';
 import { makePlan } from './make-plan.js';
-import { readObservedState } from '../state/read-observed-state.js';
 import type { ClientListeners, OpenClient } from './open-client.js';
 import type { Refusal } from './refusal-error.js';
 import { openStateFor } from './open-state-for.js';
@@ -45,6 +52,10 @@ export interface ApplyInputs {
   autoApprove: boolean;
   /** First step of the re-reads inside a change (ORGFORM_RETRY_BASE_MS). */
   backoffBaseMs?: number;
+  /** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS); default 5 s. */
+  maxReadAgeMs?: number;
+  /** ORGFORM_PLAN_KEY: a saved plan must be signed with it. */
+  planKey?: string;
 }
 
 /** Who approves a fresh plan: someone at a terminal, or no one (and why not). */
@@ -105,7 +116,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return { kind: 'cancelled' };
   }
   if (!('changes' in prepared)) return prepared;
-  const { client, lock, journal, service, changes } = prepared;
+  const { client, lock, journal, service, changes, freshReads } = prepared;
   try {
     // Apply: every change, in order within each organisation; every event to the view.
     view.applyStarting(client);
@@ -122,6 +133,8 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
         now: deps.now,
         ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
         ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
+        freshReads,
+        maxReadAgeMs: maxReadAge(inputs),
       });
     } finally {
       emit = undefined;
@@ -141,6 +154,10 @@ function refused(inputs: ApplyInputs, refusal: Refusal): ApplyOutcome {
   return { kind: 'refused', refusal, ...(inputs.planFile === undefined ? {} : { planFile: inputs.planFile }) };
 }
 
+function maxReadAge(inputs: ApplyInputs): number {
+  return inputs.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS;
+}
+
 /** Ready to apply: the client and the locked state, which the caller now releases, and the changes alone. */
 interface Prepared {
   client: OrganisationsClient;
@@ -149,6 +166,8 @@ interface Prepared {
   service: string;
   /** Handed over to applyPlan, which lets each go once it has ended. */
   changes: ApplicableChange[];
+  /** How their billing is read again after approval. */
+  freshReads: FreshReads;
 }
 
 async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, listeners: ClientListeners): Promise<Prepared | ApplyOutcome> {
@@ -170,23 +189,39 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
     if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
     lock.onLost((error) => listeners.onHalt?.(error));
 
-    // Read: the journal (read under the lock), then the service. A saved plan is compared with every
-    // observation (that is how staleness shows); a fresh plan is made as the service is read, and shown for review.
+    // Read: the journal (read under the lock), then the service, planning as it is read. A fresh
+    // plan is shown for review. A saved plan is planned again from its own desired state: what it was
+    // based on must not have changed (that is how staleness shows), and it must hold exactly the
+    // changes that gives.
     const journal = lock.journal;
     let plan: Plan;
     let staleReasons: string[] = [];
+    let listed: number | undefined;
     if (saved) {
-      const observed = await readObservedState(selected, client, { parallelism: inputs.parallelism });
-      plan = saved.plan;
+      const compared = new Set(Object.keys(saved.plan.observed));
+      const made = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, keep: (slug) => compared.has(slug), ignoreJournal: true });
+      listed = made.observed.listed;
       staleReasons = findStale(saved.plan, saved.configFiles, {
-        organisations: observed.organisations,
-        activeId: observed.activeId,
-        problems: observed.problems,
+        organisations: made.observed.organisations,
+        activeId: made.observed.activeId,
+        problems: made.observed.problems,
         fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), deps.cwd),
         baseUrl: service,
       });
+      const isJournaled = (c: ApplicableChange) => c.targetId !== undefined && journal.has(service, journalKey(c.kind, c.organisation.id, c.targetId));
+      const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled);
+      if (staleReasons.length === 0 && made.observed.problems.length === 0) {
+        if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
+        staleReasons = match.missing;
+      }
+      // The derived changes drive apply, never the file's: they are the same, or nothing is applied.
+      // The file's are let go (at 100,000 changes, a second plan held to the end).
+      plan = { ...saved.plan, changes: match.changes, problems: made.observed.problems };
+      saved.plan.changes = [];
     } else {
-      plan = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism });
+      const made = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism });
+      plan = made.plan;
+      listed = made.observed.listed;
       await view.planMade(plan);
     }
 
@@ -209,8 +244,18 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
         return { kind: 'cancelled' };
       }
     }
+    // How billing is read again after approval: one listing streamed behind the writes, or each
+    // organisation by id just before its write, whichever costs fewer requests.
+    const freshReads = chooseFreshReads({
+      changes: plan.changes.filter((c) => c.kind === 'billing' && c.knownAfter === undefined).length,
+      listed,
+      parallelism: inputs.parallelism,
+      rps: client.rateStatus().rps,
+      maxReadAgeMs: maxReadAge(inputs),
+      maxPageSize: DEFAULT_PAGE_SIZE,
+    });
     handedOver = true;
-    return { client, lock, journal, service, changes: dropDisplays(plan.changes) };
+    return { client, lock, journal, service, changes: dropDisplays(plan.changes), freshReads };
   } finally {
     if (!handedOver) {
       await lock?.release();
@@ -229,7 +274,9 @@ interface Source {
 
 async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source> {
   if (inputs.planFile !== undefined) {
-    const saved = parseSavedPlan(await readPlanFile(inputs.planFile, deps.cwd), inputs.planFile);
+    const text = await readPlanFile(inputs.planFile, deps.cwd);
+    const { validate } = await loadSchemaValidator('saved-plan');
+    const saved = parseSavedPlan(text, inputs.planFile, validate, inputs.planKey);
     return { saved, desired: saved.desired, selected: saved.desired };
   }
   try {

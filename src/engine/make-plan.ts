@@ -5,6 +5,7 @@
  */
 import type { OrganisationsClient } from '../api/client.js';
 import type { DesiredState } from '../config/types.js';
+import type { ObservedState } from '../model/observed-state.js';
 import { PlanBuilder } from '../plan/plan-builder.js';
 import type { IsJournaled } from '../plan/plan-organisation.js';
 import type { Plan } from '../plan/types.js';
@@ -20,18 +21,30 @@ export interface MakePlanOptions {
   parallelism: number;
   /** The plan is to be saved (`plan --out`): it records the observations its changes depend on, for its apply to compare again. */
   saving?: boolean;
+  /** The organisations (by slug) whose observations to keep in `observed`: a saved plan's apply compares them. None by default. */
+  keep?: (slug: string) => boolean;
+  /** Plan every one-shot change whatever the journal says: what a saved plan's changes are checked against. */
+  ignoreJournal?: boolean;
 }
 
-export async function makePlan(desired: DesiredState, options: MakePlanOptions): Promise<Plan> {
-  const isJournaled: IsJournaled = (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
+export interface MadePlan {
+  plan: Plan;
+  /** What was read besides: the active organisation, the problems, the whole listing's size, and the observations kept. */
+  observed: ObservedState;
+}
+
+export async function makePlan(desired: DesiredState, options: MakePlanOptions): Promise<MadePlan> {
+  const isJournaled: IsJournaled =
+    options.ignoreJournal === true ? () => false : (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
   // Planned as it is read: each observation is let go once its changes are planned.
   const builder = new PlanBuilder({ baseUrl: options.service, isJournaled, activeSlug: desired.activeOrganisation?.slug, recordObservations: options.saving === true });
+  const keep = options.keep;
   const observed = await readObservedState(desired, options.client, {
     parallelism: options.parallelism,
     onObserved: (d, o) => {
       builder.add(d, o);
-      return false;
+      return keep !== undefined && keep(d.slug);
     },
   });
-  return builder.finish(observed);
+  return { plan: builder.finish(observed), observed };
 }

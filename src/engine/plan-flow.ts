@@ -34,6 +34,8 @@ export interface PlanInputs {
   out?: string;
   /** --force: --out may replace a file that is not an orgform plan. */
   force?: boolean;
+  /** ORGFORM_PLAN_KEY: the saved plan is signed with it. */
+  planKey?: string;
 }
 
 export interface PlanDeps extends FileWorld {
@@ -72,7 +74,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
     // A state that cannot be read fails the plan: without it, every one-shot change would show again.
     const journal = readerOf(await (await openStateFor(inputs.state, desired, deps)).read());
     const service = serviceKey(client);
-    const plan = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
+    const { plan } = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
 
     // Check safety and show: the plan, and the budget when one was given.
     const safety = checkPlanSafety(plan, inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges });
@@ -88,7 +90,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
         desired: selected,
         selection: { targets: [...(inputs.selection.targets ?? [])], shard: inputs.selection.shard ?? null },
         plan,
-      });
+      }, inputs.planKey);
       // Again: a file may have appeared there while the service was read.
       await checkPlanOut(out.path, out.shown, { force: inputs.force === true });
       await writeFileAtomically(out.path, text, { shown: out.shown, option: '--out' });

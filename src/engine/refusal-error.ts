@@ -11,7 +11,9 @@ export type Refusal =
   /** A fresh plan needs an answer, and no one can give it (no terminal). */
   | { kind: 'cannot-confirm'; why: string }
   /** A saved plan made against another service. */
-  | { kind: 'other-service'; madeFor: string; service: string };
+  | { kind: 'other-service'; madeFor: string; service: string }
+  /** A saved plan holding changes that its own desired state and the service do not give (edited by hand, say). */
+  | { kind: 'not-derived'; changes: readonly string[] };
 
 export function refusalError(refusal: Refusal, planFile?: string): OrgformError {
   const saved = `The saved plan ${planFile ?? ''}`;
@@ -22,6 +24,12 @@ export function refusalError(refusal: Refusal, planFile?: string): OrgformError 
       );
     case 'other-service':
       return new OrgformError('PLAN_STALE', `${saved} was made for ${refusal.madeFor}, not ${refusal.service}. Nothing was changed. Make a new plan against this service.`);
+    case 'not-derived':
+      return new OrgformError(
+        'PLAN_INVALID',
+        `${saved} holds ${refusal.changes.length === 1 ? 'a change' : 'changes'} that its own desired state and the service do not give: it was edited after it was made, or made otherwise than by orgform plan. Nothing was changed. Make a new plan with orgform plan --out FILE.`,
+        { details: [...refusal.changes] },
+      );
     case 'stale':
       return new OrgformError('PLAN_STALE', `${saved} is stale: what it was based on changed. Nothing was changed. Run orgform plan again.`, { details: refusal.changed });
     case 'incomplete': {

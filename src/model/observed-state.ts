@@ -17,4 +17,6 @@ export interface ObservedState {
    */
   slugsById: Map<string, string>;
   problems: PlanProblem[];
+  /** How many organisations the whole listing held, when it was read (apply weighs reading it again against reads by id). */
+  listed?: number;
 }

@@ -1,12 +1,13 @@
 /**
- * Whether a saved plan still describes the service: every observed value a change depends on is
- * compared with a fresh read. Pure; the reasons name exactly what changed.
+ * Whether a saved plan still describes the service (findStale: every observed value a change
+ * depends on is compared with a fresh read; the reasons name exactly what changed), and whether its
+ * changes are the ones its desired state and the service give (matchSavedChanges). Pure.
  */
 import { organisationAddress } from '../model/address.js';
-import { BILLING_FIELDS } from '../model/billing.js';
+import { BILLING_FIELDS, type BillingDetails, type SeenBilling } from '../model/billing.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import type { PlanProblem } from '../model/plan-problem.js';
-import type { Plan } from './types.js';
+import type { ApplicableChange, Change, Plan } from './types.js';
 
 export interface FreshObservation {
   organisations: ReadonlyMap<string, ObservedOrganisation>;
@@ -30,6 +31,8 @@ export function findStale(plan: Plan, configFiles: ReadonlyArray<{ path: string;
     if (now === null || now === undefined) reasons.push(`config file ${file.path} cannot be read now`);
     else if (now !== file.sha256) reasons.push(`config file ${file.path} changed since the plan`);
   }
+  const declaredBilling = new Map<string, BillingDetails>();
+  for (const change of plan.changes) if (change.kind === 'billing' && change.declared !== undefined) declaredBilling.set(change.organisation.slug, change.declared);
   for (const [slug, before] of Object.entries(plan.observed)) {
     const address = organisationAddress(slug);
     const after = fresh.organisations.get(slug);
@@ -40,7 +43,10 @@ export function findStale(plan: Plan, configFiles: ReadonlyArray<{ path: string;
     }
     if (after.id !== before.id) reasons.push(`${address}: id changed from ${show(before.id)} to ${show(after.id)}`);
     if (after.member !== before.member) reasons.push(`${address}: membership changed (${before.member ? 'member' : 'not a member'} → ${after.member ? 'member' : 'not a member'})`);
+    // Only the declared fields: the others are written as apply reads them just before the write.
+    const declared = declaredBilling.get(slug);
     for (const field of BILLING_FIELDS) {
+      if (declared?.[field] === undefined) continue;
       const b = before.billing?.[field] ?? null;
       const a = after.billing?.[field] ?? null;
       if (a !== b) reasons.push(`${address}.billing.${field} changed from ${show(b)} to ${show(a)}`);
@@ -50,4 +56,54 @@ export function findStale(plan: Plan, configFiles: ReadonlyArray<{ path: string;
     reasons.push(`activeOrganisation: the active organisation changed from ${show(plan.observedActiveId)} to ${show(fresh.activeId)}`);
   }
   return reasons;
+}
+
+/** What apply takes of a saved plan once its changes are checked against a fresh derivation. */
+export interface SavedChangesMatch {
+  /** The derived changes the saved plan holds, in its order: these are applied, not the file's. */
+  changes: Change[];
+  /** Saved changes the derivation does not give (edited, or made otherwise): the file is refused. */
+  notDerived: string[];
+  /** Derived changes the saved plan does not hold (the service changed since, or the file lost some): stale. */
+  missing: string[];
+}
+
+/**
+ * The saved plan's changes against the changes its desired state and the fresh observations give
+ * (`derived`, planned with every one-shot change whatever the journal says). A saved change must be
+ * given exactly: same address, organisation, target, declared values and values seen. A derived
+ * one-shot change the plan left out is fine when the journal records it done.
+ */
+export function matchSavedChanges(saved: readonly ApplicableChange[], derived: readonly Change[], isJournaledNow: (change: Change) => boolean): SavedChangesMatch {
+  const byAddress = new Map(derived.map((change) => [change.address, change]));
+  const changes: Change[] = [];
+  const notDerived: string[] = [];
+  const held = new Set<string>();
+  for (const change of saved) {
+    const match = byAddress.get(change.address);
+    if (match === undefined || held.has(change.address) || !sameChange(change, match)) notDerived.push(change.address);
+    else changes.push(match);
+    held.add(change.address);
+  }
+  const missing = derived.filter((change) => !held.has(change.address) && !isJournaledNow(change)).map((change) => `${change.address}: the service needs this change now, and the plan does not hold it`);
+  return { changes, notDerived, missing };
+}
+
+/** Whether two changes would make the same writes (their displays aside). */
+function sameChange(a: ApplicableChange, b: ApplicableChange): boolean {
+  return (
+    a.kind === b.kind &&
+    a.action === b.action &&
+    a.organisation.slug === b.organisation.slug &&
+    a.organisation.id === b.organisation.id &&
+    a.targetId === b.targetId &&
+    a.knownAfter === b.knownAfter &&
+    sameFields(a.declared, b.declared) &&
+    sameFields(a.seen, b.seen)
+  );
+}
+
+function sameFields(a: BillingDetails | SeenBilling | undefined, b: BillingDetails | SeenBilling | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return Object.keys(a).length === Object.keys(b).length && BILLING_FIELDS.every((field) => a[field] === b[field]);
 }

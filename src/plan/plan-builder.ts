@@ -75,7 +75,7 @@ export class PlanBuilder {
     this.unchanged.sort();
     this.journaled.sort();
     return {
-      formatVersion: 2,
+      formatVersion: 3,
       baseUrl: this.options.baseUrl,
       changes,
       unchanged: this.unchanged,

@@ -1,15 +1,21 @@
 /**
  * The saved plan file (`orgform plan --out`): the plan, the desired state it was made from, the
- * hashes of the config files, the base URL, and a checksum, so that `orgform apply PLANFILE` can
- * refuse a file that was edited, truncated or made for another service.
+ * hashes of the config files, the base URL, a checksum, and with ORGFORM_PLAN_KEY an HMAC
+ * signature. `orgform apply PLANFILE` refuses a file that was truncated, is malformed anywhere
+ * (schemas/saved-plan.schema.json, naming the field), was made for another service, or, when the
+ * key is set, is not signed with it. The checksum only catches accidents: anyone can recompute it.
+ * What keeps an edited file from writing what no one planned is that apply derives the changes
+ * again from the desired state and the service and refuses any the file holds that it does not
+ * give (plan/find-stale.ts); the signature keeps the desired state itself from being edited.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { ErrorObject } from 'ajv';
 import type { DesiredState } from '../config/types.js';
 import { OrgformError } from '../errors.js';
 import type { Plan } from './types.js';
 
-/** 2: billing changes may be `knownAfter` their accept (orgform 0.2). A version-1 file is refused with what to do. */
-export const SAVED_PLAN_VERSION = 2;
+/** 3: billing changes carry `declared` and `seen`, and a file may be signed (orgform 0.3). Another version is refused with what to do. */
+export const SAVED_PLAN_VERSION = 3;
 
 export interface SavedPlanBody {
   orgformSavedPlan: typeof SAVED_PLAN_VERSION;
@@ -26,14 +32,32 @@ export interface SavedPlanBody {
 export interface SavedPlan extends SavedPlanBody {
   /** SHA-256 of the body as written; a hand edit or truncation breaks it. */
   checksum: string;
+  /** HMAC-SHA256 of the body with ORGFORM_PLAN_KEY, when it was set. */
+  signature?: string;
 }
 
-function checksumOf(body: SavedPlanBody): string {
-  return createHash('sha256').update(JSON.stringify(body)).digest('hex');
+/** The schema's compiled check (config/schema-validator.ts loads it). */
+export type SavedPlanValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/** The shortest ORGFORM_PLAN_KEY taken: an HMAC key is only as strong as it is long. */
+export const MIN_PLAN_KEY_LENGTH = 32;
+
+function bodyText(body: SavedPlanBody): string {
+  return JSON.stringify(body);
 }
 
-export function serializeSavedPlan(body: SavedPlanBody): string {
-  const saved: SavedPlan = { ...body, checksum: checksumOf(body) };
+function checksumOf(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function signatureOf(text: string, key: string): string {
+  return createHmac('sha256', key).update(text).digest('hex');
+}
+
+/** The file's text; signed when `key` (ORGFORM_PLAN_KEY) is given. */
+export function serializeSavedPlan(body: SavedPlanBody, key?: string): string {
+  const text = bodyText(body);
+  const saved: SavedPlan = { ...body, checksum: checksumOf(text), ...(key === undefined ? {} : { signature: signatureOf(text, key) }) };
   return JSON.stringify(saved, null, 2) + '\n';
 }
 
@@ -41,25 +65,76 @@ function invalid(path: string, problem: string): OrgformError {
   return new OrgformError('PLAN_INVALID', `The saved plan ${path} ${problem}. Make a new one with orgform plan --out ${path}.`);
 }
 
-/** Pure: text → saved plan, or a clear refusal. */
-export function parseSavedPlan(text: string, path: string): SavedPlan {
+/**
+ * Pure: text → saved plan, or a clear refusal. `validate` is the schema's check; `key` is
+ * ORGFORM_PLAN_KEY, when set: the file must then be signed with it.
+ */
+export function parseSavedPlan(text: string, path: string, validate: SavedPlanValidator, key?: string): SavedPlan {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     throw invalid(path, 'is not valid JSON (truncated, or not a plan file)');
   }
-  const saved = value as Partial<SavedPlan> | null;
-  if (typeof saved !== 'object' || saved === null || !('orgformSavedPlan' in saved)) throw invalid(path, 'is not an orgform plan file');
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !('orgformSavedPlan' in value)) throw invalid(path, 'is not an orgform plan file');
+  const saved = value as Record<string, unknown>;
   if (saved.orgformSavedPlan !== SAVED_PLAN_VERSION) {
-    throw invalid(path, `has format version ${String(saved.orgformSavedPlan)}; this orgform reads version ${SAVED_PLAN_VERSION}`);
+    throw invalid(path, `has format version ${JSON.stringify(saved.orgformSavedPlan)}; this orgform reads version ${SAVED_PLAN_VERSION}`);
   }
-  const { checksum, ...body } = saved as SavedPlan;
-  if (typeof checksum !== 'string' || checksum !== checksumOf(body)) {
+  const { checksum, signature, ...body } = saved;
+  const signed = bodyText(body as unknown as SavedPlanBody);
+  if (typeof checksum !== 'string' || checksum !== checksumOf(signed)) {
     throw invalid(path, 'was changed after it was written (its checksum does not match)');
   }
-  if (!body.plan || !Array.isArray(body.plan.changes) || !body.desired || typeof body.baseUrl !== 'string') {
-    throw invalid(path, 'is missing parts of the plan');
+  if (key !== undefined) {
+    if (signature === undefined) throw invalid(path, 'is not signed, and ORGFORM_PLAN_KEY is set: only a plan made with the same key is applied');
+    if (typeof signature !== 'string' || !sameHex(signature, signatureOf(signed, key))) {
+      throw invalid(path, 'is not signed with ORGFORM_PLAN_KEY (the signature does not match: edited, or made with another key)');
+    }
+  } else if (signature !== undefined) {
+    throw new OrgformError(
+      'PLAN_INVALID',
+      `The saved plan ${path} is signed, but ORGFORM_PLAN_KEY is not set, so the signature cannot be checked. Set ORGFORM_PLAN_KEY to the key the plan was made with.`,
+    );
   }
-  return saved as SavedPlan;
+  if (!validate(saved)) throw invalid(path, `has a malformed field: ${describeSchemaError(validate.errors?.[0])}`);
+  return saved as unknown as SavedPlan;
+}
+
+function sameHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** `plan.changes[3].organisation.id must be string`: the field by its path, and what is wrong with it. */
+export function describeSchemaError(error: ErrorObject | undefined): string {
+  if (error === undefined) return 'the file does not match the saved plan format';
+  const path = fieldPath(error.instancePath);
+  const at = path === '' ? 'the file' : path;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${path === '' ? '' : `${path}.`}${String(params.missingProperty)} is missing`;
+    case 'additionalProperties':
+      return `${at} has a field it does not take: ${JSON.stringify(params.additionalProperty)}`;
+    case 'enum':
+      return `${at} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `${at} must be ${JSON.stringify(params.allowedValue)}`;
+    default:
+      return `${at} ${error.message ?? 'is not valid'}`;
+  }
+}
+
+/** A JSON pointer as a path to read: `/plan/changes/3/organisation` → `plan.changes[3].organisation`. */
+function fieldPath(pointer: string): string {
+  let path = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^\d+$/.test(part)) path += `[${part}]`;
+    else if (/^[A-Za-z_$][\w$]*$/.test(part)) path += path === '' ? part : `.${part}`;
+    else path += `[${JSON.stringify(part)}]`;
+  }
+  return path;
 }

@@ -1,9 +1,11 @@
 /**
  * A plan is plain data: serialisable, deterministically sorted, with a stable address and an
  * action per change. `display` fields explain the plan to people and never drive apply; apply
- * reads only `kind`, `organisation`, `targetId` and `request`.
+ * reads only `kind`, `organisation`, `targetId`, `declared`, `seen` and `knownAfter`. A billing
+ * change carries no ready body: apply reads the organisation again just before writing and builds
+ * the body then (apply/execute-change.ts).
  */
-import type { BillingDetails, BillingField } from '../model/billing.js';
+import type { BillingDetails, BillingField, SeenBilling } from '../model/billing.js';
 import type { ChangeKind } from '../model/change-kind.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import type { PlanProblem } from '../model/plan-problem.js';
@@ -32,18 +34,22 @@ export interface Change {
   organisation: OrganisationRef;
   /** The invitation or channel id, for one-shot changes. */
   targetId?: string;
-  /** The billing apply sends (all four fields, undeclared ones with their current values). */
-  request?: BillingDetails;
+  /** Billing: the declared fields and their values, which apply writes over the other fields as it reads them then. */
+  declared?: BillingDetails;
+  /**
+   * Billing: the declared fields as the plan read them (null: no value). Apply compares its fresh read
+   * with these: a declared field that changed since, to a value other than the declared one, makes
+   * the change stale (the write would differ from what was shown). Absent with `knownAfter`.
+   */
+  seen?: SeenBilling;
   /**
    * Billing whose current values could not be read when planning (an organisation joined by this
    * very apply): the address of the last of its organisation's accepts. Apply runs it once every
    * accept has ended and, if any one of them made you a member (they are alternatives), reads the
-   * organisation and builds the body from `declared` over the fresh values; `request` is then
-   * absent. If none did, it is skipped, naming the accepts that failed.
+   * organisation and writes `declared` over what it reads. If none did, it is skipped, naming the
+   * accepts that failed.
    */
   knownAfter?: string;
-  /** With `knownAfter`: the declared billing fields, the only values the plan knows. */
-  declared?: BillingDetails;
   display: {
     /** Billing: only the declared fields that differ (with `knownAfter`: every declared field, `before` unknown). */
     fields?: FieldChange[];
@@ -72,8 +78,8 @@ export function dropDisplays(changes: Change[]): ApplicableChange[] {
 }
 
 export interface Plan {
-  /** 2: billing changes may be `knownAfter` a prerequisite, with `declared` instead of `request`. */
-  formatVersion: 2;
+  /** 3: a billing change carries `declared` and `seen`, no ready body (2: `request`; `knownAfter` since 2). */
+  formatVersion: 3;
   baseUrl: string;
   /** Sorted by organisation slug, then by kind order, then target id; `activeOrganisation` last. */
   changes: Change[];

@@ -9,11 +9,12 @@ export interface ApplyTally {
   done: number;
   failed: number;
   skipped: number;
+  stale: number;
   retries: number;
 }
 
 export function emptyTally(): ApplyTally {
-  return { done: 0, failed: 0, skipped: 0, retries: 0 };
+  return { done: 0, failed: 0, skipped: 0, stale: 0, retries: 0 };
 }
 
 /** Counts one event into `tally`. */
@@ -23,4 +24,5 @@ export function countEvent(tally: ApplyTally, event: ApplyEvent): void {
   tally.done += 1;
   if (event.outcome === 'failed') tally.failed += 1;
   if (event.outcome === 'skipped') tally.skipped += 1;
+  if (event.outcome === 'stale') tally.stale += 1;
 }

@@ -11,6 +11,8 @@ export interface LogProgress {
   failed: number;
   /** Not attempted because a change they depend on failed. */
   skipped: number;
+  /** Not written because they changed on the service since the plan (absent: none). */
+  stale?: number;
   /** Retries (and waits after a 429) so far: counted here rather than printed one by one. */
   retries: number;
   elapsedMs: number;
@@ -35,6 +37,7 @@ export function formatLogProgress(p: LogProgress): string {
   if (p.requestRateCap !== undefined) parts.push(`limited to ${formatRate(p.requestRateCap)} requests/s`);
   if (p.failed > 0) parts.push(`${p.failed} failed`);
   if (p.skipped > 0) parts.push(`${p.skipped} skipped`);
+  if (p.stale !== undefined && p.stale > 0) parts.push(`${p.stale} stale`);
   if (p.retries > 0) parts.push(plural(p.retries, 'retry', 'retries'));
   parts.push(`elapsed ${formatSpan(p.elapsedMs)}`);
   // The count padded to the total's width, so that successive lines line up in the log.

@@ -1,7 +1,7 @@
 /**
  * A long apply in a log (CI): progress lines and failures, not one line per change (which no one
  * reads and CI log viewers choke on). A line every few seconds at first, less often as the apply
- * goes on (progress-interval.ts); each failure, an interrupt and the rate limiter giving up as they
+ * goes on (progress-interval.ts); each failure or stale change, an interrupt and the rate limiter giving up as they
  * happen; retries, skips and not-started changes counted, not listed.
  */
 import { countEvent, emptyTally } from './apply-tally.js';
@@ -54,7 +54,7 @@ export function startProgressLines(ctx: DisplayContext, options: { intervalMs?: 
       if (event.type === 'change-end') throughput.record(event.at, tally.done);
       // The lines a reader of the log looks for. (The progress line shows the rate the limiter
       // holds the run to; only its giving up gets a line.)
-      if ((event.type === 'change-end' && event.outcome === 'failed') || event.type === 'interrupted' || (event.type === 'rate' && event.reason === 'stalled')) {
+      if ((event.type === 'change-end' && (event.outcome === 'failed' || event.outcome === 'stale')) || event.type === 'interrupted' || (event.type === 'rate' && event.reason === 'stalled')) {
         const line = formatApplyLine(event);
         if (line !== undefined) ctx.out.write(line + '\n');
       }

@@ -6,7 +6,7 @@
 import type { ApplyEvent, ChangeFailure, Outcome } from '../apply/events.js';
 import { wireKind } from './render-json.js';
 
-export type WireOutcome = 'applied' | 'already_done' | 'skipped' | 'not_started' | 'failed';
+export type WireOutcome = 'applied' | 'already_done' | 'skipped' | 'not_started' | 'stale' | 'failed';
 
 export function wireOutcome(outcome: Outcome): WireOutcome {
   switch (outcome) {
@@ -18,6 +18,8 @@ export function wireOutcome(outcome: Outcome): WireOutcome {
       return 'skipped';
     case 'not-started':
       return 'not_started';
+    case 'stale':
+      return 'stale';
     case 'failed':
       return 'failed';
     default: {
@@ -67,6 +69,7 @@ function toWire(e: ApplyEvent): Record<string, unknown> {
           already_done: s.alreadyDone,
           skipped: s.skipped,
           not_started: s.notStarted,
+          stale: s.stale,
           failed: s.failed,
           interrupted: s.interrupted,
           elapsed_ms: s.elapsedMs,

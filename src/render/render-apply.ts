@@ -83,6 +83,8 @@ function resultLine(r: ChangeResult): string {
       return `– ${address} skipped${reason}`;
     case 'not-started':
       return `– ${address} not started${reason}`;
+    case 'stale':
+      return `! ${address} stale, not written${reason}`;
     case 'failed':
       return `✗ ${address} failed: ${r.failure ? describeFailure(r.failure) : 'no details'}${took}`;
     default: {
@@ -116,9 +118,15 @@ export function formatApplySummary(summary: ApplySummary, options: { color: bool
     `${s.alreadyDone} already done`,
     paint(`${s.skipped} skipped`, 'yellow', color && s.skipped > 0),
     paint(`${s.notStarted} not started`, 'yellow', color && s.notStarted > 0),
+    ...(s.stale > 0 ? [paint(`${s.stale} stale`, 'yellow', color)] : []),
     paint(`${s.failed} failed`, 'red', color && s.failed > 0),
   ];
   const lines = [`${paint('Apply results:', 'bold', color)} ${counts.join(', ')} (${plural(s.total, 'change')} in ${formatDuration(s.elapsedMs)}).`];
+  const stale = s.notApplied.filter((r) => r.outcome === 'stale');
+  if (stale.length > 0) {
+    lines.push('', paint('Stale (changed on the service since the plan; nothing was written for them):', 'bold', color));
+    for (const r of stale) lines.push(`  ${paint('!', 'yellow', color)} ${safe(r.address)}: ${safe(r.reason ?? 'changed since the plan')}`);
+  }
   const failures = s.notApplied.filter((r) => r.outcome === 'failed');
   if (failures.length > 0) {
     lines.push('', paint('Failures:', 'bold', color));
@@ -148,6 +156,9 @@ function closingSentence(s: ApplySummary, color: boolean): string {
   }
   if (s.failed > 0) {
     return paint(`Apply finished with ${plural(s.failed, 'failure')}: run orgform apply again to retry what is left.`, 'red', color);
+  }
+  if (s.stale > 0) {
+    return paint(`Apply finished with ${plural(s.stale, 'stale change')}: run orgform plan again to review ${s.stale === 1 ? 'it' : 'them'}.`, 'yellow', color);
   }
   return paint(`Apply complete: ${s.applied} applied, ${s.alreadyDone} already done.`, 'green', color);
 }

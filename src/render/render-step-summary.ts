@@ -71,6 +71,7 @@ export function renderApplyStepSummary(summary: ApplySummary, options: StepSumma
     md`| ✓ already done | ${summary.alreadyDone} |`,
     md`| – skipped | ${summary.skipped} |`,
     md`| – not started | ${summary.notStarted} |`,
+    ...(summary.stale > 0 ? [md`| ! stale | ${summary.stale} |`] : []),
     md`| ✗ failed | ${summary.failed} |`,
     BLANK,
   );
@@ -80,6 +81,11 @@ export function renderApplyStepSummary(summary: ApplySummary, options: StepSumma
     out.push(md`**Organisations changed (${changed.organisations}):**`, BLANK, ...capped(items, cap, changed.organisations), BLANK);
   }
 
+  const stale = summary.notApplied.filter((r) => r.outcome === 'stale');
+  if (stale.length > 0) {
+    const items = stale.map((r) => md`- ${name(r.address)}: ${r.reason ?? 'changed since the plan'}`);
+    out.push(md`**Stale, not written (${stale.length}):** changed on the service since the plan.`, BLANK, ...capped(items, cap), BLANK);
+  }
   const failures = summary.notApplied.filter((r) => r.outcome === 'failed');
   if (failures.length === 0) return fitBytes(out, maxBytes);
   out.push(md`#### Failures (${failures.length})`, BLANK);
@@ -109,6 +115,7 @@ function applyHeadline(s: ApplySummary): string {
   if (s.total === 0) return 'No changes. Your organisations match the configuration.';
   if (s.interrupted) return `Apply interrupted: ${s.applied} applied, ${s.alreadyDone} already done, ${s.failed} failed, ${s.notStarted} not started; run orgform apply again to finish.`;
   if (s.failed > 0) return `Apply finished with ${plural(s.failed, 'failure')}: ${s.applied} applied, ${s.alreadyDone} already done${took}; run orgform apply again to retry what is left.`;
+  if (s.stale > 0) return `Apply finished with ${plural(s.stale, 'stale change')} (changed on the service since the plan, not written): ${s.applied} applied, ${s.alreadyDone} already done${took}; run orgform plan again to review them.`;
   return `Apply complete: ${s.applied} applied, ${s.alreadyDone} already done${took}.`;
 }
 

@@ -2,7 +2,10 @@
  * Reads what the service holds for the declared organisations: one listing of all pages where it
  * answers what is needed (slugs, membership, billing, the active organisation), single reads with
  * bounded concurrency only for organisations the listing cannot answer (declared by id, not found
- * there: typically an invitation still to accept). Never writes.
+ * there: typically an invitation still to accept). A few organisations declared by id, with nothing
+ * else needing the whole listing, are each looked for in the listing filtered by their slug.
+ * Membership always comes from a listing: a service may let anyone read an organisation by id.
+ * Never writes.
  */
 import pLimit from 'p-limit';
 import { isForbidden, isNotFound } from '../api/api-error.js';
@@ -66,6 +69,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     withId.length > (options.listingThreshold ?? 20) ||
     withId.some((d) => d.invitations.accept.length > 0);
 
+  let listed: number | undefined;
   const limit = pLimit(options.parallelism);
   const reads: Promise<void>[] = [];
   /** A member found in the listing; billing the listing cannot show (`unknown` says why) is read by id when it is declared. */
@@ -78,7 +82,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
       limit(async () => {
         try {
           const read = await client.getOrganisation(listed.id);
-          recordById(d, read, true);
+          recordById(d, read);
         } catch (err) {
           problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" could not be read (${unknown}, and reading it by id failed: ${errorText(err)}); nothing will be written for it. Run plan again.`));
         }
@@ -98,9 +102,11 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     // at once: a listing of 100,000 organisations held whole is most of a bulk plan's memory.
     const wantedIds = new Set(withId.map((d) => d.id as string));
     let first = true;
+    listed = 0;
     for await (const page of client.listOrganisationPages()) {
       const head = first ? page.organisations[0] : undefined;
       first = false;
+      listed += page.organisations.length;
       if (head) {
         activeId = head.id;
         slugsById.set(head.id, head.slug);
@@ -141,11 +147,12 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     const joining = d.invitations.accept.length > 0;
     reads.push(
       limit(async () => {
+        // Without the whole listing: the listing filtered by the declared slug says whether you are a member.
+        if (!needListing && (await readListedBySlug(d, id))) return;
         try {
           const org = await client.getOrganisation(id);
-          // Readable is not member when the listing was read and does not hold it.
-          if (joining || needListing) recordNonMember(d, org);
-          else recordById(d, org, true);
+          // Readable is not member: the listing does not hold it.
+          recordNonMember(d, org);
         } catch (err) {
           if ((isNotFound(err) || isForbidden(err)) && joining) {
             // Not readable yet: the user joins by accepting. Billing is unknown until then.
@@ -161,30 +168,67 @@ export async function readObservedState(desired: DesiredState, client: Organisat
   }
   await Promise.all(reads);
 
+  /**
+   * Looks for organisation `id` in the listing filtered by `d`'s slug (one small listing): recorded
+   * as a member when there, its billing read by id if the listing does not show it. False when the
+   * listing does not hold it (not a member, or another slug): the caller reads it by id to say which.
+   */
+  async function readListedBySlug(d: DesiredOrganisation, id: string): Promise<boolean> {
+    let found: Organisation | undefined;
+    try {
+      for await (const org of client.listOrganisations({ filter: d.slug })) {
+        if (org.id === id) {
+          found = org;
+          break;
+        }
+      }
+    } catch (err) {
+      problems.push(problem(d.slug, `${where(d)}: ${errorText(err)}`));
+      return true;
+    }
+    if (found === undefined) return false;
+    if (found.slug !== d.slug) {
+      slugMismatch(d, found);
+      return true;
+    }
+    const billing = observeBilling(found.billing, false);
+    if (billing.known || d.billing === undefined) {
+      record(d, observe(found, d.slug, true, billing));
+      return true;
+    }
+    try {
+      recordById(d, await client.getOrganisation(id));
+    } catch (err) {
+      problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" could not be read (${billing.reason}, and reading it by id failed: ${errorText(err)}); nothing will be written for it. Run plan again.`));
+    }
+    return true;
+  }
+
   function slugMismatch(d: DesiredOrganisation, org: { id: string; slug: string }): void {
     problems.push(problem(d.slug, `${where(d)}: organisation id "${org.id}" has the slug "${org.slug}", not "${d.slug}". Rename the key to "${org.slug}" or fix the id.`));
   }
 
-  /** A by-id read: authoritative for billing; a member's billing that still cannot be read is a problem when declared. */
-  function recordById(d: DesiredOrganisation, org: Organisation, member: boolean): void {
+  /** A by-id read of an organisation a listing shows you a member of: authoritative for billing; billing that still cannot be read is a problem when declared. */
+  function recordById(d: DesiredOrganisation, org: Organisation): void {
     slugsById.set(org.id, org.slug);
     if (org.slug !== d.slug) return slugMismatch(d, org);
     const billing = observeBilling(org.billing, true);
-    if (!billing.known && d.billing !== undefined && member) {
+    if (!billing.known && d.billing !== undefined) {
       problems.push(problem(d.slug, `${where(d)}: the billing of organisation "${d.slug}" cannot be read (${billing.reason}); orgform will not send a billing update that could clear values it did not see. Nothing will be written for this organisation.`));
       return;
     }
-    record(d, observe(org, d.slug, member, billing));
+    record(d, observe(org, d.slug, true, billing));
   }
 
   /** Readable, but not in the listing of memberships: only an invitation to accept makes it writable. */
   function recordNonMember(d: DesiredOrganisation, org: Organisation): void {
+    slugsById.set(org.id, org.slug);
+    // Another slug first: a listing filtered by the declared slug cannot have found it.
+    if (org.slug !== d.slug) return slugMismatch(d, org);
     if (d.invitations.accept.length === 0) {
       problems.push(problem(d.slug, `${where(d)}: you are not a member of organisation id "${org.id}" (it is not among your organisations, though the service lets you read it). To join it, declare the invitation under invitations.accept.`));
       return;
     }
-    slugsById.set(org.id, org.slug);
-    if (org.slug !== d.slug) return slugMismatch(d, org);
     // Its billing is read again after the accept: what a non-member sees proves nothing about what a member writes over.
     record(d, { slug: d.slug, id: org.id, member: false, billing: null });
   }
@@ -199,7 +243,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
   }
 
   problems.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-  return { organisations, activeId, slugsById, problems };
+  return { organisations, activeId, slugsById, problems, ...(listed === undefined ? {} : { listed }) };
 }
 
 function where(d: DesiredOrganisation): string {

@@ -253,3 +253,125 @@ describe('applyPlan', () => {
     expect(client.writes().map((c) => c.label)).toEqual(['organisations.acme.billing', 'activeOrganisation']);
   });
 });
+
+describe('applyPlan: billing read again after approval, from a listing streamed behind the writes', () => {
+  const slugs = ['a', 'b', 'c', 'd', 'e', 'f'];
+  /** Six members whose billing e-mail the plan saw as old, each with ids a billing system may renew. */
+  const world = () => slugs.map((s) => member(s, { billing: { billingEmail: `old@${s}.test`, subscriptionId: `sub_${s}`, customerId: `cus_${s}` } }));
+  const changes = () => slugs.map((s) => billing(s, { billingEmail: [`old@${s}.test`, `new@${s}.test`] }));
+  const listing = { freshReads: { kind: 'listing' as const, pageSize: 2 } };
+
+  it('writes each organisation only after the listing read it again, with the undeclared fields as they are then', async () => {
+    const client = createScriptedClient(world(), { pageSize: 2 });
+    // Renewals between the plan and the apply, and while it runs, ahead of the listing.
+    client.organisation('org_a')!.billing!.subscriptionId = 'sub_a_renewed';
+    let pages = 0;
+    client.on(
+      'getOrganisations',
+      () => {
+        pages += 1;
+        if (pages === 1) client.organisation('org_f')!.billing!.customerId = 'cus_f_renewed';
+      },
+      Infinity,
+    );
+    const { summary } = await run(changes(), client, { ...listing, parallelism: 2 });
+    expect(summary.applied).toBe(6);
+    // Each write came after the page that showed its organisation, and no page was read needlessly.
+    const order = client.calls.map((c) => (c.operation === 'getOrganisations' ? 'page' : c.organisationId));
+    for (const [i, s] of slugs.entries()) expect(order.indexOf(`org_${s}`)).toBeGreaterThan(order.indexOf('page') + (i >= 2 ? order.slice(order.indexOf('page') + 1).indexOf('page') + 1 : 0));
+    expect(order.filter((o) => o === 'page')).toHaveLength(3);
+    expect(client.organisation('org_a')!.billing).toMatchObject({ billingEmail: 'new@a.test', subscriptionId: 'sub_a_renewed', customerId: 'cus_a' });
+    expect(client.organisation('org_f')!.billing).toMatchObject({ billingEmail: 'new@f.test', customerId: 'cus_f_renewed' });
+    expect(client.calls.filter((c) => c.operation === 'getOrganisation')).toEqual([]);
+  });
+
+  it('keeps the listing’s reads and the writes together within the parallelism', async () => {
+    const client = createScriptedClient(world(), { pageSize: 2 });
+    let inFlight = 0;
+    let most = 0;
+    const slow = async () => {
+      most = Math.max(most, (inFlight += 1));
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight -= 1;
+    };
+    client.on('updateBillingDetails', slow, Infinity);
+    client.on('getOrganisations', slow, Infinity);
+    const { summary } = await run(changes(), client, { ...listing, parallelism: 2 });
+    expect(summary.applied).toBe(6);
+    expect(most).toBe(2);
+  });
+
+  it('refuses, as stale, the organisation whose declared field changed since the plan, and goes ahead with the rest', async () => {
+    const client = createScriptedClient(world(), { pageSize: 2 });
+    client.organisation('org_c')!.billing!.billingEmail = 'someone-else@c.test';
+    const { summary, events } = await run([...changes(), revokeInvitation('c', 'inv_1')], client, listing);
+    expect(summary).toMatchObject({ applied: 6, stale: 1, failed: 0 });
+    expect(outcomes(events)['organisations.c.billing']).toBe('stale');
+    expect(outcomes(events)['organisations.c.invitations.revoke.inv_1']).toBe('applied');
+    expect(summary.notApplied[0]?.reason).toContain('billing.billingEmail changed on the service since the plan, from "old@c.test" to "someone-else@c.test"');
+    expect(client.organisation('org_c')!.billing!.billingEmail).toBe('someone-else@c.test');
+  });
+
+  it('reads an organisation again by id when its listing read has grown older than the bound before its write', async () => {
+    const client = createScriptedClient(world(), { pageSize: 2 });
+    let clock = 0;
+    const held = gate();
+    client.on('updateBillingDetails', held.script);
+    const running = run(changes(), client, { ...listing, parallelism: 1, now: () => clock, maxReadAgeMs: 1_000 });
+    await held.held;
+    // a's write is held; b was read with it, and waits.
+    clock += 1_001;
+    client.organisation('org_b')!.billing!.subscriptionId = 'sub_b_late';
+    held.release();
+    const { summary } = await running;
+    expect(summary.applied).toBe(6);
+    expect(client.calls.filter((c) => c.operation === 'getOrganisation').map((c) => c.organisationId)).toEqual(['org_b']);
+    expect(client.organisation('org_b')!.billing!.subscriptionId).toBe('sub_b_late');
+  });
+
+  it('on an interrupt while a page is on its way, lets it finish and starts nothing that waited for it', async () => {
+    const client = createScriptedClient(world(), { pageSize: 2 });
+    const controller = new AbortController();
+    const held = gate();
+    client.on('getOrganisations', async () => undefined);
+    client.on('getOrganisations', held.script);
+    const running = run(changes(), client, { ...listing, parallelism: 1, signal: controller.signal });
+    await held.held;
+    controller.abort();
+    held.release();
+    const { summary } = await running;
+    // a was written; the second page was asked for once only b was left to write (ahead of it).
+    expect(summary).toMatchObject({ applied: 1, notStarted: 5, interrupted: true });
+    expect(client.calls.filter((c) => c.operation === 'getOrganisations')).toHaveLength(2);
+    expect(client.writes().map((c) => c.organisationId)).toEqual(['org_a']);
+  });
+
+  it('writes what it read when the listing fails part way, and fails the rest naming the listing, writing nothing for them', async () => {
+    const client = createScriptedClient(world(), { pageSize: 2 });
+    client.on('getOrganisations', async () => undefined);
+    client.on('getOrganisations', fail(serviceError('getOrganisations', 500, 'internal')));
+    const { summary } = await run(changes(), client, { ...listing, parallelism: 1 });
+    expect(summary).toMatchObject({ applied: 2, failed: 4 });
+    expect(summary.notApplied.map((r) => [r.address, r.failure?.operation])).toEqual(slugs.slice(2).map((s) => [`organisations.${s}.billing`, 'getOrganisations']));
+    expect(client.writes().map((c) => c.organisationId)).toEqual(['org_a', 'org_b']);
+  });
+
+  it('refuses, as stale, an organisation the listing no longer shows once the listing filtered by its slug says you left it', async () => {
+    const client = createScriptedClient(world(), { pageSize: 2 });
+    client.organisation('org_e')!.member = false;
+    const { summary } = await run(changes(), client, listing);
+    expect(summary).toMatchObject({ applied: 5, stale: 1 });
+    expect(summary.notApplied[0]).toMatchObject({ address: 'organisations.e.billing', outcome: 'stale', reason: expect.stringContaining('organisation "e" (org_e) is no longer among your organisations') });
+  });
+
+  it('starts the changes of organisations it does not read from the listing at once, and billing known after an accept once joined', async () => {
+    const client = createScriptedClient([...world(), { id: 'org_new', slug: 'new', invitations: ['inv_n'] }], { pageSize: 2 });
+    const { summary } = await run(
+      [acceptInvitation('new', 'inv_n'), billingKnownAfterAccept('new', 'inv_n', { billingEmail: 'x@new.test' }), revokeInvitation('a', 'inv_9'), ...changes()],
+      client,
+      listing,
+    );
+    expect(summary).toMatchObject({ applied: 9, failed: 0 });
+    expect(client.organisation('org_new')!.billing).toEqual({ billingEmail: 'x@new.test' });
+  });
+});

@@ -47,6 +47,93 @@ describe('executeChange: billing known after the accept', () => {
   });
 });
 
+describe('executeChange: billing, from what the service holds just before the write', () => {
+  /** Declares acme's billing e-mail; the plan saw old@acme.test. */
+  const change = billing('acme', { billingEmail: ['old@acme.test', 'new@acme.test'] });
+  const NONE = { billingEmail: null, customerID: null, subscriptionID: null, platformID: null };
+  const listed = (billing: Record<string, string | null> | null, readAt = 1_000, slug = 'acme') => ({ kind: 'listed' as const, slug, billing: billing === null ? null : { ...NONE, ...billing }, readAt });
+  const at = (ms: number) => () => ms;
+
+  it('writes from the listing page just read, carrying the undeclared fields as they are now, without another read', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test', customerId: 'cus_renewed' } }]);
+    const result = await executeChange(change, client, { fresh: listed({ billingEmail: 'old@acme.test', customerID: 'cus_renewed' }), now: at(1_500) });
+    expect(result.outcome).toBe('applied');
+    expect(client.calls.map((c) => c.operation)).toEqual(['updateBillingDetails']);
+    expect(client.writes()[0]?.update).toEqual({ billingEmail: 'new@acme.test', customerID: 'cus_renewed' });
+  });
+
+  it('reads the organisation again by id when the listing read is older than the bound', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test', subscriptionId: 'sub_newer' } }]);
+    const result = await executeChange(change, client, { fresh: listed({ billingEmail: 'old@acme.test' }), now: at(1_000 + 5_001), maxReadAgeMs: 5_000 });
+    expect(result.outcome).toBe('applied');
+    expect(client.calls.map((c) => c.operation)).toEqual(['getOrganisation', 'updateBillingDetails']);
+    expect(client.writes()[0]?.update).toEqual({ billingEmail: 'new@acme.test', subscriptionID: 'sub_newer' });
+  });
+
+  it('reads the organisation by id when the listing does not show billing, and when there was no listing', async () => {
+    for (const fresh of [listed(null), undefined]) {
+      const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test', platformId: 'plat_1' } }]);
+      expect((await executeChange(change, client, { ...(fresh === undefined ? {} : { fresh }), now: at(1_000) })).outcome).toBe('applied');
+      expect(client.calls.map((c) => c.operation)).toEqual(['getOrganisation', 'updateBillingDetails']);
+      expect(client.writes()[0]?.update).toEqual({ billingEmail: 'new@acme.test', platformID: 'plat_1' });
+    }
+  });
+
+  it('writes nothing, and says so, when the declared values hold already', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true }]);
+    expect(await executeChange(change, client, { fresh: listed({ billingEmail: 'new@acme.test' }), now: at(1_000) })).toEqual({ outcome: 'already-done', reason: 'the service already holds the declared values' });
+    expect(client.writes()).toEqual([]);
+  });
+
+  it('is stale, writing nothing, when a declared field changed since the plan, and says from what to what', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true }]);
+    const result = await executeChange(change, client, { fresh: listed({ billingEmail: 'someone@acme.test' }), now: at(1_000) });
+    expect(result).toEqual({
+      outcome: 'stale',
+      reason:
+        'billing.billingEmail changed on the service since the plan, from "old@acme.test" to "someone@acme.test" (the plan showed "old@acme.test" → "new@acme.test"); nothing was written for this organisation. Run orgform plan again to review it',
+    });
+    expect(client.writes()).toEqual([]);
+  });
+
+  it('is stale when the organisation has another slug now, or cannot be found by id any more', async () => {
+    const renamed = createScriptedClient([{ id: 'org_acme', slug: 'acme-2', member: true }]);
+    expect(await executeChange(change, renamed, { fresh: listed({ billingEmail: 'old@acme.test' }, 1_000, 'acme-2'), now: at(1_000) })).toMatchObject({ outcome: 'stale', reason: expect.stringContaining('is now called "acme-2", not "acme"') });
+    expect(await executeChange(change, renamed, {})).toMatchObject({ outcome: 'stale', reason: expect.stringContaining('is now called "acme-2"') });
+    const gone = createScriptedClient([]);
+    expect(await executeChange(change, gone, {})).toMatchObject({ outcome: 'stale', reason: expect.stringContaining('can no longer be read (HTTP 404 organisation_not_found)') });
+    expect([...renamed.writes(), ...gone.writes()]).toEqual([]);
+  });
+
+  it('asks the listing filtered by slug about an organisation the whole listing did not show: stale when you left it, written when it was only missed', async () => {
+    const left = createScriptedClient([{ id: 'org_acme', slug: 'acme', billing: { billingEmail: 'old@acme.test' } }]);
+    expect(await executeChange(change, left, { fresh: { kind: 'unlisted' } })).toMatchObject({ outcome: 'stale', reason: expect.stringContaining('is no longer among your organisations') });
+    expect(left.writes()).toEqual([]);
+    const missed = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test' } }]);
+    expect((await executeChange(change, missed, { fresh: { kind: 'unlisted' } })).outcome).toBe('applied');
+    expect(missed.calls.map((c) => c.operation)).toEqual(['getOrganisations', 'getOrganisation', 'updateBillingDetails']);
+  });
+
+  it('fails, writing nothing, when the listing failed before it reached the organisation', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true }]);
+    const failure = await executeChange(change, client, { fresh: { kind: 'unreadable', error: serviceError('getOrganisations', 500, 'internal') } }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(ChangeFailedError);
+    expect((failure as ChangeFailedError).operation).toBe('getOrganisations');
+    expect((failure as Error).message).toMatch(/the listing apply reads just before writing failed before it reached organisation "acme" \(org_acme\).*Nothing was written/);
+    expect(client.writes()).toEqual([]);
+  });
+
+  it('never sends an empty string the service holds back to it, nor after joining', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: '', customerId: 'cus_1' } }]);
+    const customer = billing('acme', { customerID: ['cus_1', 'cus_2'] });
+    expect((await executeChange(customer, client, {})).outcome).toBe('applied');
+    expect(client.writes()[0]?.update).toEqual({ customerID: 'cus_2' });
+    const joined = billingKnownAfterAccept('acme', 'inv_1', { customerID: 'cus_3' });
+    expect((await executeChange(joined, client, sleeps().options)).outcome).toBe('applied');
+    expect(client.writes()[1]?.update).toEqual({ customerID: 'cus_3' });
+  });
+});
+
 describe('executeChange: accepting an invitation', () => {
   it('counts a lost answer as done only once the listing shows the membership', async () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }]);

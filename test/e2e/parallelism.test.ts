@@ -33,8 +33,10 @@ describe('--parallelism', () => {
     const apply = await runCli(['apply', '--auto-approve', '--parallelism', '3'], { cwd, env });
     expect(apply.stderr).toBe('');
     expect(apply.stdout).toMatch(/Apply complete: 24 applied/);
-    // Reads by id (plan, and apply's own plan), then a billing write and a channel removal per organisation.
-    expect(emulator.counters.byOperation.getOrganisation).toBe(24);
+    // Membership from the listing filtered by each slug (plan, and apply's own plan); each billing
+    // read again by id just before its write; a billing write and a channel removal per organisation.
+    expect(emulator.counters.byOperation.getOrganisations).toBe(24);
+    expect(emulator.counters.byOperation.getOrganisation).toBe(12);
     expect(emulator.counters.writes).toBe(24);
     expect(emulator.counters.maxInFlight).toBe(3);
   });

@@ -134,7 +134,7 @@ organisations:
     const result = await runCli(['plan', '--out', 'plan.json'], { cwd, env });
     expect(result.code).toBe(0);
     const saved = JSON.parse(await readFile(join(cwd, 'plan.json'), 'utf8'));
-    expect(saved.orgformSavedPlan).toBe(2);
+    expect(saved.orgformSavedPlan).toBe(3);
     expect(saved.baseUrl).toBe(emulator.url);
     expect(saved.configFiles[0].sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(saved.plan.observed.acme.billing.billingEmail).toBe('billing@acme.example');

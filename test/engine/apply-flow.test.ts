@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -8,6 +8,7 @@ import { runApply, type ApplyDeps, type ApplyInputs } from '../../src/engine/app
 import type { ClientListeners } from '../../src/engine/open-client.js';
 import { runPlan } from '../../src/engine/plan-flow.js';
 import { ConfigError, OrgformError } from '../../src/errors.js';
+import { serializeSavedPlan, type SavedPlanBody } from '../../src/plan/saved-plan.js';
 import { acquireLock } from '../../src/state/lock.js';
 import { createScriptedClient, gate, type ScriptedClient, type WorldOrganisation } from '../support/scripted-client.js';
 import { recordingApplyView, recordingPlanView } from '../support/recording-view.js';
@@ -53,6 +54,13 @@ async function setup(config = CONFIG, organisations = world()) {
   };
   const inputs: ApplyInputs = { selection: { files: [] }, parallelism: 1, autoApprove: true };
   return { cwd, client, deps, inputs, opened, listeners: () => opened[0]! };
+}
+
+/** Edits a saved plan's `plan` as anyone could, checksum included. */
+async function editSavedPlan(path: string, edit: (plan: any) => void): Promise<void> {
+  const { checksum: _checksum, ...body } = JSON.parse(await readFile(path, 'utf8')) as Record<string, any>;
+  edit(body.plan);
+  await writeFile(path, serializeSavedPlan(body as SavedPlanBody));
 }
 
 const writes = (client: ScriptedClient) => client.writes().map((c) => `${c.operation} ${c.organisationId}`);
@@ -230,6 +238,30 @@ describe('runApply: what the client tells while changes run', () => {
   });
 });
 
+describe('runApply: what is written is read after the answer', () => {
+  it('writes billing from what the service holds once the answer is yes, not from what it held when planned', async () => {
+    const { client, deps, inputs } = await setup();
+    client.organisation('org_acme')!.billing = { billingEmail: 'old@acme.test', subscriptionId: 'sub_1', customerId: 'cus_1' };
+    const ask = async () => {
+      // A billing system renews the subscription while the question waits.
+      Object.assign(client.organisation('org_acme')!.billing!, { subscriptionId: 'sub_2', customerId: 'cus_2' });
+      return true;
+    };
+    const outcome = await runApply({ ...inputs, autoApprove: false }, { ...deps, confirmation: { ask } }, recordingApplyView());
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: 3 } });
+    expect(client.writes().find((c) => c.operation === 'updateBillingDetails')?.update).toEqual({ billingEmail: 'finance@acme.test', customerID: 'cus_2', subscriptionID: 'sub_2' });
+    expect(client.organisation('org_acme')!.billing).toMatchObject({ subscriptionId: 'sub_2', customerId: 'cus_2' });
+  });
+
+  it('refuses as stale a billing change whose declared field someone changed while the question waited, and applies the rest', async () => {
+    const { client, deps, inputs } = await setup();
+    const ask = async () => ((client.organisation('org_acme')!.billing = { billingEmail: 'someone@acme.test' }), true);
+    const outcome = await runApply({ ...inputs, autoApprove: false }, { ...deps, confirmation: { ask } }, recordingApplyView());
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: 2, stale: 1 } });
+    expect(client.organisation('org_acme')!.billing).toEqual({ billingEmail: 'someone@acme.test' });
+  });
+});
+
 describe('runApply: a saved plan', () => {
   async function saved(config = CONFIG) {
     const world = await setup(config);
@@ -256,6 +288,44 @@ describe('runApply: a saved plan', () => {
       refusal: { kind: 'stale', changed: ['organisations.acme.billing.billingEmail changed from "old@acme.test" to "someone@acme.test"'] },
     });
     expect(client.writes()).toEqual([]);
+  });
+
+  it('is applied with a field it does not declare as the service holds it now, when that changed since it was made', async () => {
+    const { client, deps, inputs } = await saved();
+    client.organisation('org_acme')!.billing = { billingEmail: 'old@acme.test', subscriptionId: 'sub_renewed' };
+    const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: 3 } });
+    expect(client.writes().find((c) => c.operation === 'updateBillingDetails')?.update).toEqual({ billingEmail: 'finance@acme.test', subscriptionID: 'sub_renewed' });
+  });
+
+  it('is refused, writing nothing, when edited to send a change to another organisation, its checksum made to match again', async () => {
+    const { cwd, client, deps, inputs } = await saved();
+    await editSavedPlan(join(cwd, 'plan.json'), (plan) => {
+      const change = plan.changes.find((c: { kind: string }) => c.kind === 'billing');
+      change.organisation.id = 'org_globex';
+    });
+    const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
+    expect(outcome).toEqual({ kind: 'refused', planFile: 'plan.json', refusal: { kind: 'not-derived', changes: ['organisations.acme.billing'] } });
+    expect(client.writes()).toEqual([]);
+  });
+
+  it('is refused as stale when the service now needs a change the plan does not hold', async () => {
+    const { cwd, client, deps, inputs } = await saved();
+    await editSavedPlan(join(cwd, 'plan.json'), (plan) => {
+      plan.changes = plan.changes.filter((c: { kind: string }) => c.kind !== 'revoke-invitation');
+    });
+    const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
+    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'stale', changed: ['organisations.acme.invitations.revoke.inv_carol: the service needs this change now, and the plan does not hold it'] } });
+    expect(client.writes()).toEqual([]);
+  });
+
+  it('with a malformed field, its checksum made to match, is an error naming the field, not a bug', async () => {
+    const { cwd, deps, inputs } = await saved();
+    await editSavedPlan(join(cwd, 'plan.json'), (plan) => (plan.changes[0].targetId = 42));
+    await expect(runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView())).rejects.toMatchObject({
+      code: 'PLAN_INVALID',
+      message: expect.stringContaining('has a malformed field: plan.changes[0].targetId must be string'),
+    });
   });
 
   it('is refused, before taking the lock, when made for another service', async () => {

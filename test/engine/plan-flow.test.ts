@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { PlanDeps } from '../../src/engine/plan-flow.js';
 import { runPlan } from '../../src/engine/plan-flow.js';
 import { ConfigError } from '../../src/errors.js';
+import { loadSchemaValidator } from '../../src/config/schema-validator.js';
 import { parseSavedPlan } from '../../src/plan/saved-plan.js';
 import type { Plan } from '../../src/plan/types.js';
 import { Journal, journalKey } from '../../src/state/journal.js';
@@ -52,7 +53,8 @@ describe('runPlan', () => {
     const { cwd, deps } = await setup();
     const view = recordingPlanView();
     const outcome = await runPlan({ selection: { files: ['orgs.yaml'], targets: ['acme'] }, parallelism: 1, out: 'plan.json' }, deps, view);
-    const saved = parseSavedPlan(await readFile(join(cwd, 'plan.json'), 'utf8'), 'plan.json');
+    const { validate } = await loadSchemaValidator('saved-plan');
+    const saved = parseSavedPlan(await readFile(join(cwd, 'plan.json'), 'utf8'), 'plan.json', validate);
     expect(saved.plan).toEqual(JSON.parse(JSON.stringify(outcome.plan)) as Plan);
     expect(saved).toMatchObject({ baseUrl: BASE_URL, createdAt: '2026-11-23T10:00:00.000Z', selection: { targets: ['acme'], shard: null }, configFiles: [{ path: 'orgs.yaml' }] });
     expect(view.sayings()).toEqual(['planMade', 'planSaved', 'planChecked']);

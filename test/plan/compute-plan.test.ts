@@ -28,14 +28,18 @@ describe('computePlan: billing', () => {
     expect(plan.changes[0]?.display.fields).toEqual([{ field: 'subscriptionID', before: null, after: 'sub_2' }]);
   });
 
-  it('sends all four fields, the undeclared ones at their current values read through the response spelling', () => {
+  it('holds the declared values and what the plan saw of the declared fields, never a body of the undeclared ones as read', () => {
     const observation = observeBilling({ billingEmail: 'old@acme.test', customerId: 'cus_1', subscriptionId: 'sub_1', platformId: 'plat_1' }, true);
     const current = observation.known ? observation.values : null;
     const plan = planFor(
-      desiredState({ organisations: [desiredOrg({ slug: 'acme', billing: { billingEmail: 'new@acme.test' } })] }),
+      desiredState({ organisations: [desiredOrg({ slug: 'acme', billing: { billingEmail: 'new@acme.test', platformID: 'plat_1' } })] }),
       observedState({ organisations: [{ ...observedOrg({ slug: 'acme' }), billing: current }] }),
     );
-    expect(plan.changes[0]?.request).toEqual({ billingEmail: 'new@acme.test', customerID: 'cus_1', subscriptionID: 'sub_1', platformID: 'plat_1' });
+    const change = plan.changes[0]!;
+    expect(change.declared).toEqual({ billingEmail: 'new@acme.test', platformID: 'plat_1' });
+    expect(change.seen).toEqual({ billingEmail: 'old@acme.test', platformID: 'plat_1' });
+    expect(JSON.stringify(change)).not.toContain('cus_1');
+    expect(JSON.stringify(change)).not.toContain('sub_1');
   });
 
   it('plans no billing change when every declared field equals its current value', () => {
@@ -65,7 +69,8 @@ describe('computePlan: billing', () => {
       observedState({ organisations: [observedOrg({ slug: 'wayne', member: false, billing: null })] }),
     );
     expect(plan.changes.map((c) => c.kind)).toEqual(['accept-invitation', 'billing']);
-    expect(plan.changes[1]?.request).toBeUndefined();
+    expect(plan.changes[1]?.seen).toBeUndefined();
+    expect(plan.changes[1]?.declared).toEqual({ billingEmail: 'new@wayne.example' });
   });
 
   it('plans no billing change for a member whose billing could not be read (the state reader reports why)', () => {
@@ -242,7 +247,7 @@ describe('computePlan: the plan as a whole', () => {
 
   it('carries the base URL and format version', () => {
     const plan = planFor(desiredState(), observedState());
-    expect(plan.formatVersion).toBe(2);
+    expect(plan.formatVersion).toBe(3);
     expect(plan.baseUrl).toBe(BASE_URL);
   });
 
@@ -382,10 +387,11 @@ describe('computePlan: properties', () => {
         expect([...withChanges, ...plan.unchanged].sort()).toEqual(w.declared.map((d) => d.slug).sort());
         for (const c of plan.changes) {
           if (c.kind !== 'billing') continue;
-          // The request always holds every declared field, and a field only when it has a value.
+          // Every declared field is held with its value, and (unless known only after an accept) what the plan saw of it.
           for (const field of BILLING_FIELDS) {
             const declared = w.declared.find((d) => d.slug === c.organisation.slug)?.billing?.[field];
-            if (declared !== undefined) expect((c.request ?? c.declared)?.[field]).toBe(declared);
+            expect(c.declared?.[field]).toBe(declared);
+            if (c.knownAfter === undefined) expect(c.seen !== undefined && field in c.seen).toBe(declared !== undefined);
           }
         }
       }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findStale } from '../../src/plan/find-stale.js';
+import { findStale, matchSavedChanges } from '../../src/plan/find-stale.js';
 import { desiredOrg, desiredState, freshFrom, observedOrg, observedState, planFor, problemFor } from './fixtures.js';
 
 const HASH = 'a'.repeat(64);
@@ -30,23 +30,20 @@ describe('findStale', () => {
     expect(findStale(plan, configFiles, freshFrom(observed()))).toEqual([]);
   });
 
-  it('names the billing field that changed, with both values', () => {
+  it('ignores a billing field the configuration does not declare: apply writes it as it reads it then', () => {
     const { plan, observed } = scenario();
     const now = observed({ acme: { slug: 'acme', billing: { billingEmail: 'old@acme.test', customerID: 'cus_2' } } });
-    expect(findStale(plan, configFiles, freshFrom(now))).toEqual(['organisations.acme.billing.customerID changed from "cus_1" to "cus_2"']);
+    expect(findStale(plan, configFiles, freshFrom(now))).toEqual([]);
   });
 
-  it('names organisations.acme.billing.billingEmail when the e-mail changed, including to absent', () => {
+  it('names organisations.acme.billing.billingEmail when the declared e-mail changed, including to absent', () => {
     const { plan, observed } = scenario();
     const changed = observed({ acme: { slug: 'acme', billing: { billingEmail: 'someone@acme.test', customerID: 'cus_1' } } });
     expect(findStale(plan, configFiles, freshFrom(changed))).toEqual([
       'organisations.acme.billing.billingEmail changed from "old@acme.test" to "someone@acme.test"',
     ]);
     const gone = observed({ acme: { slug: 'acme', billing: null } });
-    expect(findStale(plan, configFiles, freshFrom(gone))).toEqual([
-      'organisations.acme.billing.billingEmail changed from "old@acme.test" to (none)',
-      'organisations.acme.billing.customerID changed from "cus_1" to (none)',
-    ]);
+    expect(findStale(plan, configFiles, freshFrom(gone))).toEqual(['organisations.acme.billing.billingEmail changed from "old@acme.test" to (none)']);
   });
 
   it('notices that membership changed', () => {
@@ -106,5 +103,48 @@ describe('findStale', () => {
     expect(plan.unchanged).toEqual(['initech']);
     const after = observedState({ organisations: [observedOrg({ slug: 'acme' }), observedOrg({ slug: 'initech', member: false, billing: { billingEmail: 'b@initech.test' } })] });
     expect(findStale(plan, configFiles, freshFrom(after))).toEqual([]);
+  });
+});
+
+describe('matchSavedChanges', () => {
+  const desired = desiredState({
+    organisations: [
+      desiredOrg({ slug: 'acme', billing: { billingEmail: 'new@acme.test' }, revoke: ['inv_2'] }),
+      desiredOrg({ slug: 'globex', billing: { billingEmail: 'new@globex.test' } }),
+    ],
+  });
+  const observed = observedState({
+    organisations: [observedOrg({ slug: 'acme', billing: { billingEmail: 'old@acme.test', customerID: 'cus_a' } }), observedOrg({ slug: 'globex', billing: { billingEmail: 'new@globex.test', customerID: 'cus_g' } })],
+  });
+  const derived = () => planFor(desired, observed).changes;
+  const nothingJournaled = () => false;
+
+  it('takes the derived changes when the saved plan holds exactly those', () => {
+    const match = matchSavedChanges(derived(), derived(), nothingJournaled);
+    expect(match).toEqual({ changes: derived(), notDerived: [], missing: [] });
+  });
+
+  it('names a saved change sent to another organisation than its desired state gives', () => {
+    const saved = derived();
+    saved[0] = { ...saved[0]!, organisation: { slug: 'acme', id: 'org_globex' } };
+    expect(matchSavedChanges(saved, derived(), nothingJournaled).notDerived).toEqual(['organisations.acme.billing']);
+  });
+
+  it('names a saved change with other declared values, or other values seen, or an address the derivation does not give', () => {
+    const base = derived();
+    const edits = [
+      { ...base[0]!, declared: { billingEmail: 'thief@evil.test' } },
+      { ...base[0]!, seen: { billingEmail: 'other@acme.test' } },
+      { ...base[1]!, address: 'organisations.globex.invitations.revoke.inv_2', organisation: { slug: 'globex', id: 'org_globex' } },
+    ];
+    for (const edit of edits) expect(matchSavedChanges([edit], base, () => true).notDerived).toEqual([edit.address]);
+    expect(matchSavedChanges([base[0]!, base[0]!], base, () => true).notDerived).toEqual(['organisations.acme.billing']);
+  });
+
+  it('says a derived change the saved plan lacks is missing, unless the journal records it done', () => {
+    const [billing, revoke] = derived();
+    expect(matchSavedChanges([billing!], derived(), nothingJournaled).missing).toEqual(['organisations.acme.invitations.revoke.inv_2: the service needs this change now, and the plan does not hold it']);
+    expect(matchSavedChanges([billing!], derived(), (c) => c.kind === 'revoke-invitation').missing).toEqual([]);
+    expect(matchSavedChanges([revoke!], derived(), nothingJournaled).missing).toEqual(['organisations.acme.billing: the service needs this change now, and the plan does not hold it']);
   });
 });

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { loadSchemaValidator } from '../../src/config/schema-validator.js';
 import { OrgformError } from '../../src/errors.js';
 import { parseSavedPlan, serializeSavedPlan, type SavedPlanBody } from '../../src/plan/saved-plan.js';
 import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor } from './fixtures.js';
 
 const PATH = 'plan.json';
+const KEY = 'k'.repeat(40);
+const { validate } = await loadSchemaValidator('saved-plan');
 
 function savedBody(): SavedPlanBody {
   const desired = desiredState({
@@ -12,7 +15,7 @@ function savedBody(): SavedPlanBody {
   });
   const plan = planFor(desired, observedState({ organisations: [observedOrg({ slug: 'acme', billing: { billingEmail: 'old@acme.test' } })], activeId: 'org_x' }));
   return {
-    orgformSavedPlan: 2,
+    orgformSavedPlan: 3,
     createdAt: '2025-01-02T03:04:05.000Z',
     baseUrl: BASE_URL,
     configFiles: desired.files,
@@ -23,9 +26,9 @@ function savedBody(): SavedPlanBody {
 }
 
 /** The refusal parseSavedPlan gives, or fails the test when it gives none. */
-function refusal(text: string): OrgformError {
+function refusal(text: string, key?: string): OrgformError {
   try {
-    parseSavedPlan(text, PATH);
+    parseSavedPlan(text, PATH, validate, key);
   } catch (err) {
     expect(err).toBeInstanceOf(OrgformError);
     return err as OrgformError;
@@ -33,10 +36,17 @@ function refusal(text: string): OrgformError {
   throw new Error('expected the saved plan to be refused');
 }
 
+/** The saved plan with `edit` made to it and its checksum made to match again, as anyone can. */
+function edited(edit: (saved: Record<string, any>) => void, key?: string): string {
+  const { checksum: _checksum, signature: _signature, ...body } = JSON.parse(serializeSavedPlan(savedBody())) as Record<string, any>;
+  edit(body);
+  return serializeSavedPlan(body as SavedPlanBody, key);
+}
+
 describe('saved plans', () => {
   it('read back exactly what was written', () => {
     const body = savedBody();
-    const saved = parseSavedPlan(serializeSavedPlan(body), PATH);
+    const saved = parseSavedPlan(serializeSavedPlan(body), PATH, validate);
     const { checksum, ...rest } = saved;
     expect(rest).toEqual(body);
     expect(checksum).toMatch(/^[0-9a-f]{64}$/);
@@ -45,7 +55,7 @@ describe('saved plans', () => {
   it('are written as indented JSON ending in a newline', () => {
     const text = serializeSavedPlan(savedBody());
     expect(text.endsWith('}\n')).toBe(true);
-    expect(text).toContain('\n  "orgformSavedPlan": 2,');
+    expect(text).toContain('\n  "orgformSavedPlan": 3,');
   });
 
   it('are refused when one character of a value was edited', () => {
@@ -72,9 +82,9 @@ describe('saved plans', () => {
 
   it('are refused when written in another format version, naming both versions', () => {
     const saved = JSON.parse(serializeSavedPlan(savedBody())) as Record<string, unknown>;
-    const err = refusal(JSON.stringify({ ...saved, orgformSavedPlan: 1 }));
+    const err = refusal(JSON.stringify({ ...saved, orgformSavedPlan: 2 }));
     expect(err.code).toBe('PLAN_INVALID');
-    expect(err.message).toContain('has format version 1; this orgform reads version 2');
+    expect(err.message).toContain('has format version 2; this orgform reads version 3');
   });
 
   it.each([
@@ -89,11 +99,58 @@ describe('saved plans', () => {
     expect(err.message).toBe(`The saved plan ${PATH} is not an orgform plan file. Make a new one with orgform plan --out ${PATH}.`);
   });
 
-  it('are refused when parts are missing, even with a matching checksum', () => {
-    const { plan: _plan, ...withoutPlan } = savedBody();
-    const text = serializeSavedPlan(withoutPlan as SavedPlanBody);
-    const err = refusal(text);
+  it('are refused when parts are missing, even with a matching checksum, naming the part', () => {
+    const err = refusal(edited((saved) => delete saved.plan));
     expect(err.code).toBe('PLAN_INVALID');
-    expect(err.message).toContain('is missing parts of the plan');
+    expect(err.message).toBe(`The saved plan ${PATH} has a malformed field: plan is missing. Make a new one with orgform plan --out ${PATH}.`);
+  });
+
+  it.each([
+    ['an organisation id that is a number', (s: Record<string, any>) => (s.plan.changes[0].organisation.id = 42), 'plan.changes[0].organisation.id must be string'],
+    ['a change with no address', (s: Record<string, any>) => delete s.plan.changes[1].address, 'plan.changes[1].address is missing'],
+    ['an unknown kind of change', (s: Record<string, any>) => (s.plan.changes[0].kind = 'delete-everything'), 'plan.changes[0].kind must be one of "accept-invitation", "billing"'],
+    ['a field the format does not have', (s: Record<string, any>) => (s.plan.changes[0].request = { billingEmail: 'x@y.z' }), 'plan.changes[0] has a field it does not take: "request"'],
+    ['declared billing that is not a string', (s: Record<string, any>) => (s.desired.organisations[0].billing.billingEmail = ['x']), 'desired.organisations[0].billing.billingEmail must be string'],
+    ['invitations that are not a list', (s: Record<string, any>) => (s.desired.organisations[0].invitations.revoke = 'inv_2'), 'desired.organisations[0].invitations.revoke must be array'],
+    ['a seen value of the wrong type', (s: Record<string, any>) => (s.plan.changes[0].seen.billingEmail = 7), 'plan.changes[0].seen.billingEmail must be string,null'],
+  ])('are refused as invalid, naming the field, when a field is malformed and the checksum matches: %s', (_what, edit, field) => {
+    const err = refusal(edited(edit));
+    expect(err.code).toBe('PLAN_INVALID');
+    expect(err.message).toContain(`has a malformed field: ${field}`);
+    expect(err.message).not.toMatch(/bug in orgform/);
+  });
+
+  describe('with ORGFORM_PLAN_KEY', () => {
+    it('are signed, and read back when the key is the same', () => {
+      const text = serializeSavedPlan(savedBody(), KEY);
+      const saved = parseSavedPlan(text, PATH, validate, KEY);
+      expect(saved.signature).toMatch(/^[0-9a-f]{64}$/);
+      expect(saved.plan).toEqual(savedBody().plan);
+    });
+
+    it('refuse a plan that is not signed', () => {
+      const err = refusal(serializeSavedPlan(savedBody()), KEY);
+      expect(err.code).toBe('PLAN_INVALID');
+      expect(err.message).toContain('is not signed, and ORGFORM_PLAN_KEY is set');
+    });
+
+    it('refuse a plan signed with another key', () => {
+      const err = refusal(serializeSavedPlan(savedBody(), 'x'.repeat(40)), KEY);
+      expect(err.message).toContain('is not signed with ORGFORM_PLAN_KEY');
+    });
+
+    it('refuse a plan edited after signing, even with its checksum made to match again', () => {
+      const text = serializeSavedPlan(savedBody(), KEY);
+      const signature = (JSON.parse(text) as { signature: string }).signature;
+      const forged = JSON.parse(edited((s) => (s.desired.organisations[0].billing.billingEmail = 'thief@evil.test'))) as Record<string, unknown>;
+      const err = refusal(JSON.stringify({ ...forged, signature }), KEY);
+      expect(err.message).toContain('is not signed with ORGFORM_PLAN_KEY');
+    });
+
+    it('a signed plan is refused when the key is not set, saying so', () => {
+      const err = refusal(serializeSavedPlan(savedBody(), KEY));
+      expect(err.code).toBe('PLAN_INVALID');
+      expect(err.message).toContain('is signed, but ORGFORM_PLAN_KEY is not set');
+    });
   });
 });

@@ -6,7 +6,7 @@ import type { Change, Plan } from '../../src/plan/types.js';
 
 export function makePlan(parts: Partial<Plan> = {}): Plan {
   return {
-    formatVersion: 2,
+    formatVersion: 3,
     baseUrl: 'https://orgs.example.test',
     changes: [],
     unchanged: [],
@@ -20,13 +20,21 @@ export function makePlan(parts: Partial<Plan> = {}): Plan {
 
 const org = (slug: string): Change['organisation'] => ({ slug, id: `org_${slug}` });
 
+/**
+ * A billing change showing `fields` (before → after); without any, it declares a billing e-mail the
+ * plan saw no value for (`new@SLUG.test`), which is what apply tests write.
+ */
 export function billing(slug: string, fields: Partial<Record<BillingField, [before: string | null, after: string]>>): Change {
+  const shown = Object.entries(fields) as Array<[BillingField, [string | null, string]]>;
+  const declared = shown.length > 0 ? Object.fromEntries(shown.map(([field, [, after]]) => [field, after])) : { billingEmail: `new@${slug}.test` };
+  const seen = shown.length > 0 ? Object.fromEntries(shown.map(([field, [before]]) => [field, before])) : { billingEmail: null };
   return {
     address: `organisations.${slug}.billing`,
     kind: 'billing',
     action: 'update',
     organisation: org(slug),
-    request: { billingEmail: 'not-for-display@example.test' },
+    declared,
+    seen,
     display: {
       fields: Object.entries(fields).map(([field, [before, after]]) => ({ field: field as BillingField, before, after })),
     },
@@ -129,6 +137,7 @@ export function makeSummary(results: ChangeResult[], parts: Partial<ApplySummary
     alreadyDone: count('already-done'),
     skipped: count('skipped'),
     notStarted: count('not-started'),
+    stale: count('stale'),
     failed: count('failed'),
     interrupted: false,
     elapsedMs: 12_345,

@@ -19,7 +19,7 @@ describe('the NDJSON apply view', () => {
     await view.applyReported(makeSummary([]));
     expect(out.text.trim().split('\n').map((line) => JSON.parse(line) as { type: string })).toEqual([
       { type: 'apply_start', at: 5, total: 0, parallelism: 10 },
-      { type: 'apply_end', at: 6, summary: { total: 0, applied: 0, already_done: 0, skipped: 0, not_started: 0, failed: 0, interrupted: false, elapsed_ms: 1 } },
+      { type: 'apply_end', at: 6, summary: { total: 0, applied: 0, already_done: 0, skipped: 0, not_started: 0, stale: 0, failed: 0, interrupted: false, elapsed_ms: 1 } },
     ]);
     expect(err.text).toContain('Plan: 1 to change, 0 to remove, 0 to accept.');
   });

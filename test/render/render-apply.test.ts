@@ -144,14 +144,14 @@ describe('formatApplyEventJson', () => {
       {"type":"change_end","at":13,"address":"organisations.acme.billing","organisation":"acme","kind":"billing_update","outcome":"failed","failure":{"operation":"updateBillingDetails","message":"updateBillingDetails PUT /organisations/org_acme/billing failed with HTTP 500: internal: database unavailable (cause: pool exhausted)","status":500,"service_code":"internal","service_message":"database unavailable","service_cause":"pool exhausted"},"duration_ms":120}
       {"type":"change_end","at":14,"address":"organisations.acme.notificationChannels.remove.ch_1","organisation":"acme","kind":"notification_channel_remove","outcome":"already_done","reason":"404 on delete","duration_ms":120}
       {"type":"interrupted","at":15,"in_flight":1}
-      {"type":"apply_end","at":16,"summary":{"total":2,"applied":0,"already_done":1,"skipped":0,"not_started":0,"failed":1,"interrupted":true,"elapsed_ms":12345}}"
+      {"type":"apply_end","at":16,"summary":{"total":2,"applied":0,"already_done":1,"skipped":0,"not_started":0,"stale":0,"failed":1,"interrupted":true,"elapsed_ms":12345}}"
     `);
   });
 
   it('maps every outcome to a wire string', () => {
-    const outcomes = Object.keys({ applied: 1, 'already-done': 1, skipped: 1, 'not-started': 1, failed: 1 } satisfies Record<Outcome, 1>) as Outcome[];
+    const outcomes = Object.keys({ applied: 1, 'already-done': 1, skipped: 1, 'not-started': 1, stale: 1, failed: 1 } satisfies Record<Outcome, 1>) as Outcome[];
     const wire = outcomes.map((outcome) => (JSON.parse(formatApplyEventJson({ type: 'change-end', at: 0, ...result({ outcome }) })) as { outcome: string }).outcome);
-    expect(wire).toEqual(['applied', 'already_done', 'skipped', 'not_started', 'failed']);
+    expect(wire).toEqual(['applied', 'already_done', 'skipped', 'not_started', 'stale', 'failed']);
   });
 
   it('keeps each object on one line, without a newline of its own, even when a reason has one', () => {

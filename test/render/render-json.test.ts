@@ -173,8 +173,13 @@ describe('renderJson', () => {
     expect(new Set(kinds).size).toBe(ALL_KINDS.length);
   });
 
-  it('never shows the request body apply would send', () => {
-    expect(renderJson(makePlan({ changes: [billing('acme', { billingEmail: ['a@x', 'b@x'] })] }))).not.toContain('not-for-display');
+  it('never shows what apply reads of a change, only what it displays', () => {
+    const change = billing('acme', { billingEmail: ['a@x', 'b@x'] });
+    change.declared = { ...change.declared, customerID: 'cus-not-for-display' };
+    change.seen = { ...change.seen, customerID: 'cus-not-for-display' };
+    const text = renderJson(makePlan({ changes: [change] }));
+    expect(text).not.toContain('not-for-display');
+    expect(text).not.toMatch(/"(declared|seen)"/);
   });
 
   it('leaves out target_id and note when the change has none', () => {

@@ -87,7 +87,8 @@ export function gate(): { script: Script; held: Promise<void>; release: () => vo
   };
 }
 
-export function createScriptedClient(organisations: WorldOrganisation[], options: { active?: string | null } = {}): ScriptedClient {
+/** `pageSize`: the listing answers pages of this many (one page of all by default), each page a call. */
+export function createScriptedClient(organisations: WorldOrganisation[], options: { active?: string | null; pageSize?: number } = {}): ScriptedClient {
   const world = new Map(organisations.map((o) => [o.id, { ...o, invitations: [...(o.invitations ?? [])] }]));
   let active: string | null = options.active === undefined ? (organisations.find((o) => o.member)?.id ?? null) : options.active;
   const calls: Call[] = [];
@@ -134,10 +135,15 @@ export function createScriptedClient(organisations: WorldOrganisation[], options
     },
     organisation: (id) => world.get(id),
     active: () => active,
-    async *listOrganisationPages(options: ListOptions = {}): AsyncIterable<OrganisationList> {
-      await call({ operation: 'getOrganisations' });
-      const organisations = listed(options.filter);
-      yield { totalCount: organisations.length, organisations };
+    async *listOrganisationPages(list: ListOptions = {}): AsyncIterable<OrganisationList> {
+      // Each page as the world is when it is asked for, as a service's cursor would give it.
+      for (let from = 0; ; from += options.pageSize ?? Infinity) {
+        await call({ operation: 'getOrganisations' });
+        const organisations = listed(list.filter);
+        const page = options.pageSize === undefined ? organisations : organisations.slice(from, from + options.pageSize);
+        yield { totalCount: organisations.length, organisations: page };
+        if (options.pageSize === undefined || from + options.pageSize >= organisations.length) return;
+      }
     },
     async *listOrganisations(options: ListOptions = {}): AsyncIterable<Organisation> {
       for await (const page of client.listOrganisationPages(options)) yield* page.organisations;

@@ -12,6 +12,7 @@ import { confirmQuestion, type ApplyView } from '../../render/apply-view.js';
 import { createNdjsonApplyView } from '../../render/ndjson-apply-view.js';
 import { createTextApplyView } from '../../render/text-apply-view.js';
 import { envInt, openClient, retryBaseMs, useColor } from '../command-context.js';
+import { planKeyFromEnv } from './plan.js';
 import { formatError } from '../format-error.js';
 import type { CliIO, ExitCode, OutputStream } from '../io.js';
 import { openPipelineOutput } from '../pipeline-output.js';
@@ -40,7 +41,7 @@ export interface ApplyFlags {
 export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
   // Everything read from flags and the environment first, so that a mistake there changes nothing.
   const progressIntervalMs = progressIntervalFromEnv(io.env);
-  const inputs = applyInputs(flags, args, retryBaseMs(io));
+  const inputs = { ...applyInputs(flags, args, retryBaseMs(io)), ...freshnessFromEnv(io.env) };
   // With --format json, stdout is for machines: the plan and the question go to stderr.
   const human = flags.format === 'json' ? io.stderr : io.stdout;
   const pipeline = await openPipelineOutput(io);
@@ -85,8 +86,8 @@ export function applyInputs(flags: ApplyFlags, args: readonly string[], backoffB
 }
 
 /**
- * 0 when every change was applied or there was nothing to do; 1 when anything failed, was left
- * undone or the answer was not yes. A refusal is an error (main prints it and exits 1).
+ * 0 when every change was applied or there was nothing to do; 1 when anything failed, was stale,
+ * was left undone or the answer was not yes. A refusal is an error (main prints it and exits 1).
  */
 export function exitCodeFor(outcome: ApplyOutcome): ExitCode {
   switch (outcome.kind) {
@@ -96,13 +97,25 @@ export function exitCodeFor(outcome: ApplyOutcome): ExitCode {
       return 1;
     case 'applied': {
       const s = outcome.summary;
-      return s.failed > 0 || s.interrupted || s.notStarted > 0 ? 1 : 0;
+      return s.failed > 0 || s.stale > 0 || s.interrupted || s.notStarted > 0 ? 1 : 0;
     }
     default: {
       const unreachable: never = outcome;
       throw new Error(`unknown apply outcome ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+/**
+ * ORGFORM_READ_MAX_AGE_MS (0 to 60,000, as ENV_RANGES says; default 5,000): the oldest read a
+ * billing write may be built from (a read older than a minute is not fresh); 0 reads each
+ * organisation by id just before its write. ORGFORM_PLAN_KEY: saved plans must be signed with it
+ * (plan.ts signs them).
+ */
+export function freshnessFromEnv(env: CliIO['env']): Pick<ApplyInputs, 'maxReadAgeMs' | 'planKey'> {
+  const maxReadAgeMs = envInt(env, 'ORGFORM_READ_MAX_AGE_MS');
+  const planKey = planKeyFromEnv(env);
+  return { ...(maxReadAgeMs === undefined ? {} : { maxReadAgeMs }), ...(planKey === undefined ? {} : { planKey }) };
 }
 
 /**

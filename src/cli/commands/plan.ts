@@ -3,6 +3,8 @@
  * then maps the outcome to an exit code. Never writes to the service.
  */
 import { runPlan, type PlanInputs, type PlanOutcome } from '../../engine/plan-flow.js';
+import { UsageError } from '../../errors.js';
+import { MIN_PLAN_KEY_LENGTH } from '../../plan/saved-plan.js';
 import { createPlanView } from '../../render/plan-view.js';
 import { openClient, useColor } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
@@ -38,7 +40,9 @@ export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
     reports: flags.report ?? [],
     files: flags.file ?? [],
   });
-  const outcome = await runPlan(planInputs(flags), { cwd: io.cwd, env: io.env, now: io.now, openClient: async () => ({ client: await openClient(flags, io) }), stateSettings: stateSettings(io) }, view);
+  const planKey = planKeyFromEnv(io.env);
+  const inputs = { ...planInputs(flags), ...(planKey === undefined ? {} : { planKey }) };
+  const outcome = await runPlan(inputs, { cwd: io.cwd, env: io.env, now: io.now, openClient: async () => ({ client: await openClient(flags, io) }), stateSettings: stateSettings(io) }, view);
   return exitCodeFor(outcome, flags);
 }
 
@@ -51,6 +55,19 @@ export function planInputs(flags: PlanFlags): PlanInputs {
     ...(flags.out === undefined ? {} : { out: flags.out }),
     ...(flags.force === true ? { force: true } : {}),
   };
+}
+
+/**
+ * ORGFORM_PLAN_KEY, when set: plan --out signs the plan with it (HMAC-SHA256) and apply PLANFILE
+ * refuses a plan not signed with it. At least MIN_PLAN_KEY_LENGTH characters.
+ */
+export function planKeyFromEnv(env: CliIO['env']): string | undefined {
+  const key = env.ORGFORM_PLAN_KEY;
+  if (key === undefined || key === '') return undefined;
+  if (key.length < MIN_PLAN_KEY_LENGTH) {
+    throw new UsageError(`ORGFORM_PLAN_KEY must be at least ${MIN_PLAN_KEY_LENGTH} characters long (it has ${key.length}); make one with: openssl rand -hex 32`);
+  }
+  return key;
 }
 
 /** 1 when the plan is incomplete or over budget; with --detailed-exitcode, 2 when it has changes; else 0. */

@@ -1,0 +1,171 @@
+/**
+ * The organisations' billing read again after approval, as the writes go: one listing of your
+ * organisations, streamed a page at a time just ahead of the writes built from it. A page is read
+ * only when the organisations already read are running out (backpressure), so that reads neither
+ * pile up nor age while they wait; each page's organisations are handed to the workers with what
+ * the page showed and when it was read. `chooseFreshReads` decides whether that listing is worth
+ * it, or each organisation is better read by id just before its write.
+ */
+import type { OrganisationsClient } from '../api/client.js';
+import { observeBilling } from '../api/observe-billing.js';
+import type { OrganisationList } from '../api/types.js';
+import type { FreshRead } from './execute-change.js';
+
+/**
+ * How billing changes are read again after approval: by one listing streamed behind the writes, or
+ * each organisation by id just before its write (cheaper for a few changes among many organisations).
+ */
+export type FreshReads = { kind: 'listing'; pageSize: number } | { kind: 'by-id' };
+
+export interface FreshReadsInputs {
+  /** Billing changes to be read again (not those of organisations joined by this apply: they are read after the accept). */
+  changes: number;
+  /** Organisations the plan's listing held, or undefined when it read none whole. */
+  listed: number | undefined;
+  parallelism: number;
+  /** The request rate the client holds itself to now, when known. */
+  rps: number | undefined;
+  maxReadAgeMs: number;
+  /** The largest page to ask for (the client's page size). */
+  maxPageSize: number;
+}
+
+/** The smallest page asked for: fewer organisations a page cost a request each for little freshness. */
+const MIN_PAGE_SIZE = 50;
+
+/**
+ * By listing when its pages cost fewer requests than reading each organisation by id. Its page size
+ * brings about four changes per worker a page (enough to keep every worker busy while the next is
+ * read, few enough that none waits long), fewer when a known request rate would make a page's
+ * writes outlast half the read age bound; larger where only a few of the listed organisations change.
+ */
+export function chooseFreshReads(inputs: FreshReadsInputs): FreshReads {
+  const { changes, listed, parallelism, rps, maxReadAgeMs, maxPageSize } = inputs;
+  if (changes === 0 || listed === undefined || listed === 0 || maxReadAgeMs === 0) return { kind: 'by-id' };
+  let perPage = 4 * parallelism;
+  if (rps !== undefined && rps > 0) perPage = Math.min(perPage, Math.max(1, Math.floor((rps * maxReadAgeMs) / 2_000)));
+  const density = Math.min(1, changes / listed);
+  const pageSize = Math.max(Math.min(MIN_PAGE_SIZE, maxPageSize), Math.min(maxPageSize, Math.ceil(perPage / density)));
+  const pages = Math.ceil(listed / pageSize);
+  return pages < changes ? { kind: 'listing', pageSize } : { kind: 'by-id' };
+}
+
+/** A group whose organisation the listing reached (or could not), with what it read. */
+export interface Arrival {
+  group: number;
+  /** Undefined when apply was interrupted before the listing reached it: the group then does not start. */
+  fresh: FreshRead | undefined;
+}
+
+export interface FreshListingOptions {
+  client: OrganisationsClient;
+  pageSize: number;
+  /** The next page is read once fewer groups than this are waiting to run. */
+  lowWater: number;
+  now: () => number;
+}
+
+const UNLISTED: FreshRead = Object.freeze({ kind: 'unlisted' });
+
+/**
+ * The listing behind the writes. Workers call `readPage` when `wantsRead` says so (a read holds one
+ * of the `parallelism` places, as a write does), `take` the groups whose organisation has been read,
+ * and wait for `arrival` while a page is on its way.
+ */
+export class FreshListing {
+  private readonly queue: Arrival[] = [];
+  private head = 0;
+  private pages: AsyncIterator<OrganisationList> | undefined;
+  private reading = false;
+  private ended = false;
+  private closing = false;
+  private wakers: Array<() => void> = [];
+
+  /** `waiting`: the group of each organisation (by id) whose billing is read from the listing; taken over. */
+  constructor(
+    private readonly waiting: Map<string, number>,
+    private readonly options: FreshListingOptions,
+  ) {
+    if (waiting.size === 0) this.ended = true;
+  }
+
+  /** Whether the caller should read the next page now: none is on its way and the groups read are running out. */
+  wantsRead(): boolean {
+    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater;
+  }
+
+  /** Whether a page is on its way (the caller may wait for it with `arrival`). */
+  get busy(): boolean {
+    return this.reading;
+  }
+
+  /** The next group read, oldest read first. */
+  take(): Arrival | undefined {
+    if (this.head >= this.queue.length) return undefined;
+    const arrival = this.queue[this.head]!;
+    this.head += 1;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    }
+    return arrival;
+  }
+
+  /** Resolves once the page on its way has been read (at once when none is). */
+  arrival(): Promise<void> {
+    if (!this.reading) return Promise.resolve();
+    return new Promise((resolve) => this.wakers.push(resolve));
+  }
+
+  /** Reads one page and hands over the groups of the organisations on it. Never throws: a failure ends the listing. */
+  async readPage(): Promise<void> {
+    if (!this.wantsRead()) return;
+    this.reading = true;
+    try {
+      this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
+      const page = await this.pages.next();
+      // When the page arrived: it shows the service as it was when it answered (a pause for a 429 or
+      // a retry before it does not age it).
+      const readAt = this.options.now();
+      if (page.done === true) {
+        this.end(UNLISTED);
+      } else {
+        for (const org of page.value.organisations) {
+          const group = this.waiting.get(org.id);
+          if (group === undefined) continue;
+          this.waiting.delete(org.id);
+          const billing = observeBilling(org.billing, false);
+          this.queue.push({ group, fresh: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt } });
+        }
+        // Every organisation found: the rest of the listing is not needed.
+        if (this.waiting.size === 0) this.end(undefined);
+      }
+    } catch (error) {
+      this.end({ kind: 'unreadable', error });
+    } finally {
+      this.reading = false;
+      if (this.closing) this.end(undefined);
+      const wakers = this.wakers;
+      this.wakers = [];
+      for (const wake of wakers) wake();
+    }
+  }
+
+  /** Reads nothing more (an interrupt): the groups not reached yet are handed over without a read, and do not start. */
+  close(): void {
+    if (this.reading) this.closing = true;
+    else this.end(undefined);
+  }
+
+  /** No page is read after this: what still waits is handed over with `fresh`. */
+  private end(fresh: FreshRead | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const group of this.waiting.values()) this.queue.push({ group, fresh });
+    this.waiting.clear();
+    const pages = this.pages;
+    this.pages = undefined;
+    // Lets the listing's generator finish; nothing of it is read any more.
+    if (pages?.return !== undefined) void pages.return().catch(() => undefined);
+  }
+}

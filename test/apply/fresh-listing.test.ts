@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { chooseFreshReads, FreshListing, type Arrival } from '../../src/apply/fresh-listing.js';
+import { createScriptedClient, fail, gate, serviceError } from '../support/scripted-client.js';
+
+const base = { parallelism: 16, rps: undefined, maxReadAgeMs: 5_000, maxPageSize: 500 };
+
+describe('chooseFreshReads', () => {
+  it('streams one listing when its pages cost fewer requests than reading each organisation by id', () => {
+    expect(chooseFreshReads({ ...base, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 64 });
+  });
+
+  it('reads by id when there are fewer changes than the listing would have pages, or no listing was read whole', () => {
+    expect(chooseFreshReads({ ...base, changes: 150, listed: 100_000 })).toEqual({ kind: 'by-id' });
+    expect(chooseFreshReads({ ...base, changes: 12, listed: undefined })).toEqual({ kind: 'by-id' });
+    expect(chooseFreshReads({ ...base, changes: 0, listed: 10 })).toEqual({ kind: 'by-id' });
+  });
+
+  it('reads by id when every read must be made just before its write (a bound of 0)', () => {
+    expect(chooseFreshReads({ ...base, changes: 10_000, listed: 10_000, maxReadAgeMs: 0 })).toEqual({ kind: 'by-id' });
+  });
+
+  it('asks for larger pages where few of the listed organisations change, up to the service’s largest', () => {
+    expect(chooseFreshReads({ ...base, changes: 1_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 500 });
+    expect(chooseFreshReads({ ...base, changes: 5_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 128 });
+  });
+
+  it('asks for smaller pages when a known request rate would make a page’s writes outlast half the bound, but never under 50', () => {
+    expect(chooseFreshReads({ ...base, parallelism: 64, rps: 40, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 100 });
+    expect(chooseFreshReads({ ...base, rps: 2, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
+  });
+});
+
+const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `org_${slug}`, slug, member: true, billing });
+
+/** A client whose listing answers pages of two, and the listing over it waiting for the groups of `ids`, in order. */
+function setup(ids: string[], options: { lowWater?: number; now?: () => number } = {}) {
+  const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2 });
+  const listing = new FreshListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: options.lowWater ?? 1, now: options.now ?? (() => 7) });
+  return { client, listing };
+}
+
+function drain(listing: FreshListing): Arrival[] {
+  const out: Arrival[] = [];
+  for (let a = listing.take(); a !== undefined; a = listing.take()) out.push(a);
+  return out;
+}
+
+describe('FreshListing', () => {
+  it('hands over each waiting organisation on a page with its slug, its billing as listed and when the page arrived', async () => {
+    let clock = 7;
+    const { listing } = setup(['org_d', 'org_b'], { now: () => clock });
+    expect(listing.wantsRead()).toBe(true);
+    await listing.readPage();
+    expect(drain(listing)).toEqual([{ group: 1, fresh: { kind: 'listed', slug: 'b', billing: { billingEmail: 'b@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 7 } }]);
+    clock = 9;
+    await listing.readPage();
+    expect(drain(listing)).toEqual([{ group: 0, fresh: { kind: 'listed', slug: 'd', billing: { billingEmail: 'd@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 9 } }]);
+    // Every organisation found: the last page is not read.
+    expect(listing.wantsRead()).toBe(false);
+  });
+
+  it('reads a page only while fewer groups than the low water wait to run, and one page at a time', async () => {
+    const { client, listing } = setup(['org_a', 'org_b', 'org_c', 'org_e'], { lowWater: 2 });
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    const reading = listing.readPage();
+    await held.held;
+    expect(listing.busy).toBe(true);
+    expect(listing.wantsRead()).toBe(false);
+    const woken = listing.arrival();
+    held.release();
+    await reading;
+    await woken;
+    // a and b read: two waiting is not below the low water of 2.
+    expect(listing.wantsRead()).toBe(false);
+    expect(listing.take()?.group).toBe(0);
+    expect(listing.wantsRead()).toBe(true);
+    await listing.readPage();
+    expect(drain(listing).map((a) => a.group)).toEqual([1, 2]);
+  });
+
+  it('hands over what the listing never showed as unlisted once it has ended', async () => {
+    const { listing } = setup(['org_c', 'org_gone']);
+    const arrived: Arrival[] = [];
+    while (listing.wantsRead()) {
+      await listing.readPage();
+      arrived.push(...drain(listing));
+    }
+    expect(arrived.map((a) => [a.group, a.fresh?.kind])).toEqual([
+      [0, 'listed'],
+      [1, 'unlisted'],
+    ]);
+  });
+
+  it('hands over everything not read yet as unreadable, with the error, when a page fails', async () => {
+    const { client, listing } = setup(['org_a', 'org_b']);
+    const error = serviceError('getOrganisations', 500, 'internal');
+    client.on('getOrganisations', fail(error));
+    await listing.readPage();
+    expect(drain(listing)).toEqual([
+      { group: 0, fresh: { kind: 'unreadable', error } },
+      { group: 1, fresh: { kind: 'unreadable', error } },
+    ]);
+    expect(listing.wantsRead()).toBe(false);
+  });
+
+  it('once closed (an interrupt) reads nothing more and hands over what waits without a read, after the page on its way', async () => {
+    const { client, listing } = setup(['org_b', 'org_gone']);
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    const reading = listing.readPage();
+    await held.held;
+    listing.close();
+    held.release();
+    await reading;
+    expect(drain(listing).map((a) => [a.group, a.fresh?.kind])).toEqual([
+      [0, 'listed'],
+      [1, undefined],
+    ]);
+    expect(listing.wantsRead()).toBe(false);
+    expect(client.calls.filter((c) => c.operation === 'getOrganisations')).toHaveLength(1);
+  });
+
+  it('closed before any read, hands everything over at once without reading', () => {
+    const { client, listing } = setup(['org_a']);
+    listing.close();
+    expect(drain(listing)).toEqual([{ group: 0, fresh: undefined }]);
+    expect(client.calls).toEqual([]);
+  });
+});
