@@ -1,6 +1,6 @@
 /**
  * Profiles and their resolution, the admin view of the behaviour, and the CLI grammar of
- * `orgform emulator`: --profile, --point, --rate-limit(-headers), --quota(-headers), --token-lifetime-* and --help.
+ * `orgform emulator`: --profile, --point, --rate-limit(-headers), --quota(-headers), --token-lifetime-*, --renew-every and --help.
  */
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
@@ -96,7 +96,7 @@ describe('orgform emulator: the command line', () => {
   it('--help lists the profiles and every point with its values and what strict uses', async () => {
     const { code, stdout } = await runCli(['emulator', '--help'], { cwd: ROOT });
     expect(code).toBe(0);
-    for (const option of ['--profile <name>', '--point <name=value>', '--rate-limit <rps[:burst]>', '--rate-limit-headers <style>', '--quota <requests:seconds>', '--quota-headers <style>', '--token-lifetime-requests <n>', '--token-lifetime-seconds <n>']) {
+    for (const option of ['--profile <name>', '--point <name=value>', '--rate-limit <rps[:burst]>', '--rate-limit-headers <style>', '--quota <requests:seconds>', '--quota-headers <style>', '--token-lifetime-requests <n>', '--token-lifetime-seconds <n>', '--renew-every <n>']) {
       expect(stdout).toContain(option);
     }
     expect(stdout).toMatch(/lenient\s+the project's decisions \(default\)/);
@@ -119,6 +119,7 @@ describe('orgform emulator: the command line', () => {
     [['--quota', '0:86400'], /--quota takes REQUESTS:SECONDS/],
     [['--quota', '5:86400', '--quota-headers', 'none'], /Allowed choices are ratelimit, x-ratelimit/],
     [['--token-lifetime-requests', '0'], /--token-lifetime-requests must be a whole number of at least 1/],
+    [['--renew-every', '0'], /--renew-every must be a whole number of at least 1/],
   ])('refuses %j with a clear error and exit 1, before starting anything', async (args, message) => {
     const { code, stderr, stdout } = await runCli(['emulator', '--port', '0', ...args], { cwd: ROOT });
     expect(code).toBe(1);
@@ -130,7 +131,7 @@ describe('orgform emulator: the command line', () => {
     const stopped = new AbortController();
     stopped.abort();
     const { code, stdout } = await runCli(
-      ['emulator', '--port', '0', '--slug-delay', '0', '--profile', 'strict', '--point', 'billing-put=merge', '--point', 'membership-lag=5', '--rate-limit', '20:7', '--rate-limit-headers', 'x-ratelimit', '--quota', '5000:86400', '--quota-headers', 'x-ratelimit', '--token-lifetime-requests', '3'],
+      ['emulator', '--port', '0', '--slug-delay', '0', '--profile', 'strict', '--point', 'billing-put=merge', '--point', 'membership-lag=5', '--rate-limit', '20:7', '--rate-limit-headers', 'x-ratelimit', '--quota', '5000:86400', '--quota-headers', 'x-ratelimit', '--token-lifetime-requests', '3', '--renew-every', '50'],
       { cwd: ROOT, signal: stopped.signal },
     );
     expect(code).toBe(0);
@@ -138,6 +139,7 @@ describe('orgform emulator: the command line', () => {
     expect(stdout).toContain('Rate limit: 20 requests/s, burst 7, headers x-ratelimit\n');
     expect(stdout).toContain('Quota: 5000 requests every 86400 s, headers x-ratelimit\n');
     expect(stdout).toContain('Tokens expire after 3 requests; fresh ones: POST /__emulator/tokens');
+    expect(stdout).toContain('A subscription is renewed every 50 service requests (new subscriptionId and customerId)\n');
   });
 
   it('plays the options it was given, over HTTP', async () => {

@@ -150,11 +150,56 @@ describe('admin endpoints', () => {
     expect((await callJson(emulator, '/__emulator/invitations/reopen', { method: 'POST', token: null, body: { invitation: 'inv_nope' } })).status).toBe(404);
   });
 
+  it('POST /__emulator/billing changes an organisation’s billing as someone else would: set, removed, or an empty value kept', async () => {
+    const emulator = await useEmulator();
+    const { status, body } = await callJson(emulator, '/__emulator/billing', {
+      method: 'POST',
+      token: null,
+      body: { organisation: 'org_acme', billing: { subscriptionId: 'sub_renewed', customerId: null, billingEmail: '' } },
+    });
+    expect(status).toBe(200);
+    expect(body.billing).toMatchObject({ subscriptionId: 'sub_renewed', billingEmail: '' });
+    expect(body.billing).not.toHaveProperty('customerId');
+    // What the service answers afterwards, the listing included.
+    const read = await callJson(emulator, orgPath('org_acme'));
+    expect(read.body.billing).toMatchObject({ subscriptionId: 'sub_renewed', billingEmail: '' });
+    const listed = await callJson(emulator, `${ORG_API}/organisations`);
+    expect(listed.body.organisations.find((o: { id: string }) => o.id === 'org_acme').billing.subscriptionId).toBe('sub_renewed');
+  });
+
+  it('POST /__emulator/billing refuses a body that is not one organisation’s billing, and an unknown organisation', async () => {
+    const emulator = await useEmulator();
+    for (const body of ['{', { billing: {} }, { organisation: 'org_acme', billing: 'x' }, { organisation: 'org_acme' }]) {
+      expect((await callJson(emulator, '/__emulator/billing', { method: 'POST', token: null, body })).status).toBe(400);
+    }
+    expect((await callJson(emulator, '/__emulator/billing', { method: 'POST', token: null, body: { organisation: 'org_nope', billing: {} } })).status).toBe(404);
+  });
+
   it('answers 404 to an unknown control and is never faulted', async () => {
     const emulator = await useEmulator();
     emulator.faults.add({ times: Infinity, fault: { kind: 'drop' } });
     const { status, body } = await callJson(emulator, '/__emulator/nope', { token: null });
     expect(status).toBe(404);
     expect(body.code).toBe('not_found');
+  });
+});
+
+describe('renewals', () => {
+  it('renews one subscription every N service requests, round robin over the organisations with billing, as a billing system alongside would', async () => {
+    const emulator = await useEmulator({ renewals: { everyRequests: 3 } });
+    const before = emulator.store.dump().organisations.filter((o) => o.billing !== undefined);
+    for (let i = 0; i < 6; i += 1) await call(emulator, orgPath('org_acme'));
+    expect(emulator.store.renewals).toEqual([
+      { organisation: before[0]!.id, subscriptionId: 'sub_renewed_1', customerId: 'cus_renewed_1' },
+      { organisation: before[1]!.id, subscriptionId: 'sub_renewed_2', customerId: 'cus_renewed_2' },
+    ]);
+    const after = emulator.store.dump().organisations;
+    expect(after.find((o) => o.id === before[0]!.id)?.billing).toMatchObject({ subscriptionId: 'sub_renewed_1', customerId: 'cus_renewed_1', billingEmail: before[0]!.billing!.billingEmail });
+    // The third request saw the renewal it came with.
+    expect(emulator.counters.total).toBe(6);
+  });
+
+  it('refuses a period that is not a whole number of at least 1', async () => {
+    await expect(useEmulator({ renewals: { everyRequests: 0 } })).rejects.toThrow('renewals.everyRequests must be a whole number of at least 1 (got 0).');
   });
 });

@@ -4,9 +4,9 @@ import { formatLogProgress, formatLogProgressIntro, formatRate, formatSpan } fro
 const base = { done: 1200, total: 30000, failed: 0, skipped: 0, retries: 0, elapsedMs: 30_000 };
 
 describe('formatLogProgress', () => {
-  it('shows done/total, the measured rate, the ETA, failures, skips and retries so far, and the time elapsed', () => {
-    expect(formatLogProgress({ ...base, failed: 2, skipped: 1, retries: 35, changesPerSecond: 40 })).toBe(
-      '[  1200/30000 ] 40/s · ETA 12m 0s · 2 failed · 1 skipped · 35 retries · elapsed 30s',
+  it('shows done/total, the measured rate, the ETA, failures, skips, stale changes and retries so far, and the time elapsed', () => {
+    expect(formatLogProgress({ ...base, failed: 2, skipped: 1, stale: 3, retries: 35, changesPerSecond: 40 })).toBe(
+      '[  1200/30000 ] 40/s · ETA 12m 0s · 2 failed · 1 skipped · 3 stale · 35 retries · elapsed 30s',
     );
   });
 

@@ -116,6 +116,16 @@ describe('formatApplySummary', () => {
     );
   });
 
+  it('lists every stale change with why it was not written, and says to plan again', () => {
+    const reason = 'billing.billingEmail changed on the service since the plan, from "a@x" to "b@x" (the plan showed "a@x" → "c@x"); nothing was written for this organisation. Run orgform plan again to review it';
+    const summary = makeSummary([result({ outcome: 'applied', address: 'organisations.globex.billing' }), result({ outcome: 'stale', reason })]);
+    const text = formatApplySummary(summary, { color: false });
+    expect(text).toContain('Apply results: 1 applied, 0 already done, 0 skipped, 0 not started, 1 stale, 0 failed (2 changes in 12.3 s).');
+    expect(text).toContain(`Stale (changed on the service since the plan; nothing was written for them):\n  ! organisations.acme.billing: ${reason}\n`);
+    expect(text.trimEnd().split('\n').at(-1)).toBe('Apply finished with 1 stale change: run orgform plan again to review it.');
+    expect(formatApplyLine({ type: 'change-end', at: 0, ...result({ outcome: 'stale', reason: 'x' }) })).toBe('! organisations.acme.billing stale, not written: x');
+  });
+
   it('uses colour only when asked', () => {
     const summary = makeSummary([result({ outcome: 'applied' }), result({ outcome: 'failed', failure: serverError })]);
     expect(formatApplySummary(summary, { color: false })).not.toMatch(/\u001b/);

@@ -74,6 +74,14 @@ describe('renderApplyStepSummary', () => {
     );
   });
 
+  it('counts stale changes and names each with why it was not written', () => {
+    const summary = makeSummary([result({ outcome: 'applied', address: 'organisations.globex.billing', organisation: 'globex' }), result({ outcome: 'stale', reason: 'billing.billingEmail changed on the service since the plan' })]);
+    const text = renderApplyStepSummary(summary);
+    expect(text).toContain('**Apply finished with 1 stale change (changed on the service since the plan, not written): 1 applied, 0 already done (2 changes in 12.3 s); run orgform plan again to review them.**');
+    expect(text).toContain('| ! stale | 1 |');
+    expect(text).toContain('**Stale, not written (1):** changed on the service since the plan.\n\n- organisations.acme.billing: billing.billingEmail changed on the service since the plan');
+  });
+
   it('counts every organisation changed though the summary names only the first of them', () => {
     const first = ['acme', 'globex', 'initech'].map((organisation) => ({ organisation, applied: 1 }));
     const summary = makeSummary([result({ outcome: 'applied' })], { applied: 5_000, total: 5_000, changed: { organisations: 5_000, first } });

@@ -117,7 +117,7 @@ describe('the text apply view on a terminal', () => {
 });
 
 describe('the text apply view in a log, past the compact threshold', () => {
-  it('shows a digest of the plan, then progress lines on a timer and each failure as it happens, retries counted', async () => {
+  it('shows a digest of the plan, then progress lines on a timer and each failure or stale change as it happens, retries counted', async () => {
     vi.useFakeTimers();
     const { v, out, tick } = view(false, { compactAbove: 2, progressIntervalMs: 1_000 });
     const plan = makePlan({ changes: ['a', 'b', 'c'].map((s) => billing(s, { billingEmail: ['x@y.test', `${s}@y.test`] })) });
@@ -130,7 +130,7 @@ describe('the text apply view in a log, past the compact threshold', () => {
     v.event(end(600, { address: 'organisations.b.billing', outcome: 'failed', failure }));
     tick(1_000);
     vi.advanceTimersByTime(1_000);
-    v.event(end(1_200, { address: 'organisations.c.billing', outcome: 'applied' }));
+    v.event(end(1_200, { address: 'organisations.c.billing', outcome: 'stale', reason: 'billing.billingEmail changed' }));
     v.event({ type: 'apply-end', at: 1_300, summary: makeSummary([]) });
     tick(5_000);
     vi.advanceTimersByTime(5_000);
@@ -140,6 +140,7 @@ describe('the text apply view in a log, past the compact threshold', () => {
         'Applying 3 changes, 2 at a time. Progress every 1s at first (less often later) and each failure as it happens; one line per change with --format json.',
         '✗ organisations.b.billing failed: updateBillingDetails: HTTP 500 internal: database down (120 ms)',
         '[ 2/3 ] 2.0/s · ETA 1s · 1 failed · 1 retry · elapsed 1s',
+        '! organisations.c.billing stale, not written: billing.billingEmail changed',
         '</open>',
         '',
       ].join('\n'),

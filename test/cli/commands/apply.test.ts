@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { applyInputs, confirmationFor, exitCodeFor, progressIntervalFromEnv, type ApplyFlags } from '../../../src/cli/commands/apply.js';
+import { applyInputs, confirmationFor, exitCodeFor, freshnessFromEnv, progressIntervalFromEnv, type ApplyFlags } from '../../../src/cli/commands/apply.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { OrgformError, UsageError } from '../../../src/errors.js';
 import { makeSummary, result } from '../../render/fixtures.js';
@@ -36,6 +36,15 @@ describe('apply: flags to the engine’s inputs', () => {
     expect(progressIntervalFromEnv({ ORGFORM_PROGRESS_INTERVAL_MS: '250' })).toBe(250);
     for (const bad of ['5s', '9', '-1', '1.5']) expect(() => progressIntervalFromEnv({ ORGFORM_PROGRESS_INTERVAL_MS: bad })).toThrow(/whole number from 10 to 3600000/);
   });
+
+  it('reads ORGFORM_READ_MAX_AGE_MS as whole milliseconds from 0 to 60,000, and ORGFORM_PLAN_KEY of at least 32 characters', () => {
+    expect(freshnessFromEnv({})).toEqual({});
+    expect(freshnessFromEnv({ ORGFORM_READ_MAX_AGE_MS: '0' })).toEqual({ maxReadAgeMs: 0 });
+    expect(freshnessFromEnv({ ORGFORM_READ_MAX_AGE_MS: '60000', ORGFORM_PLAN_KEY: 'k'.repeat(32) })).toEqual({ maxReadAgeMs: 60_000, planKey: 'k'.repeat(32) });
+    expect(() => freshnessFromEnv({ ORGFORM_READ_MAX_AGE_MS: '60001' })).toThrow('ORGFORM_READ_MAX_AGE_MS must be a whole number from 0 to 60000 (got "60001").');
+    for (const bad of ['5s', '-1', '1.5']) expect(() => freshnessFromEnv({ ORGFORM_READ_MAX_AGE_MS: bad })).toThrow(UsageError);
+    expect(() => freshnessFromEnv({ ORGFORM_PLAN_KEY: 'k'.repeat(31) })).toThrow('ORGFORM_PLAN_KEY must be at least 32 characters long (it has 31)');
+  });
 });
 
 describe('apply: who can answer the question', () => {
@@ -66,9 +75,10 @@ describe('apply: the outcome as an exit code', () => {
     expect(exitCodeFor({ kind: 'applied', summary: makeSummary([]) })).toBe(0);
   });
 
-  it('is 1 when anything failed, was left undone or interrupted, or the answer was not yes', () => {
+  it('is 1 when anything failed, was stale, was left undone or interrupted, or the answer was not yes', () => {
     expect(exitCodeFor({ kind: 'applied', summary: makeSummary([result({ outcome: 'failed' })]) })).toBe(1);
     expect(exitCodeFor({ kind: 'applied', summary: makeSummary([result({ outcome: 'not-started' })]) })).toBe(1);
+    expect(exitCodeFor({ kind: 'applied', summary: makeSummary([result({ outcome: 'applied' }), result({ outcome: 'stale' })]) })).toBe(1);
     expect(exitCodeFor({ kind: 'applied', summary: makeSummary([], { interrupted: true }) })).toBe(1);
     expect(exitCodeFor({ kind: 'cancelled' })).toBe(1);
   });
