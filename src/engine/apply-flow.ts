@@ -209,7 +209,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
         baseUrl: service,
       });
       const isJournaled = (c: ApplicableChange) => c.targetId !== undefined && journal.has(service, journalKey(c.kind, c.organisation.id, c.targetId));
-      const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled);
+      const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
       if (staleReasons.length === 0 && made.observed.problems.length === 0) {
         if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
         staleReasons = match.missing;

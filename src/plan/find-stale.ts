@@ -72,9 +72,17 @@ export interface SavedChangesMatch {
  * The saved plan's changes against the changes its desired state and the fresh observations give
  * (`derived`, planned with every one-shot change whatever the journal says). A saved change must be
  * given exactly: same address, organisation, target, declared values and values seen. A derived
- * one-shot change the plan left out is fine when the journal records it done.
+ * one-shot change the plan left out is fine when the journal records it done, now or (`journaled`,
+ * the plan's own list) when the plan was made: invitations and channels cannot be read, so only
+ * the journal says they are done.
  */
-export function matchSavedChanges(saved: readonly ApplicableChange[], derived: readonly Change[], isJournaledNow: (change: Change) => boolean): SavedChangesMatch {
+export function matchSavedChanges(
+  saved: readonly ApplicableChange[],
+  derived: readonly Change[],
+  isJournaledNow: (change: Change) => boolean,
+  journaled: readonly string[] = [],
+): SavedChangesMatch {
+  const journaledThen = new Set(journaled);
   const byAddress = new Map(derived.map((change) => [change.address, change]));
   const changes: Change[] = [];
   const notDerived: string[] = [];
@@ -85,7 +93,9 @@ export function matchSavedChanges(saved: readonly ApplicableChange[], derived: r
     else changes.push(match);
     held.add(change.address);
   }
-  const missing = derived.filter((change) => !held.has(change.address) && !isJournaledNow(change)).map((change) => `${change.address}: the service needs this change now, and the plan does not hold it`);
+  const missing = derived
+    .filter((change) => !held.has(change.address) && !journaledThen.has(change.address) && !isJournaledNow(change))
+    .map((change) => `${change.address}: the plan does not hold this change, which its desired state and the service now give`);
   return { changes, notDerived, missing };
 }
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -9,6 +9,7 @@ import type { ClientListeners } from '../../src/engine/open-client.js';
 import { runPlan } from '../../src/engine/plan-flow.js';
 import { ConfigError, OrgformError } from '../../src/errors.js';
 import { serializeSavedPlan, type SavedPlanBody } from '../../src/plan/saved-plan.js';
+import { Journal, journalKey } from '../../src/state/journal.js';
 import { acquireLock } from '../../src/state/lock.js';
 import { createScriptedClient, gate, type ScriptedClient, type WorldOrganisation } from '../support/scripted-client.js';
 import { recordingApplyView, recordingPlanView } from '../support/recording-view.js';
@@ -315,8 +316,19 @@ describe('runApply: a saved plan', () => {
       plan.changes = plan.changes.filter((c: { kind: string }) => c.kind !== 'revoke-invitation');
     });
     const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
-    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'stale', changed: ['organisations.acme.invitations.revoke.inv_carol: the service needs this change now, and the plan does not hold it'] } });
+    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'stale', changed: ['organisations.acme.invitations.revoke.inv_carol: the plan does not hold this change, which its desired state and the service now give'] } });
     expect(client.writes()).toEqual([]);
+  });
+
+  it('is applied without a one-shot change its journal recorded done when it was made, though that journal is gone now', async () => {
+    const { cwd, client, deps, inputs } = await setup();
+    const journal = Journal.empty(join(cwd, '.orgform', 'state.json'));
+    await journal.record('https://orgs.example.test', journalKey('revoke-invitation', 'org_acme', 'inv_carol'), { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
+    await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, deps, recordingPlanView());
+    await rm(join(cwd, '.orgform'), { recursive: true });
+    const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { total: 2, applied: 2 } });
+    expect(writes(client)).toEqual(['updateBillingDetails org_acme', 'acceptInvitation org_globex']);
   });
 
   it('with a malformed field, its checksum made to match, is an error naming the field, not a bug', async () => {

@@ -141,10 +141,11 @@ describe('matchSavedChanges', () => {
     expect(matchSavedChanges([base[0]!, base[0]!], base, () => true).notDerived).toEqual(['organisations.acme.billing']);
   });
 
-  it('says a derived change the saved plan lacks is missing, unless the journal records it done', () => {
+  it('says a derived change the saved plan lacks is missing, unless the journal records it done, now or when the plan was made', () => {
     const [billing, revoke] = derived();
-    expect(matchSavedChanges([billing!], derived(), nothingJournaled).missing).toEqual(['organisations.acme.invitations.revoke.inv_2: the service needs this change now, and the plan does not hold it']);
+    expect(matchSavedChanges([billing!], derived(), nothingJournaled).missing).toEqual(['organisations.acme.invitations.revoke.inv_2: the plan does not hold this change, which its desired state and the service now give']);
     expect(matchSavedChanges([billing!], derived(), (c) => c.kind === 'revoke-invitation').missing).toEqual([]);
-    expect(matchSavedChanges([revoke!], derived(), nothingJournaled).missing).toEqual(['organisations.acme.billing: the service needs this change now, and the plan does not hold it']);
+    expect(matchSavedChanges([billing!], derived(), nothingJournaled, ['organisations.acme.invitations.revoke.inv_2']).missing).toEqual([]);
+    expect(matchSavedChanges([revoke!], derived(), nothingJournaled).missing).toEqual(['organisations.acme.billing: the plan does not hold this change, which its desired state and the service now give']);
   });
 });

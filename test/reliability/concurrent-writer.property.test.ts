@@ -194,7 +194,7 @@ function watch(store: EmulatorStore, scenario: Scenario) {
 }
 
 describe.each(MATRIX_PROFILES)('a concurrent writer (%s)', (profile) => {
-  it('changes random undeclared billing fields of random organisations while apply runs: none is ever reverted, and apply then plan converges', async () => {
+  it('case 29: someone else changes random undeclared billing fields of random organisations while apply runs: none is ever reverted, and apply then plan converges', async () => {
     const totals = { runs: 0, theirs: 0, billingWrites: 0 };
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
