@@ -118,6 +118,20 @@ describe.each(MATRIX_PROFILES)('writes from fresh reads (%s)', (name) => {
     expect(again.code).toBe(0);
   });
 
+  it('refuses as stale, writing nothing, an organisation you left between the plan and apply’s read, and applies the rest', async () => {
+    const { cwd, env, emulator, data } = await bulkWorld(60);
+    const left = [...data.organisations].sort((a, b) => (a.slug < b.slug ? -1 : 1))[40]!;
+    beforeStoreCall(emulator.store, 'listOrganisations', 2, () => {
+      const user = emulator.store.dump().users.find((u) => u.token === 'demo-token')!;
+      emulator.store.putUser({ ...user, memberships: user.memberships.filter((id) => id !== left.id) });
+    });
+    const result = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`! organisations.${left.slug}.billing stale, not written: organisation "${left.slug}" (${left.id}) is no longer among your organisations`);
+    expect(result.stdout).toMatch(/59 applied, 0 already done, 0 skipped, 0 not started, 1 stale, 0 failed/);
+    expect(emulator.requestLog.filter((r) => r.method === 'PUT' && r.path.includes(encodeURIComponent(left.id)))).toEqual([]);
+  });
+
   it('never sends back an empty e-mail the service holds, so apply converges, nor after joining', async () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace(
       {
@@ -152,6 +166,32 @@ describe.each(MATRIX_PROFILES)('writes from fresh reads (%s)', (name) => {
     expect(bodies(emulator.requestLog)).toEqual([]);
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_globex')?.billing?.billingEmail).toBe('billing@globex.example');
   });
+});
+
+describe('the listing read again behind the writes, whatever its pages look like', () => {
+  it.each([
+    ['cursors, billing listed, response spelling', { 'next-link': 'cursor', 'last-next': 'omit', 'page-size': 'client', 'listing-billing': 'full', 'read-spelling': 'response' }],
+    ['relative links ending in null', { 'next-link': 'relative', 'last-next': 'null', 'page-size': 'client', 'listing-billing': 'full', 'read-spelling': 'update' }],
+    ['absolute links ending in "", pages of 50', { 'next-link': 'absolute', 'last-next': 'empty', 'page-size': 'fixed-50', 'listing-billing': 'full', 'read-spelling': 'response' }],
+    ['pages of 50 without billing', { 'next-link': 'cursor', 'last-next': 'omit', 'page-size': 'fixed-50', 'listing-billing': 'omitted', 'read-spelling': 'update' }],
+  ] as const)('%s: every renewal made ahead of the listing is kept, at one listing more than the plan’s', async (_what, behaviour) => {
+    profile = 'lenient';
+    const { cwd, env, emulator, data } = await bulkWorld(130, { behaviour });
+    const sorted = [...data.organisations].sort((a, b) => (a.slug < b.slug ? -1 : 1));
+    // Renewed after the plan's listing, before apply's own: every one must be kept.
+    beforeStoreCall(emulator.store, 'listOrganisations', 2, () => {
+      for (const o of sorted.filter((_, i) => i % 10 === 3)) emulator.store.changeBilling(o.id, { subscriptionId: `sub_renewed_${o.id}` });
+    });
+    const result = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd, env });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Apply complete: 130 applied/);
+    const after = new Map(emulator.store.dump().organisations.map((o) => [o.id, o.billing]));
+    for (const o of sorted.filter((_, i) => i % 10 === 3)) expect(after.get(o.id)?.subscriptionId).toBe(`sub_renewed_${o.id}`);
+    // The plan's listing and apply's: pages of 50 (fixed, or 4 × --parallelism asked for, at least 50).
+    expect(emulator.counters.byOperation.getOrganisations).toBe(behaviour['page-size'] === 'fixed-50' ? 3 + 3 : 1 + 3);
+    expect(emulator.counters.byOperation.getOrganisation).toBe(behaviour['listing-billing'] === 'omitted' ? 260 : 0);
+  }, 60_000);
 });
 
 describe.each(MATRIX_PROFILES)('saved plans checked against their own derivation (%s)', (name) => {
