@@ -242,9 +242,22 @@ async function billingNow(change: ApplicableChange, client: OrganisationsClient,
   }
   if (fresh?.kind === 'unlisted') {
     // Read to its end without it: left, or missed by a listing that shifted as it was read. One
-    // small filtered listing tells.
-    const member = await isMember(client, id, slug);
-    if (!member.ok) return { outcome: 'stale', reason: staleReason(`organisation ${JSON.stringify(slug)} (${id}) is no longer among your organisations (${member.why})`) };
+    // small filtered listing tells; one that fails tells nothing.
+    let listed = false;
+    try {
+      for await (const org of client.listOrganisations({ filter: slug })) {
+        if (org.id !== id) continue;
+        listed = true;
+        break;
+      }
+    } catch (err) {
+      throw new ChangeFailedError(
+        'getOrganisations',
+        `${errorMessage(err)}; organisation ${JSON.stringify(slug)} (${id}) was not in the listing read just before writing, and asking the listing filtered by its slug failed. Nothing was written; run orgform apply again`,
+        err,
+      );
+    }
+    if (!listed) return { outcome: 'stale', reason: staleReason(`organisation ${JSON.stringify(slug)} (${id}) is no longer among your organisations (the listing does not show it)`) };
   }
   if (fresh?.kind === 'listed') {
     if (fresh.slug !== slug) return slugChanged(change, fresh.slug);

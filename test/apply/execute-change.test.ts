@@ -114,6 +114,15 @@ describe('executeChange: billing, from what the service holds just before the wr
     expect(missed.calls.map((c) => c.operation)).toEqual(['getOrganisations', 'getOrganisation', 'updateBillingDetails']);
   });
 
+  it('fails, writing nothing, rather than calling it stale, when the listing filtered by slug cannot be read', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true }]);
+    client.on('getOrganisations', fail(serviceError('getOrganisations', 503, 'unavailable')));
+    const failure = await executeChange(change, client, { fresh: { kind: 'unlisted' } }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(ChangeFailedError);
+    expect((failure as Error).message).toMatch(/was not in the listing read just before writing, and asking the listing filtered by its slug failed\. Nothing was written/);
+    expect(client.writes()).toEqual([]);
+  });
+
   it('fails, writing nothing, when the listing failed before it reached the organisation', async () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true }]);
     const failure = await executeChange(change, client, { fresh: { kind: 'unreadable', error: serviceError('getOrganisations', 500, 'internal') } }).catch((err: unknown) => err);
