@@ -21,6 +21,7 @@ import { ConfigError, OrgformError } from '../errors.js';
 import { chooseFreshReads, type FreshReads } from '../apply/fresh-listing.js';
 import { DEFAULT_READ_MAX_AGE_MS } from '../apply/execute-change.js';
 import { findStale, matchSavedChanges } from '../plan/find-stale.js';
+import { isRecordedDone } from '../plan/is-recorded-done.js';
 import { parseSavedPlan, type SavedPlan } from '../plan/saved-plan.js';
 import { dropDisplays, type ApplicableChange, type Plan } from '../plan/types.js';
 import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../api/client.js';
@@ -208,7 +209,8 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
         fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), deps.cwd),
         baseUrl: service,
       });
-      const isJournaled = (c: ApplicableChange) => c.targetId !== undefined && journal.has(service, journalKey(c.kind, c.organisation.id, c.targetId));
+      // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
+      const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(service, journalKey(kind, id, target)));
       const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
       if (staleReasons.length === 0 && made.observed.problems.length === 0) {
         if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
