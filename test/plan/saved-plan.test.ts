@@ -113,6 +113,8 @@ describe('saved plans', () => {
     ['declared billing that is not a string', (s: Record<string, any>) => (s.desired.organisations[0].billing.billingEmail = ['x']), 'desired.organisations[0].billing.billingEmail must be string'],
     ['invitations that are not a list', (s: Record<string, any>) => (s.desired.organisations[0].invitations.revoke = 'inv_2'), 'desired.organisations[0].invitations.revoke must be array'],
     ['a seen value of the wrong type', (s: Record<string, any>) => (s.plan.changes[0].seen.billingEmail = 7), 'plan.changes[0].seen.billingEmail must be string,null'],
+    ['a slug orgs.yaml would refuse', (s: Record<string, any>) => (s.desired.organisations[0].slug = 'a/b'), 'desired.organisations[0].slug must match pattern'],
+    ['a declared e-mail that is not one', (s: Record<string, any>) => (s.desired.organisations[0].billing.billingEmail = 'nobody'), 'desired.organisations[0].billing.billingEmail must match format "email"'],
   ])('are refused as invalid, naming the field, when a field is malformed and the checksum matches: %s', (_what, edit, field) => {
     const err = refusal(edited(edit));
     expect(err.code).toBe('PLAN_INVALID');
