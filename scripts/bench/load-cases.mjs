@@ -145,7 +145,7 @@ export function loadGoals(cases) {
   const s = LOAD_SETTINGS;
   const out = [];
   for (const c of cases) {
-    const worst = c.stats.wallMs?.max;
+    const worst = c.stats?.wallMs?.max;
     if (c.kind === 'load' && c.case.includes('anchor used')) out.push({ goal: `${c.case}: < ${s.maxAnchorMs} ms (every run)`, value: worst, ok: worst < s.maxAnchorMs });
     else if (c.kind === 'load' && c.case.includes('4 MiB')) out.push({ goal: `${c.case}: < ${s.maxLoadMs / 1000} s (every run)`, value: worst, ok: worst < s.maxLoadMs });
     if (c.kind === 'load-interrupt') {
