@@ -48,15 +48,7 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
       reject(interrupted(name, options.when));
       return;
     }
-    let child: ReturnType<typeof spawn>;
-    try {
-      // detached: a process group of its own (its pid is the group's id), so that the group can be
-      // killed whole. stderr goes nowhere (see above).
-      child = spawn(command, { shell: true, detached: true, cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
-    } catch (err) {
-      reject(new TokenCommandError(`${name} could not be started${when}: ${(err as NodeJS.ErrnoException).code ?? 'unknown error'}. ${advice}`));
-      return;
-    }
+    let child: ReturnType<typeof spawn> | undefined;
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let overflow = false;
@@ -65,33 +57,20 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
     let settled = false;
 
     const killGroup = () => {
-      if (child.pid === undefined) return;
+      if (child?.pid === undefined) return;
       try {
         process.kill(-child.pid, 'SIGKILL');
       } catch {
         // Gone already.
       }
     };
-    /** Kills the group and stops reading: a process that left the group must not keep orgform waiting either. */
-    const stop = () => {
-      killGroup();
-      child.stdout?.destroy();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, timeoutMs);
-    let afterExit: ReturnType<typeof setTimeout> | undefined;
-    const onAbort = () => {
-      stopped = true;
-      stop();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
     // orgform leaving (process.exit, a second Ctrl+C) takes the command with it: its own group does
     // not get the terminal's signals.
     process.on('exit', killGroup);
     // A command that installs no signal handler (validate, plan, export: see cli/main.ts) ends by the
     // signal's default, which runs no exit handler: take the command with it, then end the same way.
+    // Installed before the command starts: a signal between its start and this would otherwise end
+    // orgform by the default and leave the command's group running, orphaned.
     const unhandled = (['SIGINT', 'SIGTERM'] as const).filter((s) => process.listenerCount(s) === 0);
     const offSignals = () => unhandled.forEach((s) => process.off(s, onSignal));
     const onSignal = (signal: NodeJS.Signals) => {
@@ -100,6 +79,12 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
       process.kill(process.pid, signal);
     };
     unhandled.forEach((s) => process.on(s, onSignal));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let afterExit: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = () => {
+      stopped = true;
+      stop();
+    };
     const cleanUp = () => {
       settled = true;
       clearTimeout(timer);
@@ -108,6 +93,26 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
       process.off('exit', killGroup);
       offSignals();
     };
+    /** Kills the group and stops reading: a process that left the group must not keep orgform waiting either. */
+    const stop = () => {
+      killGroup();
+      child?.stdout?.destroy();
+    };
+
+    try {
+      // detached: a process group of its own (its pid is the group's id), so that the group can be
+      // killed whole. stderr goes nowhere (see above).
+      child = spawn(command, { shell: true, detached: true, cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
+    } catch (err) {
+      cleanUp();
+      reject(new TokenCommandError(`${name} could not be started${when}: ${(err as NodeJS.ErrnoException).code ?? 'unknown error'}. ${advice}`));
+      return;
+    }
+    timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, timeoutMs);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
 
     child.stdout!.on('data', (chunk: Buffer) => {
       stdoutBytes += chunk.length;

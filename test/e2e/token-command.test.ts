@@ -281,13 +281,22 @@ describe('where the token and the service come from', () => {
   });
 });
 
-/** Whether a process is still running (a zombie left to init counts as gone once it is reaped). */
+/**
+ * Whether a process is still running. A killed process whose parent died before reaping it stays a
+ * zombie until init reaps it, and some inits (a container's) take their time: a zombie has ended.
+ */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    // /proc/PID/stat: "PID (COMMAND) STATE ...", the command in parentheses may hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
   }
 }
 
