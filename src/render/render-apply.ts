@@ -5,7 +5,7 @@
 import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../apply/events.js';
 import { paint, terminalSafe as safe } from './ansi.js';
 import { formatName, plural } from './format-value.js';
-import { formatRate } from './format-log-progress.js';
+import { formatRate, formatSpan } from './format-log-progress.js';
 
 /** `120 ms` below a second, `1.2 s` from there. */
 export function formatDuration(ms: number): string {
@@ -102,12 +102,18 @@ export function formatProgress(state: {
   elapsedMs: number;
   /** While the rate limiter holds requests back: its rate, or the pause everyone waits out. */
   held?: { rps?: number; pausedMs: number };
+  /** Changes completed per second over a recent window (throughput-window.ts); absent until measured. */
+  changesPerSecond?: number;
 }): string {
   const total = String(state.total);
   const failed = state.failed > 0 ? ` ${state.failed} failed ·` : '';
   const h = state.held;
   const held = h === undefined ? '' : h.pausedMs > 0 ? ` · paused ${formatDuration(h.pausedMs)} (HTTP 429)` : h.rps === undefined ? '' : ` · ${perSecond(h.rps)}`;
-  return `[ ${String(state.done).padStart(total.length)}/${total} ]${failed} ${(state.elapsedMs / 1000).toFixed(1)} s${held}`;
+  const rate = state.changesPerSecond;
+  const left = state.total - state.done;
+  // The same rate and ETA as the log's progress line; the ETA rounded up, never optimistic.
+  const pace = rate === undefined ? '' : ` · ${formatRate(rate)}/s${left > 0 && rate > 0 ? ` · ETA ${formatSpan(Math.ceil(left / rate) * 1000)}` : ''}`;
+  return `[ ${String(state.done).padStart(total.length)}/${total} ]${failed} ${(state.elapsedMs / 1000).toFixed(1)} s${pace}${held}`;
 }
 
 export function formatApplySummary(summary: ApplySummary, options: { color: boolean }): string {

@@ -48,8 +48,9 @@ export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions = 
     out.push(md`| Action | Changes |`, md`| --- | ---: |`, md`| + accept | ${s.accept} |`, md`| ~ update | ${s.change} |`, md`| - delete | ${s.remove} |`, BLANK);
     const grouped = groupChanges(plan.changes);
     const items = grouped.organisations.map((g) => md`- ${name(g.slug)}: ${plural(g.changes.length, 'change')}`);
-    for (const change of grouped.setActive) items.push(md`- activeOrganisation → ${name(change.organisation.slug)}`);
-    out.push(md`**Organisations changed (${grouped.organisations.length}):**`, BLANK, ...capped(items, cap), BLANK);
+    // The count heads exactly the bullets under it: the active organisation is the user's, not an organisation's change.
+    if (items.length > 0) out.push(md`**Organisations changed (${grouped.organisations.length}):**`, BLANK, ...capped(items, cap), BLANK);
+    for (const change of grouped.setActive) out.push(md`**Active organisation:** → ${name(change.organisation.slug)}`, BLANK);
   }
   if (plan.problems.length > 0) {
     const items = plan.problems.map((p) => md`- ${name(p.organisation ?? p.address)}: ${p.message}`);

@@ -122,7 +122,7 @@ describe('plan in GitHub Actions', () => {
     const summary = await readFile(join(cwd, 'step-summary.md'), 'utf8');
     expect(summary.startsWith('### an earlier step\n### orgform plan\n')).toBe(true);
     expect(summary).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.** · 1 unchanged');
-    expect(summary).toContain('- acme: 3 changes\n- globex: 1 change\n- activeOrganisation → acme');
+    expect(summary).toContain('**Organisations changed (2):**\n\n- acme: 3 changes\n- globex: 1 change\n\n**Active organisation:** → acme');
     expect(result.stdout.startsWith('::group::Plan: 2 to change, 2 to remove, 1 to accept.\n::stop-commands::')).toBe(true);
     expect(runnerCommands(result.stdout).map((c) => c.command)).toEqual(['group', 'stop-commands', expect.stringMatching(/^[0-9a-f]{32}$/), 'endgroup']);
     expect(result.stdout).toContain('organisations.globex.invitations.accept.inv_globex_ada');

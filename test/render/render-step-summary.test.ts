@@ -8,12 +8,18 @@ import { planHeadline, renderApplyStepSummary, renderPlanStepSummary } from '../
 import { billing, everyKindPlan, largePlan, makePlan, makeSummary, problem, result } from './fixtures.js';
 
 describe('renderPlanStepSummary', () => {
+  it('heads the organisations changed with exactly the number of bullets under it', () => {
+    const text = renderPlanStepSummary(everyKindPlan());
+    const [, count, list] = /\*\*Organisations changed \((\d+)\):\*\*\n\n((?:- .*\n)+)/.exec(text) ?? [];
+    expect(list?.trimEnd().split('\n')).toHaveLength(Number(count));
+  });
+
   it('gives the counts by action and names the organisations changed', () => {
     const text = renderPlanStepSummary(everyKindPlan());
     expect(text).toContain('### orgform plan');
     expect(text).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.** · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem');
     expect(text).toContain('| + accept | 1 |\n| ~ update | 2 |\n| - delete | 2 |');
-    expect(text).toContain('**Organisations changed (2):**\n\n- acme: 3 changes\n- globex: 1 change\n- activeOrganisation → acme\n');
+    expect(text).toContain('**Organisations changed (2):**\n\n- acme: 3 changes\n- globex: 1 change\n\n**Active organisation:** → acme\n');
     expect(text).toContain('**Problems (1):**');
     expect(text).toContain('- umbrella: getOrganisation /organisations/umbrella failed with HTTP 403: forbidden: not a member');
   });

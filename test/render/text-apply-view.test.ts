@@ -86,8 +86,8 @@ describe('the text apply view on a terminal', () => {
       [
         '\r\x1b[2K[ 0/2 ] 0.0 s',
         '\r\x1b[2K✗ organisations.acme.billing failed: updateBillingDetails: HTTP 500 internal: database down (120 ms)\n',
-        '\r\x1b[2K[ 1/2 ] 1 failed · 1.5 s',
-        '\r\x1b[2K[ 2/2 ] 1 failed · 1.5 s',
+        '\r\x1b[2K[ 1/2 ] 1 failed · 1.5 s · 0.7/s · ETA 2s',
+        '\r\x1b[2K[ 2/2 ] 1 failed · 1.5 s · 1.3/s',
         '\r\x1b[2K',
       ].join(''),
     );
@@ -101,6 +101,20 @@ describe('the text apply view on a terminal', () => {
     expect(out.text).toBe(
       '\r\x1b[2K[ 0/1 ] 0.0 s · paused 800 ms (HTTP 429)' + '\r\x1b[2K⏸ rate limited (HTTP 429): every request paused 800 ms, then 4.0 requests/s\n' + '\r\x1b[2K[ 0/1 ] 0.0 s · paused 800 ms (HTTP 429)',
     );
+  });
+
+  it('redraws at most ten times a second however fast changes end, and shows their rate and the time left', () => {
+    const { v, out, tick } = view(true);
+    v.event({ type: 'apply-start', total: 3_000, parallelism: 16, at: 0 });
+    // 2,000 changes in two seconds: one a millisecond.
+    for (let i = 0; i < 2_000; i += 1) {
+      tick(1);
+      v.event(end(i, { address: `organisations.o${i}.billing`, outcome: 'applied' }));
+    }
+    const lines = out.text.split('\r\x1b[2K').filter(Boolean);
+    expect(lines.length).toBeLessThanOrEqual(1 + 2 * 10);
+    expect(lines.length).toBeGreaterThanOrEqual(2 * 10);
+    expect(lines.at(-1)).toBe('[ 2000/3000 ] 2.0 s · 1000/s · ETA 1s');
   });
 
   it('keeps the elapsed time moving twice a second while changes wait, and stops when the apply does', () => {
