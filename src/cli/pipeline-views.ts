@@ -4,9 +4,9 @@
  * never change it (the folding and guarding of the log is the view's own, through its LogFrame).
  */
 import type { ApplyView } from '../render/apply-view.js';
-import { configFindings, planFindings } from '../render/findings.js';
+import { applyFindings, configFindings, planFindings } from '../render/findings.js';
 import type { PlanView } from '../render/plan-view.js';
-import { renderApplyStepSummary, renderPlanStepSummary } from '../render/render-step-summary.js';
+import { renderApplyStepSummary, renderConfigStepSummary, renderPlanStepSummary } from '../render/render-step-summary.js';
 import type { CliIO, OutputStream } from './io.js';
 import { writeReports, type PipelineOutput, type ReportSpec } from './pipeline-output.js';
 
@@ -17,6 +17,7 @@ export function withApplyPipeline(view: ApplyView, pipeline: PipelineOutput, log
     async configRejected(problems) {
       await view.configRejected?.(problems);
       await pipeline.annotate(configFindings(problems), log);
+      if (problems.length > 0) await pipeline.appendStepSummary(() => renderConfigStepSummary('apply', problems), log);
     },
     async planRefused(plan, hazard, desired) {
       await view.planRefused?.(plan, hazard, desired);
@@ -24,6 +25,8 @@ export function withApplyPipeline(view: ApplyView, pipeline: PipelineOutput, log
     },
     async applyReported(summary) {
       await view.applyReported(summary);
+      // After the view: its lines are folded and guarded, and an annotation inside the guard would be ignored.
+      await pipeline.annotate(applyFindings(summary), log);
       await pipeline.appendStepSummary(() => renderApplyStepSummary(summary), log);
     },
   };
@@ -45,6 +48,7 @@ export function withPlanPipeline(view: PlanView, pipeline: PipelineOutput, io: C
       if (problems.length === 0) return;
       const findings = configFindings(problems);
       await pipeline.annotate(findings, log);
+      await pipeline.appendStepSummary(() => renderConfigStepSummary('plan', problems), log);
       // No counts without a plan: only the Code Quality report is written.
       await writeReports(reports, { findings, defaultFile: options.files[0] ?? 'orgs.yaml' }, io);
     },

@@ -27,11 +27,12 @@ export interface CodeQualityOptions extends WorkspaceRoots {
 
 /**
  * A configuration problem stops validate, plan and apply alike: a blocker. An organisation that
- * could not be read leaves only that organisation out of the plan: critical. Warnings are minor.
+ * could not be read leaves only that organisation out of the plan, and a change that failed only
+ * itself: critical. Warnings are minor.
  */
 function severityOf(finding: Finding): CodeQualitySeverity {
   if (finding.level === 'warning') return 'minor';
-  const bySeverity: Readonly<Record<FindingCheck, CodeQualitySeverity>> = { config: 'blocker', plan: 'critical' };
+  const bySeverity: Readonly<Record<FindingCheck, CodeQualitySeverity>> = { config: 'blocker', plan: 'critical', apply: 'critical' };
   return bySeverity[finding.check];
 }
 

@@ -8,6 +8,7 @@
  * so one summary stays within a quarter of that; failures past it are counted, not shown.
  */
 import type { ApplySummary, ChangeResult } from '../apply/events.js';
+import type { ConfigProblem } from '../model/config-problem.js';
 import { summarisePlan, type Plan } from '../plan/types.js';
 import { groupChanges, invisibleMark, plural } from './format-value.js';
 import { joinMarkdown, md, type Markdown } from './markdown-escape.js';
@@ -56,6 +57,26 @@ export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions = 
     const items = plan.problems.map((p) => md`- ${name(p.organisation ?? p.address)}: ${p.message}`);
     out.push(md`**Problems (${plan.problems.length}):** these could not be read; their changes are missing from this plan.`, BLANK, ...capped(items, cap), BLANK);
   }
+  return fitBytes(out, options.maxBytes ?? DEFAULT_SUMMARY_BYTES);
+}
+
+/**
+ * The summary of a run stopped by its configuration (plan, apply or validate): without it a broken
+ * orgs.yaml left the run's page blank, and the problems only in the log and the annotations (which
+ * GitHub caps at ten errors a step).
+ */
+export function renderConfigStepSummary(command: string, problems: readonly ConfigProblem[], options: StepSummaryOptions = {}): string {
+  const cap = options.maxOrganisations ?? DEFAULT_SUMMARY_ORGANISATIONS;
+  const files = new Set(problems.map((p) => p.file)).size;
+  const items = problems.map((p) => md`- \`${p.file}:${p.line}:${p.col}\`: ${p.message}`);
+  const out = [
+    md`### orgform ${command}`,
+    BLANK,
+    md`**The configuration has ${plural(problems.length, 'problem')} in ${plural(files, 'file')}; nothing was read from or sent to the service.** Fix ${problems.length === 1 ? 'it' : 'them'} and run again; \`orgform validate\` checks the files alone.`,
+    BLANK,
+    ...capped(items, cap),
+    BLANK,
+  ];
   return fitBytes(out, options.maxBytes ?? DEFAULT_SUMMARY_BYTES);
 }
 

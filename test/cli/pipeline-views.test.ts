@@ -5,7 +5,7 @@ import type { CliIO } from '../../src/cli/io.js';
 import { openPipelineOutput } from '../../src/cli/pipeline-output.js';
 import { withApplyPipeline, withPlanPipeline } from '../../src/cli/pipeline-views.js';
 import { desiredOrg, desiredState } from '../plan/fixtures.js';
-import { makePlan, makeSummary, problem } from '../render/fixtures.js';
+import { makePlan, makeSummary, problem, result } from '../render/fixtures.js';
 import { recordingApplyView, recordingPlanView } from '../support/recording-view.js';
 import { makeWorkspace } from '../support/workspace.js';
 
@@ -38,6 +38,25 @@ describe('withApplyPipeline', () => {
     await withApplyPipeline(inner, pipeline, io.stdout).applyReported(makeSummary([]));
     expect(inner.sayings()).toEqual(['applyReported']);
     expect(await readFile(join(cwd, 'summary.md'), 'utf8')).toBe('### orgform apply\n\n**No changes. Your organisations match the configuration.**\n\n\n');
+  });
+
+  it('annotates each failed change after the view’s report (outside its guard), and past ten says how many more', async () => {
+    const { io, log, pipeline } = await github();
+    const failure = { operation: 'updateBillingDetails', message: 'HTTP 422', status: 422, serviceCode: 'invalid_email', serviceMessage: 'not an address' };
+    const failed = Array.from({ length: 12 }, (_, i) => result({ address: `organisations.o${i}.billing`, organisation: `o${i}`, outcome: 'failed', failure }));
+    await withApplyPipeline(recordingApplyView(), pipeline, io.stdout).applyReported(makeSummary([result({ outcome: 'applied' }), ...failed]));
+    const lines = log.text.trimEnd().split('\n');
+    expect(lines[0]).toBe('::error title=orgform::organisations.o0.billing failed in updateBillingDetails (HTTP 422): invalid_email: not an address');
+    expect(lines.filter((l) => l.startsWith('::error '))).toHaveLength(10);
+    expect(lines.at(-1)).toBe('::warning title=orgform::…and 2 more failed changes: every failure is in the job summary and the log.');
+  });
+
+  it('puts a configuration’s problems in the job summary, so that the run’s page is not blank', async () => {
+    const { cwd, io, pipeline } = await github();
+    await withApplyPipeline(recordingApplyView(), pipeline, io.stdout).configRejected!([configProblem]);
+    const summary = await readFile(join(cwd, 'summary.md'), 'utf8');
+    expect(summary).toContain('### orgform apply\n\n**The configuration has 1 problem in 1 file; nothing was read from or sent to the service.**');
+    expect(summary).toContain('- `orgs.yaml:5:7`: unknown key &quot;customerId&quot;');
   });
 
   it('passes everything else through to the view', async () => {
@@ -75,6 +94,7 @@ describe('withPlanPipeline', () => {
     });
     await view.configRejected!([configProblem]);
     expect(JSON.parse(await readFile(join(cwd, 'cq.json'), 'utf8'))).toHaveLength(1);
+    expect(await readFile(join(cwd, 'summary.md'), 'utf8')).toContain('### orgform plan\n\n**The configuration has 1 problem in 1 file;');
     await expect(readFile(join(cwd, 'tf.json'), 'utf8')).rejects.toThrow(/ENOENT/);
   });
 });

@@ -44,6 +44,7 @@ describe('validate in GitHub Actions', () => {
     // The usual listing is still there, for people reading the log.
     expect(result.stderr).toContain('orgs.yaml:5:7: unknown key "customerId"');
     expect(result.stdout).toBe('');
+    expect(await readFile(join(cwd, 'step-summary.md'), 'utf8')).toContain('### orgform validate\n\n**The configuration has 1 problem in 1 file;');
   });
 
   it('annotates a file in a subdirectory by its path in the repository, and one outside it as given', async () => {
@@ -166,7 +167,8 @@ describe('plan in GitHub Actions', () => {
     expect(result.stderr).toMatch(/The configuration has 1 problem/);
     expect(JSON.parse(await readFile(join(cwd, 'cq.json'), 'utf8'))).toHaveLength(1);
     expect(existsSync(join(cwd, 'tf.json'))).toBe(false);
-    expect(existsSync(join(cwd, 'step-summary.md'))).toBe(false);
+    // The run's page names the problem: a broken orgs.yaml no longer leaves it blank.
+    expect(await readFile(join(cwd, 'step-summary.md'), 'utf8')).toMatch(/^### orgform plan\n\n\*\*The configuration has 1 problem in 1 file;[^]*- `orgs\.yaml:5:7`: unknown key/);
     expect(emulator.counters.total).toBe(0);
   });
 
@@ -231,6 +233,10 @@ describe('apply in GitHub Actions', () => {
     );
     expect(summary).toMatch(/- acme: \d changes applied/);
 
+    // The failed change is annotated too, after the guarded lines, its Error body escaped.
+    expect(runnerAnnotations(result.stdout)).toEqual([
+      expect.objectContaining({ command: 'error', data: 'organisations.globex.invitations.accept.inv_globex_ada failed in acceptInvitation (HTTP 422): validation_failed: no ::add-mask::x ##[stop-commands]y' }),
+    ]);
     const commands = runnerCommands(result.stdout).map((c) => c.command);
     expect(commands.filter((c) => c === 'group')).toHaveLength(2);
     expect(result.stdout).toMatch(/::group::Applying 5 changes\n::stop-commands::[0-9a-f]{32}\n/);

@@ -50,5 +50,7 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   const fileCount = new Set(result.problems.map((p) => p.file)).size;
   io.stderr.write(pipeline.frame.guard(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`));
   await pipeline.annotate(findings, io.stderr);
+  const { renderConfigStepSummary } = await import('../../render/render-step-summary.js');
+  await pipeline.appendStepSummary(() => renderConfigStepSummary('validate', result.problems), io.stderr);
   return 1;
 }
