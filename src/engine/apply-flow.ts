@@ -13,7 +13,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { NotSentError } from '../api/api-error.js';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { applyPlan } from '../apply/apply-plan.js';
 import type { ApplyEvent, ApplySummary } from '../apply/events.js';
 import type { DesiredState } from '../config/types.js';
@@ -173,7 +173,7 @@ interface Prepared {
 
 async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, listeners: ClientListeners): Promise<Prepared | ApplyOutcome> {
   // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
-  const { saved, desired, selected } = await load(inputs, deps, view);
+  const { saved, desired, selected, workdir } = await load(inputs, deps, view);
 
   // Connect.
   const { client, warningFor } = await deps.openClient(listeners);
@@ -185,7 +185,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
 
     // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
     // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
-    const state = await openStateFor(inputs.state, desired, deps);
+    const state = await openStateFor(inputs.state, desired, deps, workdir);
     lock = await state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`);
     if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
     lock.onLost((error) => listeners.onHalt?.(error));
@@ -206,7 +206,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
         organisations: made.observed.organisations,
         activeId: made.observed.activeId,
         problems: made.observed.problems,
-        fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), deps.cwd),
+        fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), workdir),
         baseUrl: service,
       });
       // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
@@ -272,6 +272,8 @@ interface Source {
   desired: DesiredState;
   /** What this apply covers. */
   selected: DesiredState;
+  /** Where the config files' paths start: the directory plan ran in, for a saved plan. */
+  workdir: string;
 }
 
 async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source> {
@@ -279,14 +281,29 @@ async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Prom
     const text = await readPlanFile(inputs.planFile, deps.cwd);
     const { validate } = await loadSchemaValidator('saved-plan');
     const saved = parseSavedPlan(text, inputs.planFile, validate, inputs.planKey);
-    return { saved, desired: saved.desired, selected: saved.desired };
+    return { saved, desired: saved.desired, selected: saved.desired, workdir: await savedWorkdir(saved, inputs.planFile, deps.cwd) };
   }
   try {
-    return await loadDesiredState(inputs.selection, deps);
+    return { ...(await loadDesiredState(inputs.selection, deps)), workdir: deps.cwd };
   } catch (err) {
     if (err instanceof ConfigError) await view.configRejected?.(err.problems);
     throw err;
   }
+}
+
+/**
+ * Where a saved plan's relative paths start: the directory plan ran in, found from the plan file's
+ * place (its `workdir`), so that apply runs from anywhere in the checkout or outside it. Where the
+ * files cannot all be read there (the plan file was moved on its own) but can from here, here:
+ * the hashes still decide whether they are the files planned.
+ */
+async function savedWorkdir(saved: SavedPlan, planFile: string, cwd: string): Promise<string> {
+  if (saved.workdir === undefined) return cwd;
+  const recorded = resolve(dirname(resolve(cwd, planFile)), saved.workdir);
+  if (recorded === cwd) return cwd;
+  const paths = saved.configFiles.map((f) => f.path);
+  const readable = async (dir: string) => [...(await hashFiles(paths, dir)).values()].every((hash) => hash !== null);
+  return (await readable(recorded)) || !(await readable(cwd)) ? recorded : cwd;
 }
 
 async function readPlanFile(path: string, cwd: string): Promise<string> {

@@ -18,10 +18,14 @@ export interface StateWorld {
   signal?: AbortSignal;
 }
 
-export function openStateFor(state: string | undefined, desired: DesiredState | undefined, world: StateWorld): Promise<StateBackend> {
+/**
+ * `base`: where the config files' paths start, for the default beside the first of them (a saved
+ * plan's directory, wherever apply runs from); --state and ORGFORM_STATE are the caller's, from `world.cwd`.
+ */
+export function openStateFor(state: string | undefined, desired: DesiredState | undefined, world: StateWorld, base: string = world.cwd): Promise<StateBackend> {
   return openState({
     ...(state === undefined ? {} : { state }),
-    defaultPath: statePathFor(undefined, desired, world.cwd),
+    defaultPath: statePathFor(undefined, desired, base),
     cwd: world.cwd,
     env: world.env,
     ...(world.stateSettings === undefined ? {} : { settings: world.stateSettings }),

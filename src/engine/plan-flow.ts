@@ -7,7 +7,7 @@
  * (cli/commands/plan.ts) has parsed the flags and built the view; the outcome is data, which the
  * command maps to an exit code.
  */
-import { resolve } from 'node:path';
+import { dirname, relative, resolve, sep } from 'node:path';
 import type { DesiredState } from '../config/types.js';
 import { ConfigError } from '../errors.js';
 import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../plan/saved-plan.js';
@@ -87,6 +87,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
         createdAt: new Date(deps.now()).toISOString(),
         baseUrl: service,
         configFiles: selected.files,
+        workdir: relative(dirname(out.path), deps.cwd).split(sep).join('/') || '.',
         desired: selected,
         selection: { targets: [...(inputs.selection.targets ?? [])], shard: inputs.selection.shard ?? null },
         plan,

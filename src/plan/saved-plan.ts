@@ -21,8 +21,14 @@ export interface SavedPlanBody {
   orgformSavedPlan: typeof SAVED_PLAN_VERSION;
   createdAt: string;
   baseUrl: string;
-  /** The config files as read when planning, with their SHA-256. */
+  /** The config files as read when planning, with their SHA-256; paths relative to the directory plan ran in. */
   configFiles: Array<{ path: string; sha256: string }>;
+  /**
+   * The directory plan ran in, relative to the plan file's own (`.` when saved there), `/`-separated:
+   * so that `orgform apply PLANFILE` finds the files and the state from anywhere, as long as the plan
+   * file is where --out put it in the checkout. Absent in plans made before it was recorded.
+   */
+  workdir?: string;
   /** The desired state the plan was made from, after --target and --shard. */
   desired: DesiredState;
   selection: { targets: string[]; shard: string | null };

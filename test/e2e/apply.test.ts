@@ -4,7 +4,8 @@
  * plausible answer of each).
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ProfileName } from '../../src/emulator/behaviour.js';
@@ -116,6 +117,32 @@ describe.each(MATRIX_PROFILES)('orgform apply (%s)', (name) => {
     const result = await runCli(['apply', 'plan.json'], { cwd, env });
     expect(result.code).toBe(0);
     expect(emulator.counters.writes).toBe(5);
+  });
+
+  it('applies a saved plan from another directory, with the files and the state of the directory plan ran in', async () => {
+    const { cwd, env } = await setup();
+    await mkdir(join(cwd, 'out'));
+    expect((await runCli(['plan', '--out', 'out/plan.json'], { cwd, env })).code).toBe(0);
+    const elsewhere = await mkdtemp(join(tmpdir(), 'orgform-elsewhere-'));
+    const result = await runCli(['apply', join(cwd, 'out', 'plan.json')], { cwd: elsewhere, env });
+    expect(result.stderr).not.toMatch(/stale/);
+    expect(result.code).toBe(0);
+    expect(emulator.counters.writes).toBe(5);
+    // The journal is the one beside orgs.yaml, not one made where apply ran.
+    expect(existsSync(join(cwd, '.orgform', 'state.json'))).toBe(true);
+    expect(existsSync(join(elsewhere, '.orgform'))).toBe(false);
+  });
+
+  it('finds the files from here when the plan file was moved on its own, and still refuses one edited since', async () => {
+    const { cwd, env } = await setup();
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    const away = await mkdtemp(join(tmpdir(), 'orgform-artifact-'));
+    await rename(join(cwd, 'plan.json'), join(away, 'plan.json'));
+    await appendFile(join(cwd, 'orgs.yaml'), '# edited\n');
+    const result = await runCli(['apply', join(away, 'plan.json')], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('config file orgs.yaml changed since the plan');
+    expect(emulator.counters.writes).toBe(0);
   });
 
   it('refuses a saved plan whole when billing changed since, naming the field, and writes nothing', async () => {
