@@ -92,6 +92,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   validate: () => import('./commands/validate.js'),
   plan: () => import('./commands/plan.js'),
   apply: () => import('./commands/apply.js'),
+  show: () => import('./commands/show.js'),
   'force-unlock': () => import('./commands/force-unlock.js'),
   'state-list': () => import('./commands/state-list.js'),
   'state-pull': () => import('./commands/state-pull.js'),
@@ -170,6 +171,14 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
     .option('--no-color', 'no colour even on a terminal')
     .action(load('apply'));
+
+  program
+    .command('show')
+    .description('show a plan saved by `orgform plan --out`, offline: nothing is read from the service')
+    .argument('<planfile>', 'a plan saved by `orgform plan --out`')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+    .option('--no-color', 'no colour even on a terminal')
+    .action(load('show'));
 
   program
     .command('force-unlock')

@@ -11,7 +11,6 @@
  * happens and tells the view, the client's retries and rate changes included. A refusal is data
  * (nothing is written then); so is the outcome, which the command maps to an exit code.
  */
-import { readFile } from 'node:fs/promises';
 import { NotSentError } from '../api/api-error.js';
 import { dirname, resolve } from 'node:path';
 import { applyPlan } from '../apply/apply-plan.js';
@@ -22,10 +21,9 @@ import { chooseFreshReads, type FreshReads } from '../apply/fresh-listing.js';
 import { DEFAULT_READ_MAX_AGE_MS } from '../apply/execute-change.js';
 import { findStale, matchSavedChanges } from '../plan/find-stale.js';
 import { isRecordedDone } from '../plan/is-recorded-done.js';
-import { parseSavedPlan, type SavedPlan } from '../plan/saved-plan.js';
+import type { SavedPlan } from '../plan/saved-plan.js';
 import { dropDisplays, type ApplicableChange, type Plan } from '../plan/types.js';
 import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../api/client.js';
-import { loadSchemaValidator } from '../config/schema-validator.js';
 import { journalKey } from '../state/journal.js';
 import type { ApplyView } from '../render/apply-view.js';
 import type { LockEnvironment } from '../state/lock.js';
@@ -39,6 +37,7 @@ import { makePlan } from './make-plan.js';
 import type { ClientListeners, OpenClient } from './open-client.js';
 import type { Refusal } from './refusal-error.js';
 import { openStateFor } from './open-state-for.js';
+import { readSavedPlan } from './read-saved-plan.js';
 import { serviceKey } from './service-key.js';
 
 export interface ApplyInputs {
@@ -278,9 +277,7 @@ interface Source {
 
 async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source> {
   if (inputs.planFile !== undefined) {
-    const text = await readPlanFile(inputs.planFile, deps.cwd);
-    const { validate } = await loadSchemaValidator('saved-plan');
-    const saved = parseSavedPlan(text, inputs.planFile, validate, inputs.planKey);
+    const saved = await readSavedPlan(inputs.planFile, deps.cwd, inputs.planKey);
     return { saved, desired: saved.desired, selected: saved.desired, workdir: await savedWorkdir(saved, inputs.planFile, deps.cwd) };
   }
   try {
@@ -304,14 +301,6 @@ async function savedWorkdir(saved: SavedPlan, planFile: string, cwd: string): Pr
   const paths = saved.configFiles.map((f) => f.path);
   const readable = async (dir: string) => [...(await hashFiles(paths, dir)).values()].every((hash) => hash !== null);
   return (await readable(recorded)) || !(await readable(cwd)) ? recorded : cwd;
-}
-
-async function readPlanFile(path: string, cwd: string): Promise<string> {
-  try {
-    return await readFile(resolve(cwd, path), 'utf8');
-  } catch (err) {
-    throw new OrgformError('PLAN_INVALID', `Cannot read the plan file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
-  }
 }
 
 async function approve(confirmation: Confirmation, changes: number): Promise<boolean> {
