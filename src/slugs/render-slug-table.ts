@@ -37,22 +37,30 @@ export function summariseSlugChecks(checks: readonly SlugCheck[]): string {
   return `${checks.length} slug${checks.length === 1 ? '' : 's'} checked: ${parts.join(', ')}.`;
 }
 
-export function renderSlugTable(checks: readonly SlugCheck[], options: { color: boolean }): string {
-  const rows = checks.map((c) => ({
-    slug: formatName(c.slug),
-    status: c.status,
-    reasons: terminalSafe(c.status === 'error' ? (c.error ?? '') : c.messages.join(' ')),
-  }));
-  const slugWidth = Math.min(MAX_SLUG_COLUMN, Math.max(width('SLUG'), ...rows.map((r) => width(r.slug))));
+/** The table's columns, fixed from the slugs before any is checked, so that rows can be written as they come. */
+export interface SlugTable {
+  header: string;
+  row(check: SlugCheck): string;
+}
+
+export function slugTable(slugs: readonly string[], options: { color: boolean }): SlugTable {
+  const slugWidth = Math.min(MAX_SLUG_COLUMN, Math.max(width('SLUG'), ...slugs.map((s) => width(formatName(s)))));
   const statusWidth = Math.max(width('AVAILABLE'), ...Object.values(SHOWN).map((s) => s.text.length));
-  const lines = [paint(`${pad('SLUG', slugWidth)}  ${pad('AVAILABLE', statusWidth)}  REASONS`, 'bold', options.color).trimEnd()];
-  for (const row of rows) {
-    const shown = SHOWN[row.status];
-    const status = row.reasons === '' ? shown.text : pad(shown.text, statusWidth);
-    lines.push(`${pad(row.slug, slugWidth)}  ${paint(status, shown.style, options.color)}${row.reasons === '' ? '' : `  ${row.reasons}`}`);
-  }
-  lines.push('', summariseSlugChecks(checks));
-  return lines.join('\n') + '\n';
+  return {
+    header: paint(`${pad('SLUG', slugWidth)}  ${pad('AVAILABLE', statusWidth)}  REASONS`, 'bold', options.color).trimEnd(),
+    row(check) {
+      const reasons = terminalSafe(check.status === 'error' ? (check.error ?? '') : check.messages.join(' '));
+      const shown = SHOWN[check.status];
+      const status = reasons === '' ? shown.text : pad(shown.text, statusWidth);
+      return `${pad(formatName(check.slug), slugWidth)}  ${paint(status, shown.style, options.color)}${reasons === '' ? '' : `  ${reasons}`}`;
+    },
+  };
+}
+
+/** The whole table at once: the header, a row a slug, then the summary line. */
+export function renderSlugTable(checks: readonly SlugCheck[], options: { color: boolean }): string {
+  const table = slugTable(checks.map((c) => c.slug), options);
+  return [table.header, ...checks.map((c) => table.row(c)), '', summariseSlugChecks(checks)].join('\n') + '\n';
 }
 
 export function renderSlugJson(checks: readonly SlugCheck[]): string {

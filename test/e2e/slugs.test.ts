@@ -1,9 +1,10 @@
 /**
  * `orgform slugs check` end to end against the emulator over loopback HTTP.
  */
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/server.js';
-import { runCli } from '../support/run-cli.js';
+import { CLI_BIN, runCli } from '../support/run-cli.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 
 let emulator: Emulator;
@@ -30,6 +31,26 @@ describe('orgform slugs check', () => {
     expect(lines[4]).toMatch(/^Bad_Slug\s+no\s+A slug may contain only lowercase letters, digits and hyphens\.$/);
     expect(lines[5]).toMatch(/^\.\.\s+invalid\s+Not checked: it cannot be sent in a URL path/);
     expect(result.stdout).toContain('5 slugs checked: 1 available, 3 unavailable, 1 invalid.');
+  });
+
+  it('writes each row as soon as its slug is checked, not all at the end', async () => {
+    const { cwd, env } = await setup({ slugDelayMs: 400 });
+    const child = spawn(process.execPath, [CLI_BIN, 'slugs', 'check', 'one', 'two', 'three', '--parallelism', '1'], { cwd, env: { PATH: process.env.PATH, ...env } });
+    let stdout = '';
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    const firstRow = new Promise<string>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (/^one\s+yes$/m.test(stdout)) resolve(stdout);
+      }),
+    );
+    const seen = await firstRow;
+    // Two slugs still to check, 400 ms each: the process is still running.
+    expect(exited).toBe(false);
+    expect(seen).not.toContain('three');
+    await new Promise((resolve) => child.on('close', resolve));
+    expect(stdout).toMatch(/^SLUG\s+AVAILABLE\s+REASONS\none\s+yes\ntwo\s+yes\nthree\s+yes\n\n3 slugs checked: 3 available, 0 unavailable\.\n$/);
   });
 
   it('exits 0 when every slug is available', async () => {

@@ -34,6 +34,26 @@ describe('checkSlugs', () => {
     ]);
   });
 
+  it('tells each result as soon as it and every one before it are known, in the order given', async () => {
+    const gates = new Map<string, () => void>();
+    const client = {
+      getSlugAvailability: (slug: string) => new Promise<SlugAvailability>((resolve) => gates.set(slug, () => resolve({ ok: true, messages: [] }))),
+    };
+    const told: string[] = [];
+    const done = checkSlugs(['a', 'b', 'c'], { client, parallelism: 3, onResult: (c) => told.push(c.slug) });
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    await turn();
+    gates.get('b')!();
+    await turn();
+    expect(told).toEqual([]);
+    gates.get('a')!();
+    await turn();
+    expect(told).toEqual(['a', 'b']);
+    gates.get('c')!();
+    await done;
+    expect(told).toEqual(['a', 'b', 'c']);
+  });
+
   it('never has more requests in flight than the parallelism, and uses all of it', async () => {
     const { client, state } = fakeClient(taken);
     const slugs = Array.from({ length: 25 }, (_, i) => `slug-${i}`);

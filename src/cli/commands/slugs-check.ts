@@ -5,7 +5,7 @@
 import { UsageError } from '../../errors.js';
 import { checkSlugs } from '../../slugs/check-slugs.js';
 import { parseSlugLines } from '../../slugs/parse-slug-lines.js';
-import { renderSlugJson, renderSlugTable } from '../../slugs/render-slug-table.js';
+import { renderSlugJson, slugTable, summariseSlugChecks } from '../../slugs/render-slug-table.js';
 import { openClient, useColor } from '../command-context.js';
 import type { CliIO, ExitCode } from '../io.js';
 
@@ -15,6 +15,7 @@ export interface SlugsCheckFlags {
   token?: string;
   parallelism: number;
   format: 'text' | 'json';
+  color?: boolean;
 }
 
 /** More than this on standard input is surely not a list of slugs. */
@@ -51,8 +52,17 @@ export async function run(flags: SlugsCheckFlags, io: CliIO, args: string[]): Pr
   if (slugs.length === 0) throw new UsageError('No slugs to check: standard input had none (blank lines and # comments are skipped).');
   const client = await openClient(flags, io);
   try {
-    const checks = await checkSlugs(slugs, { client, parallelism: flags.parallelism, signal: io.signal });
-    io.stdout.write(flags.format === 'json' ? renderSlugJson(checks) : renderSlugTable(checks, { color: useColor({}, io) }));
+    if (flags.format === 'json') {
+      // One document, written whole at the end.
+      const checks = await checkSlugs(slugs, { client, parallelism: flags.parallelism, signal: io.signal });
+      io.stdout.write(renderSlugJson(checks));
+      return checks.every((c) => c.status === 'available') ? 0 : 1;
+    }
+    // The table a row at a time, in the order given, as soon as each is known.
+    const table = slugTable(slugs, { color: useColor(flags, io) });
+    io.stdout.write(`${table.header}\n`);
+    const checks = await checkSlugs(slugs, { client, parallelism: flags.parallelism, signal: io.signal, onResult: (check) => io.stdout.write(`${table.row(check)}\n`) });
+    io.stdout.write(`\n${summariseSlugChecks(checks)}\n`);
     return checks.every((c) => c.status === 'available') ? 0 : 1;
   } finally {
     await client.close();
