@@ -53,6 +53,13 @@ describe('orgform slugs check', () => {
     expect(stdout).toMatch(/^SLUG\s+AVAILABLE\s+REASONS\none\s+yes\ntwo\s+yes\nthree\s+yes\n\n3 slugs checked: 3 available, 0 unavailable\.\n$/);
   });
 
+  it('on a terminal, keeps a progress line on standard error below the rows, and clears it at the end', async () => {
+    const { cwd, env } = await setup();
+    const result = await runCli(['slugs', 'check', 'one', 'two'], { cwd, env: { ...env, NO_COLOR: '1' }, tty: true });
+    expect(result.stderr).toBe('\r\x1b[2Kchecking slugs: 0/2\r\x1b[2K\r\x1b[2Kchecking slugs: 1/2\r\x1b[2K\r\x1b[2Kchecking slugs: 2/2\r\x1b[2K');
+    expect(result.stdout).toMatch(/^SLUG\s+AVAILABLE\s+REASONS\none\s+yes\ntwo\s+yes\n\n2 slugs checked/);
+  });
+
   it('exits 0 when every slug is available', async () => {
     const { cwd, env } = await setup();
     const result = await runCli(['slugs', 'check', 'new-team', 'another-one'], { cwd, env });

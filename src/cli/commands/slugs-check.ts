@@ -3,7 +3,7 @@
  * slug is unavailable, invalid or could not be checked. Wiring only: see slugs/.
  */
 import { UsageError } from '../../errors.js';
-import { checkSlugs } from '../../slugs/check-slugs.js';
+import { checkSlugs, type SlugCheck } from '../../slugs/check-slugs.js';
 import { parseSlugLines } from '../../slugs/parse-slug-lines.js';
 import { renderSlugJson, slugTable, summariseSlugChecks } from '../../slugs/render-slug-table.js';
 import { openClient, useColor } from '../command-context.js';
@@ -17,6 +17,9 @@ export interface SlugsCheckFlags {
   format: 'text' | 'json';
   color?: boolean;
 }
+
+/** Back to the start of the line, and clear it. */
+const CLEAR = '\r\x1b[2K';
 
 /** More than this on standard input is surely not a list of slugs. */
 const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -60,8 +63,20 @@ export async function run(flags: SlugsCheckFlags, io: CliIO, args: string[]): Pr
     }
     // The table a row at a time, in the order given, as soon as each is known.
     const table = slugTable(slugs, { color: useColor(flags, io) });
+    // On a terminal, how far it has got, on standard error below the rows (cleared before each row
+    // and at the end, so that a redirected standard output holds the table alone).
+    const progress = io.stderr.isTTY === true ? (done: number) => io.stderr.write(`${CLEAR}checking slugs: ${done}/${slugs.length}`) : undefined;
     io.stdout.write(`${table.header}\n`);
-    const checks = await checkSlugs(slugs, { client, parallelism: flags.parallelism, signal: io.signal, onResult: (check) => io.stdout.write(`${table.row(check)}\n`) });
+    progress?.(0);
+    let done = 0;
+    const onResult = (check: SlugCheck) => {
+      done += 1;
+      if (progress) io.stderr.write(CLEAR);
+      io.stdout.write(`${table.row(check)}\n`);
+      progress?.(done);
+    };
+    const checks = await checkSlugs(slugs, { client, parallelism: flags.parallelism, signal: io.signal, onResult });
+    if (progress) io.stderr.write(CLEAR);
     io.stdout.write(`\n${summariseSlugChecks(checks)}\n`);
     return checks.every((c) => c.status === 'available') ? 0 : 1;
   } finally {
