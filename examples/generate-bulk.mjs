@@ -1,26 +1,61 @@
 #!/usr/bin/env node
-// Writes a deterministic set of orgs files for trying orgform at scale:
-//   node examples/generate-bulk.mjs                                  # examples/bulk: 300 organisations in 3 files
-//   node examples/generate-bulk.mjs --count 10000 --files 1 --out /tmp/bulk   # one file of 10,000
+// Writes a deterministic set of orgs files for trying orgform at scale. Run with --help for the usage.
 // Same arguments, same bytes: the files are committed, and a diff after regenerating means the script changed.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+const USAGE = `Usage: node examples/generate-bulk.mjs [--count N] [--files K] [--out DIR]
+
+Writes N organisations (default 300) into K files (default 3), DIR/orgs-01.yaml …
+DIR defaults to examples/bulk; orgs-NN.yaml files already there are replaced.
+
+Examples:
+  node examples/generate-bulk.mjs                                          # examples/bulk, as committed
+  node examples/generate-bulk.mjs --count 10000 --files 1 --out /tmp/bulk  # one file of 10,000
+
+Options:
+  --count N   organisations to write, a whole number from 1 to 1000000 (default 300)
+  --files K   files to spread them over, a whole number from 1 to 1000 (default 3)
+  --out DIR   the directory to write into (default examples/bulk)
+  -h, --help  show this help
+`;
+
 const here = dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({
-  options: {
-    count: { type: 'string', default: '300' },
-    files: { type: 'string', default: '3' },
-    out: { type: 'string', default: join(here, 'bulk') },
-  },
-});
-const count = Number(values.count);
-const fileCount = Number(values.files);
-if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(fileCount) || fileCount < 1) {
-  throw new Error('--count and --files must be whole numbers of at least 1');
+
+/** Exits 2 with the reason and a pointer to --help, as command-line tools do for a usage error. */
+function usageError(message) {
+  process.stderr.write(`generate-bulk: ${message}\nRun node examples/generate-bulk.mjs --help for the usage.\n`);
+  process.exit(2);
 }
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      count: { type: 'string', default: '300' },
+      files: { type: 'string', default: '3' },
+      out: { type: 'string', default: join(here, 'bulk') },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }));
+} catch (err) {
+  usageError(err.message.replace(/\. To specify a positional argument.*$/s, ''));
+}
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+
+function wholeNumber(name, value, max) {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > max) usageError(`--${name} must be a whole number from 1 to ${max} (got "${value}")`);
+  return n;
+}
+const count = wholeNumber('count', values.count, 1_000_000);
+const fileCount = wholeNumber('files', values.files, 1000);
+if (values.out === '') usageError('--out must name a directory (got "")');
 
 // mulberry32: a tiny seeded generator, so that every run writes the same files.
 let seed = 20240102;
@@ -34,25 +69,31 @@ function random() {
 const WORDS = ['acme', 'apex', 'blue', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'harbor', 'iris', 'juniper', 'kite', 'lumen', 'maple', 'nova', 'onyx', 'pine', 'quartz', 'river', 'summit'];
 const pick = (list) => list[Math.floor(random() * list.length)];
 const width = String(count).length;
-
+/** One organisation as declared. The calls to random() are in the order the committed files were made with. */
 function organisation(n) {
   const number = String(n).padStart(width, '0');
   const slug = `${pick(WORDS)}-${pick(WORDS)}-${number}`;
-  const lines = [`  ${slug}:`, `    id: org_${number}`];
-  const billing = [];
-  if (random() < 0.8) billing.push(`      billingEmail: billing+${number}@${slug}.example`);
-  if (random() < 0.5) billing.push(`      customerID: cus_${number}`);
-  if (random() < 0.3) billing.push(`      subscriptionID: sub_${number}`);
-  if (billing.length > 0) lines.push('    billing:', ...billing);
+  const billing = {};
+  if (random() < 0.8) billing.billingEmail = `billing+${number}@${slug}.example`;
+  if (random() < 0.5) billing.customerID = `cus_${number}`;
+  if (random() < 0.3) billing.subscriptionID = `sub_${number}`;
   const accept = random() < 0.1 ? [`inv_${number}_a`] : [];
   const revoke = random() < 0.2 ? [`inv_${number}_r1`, ...(random() < 0.5 ? [`inv_${number}_r2`] : [])] : [];
-  if (accept.length + revoke.length > 0) {
+  const remove = random() < 0.15 ? [`chn_${number}`] : [];
+  return { n, number, slug, id: `org_${number}`, billing, accept, revoke, remove };
+}
+
+function yamlLines(o) {
+  const lines = [`  ${o.slug}:`, `    id: ${o.id}`];
+  const billing = Object.entries(o.billing);
+  if (billing.length > 0) lines.push('    billing:', ...billing.map(([key, value]) => `      ${key}: ${value}`));
+  if (o.accept.length + o.revoke.length > 0) {
     lines.push('    invitations:');
-    if (accept.length > 0) lines.push(`      accept: [${accept.join(', ')}]`);
-    if (revoke.length > 0) lines.push(`      revoke: [${revoke.join(', ')}]`);
+    if (o.accept.length > 0) lines.push(`      accept: [${o.accept.join(', ')}]`);
+    if (o.revoke.length > 0) lines.push(`      revoke: [${o.revoke.join(', ')}]`);
   }
-  if (random() < 0.15) lines.push('    notificationChannels:', `      remove: [chn_${number}]`);
-  return lines.join('\n');
+  if (o.remove.length > 0) lines.push('    notificationChannels:', `      remove: [${o.remove.join(', ')}]`);
+  return lines;
 }
 
 mkdirSync(values.out, { recursive: true });
@@ -65,8 +106,10 @@ for (let f = 0; f < fileCount; f++) {
   const first = f * perFile + 1;
   const last = Math.min(count, first + perFile - 1);
   if (first > last) break;
-  const orgs = [];
-  for (let n = first; n <= last; n++) orgs.push(organisation(n));
+  const lines = [];
+  for (let n = first; n <= last; n++) {
+    lines.push(...yamlLines(organisation(n)));
+  }
   const text = [
     `# yaml-language-server: $schema=${schema}`,
     `# Generated by examples/generate-bulk.mjs (organisations ${first} to ${last} of ${count}); regenerate rather than edit.`,
@@ -75,7 +118,7 @@ for (let f = 0; f < fileCount; f++) {
     '  billing:',
     `    platformID: plat_bulk_${f + 1}`,
     'organisations:',
-    ...orgs,
+    ...lines,
     '',
   ].join('\n');
   writeFileSync(join(values.out, `orgs-${String(f + 1).padStart(2, '0')}.yaml`), text);
