@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Writes a deterministic set of orgs files for trying orgform at scale. Run with --help for the usage.
+// Writes a deterministic set of orgs files for trying orgform at scale, and the emulator data that
+// matches them (so that `plan -f DIR` finds every organisation). Run with --help for the usage.
 // Same arguments, same bytes: the files are committed, and a diff after regenerating means the script changed.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -8,12 +9,17 @@ import { parseArgs } from 'node:util';
 
 const USAGE = `Usage: node examples/generate-bulk.mjs [--count N] [--files K] [--out DIR]
 
-Writes N organisations (default 300) into K files (default 3), DIR/orgs-01.yaml …
-DIR defaults to examples/bulk; orgs-NN.yaml files already there are replaced.
+Writes N organisations (default 300) into K files (default 3), DIR/orgs-01.yaml …, and
+DIR/emulator-data.json: the emulator's data that matches them (the token demo-token is a member
+of every organisation except those with an invitation to accept; the invitations and channels
+named exist; a seventh of the billing e-mails and every platformID differ, so there is something
+to plan). DIR defaults to examples/bulk; orgs-NN.yaml files already there are replaced.
 
 Examples:
   node examples/generate-bulk.mjs                                          # examples/bulk, as committed
   node examples/generate-bulk.mjs --count 10000 --files 1 --out /tmp/bulk  # one file of 10,000
+  npx orgform emulator --data /tmp/bulk/emulator-data.json                 # then, in another terminal:
+  ORGFORM_BASE_URL=http://127.0.0.1:4010 ORGFORM_TOKEN=demo-token npx orgform plan -f /tmp/bulk
 
 Options:
   --count N   organisations to write, a whole number from 1 to 1000000 (default 300)
@@ -69,6 +75,9 @@ function random() {
 const WORDS = ['acme', 'apex', 'blue', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'harbor', 'iris', 'juniper', 'kite', 'lumen', 'maple', 'nova', 'onyx', 'pine', 'quartz', 'river', 'summit'];
 const pick = (list) => list[Math.floor(random() * list.length)];
 const width = String(count).length;
+// The emulator's user that the examples' token (demo-token) stands for.
+const USER = { token: 'demo-token', email: 'ada@acme.example' };
+
 /** One organisation as declared. The calls to random() are in the order the committed files were made with. */
 function organisation(n) {
   const number = String(n).padStart(width, '0');
@@ -96,19 +105,42 @@ function yamlLines(o) {
   return lines;
 }
 
+/**
+ * The service as it stands before the first apply: every declared organisation exists, and every
+ * invitation and channel the files name, so that plan has no "not found". What differs from the
+ * files is what the first plan shows: the platformID that `defaults` sets, every seventh billing
+ * e-mail, and the invitations and channels still to accept or delete.
+ */
+function serviceOrganisation(o) {
+  const billing = {
+    billingEmail: o.n % 7 === 0 ? `accounts+${o.number}@${o.slug}.example` : (o.billing.billingEmail ?? `finance@${o.slug}.example`),
+    customerId: o.billing.customerID ?? `cus_${o.number}`,
+    subscriptionId: o.billing.subscriptionID ?? `sub_${o.number}`,
+    platformId: 'plat_legacy',
+  };
+  return { id: o.id, slug: o.slug, displayName: o.slug.split('-').slice(0, 2).map((w) => w[0].toUpperCase() + w.slice(1)).join(' ') + ` ${o.number}`, owner: `owner+${o.number}@${o.slug}.example`, billing };
+}
+
 mkdirSync(values.out, { recursive: true });
 for (const name of readdirSync(values.out)) {
   if (/^orgs-\d+\.yaml$/.test(name)) rmSync(join(values.out, name));
 }
 const schema = relative(values.out, join(here, '..', 'schemas', 'orgs.schema.json')).split('\\').join('/');
 const perFile = Math.ceil(count / fileCount);
+const data = { users: [{ ...USER, memberships: [] }], organisations: [], invitations: [], channels: [] };
 for (let f = 0; f < fileCount; f++) {
   const first = f * perFile + 1;
   const last = Math.min(count, first + perFile - 1);
   if (first > last) break;
   const lines = [];
   for (let n = first; n <= last; n++) {
-    lines.push(...yamlLines(organisation(n)));
+    const o = organisation(n);
+    lines.push(...yamlLines(o));
+    data.organisations.push(serviceOrganisation(o));
+    if (o.accept.length === 0) data.users[0].memberships.push(o.id);
+    for (const id of o.accept) data.invitations.push({ id, organisationId: o.id, email: USER.email });
+    for (const id of o.revoke) data.invitations.push({ id, organisationId: o.id, email: `guest+${id}@example.com` });
+    for (const id of o.remove) data.channels.push({ id, organisationId: o.id });
   }
   const text = [
     `# yaml-language-server: $schema=${schema}`,
@@ -123,3 +155,5 @@ for (let f = 0; f < fileCount; f++) {
   ].join('\n');
   writeFileSync(join(values.out, `orgs-${String(f + 1).padStart(2, '0')}.yaml`), text);
 }
+data.users[0].active = data.users[0].memberships[0];
+writeFileSync(join(values.out, 'emulator-data.json'), `${JSON.stringify(data, null, 1)}\n`);
