@@ -121,7 +121,7 @@ export async function tokenCase(ctx, rounds) {
       ctx.log(`bench: token (${r}/${rounds})...`);
       const config = writeApplyConfig(ctx.tmp, fixtures, r);
       const tally = join(ctx.tmp, `token-runs-${r}.txt`);
-      // The README's command, plus a tally of its runs (to a file: stdout is the token).
+      // docs/cli.md's command, plus a tally of its runs (to a file: stdout is the token).
       const command = `printf 'x\\n' >> '${tally}' && node '${join(ROOT, 'scripts', 'emulator-token.mjs')}' '${emulator.url}'`;
       const env = ctx.baseEnv();
       delete env.ORGFORM_TOKEN;

@@ -14,7 +14,7 @@
  * - the cubic climbs back to `headroom` (0.95) × that rate, not to the rate itself, and probes
  *   above it `probeSlowdown` times more gently; each throttle at the same level as the one before
  *   makes the next probe take twice as long, so that a steady limit is met a few times a run, not
- *   every few seconds (measured against the emulator's bucket: see the README);
+ *   every few seconds (measured against the emulator's bucket: see docs/reliability.md);
  * - 429s for requests sent before the last cut are the same congestion event: one cut, not one per
  *   request in flight;
  * - a throttle of a burst sent before anything limited the client (the first requests of a run,

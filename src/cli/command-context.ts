@@ -13,7 +13,7 @@ import type { CliIO } from './io.js';
 import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
 
 /**
- * Every whole-number environment variable orgform reads, with its range (the README's table of
+ * Every whole-number environment variable orgform reads, with its range (docs/cli.md's table of
  * settings says the same; a test holds them together). The ranges keep every wait they set a
  * wait that ends, and every timer below 2^31 ms, which Node would fire at once instead.
  */

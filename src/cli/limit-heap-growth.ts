@@ -4,7 +4,7 @@
  * data is 100 MB then peaks past 400 MB of heap, most of it garbage that nothing forced it to
  * collect (fetch leaves about 16 KB of it behind per request). Capped at one and a half times, the
  * peak stays near the live data, at the cost of more frequent, still short, collections: see the
- * README's memory figures (`npm run bench -- --only memory`). V8 reads this flag at every full
+ * memory figures in docs/performance.md (`npm run bench -- --only memory`). V8 reads this flag at every full
  * collection, so setting it after start-up takes effect. Process-wide, so the shell's to set.
  */
 import { setFlagsFromString } from 'node:v8';
