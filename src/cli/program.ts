@@ -7,6 +7,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../emulator/behaviour.js';
 // Dependency-free: the guard on everything written in GitHub Actions, put on before any command runs.
 import { guardWorkflowCommands } from './guard-workflow-commands.js';
+// Dependency-free: each command's examples and exit codes, shown after its options.
+import { commandHelpText } from './command-help.js';
 import type { CliIO, ExitCode } from './io.js';
 import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
 import type { ReportSpec } from './pipeline-output.js';
@@ -243,6 +245,12 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--renew-every <n>', 'a billing system alongside: every n service requests, one subscription is renewed (new subscriptionId and customerId)', positiveInt('--renew-every'))
     .addHelpText('after', () => describeBehaviourHelp())
     .action(load('emulator'));
+
+  const withExamples = (command: Command, path: string): void => {
+    command.addHelpText('after', commandHelpText(path));
+    for (const sub of command.commands) withExamples(sub, path === '' ? sub.name() : `${path} ${sub.name()}`);
+  };
+  withExamples(program, '');
 
   return program;
 }
