@@ -147,6 +147,14 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       [1, 'an error: the data cannot be read, the port is taken'],
     ],
   },
+  completion: {
+    examples: [
+      ['orgform completion bash > ~/.local/share/bash-completion/completions/orgform', 'bash'],
+      ['orgform completion zsh > "${fpath[1]}/_orgform"', 'zsh (any directory on $fpath)'],
+      ['orgform completion fish > ~/.config/fish/completions/orgform.fish', 'fish'],
+    ],
+    exitCodes: OK_OR_ERROR('the script was printed'),
+  },
 };
 
 /** The text after a command's options; empty for a command without an entry. */

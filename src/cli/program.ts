@@ -2,7 +2,7 @@
  * The command-line grammar. Only commander is imported here; each command's module is loaded
  * when that command is chosen, so that `orgform --help` starts about as fast as a bare node.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 // Dependency-free (no imports of its own): the emulator's points, for --point and --help.
 import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../emulator/behaviour.js';
 // Dependency-free: the guard on everything written in GitHub Actions, put on before any command runs.
@@ -102,6 +102,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   export: () => import('./commands/export.js'),
   'slugs-check': () => import('./commands/slugs-check.js'),
   emulator: () => import('./commands/emulator.js'),
+  completion: () => import('./commands/completion.js'),
 };
 
 export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void): Command {
@@ -245,6 +246,12 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--renew-every <n>', 'a billing system alongside: every n service requests, one subscription is renewed (new subscriptionId and customerId)', positiveInt('--renew-every'))
     .addHelpText('after', () => describeBehaviourHelp())
     .action(load('emulator'));
+
+  program
+    .command('completion')
+    .description('print a completion script for bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
+    .action(load('completion'));
 
   const withExamples = (command: Command, path: string): void => {
     command.addHelpText('after', commandHelpText(path));
