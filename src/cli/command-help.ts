@@ -64,6 +64,17 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       [1, 'an error; a change failed or was stale; interrupted; refused (stale plan, over --max-changes, no confirmation possible)'],
     ],
   },
+  show: {
+    examples: [
+      ['orgform show plan.bin', 'the saved plan as plan showed it, offline'],
+      ['orgform show plan.bin --format markdown > plan.md', 'a pull request comment made from the very plan apply will be given'],
+      ['orgform show plan.bin --format json', 'the versioned JSON document'],
+    ],
+    exitCodes: [
+      [0, 'the plan was shown'],
+      [1, 'an error: not a saved plan, edited or truncated, or not signed with ORGFORM_PLAN_KEY'],
+    ],
+  },
   'force-unlock': {
     examples: [
       ['orgform force-unlock 5d1c0b9e', 'break the lock of the default state, if its ID is this one'],
