@@ -42,16 +42,30 @@ async function main(): Promise<void> {
     },
     { unread: { stdout: isRegularFile(1), stderr: isRegularFile(2) } },
   );
+  // Standard output closed by its reader (`orgform plan | head`): a read-only command ends at once,
+  // as one killed by SIGPIPE (141), without a stack trace; apply goes on to the end of what it
+  // started and the rest of its output is dropped, since stopping it there could leave the service
+  // half-changed with no one told.
+  let action = '';
+  let stdoutClosed = false;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (stdoutClosed) return;
+    if (err.code !== 'EPIPE') throw err;
+    stdoutClosed = true;
+    if (!GRACEFUL_ON_INTERRUPT.has(action)) leave(128 + 13, { drain: false });
+    else process.stderr.write('orgform: standard output was closed; the rest of its output is dropped, and the command goes on to its end.\n');
+  });
   let code: number = 0;
   const program = buildProgram(io, (c) => {
     code = c;
   });
-  program.hook('preAction', async (_program, action) => {
-    if (GRACEFUL_ON_INTERRUPT.has(action.name())) {
+  program.hook('preAction', async (_program, command) => {
+    action = command.name();
+    if (GRACEFUL_ON_INTERRUPT.has(action)) {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
     }
-    if (!HEAP_AS_V8_CHOOSES.has(action.name())) (await import('./limit-heap-growth.js')).limitHeapGrowth();
+    if (!HEAP_AS_V8_CHOOSES.has(action)) (await import('./limit-heap-growth.js')).limitHeapGrowth();
   });
   try {
     await program.parseAsync(process.argv);
@@ -73,7 +87,7 @@ function isRegularFile(fd: number): boolean {
 /** The one way out of the process. Draining lets a pipe take the rest of a large plan first. */
 function leave(code: number, options: { drain: boolean }): void {
   const exit = () => process.exit(code);
-  if (options.drain) process.stdout.write('', exit);
+  if (options.drain && !process.stdout.destroyed) process.stdout.write('', exit);
   else exit();
 }
 

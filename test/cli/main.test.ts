@@ -57,3 +57,20 @@ describe('orgform as a process, interrupted', () => {
     expect(result.stderr).toBe('');
   }, 60_000);
 });
+
+describe('a standard output closed by its reader', () => {
+  it('ends a read-only command quietly, as SIGPIPE would (141), without a stack trace', async () => {
+    const { setupBillingWorld } = await import('../support/emulator-workspace.js');
+    const { spawn } = await import('node:child_process');
+    const { CLI_BIN } = await import('../support/run-cli.js');
+    const { cwd, env } = await setupBillingWorld(3000);
+    const child = spawn(process.execPath, [CLI_BIN, 'plan', '--format', 'json'], { cwd, env: { PATH: process.env.PATH, ...env } });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    // The reader takes the first chunk and goes away, as `| head -c 100` does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(stderr).not.toMatch(/EPIPE|at .*\.js:\d+/);
+    expect(code).toBe(141);
+  });
+});
