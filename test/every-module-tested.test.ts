@@ -20,7 +20,6 @@ const COMMAND = (e2e: string) => `a command’s wiring, tested end to end (${e2e
 
 const REASONS: Record<string, string> = {
   'api/api-error.ts': CLIENT,
-  'api/base-url.ts': CLIENT,
   'api/dispatcher.ts': CLIENT,
   'api/http.ts': CLIENT,
   'api/read-body.ts': CLIENT,

@@ -6,10 +6,17 @@ export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
+/** The roots the client appends to the base URL (the interface's `{org_api}` and `{v2_api}`). */
+const API_ROOTS = ['/api/organisations/v1', '/api/v2'];
+
 /**
  * Checks a base URL before any request: https, or http on loopback only (a token sent in clear
  * over a network can be read by anyone on the path). No credentials, query or fragment.
- * Returns it without a trailing slash.
+ * Returns it without a trailing slash, and without an API root it ends in: people copy the URL
+ * of the API (`…/api/organisations/v1`) from the service's documentation, and the client would
+ * add that root again and get a 404 on a doubled path. The same service, so the same base URL:
+ * state and saved plans name the service by it. A URL that goes on below the root (an
+ * endpoint's) is refused, naming the base URL to use.
  */
 export function parseBaseUrl(raw: string): URL {
   let url: URL;
@@ -34,5 +41,19 @@ export function parseBaseUrl(raw: string): URL {
     throw new OrgformError('USAGE', 'The base URL must not have a query string or fragment.');
   }
   url.pathname = url.pathname.replace(/\/+$/, '');
+  for (const root of API_ROOTS) {
+    if (url.pathname.endsWith(root)) {
+      url.pathname = url.pathname.slice(0, -root.length);
+      return url;
+    }
+    const at = url.pathname.indexOf(`${root}/`);
+    if (at >= 0) {
+      const base = `${url.origin}${url.pathname.slice(0, at)}`;
+      throw new OrgformError(
+        'USAGE',
+        `The base URL "${raw}" is the address of an endpoint: orgform adds ${root} and the rest itself. Pass the service's base URL: --base-url ${base}`,
+      );
+    }
+  }
   return url;
 }
