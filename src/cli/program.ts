@@ -12,6 +12,8 @@ import { commandHelpText } from './command-help.js';
 import type { CliIO, ExitCode } from './io.js';
 import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
 import type { ReportSpec } from './pipeline-output.js';
+// Dependency-free: Terraform's one-dash spellings.
+import { acceptTerraformSpellings, hintForUnknownOption } from './terraform-spellings.js';
 
 const VERSION = '0.1.0';
 
@@ -87,6 +89,35 @@ function maxRps(value: string): number {
 const STATE_HELP = 'state journal: a file, postgres://… or https://… (env ORGFORM_STATE; default .orgform/state.json beside the first config file)';
 const STATE_COMMAND_HELP = 'state journal: a file, postgres://… or https://… (env ORGFORM_STATE; default .orgform/state.json)';
 
+/** The long options a command takes (`--auto-approve`, `--no-color`, …), its own and commander's. */
+function longOptionNames(command: Command): Set<string> {
+  const names = new Set<string>();
+  for (const option of command.options) if (option.long !== undefined) names.add(option.long);
+  names.add('--help');
+  return names;
+}
+
+/**
+ * A command that also takes Terraform's one-dash spellings of its options, and answers an
+ * option only Terraform has with what to do instead (terraform-spellings.ts). Only a command
+ * without subcommands rewrites: a group's words are its subcommand's to read.
+ */
+class OrgformCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new OrgformCommand(name);
+  }
+
+  override parseOptions(args: string[]): ReturnType<Command['parseOptions']> {
+    return super.parseOptions(this.commands.length === 0 ? acceptTerraformSpellings(args, longOptionNames(this)) : args);
+  }
+
+  unknownOption(flag: string): never {
+    const hint = hintForUnknownOption(flag, longOptionNames(this));
+    if (hint === undefined) return (Command.prototype as unknown as { unknownOption(this: Command, f: string): never }).unknownOption.call(this, flag);
+    this.error(`error: unknown option '${flag}'\n${hint}`, { code: 'commander.unknownOption' });
+  }
+}
+
 type CommandModule = { run(options: never, io: CliIO, args: string[]): Promise<ExitCode> };
 
 /** Each command's module, loaded only when that command runs (a static map, so bundlers and vitest can see it). */
@@ -109,7 +140,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
   // Every command, and commander's own messages, write through the one guard (a no-op outside
   // GitHub Actions, and when the caller has guarded the streams already).
   const io = guardWorkflowCommands(unguarded);
-  const program = new Command('orgform')
+  const program = new OrgformCommand('orgform')
     .description('Declarative, Terraform-style provisioning for the Organisations service.')
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')

@@ -1,0 +1,60 @@
+/**
+ * Terraform's one-dash spellings, through the grammar and against the emulator: those orgform has
+ * are taken, and those only Terraform has are answered with what to do instead.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acceptTerraformSpellings, hintForUnknownOption } from '../../src/cli/terraform-spellings.js';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { runCli } from '../support/run-cli.js';
+import { CHANGING_CONFIG } from '../support/workspace.js';
+
+const APPLY = new Set(['--auto-approve', '--out', '--file', '--no-color', '--target']);
+
+describe('acceptTerraformSpellings', () => {
+  it('gives a one-dash spelling of a long option its second dash, with or without a value', () => {
+    expect(acceptTerraformSpellings(['-auto-approve', '-out=plan.bin', '-target', 'acme', '-no-color'], APPLY)).toEqual(['--auto-approve', '--out=plan.bin', '--target', 'acme', '--no-color']);
+  });
+
+  it('leaves short options, unknown words and everything after -- as they are', () => {
+    expect(acceptTerraformSpellings(['-forgs.yaml', '-f', 'x', '-input=false', '--', '-auto-approve'], APPLY)).toEqual(['-forgs.yaml', '-f', 'x', '-input=false', '--', '-auto-approve']);
+  });
+});
+
+describe('hintForUnknownOption', () => {
+  it('says what orgform does instead of a Terraform-only option', () => {
+    expect(hintForUnknownOption('-input=false', APPLY)).toMatch(/^-input is Terraform's: .*--auto-approve/);
+    expect(hintForUnknownOption('--lock=false', APPLY)).toMatch(/force-unlock/);
+  });
+
+  it('names the two-dash options for any other one-dash word, and has nothing to add to a two-dash one', () => {
+    expect(hintForUnknownOption('-frobnicate', APPLY)).toBe("orgform's long options take two dashes; this command has --auto-approve, --out, --file, --no-color, --target.");
+    expect(hintForUnknownOption('--frobnicate', APPLY)).toBeUndefined();
+  });
+});
+
+describe('Terraform habits on the command line', () => {
+  it('plan -out=plan.bin -detailed-exitcode saves the plan and exits 2, as Terraform would', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const result = await runCli(['plan', '-out=plan.bin', '-detailed-exitcode', '-no-color'], { cwd, env });
+    expect(result.stderr).toContain('Saved the plan to plan.bin.');
+    expect(result.code).toBe(2);
+    expect(existsSync(join(cwd, 'plan.bin'))).toBe(true);
+  });
+
+  it('apply -auto-approve applies without asking', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const result = await runCli(['apply', '-auto-approve', '-parallelism=2'], { cwd, env });
+    expect(result.code).toBe(0);
+    expect(emulator.counters.writes).toBeGreaterThan(0);
+  });
+
+  it('apply -input=false is answered with what to do instead, before anything is read', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const result = await runCli(['apply', '-input=false'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("error: unknown option '-input=false'\n-input is Terraform's:");
+    expect(emulator.requestLog).toHaveLength(0);
+  });
+});
