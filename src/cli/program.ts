@@ -191,7 +191,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--detailed-exitcode', 'exit 0 no changes, 1 error, 2 changes present')
     .option('--max-changes <n>', 'exit 1 when the plan has more changes than this', nonNegativeInt('--max-changes'))
     .option('--report <kind=file>', 'also write codequality=FILE (GitLab Code Quality) or gitlab-terraform=FILE (merge request widget counts); repeatable', reportSpec(['codequality', 'gitlab-terraform']))
-    .option('--no-color', 'no colour even on a terminal')
+    .option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)')
     .action(load('plan'));
 
   parallelism(connection(files(program.command('apply'))), 'reads and writes together: this many organisations are changed at a time, one request each')
@@ -203,7 +203,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--target <slug>', 'only these organisations (repeatable)', collect)
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
-    .option('--no-color', 'no colour even on a terminal')
+    .option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)')
     .action(load('apply'));
 
   program
@@ -289,6 +289,12 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     for (const sub of command.commands) withExamples(sub, path === '' ? sub.name() : `${path} ${sub.name()}`);
   };
   withExamples(program, '');
+  // Every command takes --no-color, whether it colours anything or not: a wrapper script or an
+  // alias can then pass it to all of them (plan and apply declare theirs above).
+  const leaves = (c: Command): Command[] => (c.commands.length === 0 ? [c] : c.commands.flatMap(leaves));
+  for (const command of leaves(program)) {
+    if (!command.options.some((o) => o.long === '--no-color')) command.option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)');
+  }
 
   return program;
 }

@@ -37,5 +37,6 @@ export interface ReviewOptions {
 
 export function renderPlanForReview(plan: Plan, options: ReviewOptions): string {
   if (!options.tty && plan.changes.length > (options.compactAbove ?? COMPACT_THRESHOLD)) return renderPlanDigest(plan, { color: false });
-  return renderText(plan, { color: options.color && options.tty });
+  // Whether to colour is the caller's to say (a terminal, or FORCE_COLOR in a CI log).
+  return renderText(plan, { color: options.color });
 }

@@ -19,6 +19,20 @@ describe('useColor', () => {
     expect(useColor({}, io({ NO_COLOR: '1' }, true))).toBe(false);
     expect(useColor({}, io({ NO_COLOR: '' }, true))).toBe(true);
   });
+
+  it('colours a log when FORCE_COLOR says so, as Node reads it, unless --no-color', () => {
+    expect(useColor({}, io({ FORCE_COLOR: '1' }, false))).toBe(true);
+    expect(useColor({}, io({ FORCE_COLOR: '' }, false))).toBe(true);
+    expect(useColor({}, io({ FORCE_COLOR: '3', NO_COLOR: '1' }, false))).toBe(true);
+    expect(useColor({}, io({ FORCE_COLOR: '0' }, true))).toBe(false);
+    expect(useColor({}, io({ FORCE_COLOR: 'false' }, true))).toBe(false);
+    expect(useColor({ color: false }, io({ FORCE_COLOR: '1' }, true))).toBe(false);
+  });
+
+  it('does not colour a dumb terminal, and asks the stream it is given', () => {
+    expect(useColor({}, io({ TERM: 'dumb' }, true))).toBe(false);
+    expect(useColor({}, io({}, true), { write: () => true, isTTY: false })).toBe(false);
+  });
 });
 
 describe('openClient', () => {

@@ -29,8 +29,8 @@ describe('renderPlanForReview', () => {
     expect(digest).not.toContain('\u001b[');
   });
 
-  it('colours only on a terminal', () => {
-    expect(renderPlanForReview(plan(1), { tty: false, color: true })).not.toContain('\u001b[');
-    expect(renderPlanForReview(plan(1), { tty: true, color: true })).toContain('\u001b[');
+  it('colours as the caller says, in a log too (FORCE_COLOR)', () => {
+    expect(renderPlanForReview(plan(1), { tty: false, color: true })).toContain('\u001b[');
+    expect(renderPlanForReview(plan(1), { tty: true, color: false })).not.toContain('\u001b[');
   });
 });

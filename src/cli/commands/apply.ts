@@ -45,7 +45,8 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
   // With --format json, stdout is for machines: the plan and the question go to stderr.
   const human = flags.format === 'json' ? io.stderr : io.stdout;
   const pipeline = await openPipelineOutput(io);
-  const color = useColor(flags, io);
+  // Coloured or not as the stream the person reads is (stderr under --format json).
+  const color = useColor(flags, io, human);
   const view: ApplyView =
     flags.format === 'json'
       ? createNdjsonApplyView({ out: io.stdout, err: io.stderr, review: !flags.autoApprove, color, frame: pipeline.frame })
