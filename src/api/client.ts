@@ -10,6 +10,7 @@ import { encodePathSegment } from './encode-segment.js';
 import { createHttp, type Http, type HttpResponse } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
+import { proxySecrets, type ProxySettings } from './proxy-settings.js';
 import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type RateEvent, type RateStatus } from './rate-limiter.js';
 import { OrgformError } from '../errors.js';
 import { redactSecrets } from './redact.js';
@@ -61,6 +62,10 @@ export interface ClientOptions {
   random?: () => number;
   /** The clock the retry budget is measured with. */
   now?: () => number;
+  /** HTTP(S)_PROXY and NO_PROXY (readProxySettings): every request goes as they say. */
+  proxy?: ProxySettings;
+  /** NODE_EXTRA_CA_CERTS, as the process was started with it: named in the hint on a certificate refused. */
+  extraCaCerts?: string;
 }
 
 export interface ListOptions {
@@ -186,9 +191,16 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     limiter.stop(new NotSentError({ why: 'the run stopped, as the service refused the token (HTTP 401)' }));
     options.onHalt?.(tokenRefusedError(tokens, err));
   };
+  const proxied = options.proxy === undefined ? {} : { proxy: options.proxy };
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, maxRetryAfterMs: noProgressMs, ...options.retryPolicy };
   const transport =
-    options.transport ?? createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: poolSize(options.parallelism) });
+    options.transport ??
+    createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: poolSize(options.parallelism), ...proxied });
+  // What a failure names: the proxy (redacted: its credentials join the secrets) and NODE_EXTRA_CA_CERTS.
+  const network = {
+    ...(options.proxy === undefined ? {} : { proxy: options.proxy, extraSecrets: proxySecrets(options.proxy) }),
+    ...(options.extraCaCerts === undefined ? {} : { extraCaCerts: options.extraCaCerts }),
+  };
   const http: Http = createHttp({
     baseUrl,
     tokens,
@@ -196,6 +208,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     timeouts,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     onTokenRefused,
+    ...network,
   });
   // undici applies header and body timeouts per dispatcher, not per request: the slow slug check
   // gets a dispatcher of its own, so that its own timeouts (and budget) are the ones that fire.
@@ -210,11 +223,12 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       limiter,
       // Its own pool of the same size: only `slugs check` sends here, and it sends nothing else.
       connections: poolSize(options.parallelism),
+      ...proxied,
     });
   const slugHttp: Http =
     slugTransport === transport
       ? http
-      : createHttp({ baseUrl, tokens, transport: slugTransport, timeouts: slugTimeouts, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, onTokenRefused });
+      : createHttp({ baseUrl, tokens, transport: slugTransport, timeouts: slugTimeouts, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, onTokenRefused, ...network });
   // '' for a bare host: the pathname of a URL is never empty, it is '/'.
   const basePath = baseUrl.pathname.replace(/\/+$/, '');
   const orgApi = (path: string) => new URL(`${basePath}/api/organisations/v1${path}`, baseUrl.origin);

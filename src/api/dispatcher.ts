@@ -3,9 +3,12 @@
  * body timeouts, composed with undici's retry interceptor (driven by our pure retry policy), a gate
  * that makes every attempt wait its turn at the client's shared rate limiter (and tells it what
  * came back), and a small interceptor that buffers request bodies so that a retried PUT can send
- * its body again.
+ * its body again. With proxies in the environment, the pool is undici's EnvHttpProxyAgent instead,
+ * with the same timeouts and size, under the same interceptors: a proxied request is retried,
+ * paced and timed as any other.
  */
-import { Agent, interceptors, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, interceptors, type Dispatcher } from 'undici';
+import type { ProxySettings } from './proxy-settings.js';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { decideRetry, parseRetryAfter, type RetryDecision, type RetryPolicy } from './retry-policy.js';
@@ -67,6 +70,8 @@ export interface DispatcherOptions {
   connections?: number;
   /** The client's one rate limiter, shared by all its dispatchers. */
   limiter: RateLimiter;
+  /** HTTP(S)_PROXY and NO_PROXY, read from the injected environment (proxy-settings.ts). */
+  proxy?: ProxySettings;
 }
 
 type DispatchFn = Dispatcher['dispatch'];
@@ -198,13 +203,28 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     void limiter.backoff(decision.delayMs).then(() => callback(null));
   };
 
-  const agent = new Agent({
-    connect: { timeout: options.timeouts.connectMs },
+  const pool = {
     headersTimeout: options.timeouts.headersMs,
     bodyTimeout: options.timeouts.bodyMs,
     connections: options.connections ?? 64,
     keepAliveTimeout: 10_000,
-  });
+  };
+  const connect = { timeout: options.timeouts.connectMs };
+  const proxy = options.proxy;
+  const agent: Dispatcher =
+    proxy === undefined
+      ? new Agent({ ...pool, connect })
+      : new EnvHttpProxyAgent({
+          ...pool,
+          connect,
+          // A proxy's own `connect` replaces ours: the connect timeout goes to the proxy's socket and to the TLS inside the tunnel.
+          proxyTls: connect,
+          requestTls: connect,
+          // Given explicitly ('' for none), so that undici never falls back to process.env.
+          httpProxy: proxy.http?.url ?? '',
+          httpsProxy: proxy.https?.url ?? '',
+          noProxy: proxy.noProxy,
+        });
 
   // Every attempt, first or retry, waits for its turn at the shared limiter, and every answer is
   // reported to it. The wait is held time: no deadline or budget runs meanwhile.

@@ -10,6 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, NotSentError, TransportError } from './api-error.js';
 import type { RetryingDispatcher, Timeouts } from './dispatcher.js';
 import { OrgformError } from '../errors.js';
+import { describeNetworkFailure } from './describe-network-failure.js';
+import type { ProxySettings } from './proxy-settings.js';
 import { BodyTooLargeError, readBodyCapped } from './read-body.js';
 import { timerDelay } from './timer-delay.js';
 import { redactSecrets, sanitizeCause } from './redact.js';
@@ -28,6 +30,12 @@ export interface HttpOptions {
   userAgent?: string;
   /** A 401 that no fresh token can answer: the token is refused, and so will every request be. */
   onTokenRefused?: (err: ApiError) => void;
+  /** The proxies the dispatcher uses, to name one that fails (redacted). */
+  proxy?: ProxySettings;
+  /** NODE_EXTRA_CA_CERTS as the process started with it, for the hint on a certificate refused. */
+  extraCaCerts?: string;
+  /** More to redact than the tokens: a proxy's user name and password. */
+  extraSecrets?: readonly string[];
 }
 
 export interface HttpRequest {
@@ -62,7 +70,7 @@ function errorCodeOf(err: unknown): string | undefined {
   return undefined;
 }
 
-function describeTransportFailure(err: unknown, deadlineHit: boolean): { failure: TransportError['failure']; detail: string } {
+function describeTransportFailure(err: unknown, deadlineHit: boolean, proxied: boolean): { failure: TransportError['failure']; detail: string } {
   const code = errorCodeOf(err);
   const name = (err as { name?: string })?.name;
   if (deadlineHit || name === 'TimeoutError') return { failure: 'timeout', detail: 'no complete answer within the time budget' };
@@ -71,7 +79,9 @@ function describeTransportFailure(err: unknown, deadlineHit: boolean): { failure
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return { failure: 'timeout', detail: 'could not connect in time' };
   if (name === 'AbortError') return { failure: 'aborted', detail: 'the request was cancelled' };
   if (code === 'ECONNREFUSED') return { failure: 'connection', detail: 'connection refused: is the base URL right and the service up?' };
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { failure: 'connection', detail: 'the host name could not be resolved' };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return { failure: 'connection', detail: `the host name could not be resolved${proxied ? '' : ': check the base URL; where the service is reached through a proxy, set HTTPS_PROXY'}` };
+  }
   if (code !== undefined) return { failure: 'connection', detail: `the connection failed (${code})` };
   return { failure: 'connection', detail: 'the connection failed' };
 }
@@ -117,8 +127,10 @@ function unauthorizedHint(tokens: TokenSource, refreshed: boolean): string {
 
 export function createHttp(options: HttpOptions): Http {
   // Live: every token the source ever handed out, the ones replaced since included.
-  const secrets = options.tokens.secrets;
-  const redact = (s: string) => redactSecrets(s, secrets);
+  const extra = options.extraSecrets ?? [];
+  const allSecrets = () => (extra.length === 0 ? options.tokens.secrets : [...options.tokens.secrets, ...extra]);
+  const redact = (s: string) => redactSecrets(s, allSecrets());
+  const network = { ...(options.proxy === undefined ? {} : { proxy: options.proxy }), ...(options.extraCaCerts === undefined ? {} : { extraCaCerts: options.extraCaCerts }) };
 
   /** The source's own failure (the token command's, already redacted), as this request's: it names the operation. */
   const tokenFor = async (request: HttpRequest, get: () => Promise<string | undefined>): Promise<string | undefined> => {
@@ -128,7 +140,7 @@ export function createHttp(options: HttpOptions): Http {
       // Interrupted while the token command ran: the request waited for its token, unsent.
       if (err instanceof OrgformError && err.code === 'INTERRUPTED') throw new NotSentError({ operation: request.operation, target: redact(request.target), why: 'interrupted' });
       const message = err instanceof Error ? err.message : String(err);
-      throw new TransportError({ operation: request.operation, target: redact(request.target), failure: 'token', detail: redact(`no token: ${message}`), attempts: 1, cause: sanitizeCause(err, secrets) });
+      throw new TransportError({ operation: request.operation, target: redact(request.target), failure: 'token', detail: redact(`no token: ${message}`), attempts: 1, cause: sanitizeCause(err, allSecrets()) });
     }
   };
 
@@ -195,7 +207,7 @@ export function createHttp(options: HttpOptions): Http {
     // Redacted only on the way to an error: the success path stays cheap.
     const target = () => redact(request.target);
     const fail = (failure: TransportError['failure'], detail: string, cause?: unknown) =>
-      new TransportError({ operation: request.operation, target: target(), failure, detail: redact(detail), attempts: Math.max(1, record.attempts), cause: sanitizeCause(cause, secrets) });
+      new TransportError({ operation: request.operation, target: target(), failure, detail: redact(detail), attempts: Math.max(1, record.attempts), cause: sanitizeCause(cause, allSecrets()) });
 
     try {
       let response: Response;
@@ -218,7 +230,7 @@ export function createHttp(options: HttpOptions): Http {
           const location = record.redirectLocation;
           throw fail('redirect', `the service answered with a redirect${location ? ` to ${shorten(redact(location), 100)}` : ''}, which orgform never follows: check the base URL`);
         }
-        const { failure, detail } = describeTransportFailure(err, deadline.aborted);
+        const { failure, detail } = (deadline.aborted ? undefined : describeNetworkFailure(err, { url: request.url, ...network })) ?? describeTransportFailure(err, deadline.aborted, options.proxy !== undefined);
         throw fail(failure, detail, err);
       }
 
@@ -233,7 +245,7 @@ export function createHttp(options: HttpOptions): Http {
         text = await readBodyCapped(response, options.maxResponseBytes);
       } catch (err) {
         if (err instanceof BodyTooLargeError) throw fail('too-large', `${err.message}; refusing to read it`);
-        const { failure, detail } = describeTransportFailure(err, deadline.aborted);
+        const { failure, detail } = describeTransportFailure(err, deadline.aborted, options.proxy !== undefined);
         throw fail(failure, detail, err);
       }
 

@@ -79,6 +79,10 @@ export async function openClient(
   hooks: ClientHooks = {},
 ): Promise<OrganisationsClient> {
   const connection = await resolveConnection(flags, io);
+  // Read before anything runs, so that a proxy variable's mistake stops here, naming it.
+  const { readProxySettings } = await import('../api/proxy-settings.js');
+  const proxy = readProxySettings(io.env);
+  const extraCaCerts = io.env.NODE_EXTRA_CA_CERTS === '' ? undefined : io.env.NODE_EXTRA_CA_CERTS;
   const totalMs = envInt(io.env, 'ORGFORM_REQUEST_TIMEOUT_MS');
   const maxAttempts = envInt(io.env, 'ORGFORM_MAX_ATTEMPTS');
   const baseDelayMs = retryBaseMs(io);
@@ -126,6 +130,8 @@ export async function openClient(
   return createClient({
     baseUrl: connection.baseUrl,
     tokens,
+    ...(proxy === undefined ? {} : { proxy }),
+    ...(extraCaCerts === undefined ? {} : { extraCaCerts }),
     ...(maxRps === undefined ? {} : { maxRps }),
     // --parallelism: the requests in flight at once, enforced by the size of the connection pool.
     ...(flags.parallelism === undefined ? {} : { parallelism: flags.parallelism }),

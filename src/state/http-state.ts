@@ -21,6 +21,7 @@ import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js'
 import type { StateSettings } from './open-state.js';
 import type { StateSpec } from './parse-state-spec.js';
 import { lockLostError, stateLockedError, stateUnavailableError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
+import { readProxySettings } from '../api/proxy-settings.js';
 import { createStateHttp, type StateAnswer } from './state-http.js';
 import { emptyDocument, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
 
@@ -75,8 +76,12 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
   }
   const location = spec.location;
   const { lockAddress, unlockAddress, lockMethod, unlockMethod } = lockSettings(spec.address, env);
+  // The backend is reached as the service is: through HTTP(S)_PROXY unless NO_PROXY exempts it.
+  const proxy = readProxySettings(env);
   const http = createStateHttp({
     location,
+    ...(proxy === undefined ? {} : { proxy }),
+    ...(env.NODE_EXTRA_CA_CERTS ? { extraCaCerts: env.NODE_EXTRA_CA_CERTS } : {}),
     ...(username === undefined ? {} : { username }),
     ...(password === undefined ? {} : { password }),
     timeoutMs: options.settings.timeoutMs,

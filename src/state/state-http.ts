@@ -3,6 +3,8 @@
  * followed (the credentials would go along), a deadline on every attempt, bounded retries of what
  * is safe to send again, a cap on what is read, and the password kept out of every message.
  */
+import { describeNetworkFailure } from '../api/describe-network-failure.js';
+import { proxySecrets, type ProxySettings } from '../api/proxy-settings.js';
 import { redactSecrets } from '../api/redact.js';
 import { BodyTooLargeError, readBodyCapped } from '../api/read-body.js';
 import { stateUnavailableError } from './state-backend.js';
@@ -20,6 +22,10 @@ export interface StateHttpOptions {
   /** Attempts for a request that may be sent again (default 3). */
   attempts?: number;
   sleep?(ms: number): Promise<void>;
+  /** HTTP(S)_PROXY and NO_PROXY: the backend is reached through the proxy, as the service is. */
+  proxy?: ProxySettings;
+  /** NODE_EXTRA_CA_CERTS, for the hint on a certificate refused. */
+  extraCaCerts?: string;
 }
 
 export interface StateRequest {
@@ -40,7 +46,7 @@ export interface StateAnswer {
 export type StateHttp = (request: StateRequest) => Promise<StateAnswer>;
 
 export function createStateHttp(options: StateHttpOptions): { send: StateHttp; redact(text: string): string; close(): Promise<void> } {
-  const secrets: string[] = [];
+  const secrets: string[] = proxySecrets(options.proxy);
   let authorization: string | undefined;
   if (options.username !== undefined || options.password !== undefined) {
     const token = Buffer.from(`${options.username ?? ''}:${options.password ?? ''}`).toString('base64');
@@ -50,11 +56,16 @@ export function createStateHttp(options: StateHttpOptions): { send: StateHttp; r
   }
   const redact = (text: string) => redactSecrets(text, secrets).replace(/(basic\s+)[A-Za-z0-9+/=]{4,}/gi, '$1[REDACTED]');
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  let agent: import('undici').Agent | undefined;
+  let agent: import('undici').Dispatcher | undefined;
 
   async function attempt(request: StateRequest): Promise<StateAnswer> {
     const undici = await import('undici');
-    agent ??= new undici.Agent({ connect: { timeout: options.timeoutMs }, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 });
+    const pool = { connect: { timeout: options.timeoutMs }, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 };
+    const proxy = options.proxy;
+    agent ??=
+      proxy === undefined
+        ? new undici.Agent(pool)
+        : new undici.EnvHttpProxyAgent({ ...pool, proxyTls: pool.connect, requestTls: pool.connect, httpProxy: proxy.http?.url ?? '', httpsProxy: proxy.https?.url ?? '', noProxy: proxy.noProxy });
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'orgform' };
     if (authorization !== undefined) headers.authorization = authorization;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
@@ -93,7 +104,9 @@ export function createStateHttp(options: StateHttpOptions): { send: StateHttp; r
       const again = answer === undefined || RETRYABLE.has(answer.status);
       if (!again || n >= attempts) {
         if (answer !== undefined) return answer;
-        throw stateUnavailableError(options.location, `${request.doing} failed: ${describeFailure(failure, redact)}${n > 1 ? ` (${n} attempts)` : ''}`);
+        const network = describeNetworkFailure(failure, { url: request.url, ...(options.proxy === undefined ? {} : { proxy: options.proxy }), ...(options.extraCaCerts === undefined ? {} : { extraCaCerts: options.extraCaCerts }) });
+        const why = network === undefined ? describeFailure(failure, redact) : redact(network.detail);
+        throw stateUnavailableError(options.location, `${request.doing} failed: ${why}${n > 1 ? ` (${n} attempts)` : ''}`);
       }
       await sleep(Math.min(MAX_RETRY_WAIT_MS, 250 * 2 ** (n - 1)));
     }

@@ -1,0 +1,100 @@
+/**
+ * The proxies the environment names, read as undici's EnvHttpProxyAgent reads them (the
+ * lower-case spelling first, then the upper-case; HTTPS requests use HTTP_PROXY when no
+ * HTTPS_PROXY is set; NO_PROXY lists hosts, `.domain` suffixes, `host:port` or `*`), but from the
+ * injected environment rather than process.env. The matching itself is left to undici; here the
+ * values are checked, so that a mistake is a usage error naming the variable rather than a
+ * failure deep in a request, and each proxy gets a redacted name for messages: a proxy URL may
+ * carry a user name and password (`http://user:secret@proxy:3128`), which must never be shown.
+ */
+import { OrgformError } from '../errors.js';
+
+export interface ProxyUrl {
+  /** As given: credentials included. Only the dispatcher sees it. */
+  url: string;
+  /** Which variable named it: `HTTPS_PROXY`, `http_proxy`, … */
+  variable: string;
+  /** For messages: `http://[REDACTED]@proxy.example.com:3128`. */
+  display: string;
+  /** Where the proxy listens, to recognise a failure to reach it. */
+  hostname: string;
+  port: number;
+  /** The user name and password, as given and decoded, for redaction. */
+  secrets: string[];
+}
+
+export interface ProxySettings {
+  http?: ProxyUrl;
+  https?: ProxyUrl;
+  /** NO_PROXY as given ('' when unset). */
+  noProxy: string;
+}
+
+function pick(env: Record<string, string | undefined>, lower: string): { variable: string; value: string } | undefined {
+  const upper = lower.toUpperCase();
+  // undici's rule: a lower-case variable that is set wins, even when empty.
+  const variable = env[lower] !== undefined ? lower : env[upper] !== undefined ? upper : undefined;
+  if (variable === undefined || env[variable] === '') return undefined;
+  return { variable, value: env[variable]! };
+}
+
+/** A proxy URL with any user name and password replaced, safe to show. */
+export function displayProxyUrl(url: URL): string {
+  const auth = url.username !== '' || url.password !== '' ? '[REDACTED]@' : '';
+  return `${url.protocol}//${auth}${url.host}`;
+}
+
+function parseProxy(variable: string, value: string): ProxyUrl {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    // The value may be credentials without a scheme (`user:secret@proxy:3128`): never echoed.
+    const shown = value.includes('@') ? '[REDACTED]' : value;
+    throw new OrgformError(
+      'USAGE',
+      `${variable} must be the URL of an HTTP proxy, such as http://proxy.example.com:3128 (got ${JSON.stringify(shown)}).`,
+    );
+  }
+  const secrets = [url.username, url.password, safeDecode(url.username), safeDecode(url.password)].filter((s) => s.length >= 4);
+  if (url.username !== '' || url.password !== '') {
+    // Sent as Proxy-Authorization: Basic base64(user:password); never echoed either.
+    secrets.push(Buffer.from(`${safeDecode(url.username)}:${safeDecode(url.password)}`).toString('base64'));
+  }
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return { url: url.href, variable, display: displayProxyUrl(url), hostname: url.hostname.replace(/^\[|\]$/g, ''), port, secrets: [...new Set(secrets)] };
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** The proxies of `env`, or undefined when it names none (then no proxy agent is made at all). */
+export function readProxySettings(env: Record<string, string | undefined>): ProxySettings | undefined {
+  const http = pick(env, 'http_proxy');
+  const https = pick(env, 'https_proxy');
+  if (http === undefined && https === undefined) return undefined;
+  const noProxy = env.no_proxy ?? env.NO_PROXY ?? '';
+  return {
+    ...(http === undefined ? {} : { http: parseProxy(http.variable, http.value) }),
+    ...(https === undefined ? {} : { https: parseProxy(https.variable, https.value) }),
+    noProxy,
+  };
+}
+
+/** The proxy a request to `target` goes through unless NO_PROXY exempts it: undici's choice by scheme. */
+export function proxyForScheme(settings: ProxySettings, target: URL): ProxyUrl | undefined {
+  return target.protocol === 'https:' ? (settings.https ?? settings.http) : settings.http;
+}
+
+/** Every credential the proxies carry, for redaction. */
+export function proxySecrets(settings: ProxySettings | undefined): string[] {
+  return settings === undefined ? [] : [...(settings.http?.secrets ?? []), ...(settings.https?.secrets ?? [])];
+}

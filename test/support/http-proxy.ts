@@ -1,0 +1,95 @@
+/**
+ * A tiny forward proxy on 127.0.0.1, as corporate networks have: CONNECT tunnels (what undici's
+ * ProxyAgent uses, for http:// and https:// targets alike) and plain-HTTP forwarding of
+ * absolute-URL requests. It logs what it was asked for, can demand credentials (407 otherwise),
+ * and can refuse every tunnel with a status of the test's choosing.
+ */
+import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+
+export interface ProxyOptions {
+  /** `user:password` that Proxy-Authorization must carry (Basic); anything else gets 407. */
+  credentials?: string;
+  /** Answer every CONNECT with this status instead of a tunnel. */
+  refuseWith?: number;
+}
+
+export interface TestProxy {
+  url: string;
+  port: number;
+  /** `CONNECT host:port` or `GET http://…`, in order. */
+  log: string[];
+  /** The Proxy-Authorization headers received, decoded. */
+  credentialsSeen: string[];
+  close(): Promise<void>;
+}
+
+function authorised(req: IncomingMessage, options: ProxyOptions, seen: string[]): boolean {
+  const header = req.headers['proxy-authorization'];
+  if (typeof header === 'string' && header.startsWith('Basic ')) seen.push(Buffer.from(header.slice(6), 'base64').toString());
+  if (options.credentials === undefined) return true;
+  return header === `Basic ${Buffer.from(options.credentials).toString('base64')}`;
+}
+
+export async function startProxy(options: ProxyOptions = {}): Promise<TestProxy> {
+  const log: string[] = [];
+  const credentialsSeen: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => {
+    // Plain forwarding: the request line carries the absolute URL.
+    log.push(`${req.method} ${req.url}`);
+    if (!authorised(req, options, credentialsSeen)) {
+      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="test"' }).end();
+      return;
+    }
+    const target = new URL(req.url ?? '');
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    delete headers['proxy-connection'];
+    const upstream = httpRequest({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: req.method, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    log.push(`CONNECT ${req.url}`);
+    client.on('error', () => undefined);
+    if (!authorised(req, options, credentialsSeen)) {
+      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    if (options.refuseWith !== undefined) {
+      client.end(`HTTP/1.1 ${options.refuseWith} Refused\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    const [host, port] = (req.url ?? '').split(/:(?=\d+$)/);
+    const upstream = connect(Number(port), host!, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    log,
+    credentialsSeen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
