@@ -8,9 +8,10 @@ import { startProxy, type TestProxy } from '../support/http-proxy.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { makeCertificates, startTlsTerminator, type TlsTerminator } from '../support/tls-terminator.js';
+import { startTerraformBackend, type TerraformBackend } from '../support/terraform-http-backend.mjs';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
-const running: Array<TestProxy | TlsTerminator> = [];
+const running: Array<TestProxy | TlsTerminator | TerraformBackend> = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.close()));
 });
@@ -36,6 +37,17 @@ describe('orgform behind a proxy', () => {
     expect(p.credentialsSeen).toContain(`alice:${SECRET}`);
   });
 
+  it('reaches a Terraform HTTP state backend through the proxy too', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const backend = await startTerraformBackend({ users: { ci: 'job-token-123' } });
+    running.push(backend);
+    const p = await proxy();
+    const state = { ORGFORM_STATE: `${backend.url}/api/v4/projects/42/terraform/state/orgform`, ORGFORM_STATE_USERNAME: 'ci', ORGFORM_STATE_PASSWORD: 'job-token-123' };
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ...state, http_proxy: p.url } });
+    expect(result.code).toBe(0);
+    expect(new Set(p.log)).toEqual(new Set([`CONNECT ${new URL(emulator.url).host}`, `CONNECT ${new URL(backend.url).host}`]));
+  });
+
   it('takes the lower-case spelling over the upper-case one, as undici and curl do', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     const p = await proxy();
@@ -44,12 +56,15 @@ describe('orgform behind a proxy', () => {
     expect(p.log.length).toBeGreaterThan(0);
   });
 
-  it('goes straight to a host listed in NO_PROXY', async () => {
+  it('goes straight to a host listed in NO_PROXY, and through the proxy to one not listed', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     const p = await proxy();
-    const result = await runCli(['plan'], { cwd, env: { ...env, HTTP_PROXY: p.url, NO_PROXY: 'example.com, 127.0.0.1' } });
-    expect(result.code).toBe(0);
+    const listed = await runCli(['plan'], { cwd, env: { ...env, HTTP_PROXY: p.url, NO_PROXY: 'example.com, 127.0.0.1' } });
+    expect(listed.code).toBe(0);
     expect(p.log).toEqual([]);
+    const other = await runCli(['plan'], { cwd, env: { ...env, HTTP_PROXY: p.url, NO_PROXY: 'example.com,localhost' } });
+    expect(other.code).toBe(0);
+    expect(p.log.length).toBeGreaterThan(0);
   });
 
   it('names the proxy, redacted, when it asks for credentials, and never shows them', async () => {
