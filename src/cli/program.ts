@@ -122,6 +122,7 @@ type CommandModule = { run(options: never, io: CliIO, args: string[]): Promise<E
 
 /** Each command's module, loaded only when that command runs (a static map, so bundlers and vitest can see it). */
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  init: () => import('./commands/init.js'),
   validate: () => import('./commands/validate.js'),
   plan: () => import('./commands/plan.js'),
   apply: () => import('./commands/apply.js'),
@@ -174,6 +175,13 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
 
   const files = (c: Command) =>
     c.option('-f, --file <path>', 'config file or directory (repeatable; default ./orgs.yaml)', collect);
+
+  parallelism(connection(program.command('init')), 'organisations read by id when exporting')
+    .description('set up a repository: orgs.yaml (exported when a service and token are set), the pipeline, .gitignore; then the steps left')
+    .option('--gitlab', 'write .gitlab-ci.yml (the GitLab component) instead of the GitHub workflow')
+    .option('--no-workflow', 'write no pipeline, only orgs.yaml and .gitignore')
+    .option('--force', 'overwrite orgs.yaml and the pipeline file when they exist')
+    .action(load('init'));
 
   files(program.command('validate'))
     .description('check orgs.yaml files offline: no network at all')
