@@ -272,6 +272,10 @@ export function createHttp(options: HttpOptions): Http {
           hint = `The service asked to wait ${Math.ceil(asked / 1000)} s (Retry-After), beyond ${limit}; run again later`;
         } else if (response.status === 401) {
           hint = unauthorizedHint(options.tokens, refreshed);
+        } else if (response.status === 404 && request.operation === 'getOrganisations') {
+          // The listing exists on every service: a 404 for it is a base URL that points elsewhere (a
+          // path prefix too many or too few), not an organisation missing.
+          hint = `The listing is not at ${redact(`${request.url.origin}${request.url.pathname}`)}: check the base URL (orgform adds /api/organisations/v1 to it)`;
         }
         if (isErrorBody(parsed)) {
           throw new ApiError({

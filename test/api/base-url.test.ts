@@ -45,4 +45,12 @@ describe('a client given the URL of the API', () => {
     expect(emulator.requestLog.at(-1)?.path).toMatch(/^\/api\/organisations\/v1\/organisations(\?|$)/);
     expect(client.baseUrl.toString()).toBe(`${emulator.url}/`);
   });
+
+  it('says to check the base URL when the listing is not where it points (a prefix too many)', async () => {
+    const emulator = await startEmulator({ slugDelayMs: 0 });
+    const client = createClient({ baseUrl: `${emulator.url}/api`, token: 'demo-token' });
+    open.push({ emulator, client });
+    const failure = client.listOrganisations()[Symbol.asyncIterator]().next();
+    await expect(failure).rejects.toThrow(`The listing is not at ${emulator.url}/api/api/organisations/v1/organisations: check the base URL (orgform adds /api/organisations/v1 to it)`);
+  });
 });
