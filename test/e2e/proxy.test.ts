@@ -128,6 +128,22 @@ describe('HTTPS with a private certificate authority', () => {
     expect(new Set(p.log)).toEqual(new Set([`CONNECT ${new URL(tls.url).host}`]));
   });
 
+  it('goes through a proxy that is itself https://, its certificate from the same private authority', async () => {
+    const world = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const certificates = makeCertificates(await makeWorkspace());
+    const service = await startTlsTerminator(Number(new URL(world.emulator.url).port), certificates);
+    const p = await proxy({ credentials: `alice:${SECRET}` });
+    const secureProxy = await startTlsTerminator(p.port, certificates);
+    running.push(service, secureProxy);
+    const proxyUrl = new URL(secureProxy.url);
+    const env = { ...world.env, ORGFORM_BASE_URL: service.url, HTTPS_PROXY: `https://alice:${SECRET}@${proxyUrl.host}`, NODE_EXTRA_CA_CERTS: certificates.caFile };
+    const plan = await spawnCli(['plan', '--detailed-exitcode'], { cwd: world.cwd, env });
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(2);
+    expect(new Set(p.log)).toEqual(new Set([`CONNECT ${new URL(service.url).host}`]));
+    expect(p.credentialsSeen).toContain(`alice:${SECRET}`);
+  });
+
   it('names NODE_EXTRA_CA_CERTS when the authority is unknown (UNABLE_TO_VERIFY_LEAF_SIGNATURE)', async () => {
     const { cwd, env } = await https();
     const result = await runCli(['plan'], { cwd, env });
