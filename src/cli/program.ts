@@ -219,7 +219,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .description('show a plan saved by `orgform plan --out`, offline: nothing is read from the service')
     .argument('<planfile>', 'a plan saved by `orgform plan --out`')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
-    .option('--no-color', 'no colour even on a terminal')
+    .option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)')
     .action(load('show'));
 
   program
