@@ -108,7 +108,10 @@ class OrgformCommand extends Command {
   }
 
   override parseOptions(args: string[]): ReturnType<Command['parseOptions']> {
-    return super.parseOptions(this.commands.length === 0 ? acceptTerraformSpellings(args, longOptionNames(this)) : args);
+    if (this.commands.length > 0) return super.parseOptions(args);
+    // The flags whose next word is their value, whatever it looks like.
+    const takesValue = new Set(this.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((f): f is string => f !== undefined)));
+    return super.parseOptions(acceptTerraformSpellings(args, longOptionNames(this), takesValue));
   }
 
   unknownOption(flag: string): never {

@@ -30,9 +30,10 @@ const ONE_DASH = /^-([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(=.*)?$/s;
 /**
  * `args` with each one-dash spelling of an option in `longNames` (`--auto-approve`, …) given its
  * second dash. Words after `--` are operands, and stay as they are; so does a short option with its
- * value stuck to it (`-forgs.yaml`), whose name is not a long option's.
+ * value stuck to it (`-forgs.yaml`), whose name is not a long option's, and the value of an option
+ * in `takesValue` (`--filter -force` filters by "-force").
  */
-export function acceptTerraformSpellings(args: readonly string[], longNames: ReadonlySet<string>): string[] {
+export function acceptTerraformSpellings(args: readonly string[], longNames: ReadonlySet<string>, takesValue: ReadonlySet<string> = new Set()): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
@@ -40,8 +41,10 @@ export function acceptTerraformSpellings(args: readonly string[], longNames: Rea
       out.push(...args.slice(i));
       break;
     }
+    const previous = out.at(-1);
     const match = ONE_DASH.exec(arg);
-    out.push(match && match[1]!.length > 1 && longNames.has(`--${match[1]}`) ? `-${arg}` : arg);
+    const isValue = previous !== undefined && takesValue.has(previous);
+    out.push(!isValue && match && match[1]!.length > 1 && longNames.has(`--${match[1]}`) ? `-${arg}` : arg);
   }
   return out;
 }

@@ -17,6 +17,10 @@ describe('acceptTerraformSpellings', () => {
     expect(acceptTerraformSpellings(['-auto-approve', '-out=plan.bin', '-target', 'acme', '-no-color'], APPLY)).toEqual(['--auto-approve', '--out=plan.bin', '--target', 'acme', '--no-color']);
   });
 
+  it('leaves the value of an option that takes one as it is, whatever it looks like', () => {
+    expect(acceptTerraformSpellings(['--filter', '-auto-approve', '-f', '-out', '-auto-approve'], APPLY, new Set(['--filter', '-f']))).toEqual(['--filter', '-auto-approve', '-f', '-out', '--auto-approve']);
+  });
+
   it('leaves short options, unknown words and everything after -- as they are', () => {
     expect(acceptTerraformSpellings(['-forgs.yaml', '-f', 'x', '-input=false', '--', '-auto-approve'], APPLY)).toEqual(['-forgs.yaml', '-f', 'x', '-input=false', '--', '-auto-approve']);
   });
