@@ -108,7 +108,8 @@ class OrgformCommand extends Command {
   }
 
   override parseOptions(args: string[]): ReturnType<Command['parseOptions']> {
-    if (this.commands.length > 0) return super.parseOptions(args);
+    // A group reads only its own options, before the subcommand's name: `orgform -version`, `-help`.
+    if (this.commands.length > 0) return super.parseOptions(args.length > 0 && /^-(version|help)$/.test(args[0]!) ? [`-${args[0]}`, ...args.slice(1)] : args);
     // The flags whose next word is their value, whatever it looks like.
     const takesValue = new Set(this.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((f): f is string => f !== undefined)));
     return super.parseOptions(acceptTerraformSpellings(args, longOptionNames(this), takesValue));

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { acceptTerraformSpellings, hintForUnknownOption } from '../../src/cli/terraform-spellings.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
-import { CHANGING_CONFIG } from '../support/workspace.js';
+import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 const APPLY = new Set(['--auto-approve', '--out', '--file', '--no-color', '--target']);
 
@@ -52,6 +52,13 @@ describe('Terraform habits on the command line', () => {
     const result = await runCli(['apply', '-auto-approve', '-parallelism=2'], { cwd, env });
     expect(result.code).toBe(0);
     expect(emulator.counters.writes).toBeGreaterThan(0);
+  });
+
+  it('orgform -version prints the version, as terraform -version does', async () => {
+    const cwd = await makeWorkspace();
+    const result = await runCli(['-version'], { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
   it('apply -input=false is answered with what to do instead, before anything is read', async () => {
