@@ -201,6 +201,8 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--target <slug>', 'only these organisations (repeatable)', collect)
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--detailed-exitcode', 'exit 0 no changes, 1 error, 2 changes present')
+    // plan never asks anything: Terraform's -input=false is taken, so that its scripts run as they are.
+    .addOption(new Option('--input <bool>').choices(['true', 'false']).hideHelp())
     .option('--max-changes <n>', 'exit 1 when the plan has more changes than this', nonNegativeInt('--max-changes'))
     .option('--report <kind=file>', 'also write codequality=FILE (GitLab Code Quality) or gitlab-terraform=FILE (merge request widget counts); repeatable', reportSpec(['codequality', 'gitlab-terraform']))
     .option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)')
@@ -211,6 +213,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .argument('[planfile]', 'a plan saved by `orgform plan --out`')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--auto-approve', 'skip the confirmation')
+    .addOption(new Option('--input <bool>', "false: never ask, even on a terminal (Terraform's -input=false); then --auto-approve or a PLANFILE is needed").choices(['true', 'false']))
     .option('--state <path|url>', STATE_HELP)
     .option('--target <slug>', 'only these organisations (repeatable)', collect)
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')

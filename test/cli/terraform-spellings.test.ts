@@ -29,6 +29,7 @@ describe('acceptTerraformSpellings', () => {
 describe('hintForUnknownOption', () => {
   it('says what orgform does instead of a Terraform-only option', () => {
     expect(hintForUnknownOption('-input=false', APPLY)).toMatch(/^-input is Terraform's: .*--auto-approve/);
+    expect(hintForUnknownOption('-json', APPLY)).toBe("-json is Terraform's: pass --format json.");
     expect(hintForUnknownOption('--lock=false', APPLY)).toMatch(/force-unlock/);
   });
 
@@ -41,7 +42,7 @@ describe('hintForUnknownOption', () => {
 describe('Terraform habits on the command line', () => {
   it('plan -out=plan.bin -detailed-exitcode saves the plan and exits 2, as Terraform would', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
-    const result = await runCli(['plan', '-out=plan.bin', '-detailed-exitcode', '-no-color'], { cwd, env });
+    const result = await runCli(['plan', '-input=false', '-out=plan.bin', '-detailed-exitcode', '-no-color'], { cwd, env });
     expect(result.stderr).toContain('Saved the plan to plan.bin.');
     expect(result.code).toBe(2);
     expect(existsSync(join(cwd, 'plan.bin'))).toBe(true);
@@ -61,11 +62,22 @@ describe('Terraform habits on the command line', () => {
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
-  it('apply -input=false is answered with what to do instead, before anything is read', async () => {
+  it('apply -input=false never asks, even on a terminal: it refuses, saying why, and with -auto-approve applies', async () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
-    const result = await runCli(['apply', '-input=false'], { cwd, env });
+    const refused = await runCli(['apply', '-input=false'], { cwd, env, tty: true, stdin: 'yes\n' });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout + refused.stderr).toContain('input is turned off (-input=false)');
+    expect(emulator.counters.writes).toBe(0);
+    const applied = await runCli(['apply', '-input=false', '-auto-approve'], { cwd, env });
+    expect(applied.code).toBe(0);
+    expect(emulator.counters.writes).toBeGreaterThan(0);
+  });
+
+  it('an option only Terraform has is answered with what to do instead, before anything is read', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const result = await runCli(['plan', '-lock=false'], { cwd, env });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("error: unknown option '-input=false'\n-input is Terraform's:");
+    expect(result.stderr).toContain("error: unknown option '-lock=false'\n-lock is Terraform's: orgform always locks its state");
     expect(emulator.requestLog).toHaveLength(0);
   });
 });

@@ -36,6 +36,8 @@ export interface ApplyFlags {
   shard?: string;
   maxChanges?: number;
   color?: boolean;
+  /** Terraform's `-input=false`: never ask, even on a terminal. */
+  input?: 'true' | 'false';
 }
 
 export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
@@ -60,7 +62,7 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
       now: io.now,
       signal: io.signal,
       openClient: clientOpener(flags, io),
-      confirmation: confirmationFor(io, human),
+      confirmation: flags.input === 'false' ? { unavailable: 'input is turned off (-input=false)' } : confirmationFor(io, human),
       stateSettings: stateSettings(io),
     },
     withApplyPipeline(view, pipeline, human),
