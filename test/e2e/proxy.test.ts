@@ -4,6 +4,9 @@
  * credentials never shown.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { TransportError } from '../../src/api/api-error.js';
+import { createClient } from '../../src/api/client.js';
+import { readProxySettings } from '../../src/api/proxy-settings.js';
 import { startProxy, type TestProxy } from '../support/http-proxy.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
@@ -35,6 +38,34 @@ describe('orgform behind a proxy', () => {
     expect(p.log.length).toBeGreaterThan(0);
     expect(p.log.every((line) => line === `CONNECT ${host}`)).toBe(true);
     expect(p.credentialsSeen).toContain(`alice:${SECRET}`);
+  });
+
+  it("keeps the client's retries and timeouts for proxied requests: a 503 is retried, a silent answer times out", async () => {
+    const { emulator } = await setupEmulatorWorkspace();
+    const p = await proxy();
+    const client = createClient({
+      baseUrl: emulator.url,
+      token: 'demo-token',
+      proxy: readProxySettings({ HTTP_PROXY: p.url })!,
+      retryPolicy: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 3 },
+      timeouts: { headersMs: 300, totalMs: 5_000 },
+    });
+    try {
+      emulator.faults.add({ operation: 'getOrganisations', times: 2, fault: { kind: 'status', status: 503 } });
+      const slugs: string[] = [];
+      for await (const org of client.listOrganisations()) slugs.push(org.slug);
+      expect(slugs).toContain('acme');
+      expect(emulator.counters.byOperation.getOrganisations).toBe(3);
+      expect(p.log.length).toBeGreaterThan(0);
+
+      emulator.faults.add({ operation: 'getOrganisation', times: Infinity, fault: { kind: 'hang' } });
+      const failure = await client.getOrganisation('org_acme').catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(TransportError);
+      expect((failure as TransportError).failure).toBe('timeout');
+      expect((failure as TransportError).attempts).toBe(3);
+    } finally {
+      await client.close();
+    }
   });
 
   it('reaches a Terraform HTTP state backend through the proxy too', async () => {
