@@ -30,6 +30,17 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       [2, 'changes present (plan --detailed-exitcode) or differences found (export --detailed-exitcode)'],
     ],
   },
+  init: {
+    examples: [
+      ['orgform init', 'orgs.yaml (exported when ORGFORM_BASE_URL and a token are set), the GitHub workflow, .gitignore lines'],
+      ['orgform init --gitlab', 'the same with the GitLab CI/CD configuration'],
+      ['orgform init --no-workflow --force', 'orgs.yaml and .gitignore only, replacing an orgs.yaml'],
+    ],
+    exitCodes: [
+      [0, 'the files were written; the steps left are printed'],
+      [1, 'an error: a file exists (without --force), or the export failed; nothing was written'],
+    ],
+  },
   validate: {
     examples: [
       ['orgform validate', 'check ./orgs.yaml; every problem as FILE:LINE:COL'],
