@@ -364,10 +364,10 @@ describe('orgform apply PLANFILE and the directories it leaves', () => {
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
     const elsewhere = await makeWorkspace();
     const result = await runCli(['apply', join(cwd, 'plan.json')], { cwd: elsewhere, env });
-    // The plan's files are named relative to where it was made, so from here it is stale.
-    expect(result.code).toBe(1);
+    // The plan's files and state are where it was made: it applies from here, and writes only there.
+    expect(result.code).toBe(0);
     expect(await readdir(elsewhere)).toEqual([]);
-    expect((await readdir(cwd)).sort()).toEqual(['orgs.yaml', 'plan.json']);
+    expect((await readdir(cwd)).sort()).toEqual(['.orgform', 'orgs.yaml', 'plan.json']);
   });
 
   it('leaves no empty state directory when nothing was journaled, and keeps it when something was', async () => {
