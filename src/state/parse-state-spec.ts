@@ -44,6 +44,8 @@ export function redactUrl(raw: string): string {
     // Unparsable: keep the scheme and host part only, never what might be a password.
     return `${at[1]}://…`;
   }
+  // What follows a `#` may be the rest of a password that held an unescaped `#`.
+  url.hash = '';
   if (url.password !== '') url.password = '***';
   for (const name of [...url.searchParams.keys()]) {
     if (/pass|secret|token/i.test(name)) url.searchParams.set(name, '***');
@@ -85,6 +87,11 @@ function parseUrl(raw: string): URL {
 
 function postgresSpec(raw: string): StateSpec {
   const url = parseUrl(raw);
+  // Only a password with an unescaped `#` makes one, and the URL then splits inside the password:
+  // part of it would show as a host or port, so none of the URL is shown.
+  if (url.hash !== '' || raw.includes('#')) {
+    throw new UsageError('--state postgres://…: the URL holds a "#". If it is part of the password, write it as %23 (or set PGPASSWORD instead).');
+  }
   const name = url.searchParams.get('state') ?? DEFAULT_STATE_NAME;
   const schema = url.searchParams.get('schema') ?? DEFAULT_SCHEMA;
   url.searchParams.delete('state');
@@ -112,6 +119,6 @@ function httpSpec(raw: string): StateSpec {
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     throw new UsageError(`--state ${raw}: refusing plain http:// to ${url.hostname}, the state's credentials would travel unencrypted. Use https://.`);
   }
-  if (url.hash !== '') throw new UsageError(`--state ${raw}: an HTTP state address must not have a #fragment.`);
+  if (url.hash !== '' || raw.includes('#')) throw new UsageError(`--state ${url.protocol}//…: an HTTP state address must not hold a "#" (a #fragment, or an unescaped "#" in a password, which would show here).`);
   return { kind: 'http', address: url, location: url.toString() };
 }

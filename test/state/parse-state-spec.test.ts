@@ -47,6 +47,14 @@ describe('parseStateSpec', () => {
     expect(() => parse('http://gitlab.example/state')).toThrow(/refusing plain http:\/\/ to gitlab.example/);
   });
 
+  it('refuses a postgres or http URL holding a "#" without showing any of it: a password with an unescaped "#" splits there', () => {
+    expect(() => parse('postgres://ada:12#Secret@db.example/ops')).toThrow('the URL holds a "#". If it is part of the password, write it as %23');
+    expect(() => parse('postgres://ada:12#Secret@db.example/ops')).not.toThrow(/Secret|12/);
+    expect(() => parse('https://ada:12#Secret@gitlab.example/state')).toThrow(/must not hold a "#"/);
+    expect(() => parse('https://ada:12#Secret@gitlab.example/state')).not.toThrow(/Secret|12/);
+    expect(parse('postgres://ada:12%23Secret@db.example/ops')).toMatchObject({ location: 'postgres://ada:***@db.example/ops?state=default' });
+  });
+
   it('names the kinds it knows when given another scheme, without the password', async () => {
     expect(() => parse('s3://user:secret@bucket/state')).toThrow('orgform keeps state in a file, in PostgreSQL (postgres://…) or in a Terraform HTTP backend (https://…), not s3://.');
     expect(() => parse('s3://user:secret@bucket/state')).toThrow(/s3:\/\/user:\*\*\*@bucket/);
@@ -58,5 +66,6 @@ describe('redactUrl', () => {
   it('hides the password in the user part and in password-like parameters', () => {
     expect(redactUrl('postgres://ada:p%40ss@db/ops?password=x&sslpassword=y&state=s')).toBe('postgres://ada:***@db/ops?password=***&sslpassword=***&state=s');
     expect(redactUrl('relative/path')).toBe('relative/path');
+    expect(redactUrl('s3://ada:pw@bucket/x#the-rest-of-it')).toBe('s3://ada:***@bucket/x');
   });
 });
