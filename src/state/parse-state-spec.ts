@@ -117,8 +117,9 @@ function httpSpec(raw: string): StateSpec {
     );
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(`--state ${raw}: refusing plain http:// to ${url.hostname}, the state's credentials would travel unencrypted. Use https://.`);
+    throw new UsageError(`--state ${redactUrl(raw)}: refusing plain http:// to ${url.hostname}, the state's credentials would travel unencrypted. Use https://.`);
   }
   if (url.hash !== '' || raw.includes('#')) throw new UsageError(`--state ${url.protocol}//…: an HTTP state address must not hold a "#" (a #fragment, or an unescaped "#" in a password, which would show here).`);
-  return { kind: 'http', address: url, location: url.toString() };
+  // GitLab also takes a token as ?private_token=…: shown nowhere.
+  return { kind: 'http', address: url, location: redactUrl(url.toString()) };
 }

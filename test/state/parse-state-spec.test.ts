@@ -45,6 +45,11 @@ describe('parseStateSpec', () => {
     expect(() => parse('https://u:secret@gitlab.example/state')).toThrow(/must not carry a user name or password.*ORGFORM_STATE_USERNAME/);
     expect(() => parse('https://u:secret@gitlab.example/state')).not.toThrow(/secret/);
     expect(() => parse('http://gitlab.example/state')).toThrow(/refusing plain http:\/\/ to gitlab.example/);
+    // GitLab takes a token in the query too: kept for the requests, never shown.
+    const withToken = parse('https://gitlab.example/api/v4/projects/42/terraform/state/orgform?private_token=glpat-Secret');
+    expect(withToken).toMatchObject({ location: 'https://gitlab.example/api/v4/projects/42/terraform/state/orgform?private_token=***' });
+    expect(withToken.kind === 'http' && withToken.address.searchParams.get('private_token')).toBe('glpat-Secret');
+    expect(() => parse('http://gitlab.example/state?private_token=glpat-Secret')).not.toThrow(/Secret/);
   });
 
   it('refuses a postgres or http URL holding a "#" without showing any of it: a password with an unescaped "#" splits there', () => {
