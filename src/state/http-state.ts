@@ -163,6 +163,8 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         throw stateLockedError(location, other, `orgform force-unlock ${id} with the same --state (or ORGFORM_STATE)`);
       }
       if (answer.status < 200 || answer.status >= 300) {
+        // A gateway's 502 or 504 may come after the server took the lock: let go of it, if it is ours.
+        await unlock(lockInfo).catch(() => undefined);
         await http.close();
         throw refused(answer, 'locking the state');
       }

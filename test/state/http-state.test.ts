@@ -174,6 +174,30 @@ describe('the HTTP backend state', () => {
     }
   });
 
+  it('lets go of a lock the server took although its answer was a failure (a gateway’s 504 after GitLab took it)', async () => {
+    const server = await backend();
+    // A gateway that passes the lock request on, then answers 504 as if the server had timed out.
+    const gateway = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const body = Buffer.concat(chunks);
+        const answer = await fetch(server.url + req.url, { method: req.method, headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, ...(body.length > 0 ? { body } : {}) });
+        const text = await answer.text();
+        if (req.method === 'POST' && req.url?.endsWith('/lock')) return res.writeHead(504).end('Gateway Timeout');
+        res.writeHead(answer.status).end(text);
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    try {
+      const err = await rejection((await open(`http://127.0.0.1:${(gateway.address() as { port: number }).port}${PATH}`)).lock('orgform apply'));
+      expect(err.message).toContain('the server answered locking the state with HTTP 504');
+      expect(server.lockOf(PATH)).toBeNull();
+    } finally {
+      gateway.close();
+    }
+  });
+
   it('fails clearly when the server cannot be reached', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
