@@ -71,8 +71,26 @@ export function checkJournalData(value: unknown, path: string): JournalData {
   }
   for (const [service, entries] of Object.entries(data.services)) {
     if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) throw stateError(path, `has a malformed entry list for ${service}`);
+    // Every entry is read by has(), listed, pulled and copied by migrate (into timestamptz columns):
+    // a tampered one is refused here, by name, rather than crashing state list or migrate later.
+    for (const [key, entry] of Object.entries(entries as Record<string, unknown>)) {
+      if (!isJournalEntry(entry)) throw stateError(path, `has a malformed entry ${key} for ${service} (an entry holds kind, organisation, outcome and at, a time, as text, and run, if any, as text)`);
+    }
   }
   return data as JournalData;
+}
+
+function isJournalEntry(value: unknown): value is JournalEntry {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const e = value as Record<string, unknown>;
+  return (
+    typeof e.kind === 'string' &&
+    typeof e.organisation === 'string' &&
+    typeof e.outcome === 'string' &&
+    typeof e.at === 'string' &&
+    !Number.isNaN(Date.parse(e.at)) &&
+    (e.run === undefined || typeof e.run === 'string')
+  );
 }
 
 export class Journal {

@@ -139,6 +139,10 @@ describe('Journal', () => {
       ['null', 'null', 'is not a JSON object'],
       ['no services', '{"version": 1}', 'has no "services" object'],
       ['a malformed entry list', `{"version": 1, "services": {"${SERVICE}": []}}`, `has a malformed entry list for ${SERVICE}`],
+      ['an entry that is not an object', `{"version": 1, "services": {"${SERVICE}": {"k1": null}}}`, `has a malformed entry k1 for ${SERVICE}`],
+      ['an entry without its outcome', `{"version": 1, "services": {"${SERVICE}": {"k1": {"kind": "remove-channel", "organisation": "o", "at": "2025-01-02T03:04:05Z"}}}}`, `has a malformed entry k1 for ${SERVICE}`],
+      ['an entry whose time is no time', `{"version": 1, "services": {"${SERVICE}": {"k1": {"kind": "remove-channel", "organisation": "o", "outcome": "applied", "at": "yesterday"}}}}`, `has a malformed entry k1 for ${SERVICE}`],
+      ['an entry whose run is not text', `{"version": 1, "services": {"${SERVICE}": {"k1": {"kind": "remove-channel", "organisation": "o", "outcome": "applied", "at": "2025-01-02T03:04:05Z", "run": 7}}}}`, `has a malformed entry k1 for ${SERVICE}`],
     ])('%s', async (_what, text, problem) => {
       await fs.writeFile(statePath, text);
       const bytes = await fs.readFile(statePath);
