@@ -30,16 +30,19 @@ export function parseStateDocument(text: string, location: string): StateDocumen
     throw invalid(location, 'is not JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(location, 'is not a JSON object');
-  const doc = value as { serial?: unknown; lineage?: unknown; resources?: unknown; orgform?: unknown };
+  const doc = value as { serial?: unknown; lineage?: unknown; resources?: unknown; outputs?: unknown; orgform?: unknown };
   const serial = typeof doc.serial === 'number' && Number.isSafeInteger(doc.serial) && doc.serial >= 0 ? doc.serial : 0;
   const lineage = typeof doc.lineage === 'string' && doc.lineage !== '' ? doc.lineage : randomUUID();
   if (doc.orgform === undefined) {
     // Someone else's state (a Terraform workspace's, most likely): never overwritten.
     const resources = Array.isArray(doc.resources) ? doc.resources.length : 0;
-    if (resources > 0 || Object.keys(doc).some((k) => !TERRAFORM_KEYS.has(k))) {
+    // Outputs are a workspace's data too (a state destroyed down to its outputs still holds them).
+    const outputs = typeof doc.outputs === 'object' && doc.outputs !== null ? Object.keys(doc.outputs).length : 0;
+    if (resources > 0 || outputs > 0 || Object.keys(doc).some((k) => !TERRAFORM_KEYS.has(k))) {
+      const what = resources > 0 ? ` (a Terraform state with ${resources} resource${resources === 1 ? '' : 's'})` : outputs > 0 ? ` (a Terraform state with ${outputs} output${outputs === 1 ? '' : 's'})` : '';
       throw new OrgformError(
         'STATE_INVALID',
-        `The state at ${location} holds something other than orgform's journal${resources > 0 ? ` (a Terraform state with ${resources} resource${resources === 1 ? '' : 's'})` : ''}. orgform will not overwrite it: give orgform a state of its own (another name in the address).`,
+        `The state at ${location} holds something other than orgform's journal${what}. orgform will not overwrite it: give orgform a state of its own (another name in the address).`,
       );
     }
     return { serial, lineage, data: { version: JOURNAL_VERSION, services: {} } };

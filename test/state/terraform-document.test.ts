@@ -20,6 +20,9 @@ describe('the Terraform-shaped state document', () => {
   it('refuses what it must not overwrite: another tool’s state, text that is not JSON, a journal of an unknown version', () => {
     expect(() => parseStateDocument('{"version":4,"serial":3,"resources":[{"type":"x"}]}', 'https://x/state')).toThrow(/holds something other than orgform's journal \(a Terraform state with 1 resource\)/);
     expect(() => parseStateDocument('{"something":"else"}', 'https://x/state')).toThrow(/holds something other than orgform's journal/);
+    // A Terraform workspace with outputs and no resources: overwriting it would lose the outputs.
+    const outputsOnly = '{"version":4,"terraform_version":"1.9.0","serial":7,"lineage":"l","outputs":{"db_password":{"value":"x","type":"string","sensitive":true}},"resources":[]}';
+    expect(() => parseStateDocument(outputsOnly, 'https://x/state')).toThrow(/holds something other than orgform's journal \(a Terraform state with 1 output\)/);
     expect(() => parseStateDocument('{not json', 'https://x/state')).toThrow(/is not JSON/);
     expect(() => parseStateDocument('{"serial":1,"orgform":{"version":9,"services":{}}}', 'https://x/state')).toThrow(/has version 9/);
   });
