@@ -63,7 +63,7 @@ export class BatchedJournal implements StateJournal {
   }
 
   record(service: string, key: string, entry: JournalEntry): Promise<void> {
-    const stamped = entry.run === undefined && this.options.run !== undefined ? { ...entry, run: this.options.run } : entry;
+    const stamped = !('run' in entry) && this.options.run !== undefined ? { ...entry, run: this.options.run } : entry;
     (this.options.data.services[service] ??= {})[key] = stamped;
     if (this.failed) {
       this.unwritten += 1;

@@ -27,7 +27,7 @@ export function openFileState(path: string, lockEnvironment?: LockEnvironment): 
           data: journal.data,
           journal: {
             has: (service, key) => journal.has(service, key),
-            record: (service, key, entry) => journal.record(service, key, entry.run === undefined ? { ...entry, run } : entry),
+            record: (service, key, entry) => journal.record(service, key, 'run' in entry ? entry : { ...entry, run }),
             flush: () => journal.flush(),
           },
           // A lock file is not lost while its holder runs (force-unlock is for holders that are gone).

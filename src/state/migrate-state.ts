@@ -42,7 +42,8 @@ export async function migrateState(source: StateBackend, target: StateBackend, r
             continue;
           }
           result.copied += 1;
-          writes.push(to.journal.record(service, key, entry));
+          // As it was: an entry recorded before orgform recorded runs is not stamped with this copy's.
+          writes.push(to.journal.record(service, key, { ...entry, run: entry.run }));
         }
       }
       await Promise.all(writes);

@@ -18,6 +18,8 @@ export interface StateJournal extends JournalReader {
   /**
    * Records an entry. The file resolves once it is on disk; a remote backend resolves at once and
    * writes in batches (see batched-journal.ts), so that a change never waits for the network.
+   * An entry without a `run` key is stamped with this run's lock ID; one whose `run` is there but
+   * undefined (migrate's copy of an entry recorded before orgform recorded runs) is kept as it is.
    */
   record(service: string, key: string, entry: JournalEntry): Promise<void>;
   /** Waits until every entry recorded so far is written (or its loss has been reported). */

@@ -5,7 +5,7 @@
  * commands across backends.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
@@ -101,6 +101,22 @@ describe('state commands', () => {
     const again = await runCli(['state', 'migrate', '--state', database, '--to', 'copy.json'], { cwd, env });
     expect(again.stdout).toContain('Copied 0 entries');
     expect(again.stdout).toContain('(2 already there, kept as they were)');
+  });
+
+  it.each(['postgres', 'http', 'file'] as const)('migrate a journal written before orgform recorded runs to %s: copied as it was, and the check passes', async (kind) => {
+    const cwd = await makeWorkspace();
+    const entries = Object.fromEntries(
+      [1, 2, 3].map((i) => [`remove-channel org_${i} chn_${i}`, { kind: 'remove-channel', organisation: `org-${i}`, outcome: 'applied', at: '2025-01-02T03:04:05.000Z' }]),
+    );
+    const source = join(cwd, 'old.json');
+    await writeFile(source, JSON.stringify({ version: 1, services: { 'https://orgs.example.test': entries } }));
+    const target = kind === 'file' ? { url: join(cwd, 'copy.json'), env: {} } : await remoteState(kind);
+    const migrated = await runCli(['state', 'migrate', '--state', source, '--to', target.url], { cwd, env: target.env });
+    expect(migrated.stderr).toBe('');
+    expect(migrated.stdout).toContain('Copied 3 entries');
+    expect(migrated.code).toBe(0);
+    const list = await runCli(['state', 'list', '--state', target.url], { cwd, env: target.env });
+    expect(list.stdout).toMatch(/organisations\.org-1\.notificationChannels\.remove\.chn_1 +applied +2025-01-02T03:04:05.000Z +-\n/);
   });
 
   it('force-unlock breaks a remote lock with its ID', async () => {
