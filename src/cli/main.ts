@@ -7,12 +7,13 @@ import { buildProgram } from './program.js';
 import type { CliIO } from './io.js';
 
 /**
- * The commands that watch `io.signal` and wind down on the first interrupt. The others install no
+ * The commands that watch `io.signal` and wind down on the first interrupt (`state migrate` holds
+ * two locks, and an HTTP backend's outlives the process: it finishes and lets go). The others install no
  * handler at all: SIGINT and SIGTERM keep the system's default and end the process at once, even in
  * the middle of a synchronous parse (a JavaScript handler would wait for it to end), as a process
  * ended by the signal, which a shell reports as 128 + the signal (130 for Ctrl+C).
  */
-const GRACEFUL_ON_INTERRUPT = new Set(['apply', 'check', 'emulator']);
+const GRACEFUL_ON_INTERRUPT = new Set(['apply', 'check', 'emulator', 'migrate']);
 
 /** The emulator stands in for a service: its memory is not orgform's, and it is kept quick. */
 const HEAP_AS_V8_CHOOSES = new Set(['emulator']);

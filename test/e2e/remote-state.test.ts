@@ -5,7 +5,8 @@
  * commands across backends.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
@@ -117,6 +118,52 @@ describe('state commands', () => {
     expect(migrated.code).toBe(0);
     const list = await runCli(['state', 'list', '--state', target.url], { cwd, env: target.env });
     expect(list.stdout).toMatch(/organisations\.org-1\.notificationChannels\.remove\.chn_1 +applied +2025-01-02T03:04:05.000Z +-\n/);
+  });
+
+  it('migrate, interrupted by Ctrl+C while it writes to an HTTP backend, finishes the copy, says so and lets go of both locks', async () => {
+    const cwd = await makeWorkspace();
+    const service = 'https://orgs.example.test';
+    const entries = Object.fromEntries(
+      Array.from({ length: 30 }, (_, i) => [`remove-channel org_${i} chn_${i}`, { kind: 'remove-channel', organisation: `org-${i}`, outcome: 'applied', at: '2025-01-02T03:04:05.000Z' }]),
+    );
+    await mkdir(join(cwd, '.orgform'));
+    await writeFile(join(cwd, '.orgform', 'state.json'), JSON.stringify({ version: 1, services: { [service]: entries } }));
+    const server = await startTerraformBackend();
+    servers.push(server);
+    // A slow server: each write takes 300 ms, so that the interrupt comes while writes are under way.
+    let writes = 0;
+    const slow = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const body = Buffer.concat(chunks);
+        if (req.method === 'POST' && !req.url!.endsWith('/lock')) {
+          writes += 1;
+          await new Promise((r) => setTimeout(r, 300));
+        }
+        const answer = await fetch(server.url + req.url, { method: req.method, headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, ...(body.length > 0 ? { body } : {}) });
+        res.writeHead(answer.status).end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const path = '/api/v4/projects/42/terraform/state/orgform';
+      const url = `http://127.0.0.1:${(slow.address() as { port: number }).port}${path}`;
+      let pid: number | undefined;
+      const run = spawnCli(['state', 'migrate', '--to', url], { cwd, env: { ...CREDENTIALS, ORGFORM_STATE_BATCH: '10' }, onSpawn: (p) => (pid = p) });
+      for (let i = 0; i < 1000 && writes === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      process.kill(pid!, 'SIGINT');
+      const result = await run;
+      expect(result.signal).toBeNull();
+      expect(result.stderr).toContain('Interrupted: finishing the copy');
+      expect(result.stdout).toContain(`Copied 30 entries from ${join(cwd, '.orgform', 'state.json')} to ${url}.`);
+      expect(result.code).toBe(0);
+      expect(server.lockOf(path)).toBeNull();
+      expect(Object.keys(JSON.parse(server.versions(path).at(-1)!.body).orgform.services[service])).toHaveLength(30);
+      expect(existsSync(join(cwd, '.orgform', 'state.json.lock'))).toBe(false);
+    } finally {
+      slow.close();
+    }
   });
 
   it('force-unlock breaks a remote lock with its ID', async () => {

@@ -8,6 +8,8 @@ export async function run(flags: { state?: string; to: string }, io: CliIO): Pro
   const source = await openCommandState(flags.state, io);
   const target = await openCommandState(flags.to, io);
   if (source.location === target.location) throw new UsageError(`--to names the state being migrated (${source.location}): give another one.`);
+  // The copy is all in memory and on its way: stopping half way would leave a lock to force-unlock.
+  io.signal.addEventListener('abort', () => io.stderr.write('Interrupted: finishing the copy and letting go of both locks (interrupt again to stop at once, which may leave a lock behind).\n'), { once: true });
   const result = await migrateState(source, target, async () => (await openCommandState(flags.to, io)).read());
   const entries = (n: number) => `${n} entr${n === 1 ? 'y' : 'ies'}`;
   io.stdout.write(
