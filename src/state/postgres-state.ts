@@ -62,8 +62,10 @@ function secretsOf(spec: PostgresSpec): string[] {
 }
 
 /** What went wrong, in words, without the password (pg's messages do not carry it; this makes sure). */
-function describePgError(err: unknown, secrets: readonly string[]): string {
+function describePgError(err: unknown, secrets: readonly string[], timeoutMs: number): string {
   const e = err as { message?: string; code?: string };
+  // pg's own words for its client-side deadlines ("timeout expired", "Query read timeout", …) and the server's statement_timeout.
+  if (e?.code === '57014' || /timeout expired|connection timeout|query read timeout/i.test(e?.message ?? '')) return `no answer in time (ORGFORM_STATE_TIMEOUT_MS is ${timeoutMs} ms)`;
   if (e?.code === 'ECONNREFUSED') return 'connection refused (is the database up, and are the host and port right?)';
   if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'the host name could not be resolved';
   const message = typeof e?.message === 'string' && e.message !== '' ? e.message : String(err);
@@ -83,7 +85,7 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
   const schema = `"${spec.schema}"`;
   const table = (name: string) => `${schema}.${name}`;
   const klass = lockClass(spec.schema);
-  const unavailable = (err: unknown) => (err instanceof OrgformError ? err : stateUnavailableError(location, describePgError(err, secrets)));
+  const unavailable = (err: unknown) => (err instanceof OrgformError ? err : stateUnavailableError(location, describePgError(err, secrets, options.settings.timeoutMs)));
 
   async function connect(): Promise<Client> {
     const { default: pg } = await import('pg');
@@ -259,7 +261,7 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
       const markLost = (why: string) => {
         if (!closing) loss.report(lockLostError(location, why));
       };
-      client.on('error', (err) => markLost(`the database connection failed (${describePgError(err, secrets)}), and the lock went with it`));
+      client.on('error', (err) => markLost(`the database connection failed (${describePgError(err, secrets, options.settings.timeoutMs)}), and the lock went with it`));
       client.on('end', () => markLost('the database connection closed, and the lock went with it'));
       try {
         await ensureSchema(client);
@@ -283,7 +285,7 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
           run: holder.id,
           policy: options.settings.batch,
           write: (batch) => insertBatch(client, batch),
-          onFailure: (err, unwritten) => markLost(`writing to the database failed (${describePgError(err, secrets)}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`),
+          onFailure: (err, unwritten) => markLost(`writing to the database failed (${describePgError(err, secrets, options.settings.timeoutMs)}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`),
         });
         return holdRemoteState({
           lock: holder,

@@ -2,6 +2,7 @@
  * The PostgreSQL state against a real server (test/support/postgres-global-setup.ts starts one per
  * run; each test gets a database of its own). No mock of the database anywhere.
  */
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { OrgformError } from '../../src/errors.js';
 import type { JournalEntry } from '../../src/state/journal.js';
@@ -166,6 +167,22 @@ describe('the PostgreSQL state', () => {
       expect(err.message).toContain('Cannot use the state at postgres://ada:***@127.0.0.1:1/ops?state=prod');
       expect(err.message).toContain('connection refused');
       expect(err.message).not.toContain('s3cret-pass');
+    }
+  });
+
+  it('says that a server which takes the connection but never answers gave no answer in time (ORGFORM_STATE_TIMEOUT_MS)', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const state = await open(`postgres://ada:s3cret-pass@127.0.0.1:${port}/ops?state=prod`, { ...DEFAULT_STATE_SETTINGS, timeoutMs: 300 });
+      for (const attempt of [() => state.read(), () => state.lock('orgform apply'), () => state.forceUnlock('0123456789ab')]) {
+        const err = await rejection(attempt());
+        expect(err.code).toBe('STATE_UNAVAILABLE');
+        expect(err.message).toContain('no answer in time (ORGFORM_STATE_TIMEOUT_MS is 300 ms)');
+      }
+    } finally {
+      silent.close();
     }
   });
 });
