@@ -5,6 +5,7 @@
 import { KIND_ORDER } from '../model/change-kind.js';
 import { changeAddress } from '../model/address.js';
 import type { JournalData, JournalEntry } from '../state/journal.js';
+import { terminalSafe } from './ansi.js';
 
 /** A journal key's three parts (journal.ts escapes `%` and spaces in each), or undefined if it is not one. */
 function splitKey(key: string): { kind: string; targetId: string } | undefined {
@@ -26,9 +27,10 @@ export function renderStateList(data: JournalData, location: string): string {
   const lines = [`State ${location}: ${count} entr${count === 1 ? 'y' : 'ies'}${count === 0 ? ' (no one-shot change recorded yet)' : ''}.`];
   for (const service of services) {
     const rows = Object.entries(data.services[service]!)
-      .map(([key, entry]) => [entryAddress(key, entry), entry.outcome === 'applied' ? 'applied' : 'already done', entry.at, entry.run === undefined ? '-' : `run ${entry.run}`] as const)
+      // A remote state is text anyone with write access to it may have written: no control character reaches the terminal.
+      .map(([key, entry]) => [terminalSafe(entryAddress(key, entry)), entry.outcome === 'applied' ? 'applied' : 'already done', terminalSafe(entry.at), entry.run === undefined ? '-' : `run ${terminalSafe(entry.run)}`] as const)
       .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    lines.push('', `${service} (${rows.length})`);
+    lines.push('', `${terminalSafe(service)} (${rows.length})`);
     const width = (i: 0 | 1 | 2) => Math.max(...rows.map((r) => r[i].length));
     const [a, o, w] = [width(0), width(1), width(2)];
     for (const row of rows) lines.push(`  ${row[0].padEnd(a)}  ${row[1].padEnd(o)}  ${row[2].padEnd(w)}  ${row[3]}`);

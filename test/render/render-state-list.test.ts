@@ -32,4 +32,14 @@ describe('renderStateList', () => {
     expect(renderStateList({ version: 1, services: {} }, 'x')).toBe('State x: 0 entries (no one-shot change recorded yet).\n');
     expect(entryAddress('odd key', { kind: 'remove-channel', organisation: 'a', outcome: 'applied', at: '' })).toBe('odd key');
   });
+
+  it('shows control characters in what the state holds as escapes: a tampered state cannot write to the terminal or fake a line', () => {
+    const text = renderStateList(
+      { version: 1, services: { 'https://x\u001b]0;pwned\u0007': { 'odd\nFAKE key': { kind: 'remove-channel', organisation: 'a', outcome: 'applied', at: '2025-01-01T00:00:00.000Z', run: 'r\u001b[2J' } } } },
+      'x',
+    );
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(text).toContain('https://x\\u001b]0;pwned\\u0007 (1)');
+    expect(text).toContain('  odd\\nFAKE key  applied  2025-01-01T00:00:00.000Z  run r\\u001b[2J\n');
+  });
 });
