@@ -192,7 +192,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         },
         onFailure(err, unwritten) {
           const why = err instanceof StateUnavailableError ? err.why : err instanceof Error ? err.message : String(err);
-          loss.report(err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? err : lockLostError(location, `a write failed (${why}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`));
+          loss.report(err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? err : lockLostError(location, `a write failed (${why}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written, nor any recorded after (the changes in flight)`));
         },
       });
       return holdRemoteState({

@@ -285,7 +285,7 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
           run: holder.id,
           policy: options.settings.batch,
           write: (batch) => insertBatch(client, batch),
-          onFailure: (err, unwritten) => markLost(`writing to the database failed (${describePgError(err, secrets, options.settings.timeoutMs)}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written`),
+          onFailure: (err, unwritten) => markLost(`writing to the database failed (${describePgError(err, secrets, options.settings.timeoutMs)}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written, nor any recorded after (the changes in flight)`),
         });
         return holdRemoteState({
           lock: holder,

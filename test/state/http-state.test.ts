@@ -121,9 +121,12 @@ describe('the HTTP backend state', () => {
     for (let i = 1; i <= 10; i++) await held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`));
     await held.journal.flush();
     const error = await lost;
+    // A change in flight when the write failed finishes and is recorded after: not written either, and the message says so.
+    await held.journal.record(SERVICE, 'revoke-invitation org_11 inv_11', entry('org-11'));
+    expect(server.versions(PATH)).toEqual([]);
     expect(error.code).toBe('STATE_LOCK_LOST');
     expect(error.message).toContain('a write failed (the server refused the document as too large (HTTP 413');
-    expect(error.message).toContain('10 recorded entries are not written');
+    expect(error.message).toContain('10 recorded entries are not written, nor any recorded after (the changes in flight)');
     expect(error.message).not.toContain('Nothing was changed');
     await held.release();
     // The lock was still its own: released all the same.
