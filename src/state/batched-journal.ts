@@ -128,6 +128,10 @@ export class LockLoss {
   private error: OrgformError | undefined;
   private listeners: Array<(error: OrgformError) => void> = [];
 
+  get reported(): boolean {
+    return this.error !== undefined;
+  }
+
   report(error: OrgformError): void {
     if (this.error !== undefined) return;
     this.error = error;
@@ -152,6 +156,7 @@ export function holdRemoteState(parts: {
   journal: BatchedJournal;
   loss: LockLoss;
   signal?: AbortSignal;
+  /** Throws only when the lock is left behind after this process (see HeldState.release). */
   unlock(): Promise<void>;
   close(): Promise<void>;
 }): HeldState {
@@ -165,8 +170,13 @@ export function holdRemoteState(parts: {
     async release() {
       parts.signal?.removeEventListener('abort', onAbort);
       await parts.journal.flush();
-      await parts.unlock().catch(() => undefined);
+      let leftBehind: unknown;
+      await parts.unlock().catch((err: unknown) => {
+        leftBehind = err;
+      });
       await parts.close().catch(() => undefined);
+      // After a loss the lock may be someone else's by now: not ours to report.
+      if (leftBehind !== undefined && !parts.loss.reported) throw leftBehind;
     },
   };
 }

@@ -20,7 +20,7 @@ import { OrgformError, UsageError } from '../errors.js';
 import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
 import type { StateSettings } from './open-state.js';
 import type { StateSpec } from './parse-state-spec.js';
-import { lockLostError, stateLockedError, stateUnavailableError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
+import { lockLostError, lockNotReleasedError, stateLockedError, stateUnavailableError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
 import { readProxySettings } from '../api/proxy-settings.js';
 import { createStateHttp, type StateAnswer } from './state-http.js';
 import { emptyDocument, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
@@ -201,7 +201,17 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         journal,
         loss,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
-        unlock: async () => void (await unlock(lockInfo)),
+        async unlock() {
+          let answer: StateAnswer;
+          try {
+            answer = await unlock(lockInfo);
+          } catch (err) {
+            throw lockNotReleasedError(location, holder.id, err instanceof StateUnavailableError ? err.why : String(err));
+          }
+          // 409 or 423: the lock is not ours any more (broken, taken): nothing of ours is left behind.
+          if (answer.status === 409 || answer.status === 423 || (answer.status >= 200 && answer.status < 300)) return;
+          throw lockNotReleasedError(location, holder.id, `the server answered unlocking the state with HTTP ${answer.status}${said(answer)}`);
+        },
         close: () => http.close(),
       });
     },

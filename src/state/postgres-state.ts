@@ -294,8 +294,13 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
           loss,
           ...(options.signal === undefined ? {} : { signal: options.signal }),
           async unlock() {
-            await client.query(`UPDATE ${table('states')} SET lock_id = NULL, lock_info = NULL, lock_pid = NULL, locked_at = NULL WHERE name = $1 AND lock_id = $2`, [spec.name, holder.id]);
-            await client.query('SELECT pg_advisory_unlock($1, $2)', [klass, row.id]);
+            // A failure here needs no report: closing the connection next lets go of the lock all the same.
+            try {
+              await client.query(`UPDATE ${table('states')} SET lock_id = NULL, lock_info = NULL, lock_pid = NULL, locked_at = NULL WHERE name = $1 AND lock_id = $2`, [spec.name, holder.id]);
+              await client.query('SELECT pg_advisory_unlock($1, $2)', [klass, row.id]);
+            } catch {
+              // The session's end releases its advisory lock, and a stale holder row is read as no holder.
+            }
           },
           async close() {
             closing = true;

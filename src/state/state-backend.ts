@@ -61,7 +61,11 @@ export interface HeldState {
    * it) or the journal can no longer be written: nothing new may start then.
    */
   onLost(listener: (error: OrgformError) => void): void;
-  /** Writes what is left, releases the lock and closes the connection. Never throws. */
+  /**
+   * Writes what is left, releases the lock and closes the connection. Throws only when a lock still
+   * held could not be let go and outlives this process (an HTTP backend's): the error says how to
+   * break it, for every later apply would be refused.
+   */
   release(): Promise<void>;
 }
 
@@ -119,6 +123,14 @@ export function lockLostError(location: string, why: string): OrgformError {
   return new OrgformError(
     'STATE_LOCK_LOST',
     `Lost the lock on the state at ${location}: ${why}. Nothing new was started; the changes in flight finished. One-shot changes done since the last write to the state may not be recorded: the next plan shows them again, and applying them finds them already done. Run orgform apply again.`,
+  );
+}
+
+/** The lock could not be let go at the end: what was done stands; what to run before the next apply. */
+export function lockNotReleasedError(location: string, id: string, why: string): OrgformError {
+  return new OrgformError(
+    'STATE_LOCKED',
+    `Could not release the lock ${id} on the state at ${location}: ${why}. What was done above stands and is recorded, but every later apply will be refused until the lock is broken: orgform force-unlock ${id} with the same --state (or ORGFORM_STATE).`,
   );
 }
 

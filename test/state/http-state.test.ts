@@ -201,6 +201,35 @@ describe('the HTTP backend state', () => {
     }
   });
 
+  it('says when its lock could not be released at the end, and how to break it, for every later apply would be refused', async () => {
+    const server = await backend();
+    // A server that fails every unlock with a 500 (after the retries too).
+    const failing = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        if (req.method === 'DELETE') return res.writeHead(500).end('unavailable');
+        const body = Buffer.concat(chunks);
+        const answer = await fetch(server.url + req.url, { method: req.method, headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, ...(body.length > 0 ? { body } : {}) });
+        res.writeHead(answer.status).end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    try {
+      const held = await (await open(`http://127.0.0.1:${(failing.address() as { port: number }).port}${PATH}`)).lock('orgform apply');
+      await held.journal.record(SERVICE, 'revoke-invitation org_1 inv_1', entry('org-1'));
+      const err = await rejection(held.release());
+      expect(err.code).toBe('STATE_LOCKED');
+      expect(err.message).toContain(`Could not release the lock ${held.lock.id} on the state at`);
+      expect(err.message).toContain('HTTP 500: unavailable');
+      expect(err.message).toContain(`orgform force-unlock ${held.lock.id}`);
+      expect(server.lockOf(PATH)?.ID).toBe(held.lock.id);
+      expect(server.versions(PATH)).toHaveLength(1);
+    } finally {
+      failing.close();
+    }
+  });
+
   it('fails clearly when the server cannot be reached', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
