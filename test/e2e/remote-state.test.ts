@@ -104,6 +104,14 @@ describe('state commands', () => {
     expect(again.stdout).toContain('(2 already there, kept as they were)');
   });
 
+  it('refuses to migrate a state that holds nothing (a mistyped --state), and writes nothing to the target', async () => {
+    const cwd = await makeWorkspace();
+    const result = await runCli(['state', 'migrate', '--state', 'typo/state.json', '--to', 'copy.json'], { cwd, env: {} });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('holds no entries: there is nothing to migrate');
+    expect(existsSync(join(cwd, 'copy.json'))).toBe(false);
+  });
+
   it.each(['postgres', 'http', 'file'] as const)('migrate a journal written before orgform recorded runs to %s: copied as it was, and the check passes', async (kind) => {
     const cwd = await makeWorkspace();
     const entries = Object.fromEntries(
