@@ -80,12 +80,15 @@ export class NotSentError extends OrgformError {
   readonly operation: OperationId | undefined;
   /** Why: `interrupted`, or why the run stopped. */
   readonly why: string;
+  /** Held past its `notAfter` (a write built from a read that has aged meanwhile): read again and rebuilt, it may go. */
+  readonly readTooOld: boolean;
 
-  constructor(init: { operation?: OperationId; target?: string; why: string }) {
+  constructor(init: { operation?: OperationId; target?: string; why: string; readTooOld?: boolean }) {
     super('INTERRUPTED', `${init.operation === undefined ? 'the request' : `${init.operation} ${init.target ?? ''}`.trimEnd()} was not sent: ${init.why}`);
     this.name = 'NotSentError';
     this.operation = init.operation;
     this.why = init.why;
+    this.readTooOld = init.readTooOld ?? false;
   }
 }
 

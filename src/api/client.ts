@@ -81,6 +81,8 @@ export interface RequestOptions {
 export interface WriteOptions extends RequestOptions {
   /** Sent as Idempotency-Key; the same across retries of one change. */
   idempotencyKey?: string;
+  /** No attempt is sent after this time (epoch ms, the client's clock): NotSentError with `readTooOld` instead. */
+  notAfter?: number;
 }
 
 export interface OrganisationsClient {
@@ -286,7 +288,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     },
     async updateBillingDetails(id, details, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/billing`);
-      const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: toBillingUpdate(details), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
+      const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: toBillingUpdate(details), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label, notAfter: write.notAfter });
       return optionalOrganisation(body, 'updateBillingDetails', orgTarget(id), secrets);
     },
     async getSlugAvailability(slug) {

@@ -8,6 +8,7 @@
  * paced and timed as any other.
  */
 import { Agent, EnvHttpProxyAgent, interceptors, type Dispatcher } from 'undici';
+import { NotSentError } from './api-error.js';
 import type { ProxySettings } from './proxy-settings.js';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -40,6 +41,8 @@ export interface AttemptRecord {
   heldMs: number;
   /** Waiting at the rate limiter right now. */
   holding: boolean;
+  /** No attempt is sent after this time (a write built from a read that would be too old by then). */
+  notAfter?: number;
 }
 
 export interface RetryEvent {
@@ -55,7 +58,7 @@ export interface RetryEvent {
 export interface RetryingDispatcher {
   dispatcher: Dispatcher;
   /** Starts tracking a logical request; its X-Request-Id header ties the attempts to it. */
-  track(requestId: string, label?: string): AttemptRecord;
+  track(requestId: string, label?: string, notAfter?: number): AttemptRecord;
   untrack(requestId: string): void;
   close(): Promise<void>;
 }
@@ -231,6 +234,11 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
   const gate = (dispatch: DispatchFn): DispatchFn => (opts, handler) => {
     const record = records.get(headerValue(opts.headers, 'x-request-id') ?? '');
     const send = (): boolean => {
+      // Held (a 429's pause, a backoff, pacing) until what it was built from is too old to send.
+      if (record?.notAfter !== undefined && now() > record.notAfter) {
+        failAttempt(handler, new NotSentError({ why: 'what it was built from was read too long ago', readTooOld: true }));
+        return true;
+      }
       const sentAt = limiter.recordSend();
       const observed = new AnswerObserver(handler, (status, headers) => {
         const get = (name: string) => {
@@ -295,8 +303,16 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
 
   return {
     dispatcher,
-    track(requestId, label) {
-      const record: AttemptRecord = { startedAt: now(), attempts: 0, throttles: 0, heldMs: 0, holding: false, ...(label === undefined ? {} : { label }) };
+    track(requestId, label, notAfter) {
+      const record: AttemptRecord = {
+        startedAt: now(),
+        attempts: 0,
+        throttles: 0,
+        heldMs: 0,
+        holding: false,
+        ...(label === undefined ? {} : { label }),
+        ...(notAfter === undefined ? {} : { notAfter }),
+      };
       records.set(requestId, record);
       limiter.begin();
       return record;

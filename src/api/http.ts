@@ -51,6 +51,8 @@ export interface HttpRequest {
   label?: string;
   /** Overrides the default timeouts (the slow slug check has its own). */
   timeouts?: Timeouts;
+  /** No attempt is sent after this time (epoch ms): it fails unsent, NotSentError with `readTooOld`. */
+  notAfter?: number;
 }
 
 export interface HttpResponse {
@@ -171,7 +173,7 @@ export function createHttp(options: HttpOptions): Http {
   async function sendWith(request: HttpRequest, token: string, refreshed: boolean): Promise<HttpResponse> {
     const timeouts = request.timeouts ?? options.timeouts;
     const requestId = randomUUID();
-    const record = options.transport.track(requestId, request.label);
+    const record = options.transport.track(requestId, request.label, request.notAfter);
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
       accept: 'application/json',
@@ -224,7 +226,7 @@ export function createHttp(options: HttpOptions): Http {
         } as unknown as RequestInit);
       } catch (err) {
         const stop = stopOf(err);
-        if (stop instanceof NotSentError) throw new NotSentError({ operation: request.operation, target: target(), why: stop.why });
+        if (stop instanceof NotSentError) throw new NotSentError({ operation: request.operation, target: target(), why: stop.why, readTooOld: stop.readTooOld });
         if (stop) throw fail('rate-limited', `${stop.message.charAt(0).toLowerCase()}${stop.message.slice(1).replace(/\.$/, '')}`);
         if (isRedirectRefusal(err)) {
           const location = record.redirectLocation;

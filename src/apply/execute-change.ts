@@ -8,7 +8,7 @@
  * field changed since the plan so that the write would differ from what was shown.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, isForbidden, isNotFound, TransportError } from '../api/api-error.js';
+import { ApiError, isForbidden, isNotFound, NotSentError, TransportError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import { observeBilling } from '../api/observe-billing.js';
 import { decideBillingWrite, type BillingValues } from '../model/billing.js';
@@ -59,6 +59,11 @@ export interface ExecuteOptions {
 export const DEFAULT_BACKOFF_BASE_MS = 250;
 /** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS); older, it is read again. */
 export const DEFAULT_READ_MAX_AGE_MS = 5_000;
+
+/** The least time a write may take to go out after its read, whatever ORGFORM_READ_MAX_AGE_MS says. */
+const MIN_SEND_WINDOW_MS = 1_000;
+/** How many times a billing write held until its read was too old is built again before the change fails. */
+const MAX_BILLING_BUILDS = 3;
 
 /** Re-reads after an accept: a service may take a moment to show a new membership (4 waits, doubling). */
 const SETTLE_STEPS = [1, 2, 4, 8];
@@ -196,30 +201,55 @@ const show = (value: string | null) => (value === null ? '(none)' : JSON.stringi
 
 /**
  * A billing change: the organisation's billing as it is now, then the declared fields over it, or
- * nothing (already holds them, or stale). Never built from a read older than `maxReadAgeMs`.
+ * nothing (already holds them, or stale). Never built from a read older than `maxReadAgeMs`, nor
+ * sent later than that after its read: a write held longer (a 429's pause, a retry's backoff) is
+ * not sent, but built again from a new read, under a new Idempotency-Key (its body may differ).
  */
 async function writeBilling(change: ApplicableChange, client: OrganisationsClient, waits: Waits, options: ExecuteOptions): Promise<ExecutionResult> {
   const declared = change.declared;
   if (declared === undefined) throw new Error(`plan change ${change.address} has no declared billing`);
-  const now = change.knownAfter !== undefined ? await billingAfterJoin(change, client, waits) : await billingNow(change, client, options);
-  if ('outcome' in now) return now;
-  const decision = decideBillingWrite(declared, change.seen, now);
-  switch (decision.kind) {
-    case 'current':
-      return {
-        outcome: 'already-done',
-        reason: change.knownAfter !== undefined ? 'the billing read after joining already holds the declared values' : 'the service already holds the declared values',
-      };
-    case 'stale': {
-      const fields = decision.changed.map((c) => `billing.${c.field} changed on the service since the plan, from ${show(c.seen)} to ${show(c.now)} (the plan showed ${c.seen === c.declared ? 'no change to it' : `${show(c.seen)} → ${show(c.declared)}`})`);
-      return { outcome: 'stale', reason: staleReason(fields.join('; ')) };
-    }
-    case 'write':
-      await client.updateBillingDetails(change.organisation.id, decision.body, { idempotencyKey: randomUUID(), label: change.address });
-      return { outcome: 'applied' };
-    default: {
-      const unreachable: never = decision;
-      throw new Error(`unknown billing decision ${JSON.stringify(unreachable)}`);
+  const clock = options.now ?? Date.now;
+  // A write goes out moments after its read; a bound of 0 ("always read by id first") still lets it.
+  const sendWithinMs = Math.max(options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS, MIN_SEND_WINDOW_MS);
+  let fresh = options.fresh;
+  for (let build = 1; ; build += 1) {
+    const read =
+      change.knownAfter !== undefined
+        ? { values: await billingAfterJoin(change, client, waits), readAt: clock() }
+        : await billingNow(change, client, { ...options, ...(fresh === undefined ? {} : { fresh }) });
+    if ('outcome' in read) return read;
+    const decision = decideBillingWrite(declared, change.seen, read.values);
+    switch (decision.kind) {
+      case 'current':
+        return {
+          outcome: 'already-done',
+          reason: change.knownAfter !== undefined ? 'the billing read after joining already holds the declared values' : 'the service already holds the declared values',
+        };
+      case 'stale': {
+        const fields = decision.changed.map((c) => `billing.${c.field} changed on the service since the plan, from ${show(c.seen)} to ${show(c.now)} (the plan showed ${c.seen === c.declared ? 'no change to it' : `${show(c.seen)} → ${show(c.declared)}`})`);
+        return { outcome: 'stale', reason: staleReason(fields.join('; ')) };
+      }
+      case 'write':
+        try {
+          await client.updateBillingDetails(change.organisation.id, decision.body, { idempotencyKey: randomUUID(), label: change.address, notAfter: read.readAt + sendWithinMs });
+        } catch (err) {
+          if (!(err instanceof NotSentError && err.readTooOld)) throw err;
+          if (build >= MAX_BILLING_BUILDS) {
+            throw new ChangeFailedError(
+              'updateBillingDetails',
+              `the billing of organisation ${JSON.stringify(change.organisation.slug)} (${change.organisation.id}) was read ${MAX_BILLING_BUILDS} times, and each time its write was held (rate limit, retries) until the read was older than ${sendWithinMs} ms, so it was not sent. Nothing was written; run orgform apply again later`,
+              err,
+            );
+          }
+          // Read again by id: the listing's read is the one that aged.
+          fresh = undefined;
+          continue;
+        }
+        return { outcome: 'applied' };
+      default: {
+        const unreachable: never = decision;
+        throw new Error(`unknown billing decision ${JSON.stringify(unreachable)}`);
+      }
     }
   }
 }
@@ -229,7 +259,7 @@ async function writeBilling(change: ApplicableChange, client: OrganisationsClien
  * billing and the read is recent enough; otherwise read by id, now. Membership comes from a listing
  * (the plan's, or the one apply streams), never from a successful read by id.
  */
-async function billingNow(change: ApplicableChange, client: OrganisationsClient, options: ExecuteOptions): Promise<BillingValues | ExecutionResult> {
+async function billingNow(change: ApplicableChange, client: OrganisationsClient, options: ExecuteOptions): Promise<{ values: BillingValues; readAt: number } | ExecutionResult> {
   const { id, slug } = change.organisation;
   const fresh = options.fresh;
   const now = options.now ?? Date.now;
@@ -262,7 +292,7 @@ async function billingNow(change: ApplicableChange, client: OrganisationsClient,
   if (fresh?.kind === 'listed') {
     if (fresh.slug !== slug) return slugChanged(change, fresh.slug);
     const maxAge = options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS;
-    if (fresh.billing !== null && now() - fresh.readAt <= maxAge) return fresh.billing;
+    if (fresh.billing !== null && now() - fresh.readAt <= maxAge) return { values: fresh.billing, readAt: fresh.readAt };
   }
   let org;
   try {
@@ -277,6 +307,7 @@ async function billingNow(change: ApplicableChange, client: OrganisationsClient,
       err,
     );
   }
+  const readAt = now();
   if (org.slug !== slug) return slugChanged(change, org.slug);
   const billing = observeBilling(org.billing, true);
   if (!billing.known) {
@@ -286,7 +317,7 @@ async function billingNow(change: ApplicableChange, client: OrganisationsClient,
       undefined,
     );
   }
-  return billing.values;
+  return { values: billing.values, readAt };
 }
 
 function slugChanged(change: ApplicableChange, slug: string): ExecutionResult {

@@ -259,3 +259,32 @@ describe.each(MATRIX_PROFILES)('saved plans checked against their own derivation
     expect(emulator.store.dump().organisations.find((o: Organisation) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
   });
 });
+
+describe.each(MATRIX_PROFILES)('a billing write held until its read is old (%s)', (name) => {
+  it('is not sent from that read: a renewal made while a 429 held it is kept, and the write is built again under a new Idempotency-Key', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace(
+      { 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n' },
+      { profile: name, behaviour: { 'billing-put': 'replace' } },
+    );
+    // The first billing write is answered 429 with a pause longer than the read bound; the billing
+    // system renews the subscription during that pause.
+    emulator.faults.add({ operation: 'updateBillingDetails', fault: { kind: 'status', status: 429, retryAfter: 2 } });
+    const faults = emulator.faults as unknown as { take: (...args: unknown[]) => unknown };
+    const take = faults.take.bind(emulator.faults);
+    faults.take = (...args: unknown[]) => {
+      const fault = take(...args);
+      if (fault !== undefined) emulator.store.changeBilling('org_acme', { subscriptionId: 'sub_renewed', customerId: 'cus_renewed' });
+      return fault;
+    };
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ORGFORM_READ_MAX_AGE_MS: '1000' } });
+    expect(result.code).toBe(0);
+    expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing).toMatchObject({
+      billingEmail: 'finance@acme.example',
+      subscriptionId: 'sub_renewed',
+      customerId: 'cus_renewed',
+    });
+    const keys = bodies(emulator.requestLog).map((r) => (r as { idempotencyKey?: string }).idempotencyKey);
+    expect(keys).toHaveLength(2);
+    expect(new Set(keys).size).toBe(2);
+  }, 30_000);
+});
