@@ -7,11 +7,12 @@ import { buildProgram } from './program.js';
 import type { CliIO } from './io.js';
 
 /**
- * The commands that watch `io.signal` and wind down on the first interrupt (`state migrate` holds
- * two locks, and an HTTP backend's outlives the process: it finishes and lets go). The others install no
- * handler at all: SIGINT and SIGTERM keep the system's default and end the process at once, even in
- * the middle of a synchronous parse (a JavaScript handler would wait for it to end), as a process
- * ended by the signal, which a shell reports as 128 + the signal (130 for Ctrl+C).
+ * The commands that watch `io.signal` and wind down on the first interrupt, SIGINT, SIGTERM or
+ * SIGHUP (`state migrate` holds two locks, and an HTTP backend's outlives the process: it finishes
+ * and lets go). The others install no handler at all: the signals keep the system's default and end
+ * the process at once, even in the middle of a synchronous parse (a JavaScript handler would wait
+ * for it to end), as a process ended by the signal, which a shell reports as 128 + the signal (130
+ * for Ctrl+C).
  */
 const GRACEFUL_ON_INTERRUPT = new Set(['apply', 'check', 'emulator', 'migrate']);
 
@@ -65,6 +66,8 @@ async function main(): Promise<void> {
     if (GRACEFUL_ON_INTERRUPT.has(action)) {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      // A closed terminal or a dropped ssh session: wound down like Ctrl+C, not cut off mid-write.
+      process.on('SIGHUP', onSignal);
     }
     if (!HEAP_AS_V8_CHOOSES.has(action)) (await import('./limit-heap-growth.js')).limitHeapGrowth();
   });

@@ -70,8 +70,9 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
     // A command that installs no signal handler (validate, plan, export: see cli/main.ts) ends by the
     // signal's default, which runs no exit handler: take the command with it, then end the same way.
     // Installed before the command starts: a signal between its start and this would otherwise end
-    // orgform by the default and leave the command's group running, orphaned.
-    const unhandled = (['SIGINT', 'SIGTERM'] as const).filter((s) => process.listenerCount(s) === 0);
+    // orgform by the default and leave the command's group running, orphaned. SIGHUP too: a closed
+    // terminal or dropped ssh session ends orgform by it, and the command's own group never gets it.
+    const unhandled = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).filter((s) => process.listenerCount(s) === 0);
     const offSignals = () => unhandled.forEach((s) => process.off(s, onSignal));
     const onSignal = (signal: NodeJS.Signals) => {
       killGroup();

@@ -144,10 +144,13 @@ describe('token commands', () => {
   });
 
   it.each([
-    ['apply, which winds down,', ['apply', '--auto-approve'], 1],
+    ['Ctrl+C', 'apply, which winds down,', ['apply', '--auto-approve'], 'SIGINT', 1],
     // No handler of its own: it ends by the signal (a shell shows 130), the command's group first.
-    ['plan, which stops at once,', ['plan'], 'SIGINT'],
-  ] as const)('Ctrl+C while the token command runs ends %s its whole process group with it, and sends nothing', async (_what, args, code) => {
+    ['Ctrl+C', 'plan, which stops at once,', ['plan'], 'SIGINT', 'SIGINT'],
+    // A terminal closed (or an ssh session dropped) under it.
+    ['A hang-up', 'apply, which winds down,', ['apply', '--auto-approve'], 'SIGHUP', 1],
+    ['A hang-up', 'plan, which stops at once,', ['plan'], 'SIGHUP', 'SIGHUP'],
+  ] as const)('%s while the token command runs ends %s its whole process group with it, and sends nothing', async (_signal, _what, args, signal, code) => {
     const world = await billingWorld(3);
     const command = 'sleep 400 & echo $! > sleep.pid; wait; echo late-token';
     let orgform: number | undefined;
@@ -155,9 +158,9 @@ describe('token commands', () => {
     const pidFile = join(world.cwd, 'sleep.pid');
     expect(await waitFor(() => existsSync(pidFile) && readPid(pidFile) !== undefined, 15_000)).toBe(true);
     const pid = readPid(pidFile)!;
-    expect(signalChild(orgform!, 'SIGINT')).toBe(true);
+    expect(signalChild(orgform!, signal)).toBe(true);
     const result = await run;
-    if (code === 'SIGINT') expect(result.signal).toBe('SIGINT');
+    if (typeof code === 'string') expect(result.signal).toBe(code);
     else expect(result.code).toBe(code);
     if (code === 1) expect(result.stderr).toContain('Error: The token command (ORGFORM_TOKEN_COMMAND) was stopped: orgform was interrupted. Nothing was sent.');
     expect(result.stderr).not.toMatch(STACK);
