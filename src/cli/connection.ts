@@ -55,6 +55,8 @@ export async function resolveConnection(flags: ConnectionFlags, io: Pick<CliIO, 
     throw new UsageError('No token: set ORGFORM_TOKEN, pass --token-file FILE, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints one.');
   }
   if (/[\r\n\0]/.test(token)) throw new UsageError('The token contains a line break or NUL; check ORGFORM_TOKEN.');
+  const bad = describeBadToken(token);
+  if (bad !== undefined) throw new UsageError(`The token ${bad}; check ORGFORM_TOKEN.`);
   return { baseUrl, token, source: 'ORGFORM_TOKEN' };
 }
 
@@ -74,5 +76,19 @@ async function readTokenFile(file: string, cwd: string): Promise<string> {
   }
   if (token === '') throw new UsageError(`The token file ${file} is empty.`);
   if (/[\r\n\0]/.test(token)) throw new UsageError(`The token contains a line break or NUL; check the token file ${file}.`);
+  const bad = describeBadToken(token);
+  if (bad !== undefined) throw new UsageError(`The token ${bad}; check the token file ${file}.`);
   return token;
+}
+
+/**
+ * What keeps a token out of an Authorization header, never quoting it: a control character (an
+ * escape sequence pasted with it) or one beyond Latin-1. Sent, fetch refuses it with what reads as
+ * a failed connection. Undefined when it can be sent.
+ */
+export function describeBadToken(token: string): string | undefined {
+  const at = token.search(/[^\t\x20-\x7e\x80-\xff]/);
+  if (at < 0) return undefined;
+  const code = token.codePointAt(at)!;
+  return `holds a character an HTTP header cannot carry (U+${code.toString(16).toUpperCase().padStart(4, '0')}, at position ${at + 1})`;
 }

@@ -14,6 +14,7 @@
  */
 import { spawn } from 'node:child_process';
 import { OrgformError, TokenCommandError } from '../errors.js';
+import { describeBadToken } from './connection.js';
 
 export interface TokenCommandOptions {
   env: NodeJS.ProcessEnv;
@@ -147,6 +148,8 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
       if (code !== 0) return fail(`failed with exit status ${code}`);
       if (out === '') return fail('printed nothing (exit status 0); it must print the token on stdout');
       if (/[\r\n\0]/.test(out)) return fail('printed more than one line (exit status 0); it must print the token alone');
+      const bad = describeBadToken(out);
+      if (bad !== undefined) return fail(`printed a token that ${bad}`);
       resolve(out);
     });
   });

@@ -172,6 +172,7 @@ describe('token commands', () => {
     ['prints nothing', 'true', 'The token command (--token-command) printed nothing (exit status 0); it must print the token on stdout.'],
     ['prints only blanks', 'printf "  \\n\\n"', 'The token command (--token-command) printed nothing (exit status 0); it must print the token on stdout.'],
     ['prints two lines', 'printf "one-token\\ntwo-token\\n"', 'The token command (--token-command) printed more than one line (exit status 0); it must print the token alone.'],
+    ['prints a token with an escape sequence', 'printf "one-token\\033[0m\\n"', 'The token command (--token-command) printed a token that holds a character an HTTP header cannot carry (U+001B, at position 10).'],
     ['is killed', 'kill -9 $$', 'The token command (--token-command) was killed by SIGKILL.'],
     ['cannot be found', 'no-such-command-for-orgform', 'The token command (--token-command) failed with exit status 127.'],
   ])('a command that %s stops before any request, exit 1', async (_what, command, message) => {

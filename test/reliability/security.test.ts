@@ -202,4 +202,16 @@ describe('security', () => {
     expect(world.emulator.counters.total).toBe(0);
     world.leaks.expectClean();
   });
+
+  it('case 27b: a token holding a character a header cannot carry (an escape sequence, one beyond Latin-1) is refused before any request, by where it is, not as a failed connection', async () => {
+    const world = await startWorld({ config: 'version: 1\norganisations:\n  acme: {}\n' });
+    for (const [bad, where] of [[`${world.token}\u001b[0m`, 'U+001B'], [`${world.token}\u20ac`, 'U+20AC'], [`${world.token}\u007f`, 'U+007F']] as const) {
+      const result = await world.cli(['plan'], { env: { ORGFORM_TOKEN: bad } });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`The token holds a character an HTTP header cannot carry (${where}`);
+      expect(result.stderr).not.toContain('connection');
+    }
+    expect(world.emulator.counters.total).toBe(0);
+    world.leaks.expectClean();
+  });
 });
