@@ -5,6 +5,7 @@
  * else changed (stale), membership that only a listing proves, and saved plans that were edited.
  */
 import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -18,7 +19,7 @@ import { runApply } from '../../src/engine/apply-flow.js';
 import { recordingApplyView } from '../support/recording-view.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
-import { runCli } from '../support/run-cli.js';
+import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
 
 let profile: ProfileName;
@@ -286,5 +287,25 @@ describe.each(MATRIX_PROFILES)('a billing write held until its read is old (%s)'
     const keys = bodies(emulator.requestLog).map((r) => (r as { idempotencyKey?: string }).idempotencyKey);
     expect(keys).toHaveLength(2);
     expect(new Set(keys).size).toBe(2);
+  }, 30_000);
+});
+
+describe('a saved plan naming a config file that is not one', () => {
+  it('refuses it as stale at once, without reading a FIFO it names (which blocked apply past every signal, SIGKILL apart)', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    execFileSync('mkfifo', [join(cwd, 'fifo')]);
+    const { checksum: _checksum, ...body } = JSON.parse(await readFile(join(cwd, 'plan.json'), 'utf8')) as Record<string, any>;
+    body.configFiles[0].path = 'fifo';
+    body.desired.files[0].path = 'fifo';
+    const checksum = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    await writeFile(join(cwd, 'plan.json'), JSON.stringify({ ...body, checksum }));
+    let pid: number | undefined;
+    const killer = setTimeout(() => pid !== undefined && process.kill(pid, 'SIGKILL'), 15_000);
+    const result = await spawnCli(['apply', 'plan.json'], { cwd, env, onSpawn: (p) => (pid = p) }).finally(() => clearTimeout(killer));
+    expect(result.signal).toBeNull();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('config file fifo cannot be read now');
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
   }, 30_000);
 });
