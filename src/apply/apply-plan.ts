@@ -134,6 +134,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       const result = await executeChange(change, options.client, {
         now,
         ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(options.backoffBaseMs === undefined ? {} : { backoffBaseMs: options.backoffBaseMs }),
         ...(options.maxReadAgeMs === undefined ? {} : { maxReadAgeMs: options.maxReadAgeMs }),
         ...(fresh === undefined || change.kind !== 'billing' ? {} : { fresh }),

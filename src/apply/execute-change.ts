@@ -47,6 +47,8 @@ export class ChangeFailedError extends Error {
 export interface ExecuteOptions {
   /** Waits between the re-reads that give a just-joined membership time to show; injected in tests. */
   sleep?: (ms: number) => Promise<void>;
+  /** Apply's interrupt: ends those waits at once. */
+  signal?: AbortSignal;
   /** First step of those waits, doubling (the retry policy's base: ORGFORM_RETRY_BASE_MS). */
   backoffBaseMs?: number;
   /** A billing change's fresh read, when apply streamed one; otherwise the organisation is read now. */
@@ -74,9 +76,27 @@ interface Waits {
   sleep: (ms: number) => Promise<void>;
   settle: number[];
   foreign404: number[];
+  /** Apply's interrupt: a wait ends at once, and no re-read follows. */
+  signal: AbortSignal | undefined;
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+/** `sleep`, over at once on an interrupt (its own timer then cleared, so that it keeps nothing alive). */
+function interruptibleSleep(sleep: ((ms: number) => Promise<void>) | undefined, signal: AbortSignal | undefined): (ms: number) => Promise<void> {
+  return (ms) => {
+    if (signal?.aborted) return Promise.resolve();
+    return new Promise<void>((done) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const finish = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', finish);
+        done();
+      };
+      signal?.addEventListener('abort', finish, { once: true });
+      if (sleep === undefined) timer = setTimeout(finish, ms);
+      else void sleep(ms).then(finish, finish);
+    });
+  };
+}
 
 function describeError(err: unknown): string {
   return err instanceof ApiError ? `HTTP ${err.status}${err.serviceCode ? ` ${err.serviceCode}` : ''}` : (err as Error).message;
@@ -86,12 +106,13 @@ function describeError(err: unknown): string {
  * Membership as the listing shows it: a service may let non-members read an organisation, so a
  * successful GetOrganisation proves nothing. The listing filtered by slug is one small request.
  */
-async function isMember(client: OrganisationsClient, organisationId: string, slug: string): Promise<{ ok: true } | { ok: false; why: string }> {
+async function isMember(client: OrganisationsClient, organisationId: string, slug: string): Promise<{ ok: true } | { ok: false; why: string; unknown?: true }> {
   try {
     for await (const org of client.listOrganisations({ filter: slug })) if (org.id === organisationId) return { ok: true };
     return { ok: false, why: 'it is not among your organisations' };
   } catch (err) {
-    return { ok: false, why: describeError(err) };
+    // Not sent (an interrupt, the run stopped): nothing is known about the membership.
+    return { ok: false, why: describeError(err), ...(err instanceof NotSentError ? { unknown: true as const } : {}) };
   }
 }
 
@@ -99,7 +120,7 @@ async function isMember(client: OrganisationsClient, organisationId: string, slu
 async function settle<T extends { ok: boolean }>(attempt: () => Promise<T>, waits: Waits): Promise<T> {
   let result = await attempt();
   for (const delay of waits.settle) {
-    if (result.ok) break;
+    if (result.ok || waits.signal?.aborted) break;
     await waits.sleep(delay);
     result = await attempt();
   }
@@ -113,7 +134,12 @@ function isServiceNotFound(err: unknown): boolean {
 
 export async function executeChange(change: ApplicableChange, client: OrganisationsClient, options: ExecuteOptions = {}): Promise<ExecutionResult> {
   const base = options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS;
-  const waits: Waits = { sleep: options.sleep ?? defaultSleep, settle: SETTLE_STEPS.map((n) => n * base), foreign404: FOREIGN_404_STEPS.map((n) => n * base) };
+  const waits: Waits = {
+    sleep: interruptibleSleep(options.sleep, options.signal),
+    settle: SETTLE_STEPS.map((n) => n * base),
+    foreign404: FOREIGN_404_STEPS.map((n) => n * base),
+    signal: options.signal,
+  };
   const orgId = change.organisation.id;
   const slug = change.organisation.slug;
   const target = change.targetId ?? '';
@@ -133,6 +159,14 @@ export async function executeChange(change: ApplicableChange, client: Organisati
         // The first attempt may have been applied and its answer lost: membership tells.
         const member = await settle(() => isMember(client, orgId, slug), waits);
         if (member.ok) return { outcome: 'already-done', reason: 'the invitation is no longer pending and you are a member of the organisation' };
+        // Interrupted before the checks were done: a membership that takes a moment to show may not have yet.
+        if (member.unknown === true || waits.signal?.aborted === true) {
+          throw new ChangeFailedError(
+            'acceptInvitation',
+            `${(err as Error).message}; whether the invitation was accepted is not known: apply was interrupted before your membership of organisation ${JSON.stringify(orgId)} could be confirmed (last check: ${member.why}). Run orgform apply again: it checks`,
+            err,
+          );
+        }
         throw new ChangeFailedError(
           'acceptInvitation',
           `${(err as Error).message}; and you are not a member of organisation ${JSON.stringify(orgId)} (${member.why}), so the invitation was not accepted`,

@@ -141,3 +141,35 @@ organisations:
     expect(emulator.counters.byOperation.setActiveOrganisation).toBe(0);
   });
 });
+
+describe('an interrupt while apply waits for a new membership to show', () => {
+  it('ends the wait at once, and says whether the invitation was accepted is not known rather than that it was not', async () => {
+    const { emulator, cwd, env } = await setupEmulatorWorkspace(
+      { 'orgs.yaml': 'version: 1\norganisations:\n  wonka:\n    id: org_wonka\n    invitations:\n      accept: [inv_wonka_ada]\n' },
+      { behaviour: { 'membership-lag': 4 } },
+    );
+    // The accept is applied and its answer lost; the membership then takes four reads to show.
+    emulator.faults.add({ operation: 'acceptInvitation', fault: { kind: 'lost-response' } });
+    const controller = new AbortController();
+    let interruptedAt: number | undefined;
+    const store = emulator.store as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const list = store.listOrganisations!.bind(emulator.store);
+    store.listOrganisations = (...args: unknown[]) => {
+      // The first membership check after the accept: Ctrl+C while it is answered, before the next wait.
+      if (interruptedAt === undefined && emulator.requestLog.some((r) => r.operation === 'acceptInvitation')) {
+        interruptedAt = Date.now();
+        controller.abort(new Error('SIGINT'));
+      }
+      return list(...args);
+    };
+    // Waits of 1, 2, 4 and 8 s between the membership checks.
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ORGFORM_RETRY_BASE_MS: '1000' }, signal: controller.signal });
+    const endedAfterMs = Date.now() - interruptedAt!;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('whether the invitation was accepted is not known');
+    expect(result.stdout).not.toContain('so the invitation was not accepted');
+    // Well within the first of the waits: none of them was slept through.
+    expect(endedAfterMs).toBeLessThan(1_000);
+    expect(emulator.store.dump().users.find((u) => u.token === 'demo-token')?.memberships).toContain('org_wonka');
+  }, 30_000);
+});
