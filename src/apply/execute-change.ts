@@ -272,7 +272,8 @@ async function writeBilling(change: ApplicableChange, client: OrganisationsClien
             throw new ChangeFailedError(
               'updateBillingDetails',
               `the billing of organisation ${JSON.stringify(change.organisation.slug)} (${change.organisation.id}) was read ${MAX_BILLING_BUILDS} times, and each time its write was held (rate limit, retries) until the read was older than ${sendWithinMs} ms, so it was not sent. Nothing was written; run orgform apply again later`,
-              err,
+              // Not the NotSentError: that would report the change as not started, as an interrupt does.
+              undefined,
             );
           }
           // Read again by id: the listing's read is the one that aged.

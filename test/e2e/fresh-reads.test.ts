@@ -288,6 +288,19 @@ describe.each(MATRIX_PROFILES)('a billing write held until its read is old (%s)'
     expect(keys).toHaveLength(2);
     expect(new Set(keys).size).toBe(2);
   }, 30_000);
+
+  it('fails the change, writing nothing, when every one of three builds is held until its read is old', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace(
+      { 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n' },
+      { profile: name, behaviour: { 'billing-put': 'replace' } },
+    );
+    emulator.faults.add({ operation: 'updateBillingDetails', times: 3, fault: { kind: 'status', status: 429, retryAfter: 2 } });
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ORGFORM_READ_MAX_AGE_MS: '1000' } });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('was read 3 times, and each time its write was held (rate limit, retries) until the read was older than 1000 ms, so it was not sent. Nothing was written');
+    expect(bodies(emulator.requestLog)).toHaveLength(3);
+    expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('billing@acme.example');
+  }, 30_000);
 });
 
 describe('a saved plan naming a config file that is not one', () => {
