@@ -12,7 +12,7 @@ import type { RetryingDispatcher, Timeouts } from './dispatcher.js';
 import { OrgformError } from '../errors.js';
 import { describeNetworkFailure } from './describe-network-failure.js';
 import type { ProxySettings } from './proxy-settings.js';
-import { BodyTooLargeError, readBodyCapped } from './read-body.js';
+import { BodyNotUtf8Error, BodyTooLargeError, readBodyCapped } from './read-body.js';
 import { timerDelay } from './timer-delay.js';
 import { redactSecrets, sanitizeCause } from './redact.js';
 import type { TokenSource } from './token-source.js';
@@ -247,6 +247,7 @@ export function createHttp(options: HttpOptions): Http {
         text = await readBodyCapped(response, options.maxResponseBytes);
       } catch (err) {
         if (err instanceof BodyTooLargeError) throw fail('too-large', `${err.message}; refusing to read it`);
+        if (err instanceof BodyNotUtf8Error) throw fail('bad-response', `${err.message}; nothing is read from it`);
         const { failure, detail } = describeTransportFailure(err, deadline.aborted, options.proxy !== undefined);
         throw fail(failure, detail, err);
       }

@@ -29,5 +29,20 @@ export async function readBodyCapped(response: Response, maxBytes: number): Prom
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  // Strictly: a value read wrongly (U+FFFD in place of an é a Latin-1 answer carried) would be
+  // written back as if read, over the service's own.
+  try {
+    return UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    throw new BodyNotUtf8Error();
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export class BodyNotUtf8Error extends Error {
+  constructor() {
+    super('the answer is not valid UTF-8 (JSON must be)');
+    this.name = 'BodyNotUtf8Error';
+  }
 }

@@ -27,7 +27,8 @@ export function actOutFault(res: ServerResponse, fault: AnsweringFault, formatRe
         writeAnswer(res, answer);
       } else {
         headers['content-type'] = fault.contentType ?? 'application/json; charset=utf-8';
-        writeAnswer(res, { status: fault.status, headers, body: fault.body });
+        // latin1: a legacy service's answer, not UTF-8 (é as the single byte E9).
+        writeAnswer(res, { status: fault.status, headers, body: fault.bodyEncoding === 'latin1' ? Buffer.from(fault.body, 'latin1') : fault.body });
       }
       return fault.status;
     }

@@ -6,7 +6,7 @@ import type { OperationId } from '../api/types.js';
 import { OPERATION_IDS } from '../api/types.js';
 
 export type Fault =
-  | { kind: 'status'; status: number; retryAfter?: number; body?: string; contentType?: string }
+  | { kind: 'status'; status: number; retryAfter?: number; body?: string; contentType?: string; bodyEncoding?: 'utf8' | 'latin1' }
   | { kind: 'drop' }
   | { kind: 'lost-response' }
   | { kind: 'hang' }
@@ -112,6 +112,7 @@ function checkFault(fault: unknown): string | undefined {
       if (fault.retryAfter !== undefined && !isCount(fault.retryAfter)) return 'retryAfter must be a number of seconds';
       if (fault.body !== undefined && typeof fault.body !== 'string') return 'body must be a string';
       if (fault.contentType !== undefined && typeof fault.contentType !== 'string') return 'contentType must be a string';
+      if (fault.bodyEncoding !== undefined && fault.bodyEncoding !== 'utf8' && fault.bodyEncoding !== 'latin1') return 'bodyEncoding must be "utf8" or "latin1"';
       return undefined;
     case 'drop':
     case 'lost-response':

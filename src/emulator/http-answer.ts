@@ -9,7 +9,8 @@ export interface Answer {
   status: number;
   headers?: Record<string, string>;
   /** Undefined: no body at all. */
-  body?: string;
+  /** A string is sent as UTF-8; bytes as they are (a fault's body in another encoding). */
+  body?: string | Buffer;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';

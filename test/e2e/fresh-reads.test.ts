@@ -322,3 +322,20 @@ describe('a saved plan naming a config file that is not one', () => {
     expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
   }, 30_000);
 });
+
+describe('an answer that is not UTF-8', () => {
+  it('is not read, so that no value it garbles is written back: a Latin-1 é in an undeclared field fails the change, and nothing is sent', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace(
+      { 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n' },
+      { behaviour: { 'billing-put': 'replace' } },
+    );
+    // Apply's read of acme just before the write, answered by a legacy service in Latin-1.
+    const body = JSON.stringify({ id: 'org_acme', slug: 'acme', billing: { billingEmail: 'billing@acme.example', customerId: 'cus_acme', subscriptionId: 'sub_acme', platformId: 'plat_café' } });
+    emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'status', status: 200, body, contentType: 'application/json', bodyEncoding: 'latin1' } });
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stdout + result.stderr).toContain('the answer is not valid UTF-8');
+    expect(bodies(emulator.requestLog)).toEqual([]);
+    expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.platformId).toBe('plat_acme');
+  });
+});
