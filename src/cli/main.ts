@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     if (stdoutClosed) return;
     if (err.code !== 'EPIPE') throw err;
     stdoutClosed = true;
-    if (!GRACEFUL_ON_INTERRUPT.has(action)) leave(128 + 13, { drain: false });
+    if (!GRACEFUL_ON_INTERRUPT.has(action)) leave(SIGPIPE_EXIT, { drain: false });
     else process.stderr.write('orgform: standard output was closed; the rest of its output is dropped, and the command goes on to its end.\n');
   });
   let code: number = 0;
@@ -89,9 +89,13 @@ function isRegularFile(fd: number): boolean {
 }
 
 /** The one way out of the process. Draining lets a pipe take the rest of a large plan first. */
+const SIGPIPE_EXIT = 128 + 13;
+
 function leave(code: number, options: { drain: boolean }): void {
   const exit = () => process.exit(code);
-  if (options.drain && !process.stdout.destroyed) process.stdout.write('', exit);
+  // The last write can fail with EPIPE before the stream's error event is heard: the same end.
+  const drained = (err?: Error | null) => ((err as NodeJS.ErrnoException | null | undefined)?.code === 'EPIPE' && code === 0 ? process.exit(SIGPIPE_EXIT) : exit());
+  if (options.drain && !process.stdout.destroyed) process.stdout.write('', drained);
   else exit();
 }
 
