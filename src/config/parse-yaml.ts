@@ -104,8 +104,13 @@ export function parseYaml(text: string): ParseYamlResult {
     if (isAlias(node)) {
       const pos = node.range ? positionOf(node.range[0]) : fallback;
       const target = anchors.get(node.source);
-      // yaml reports an alias without its anchor as an error, so target is there; be safe anyway.
-      return target === undefined ? emptyScalar(pos) : { kind: 'alias', pos, target };
+      // yaml's parse leaves an alias without its anchor to toJS, which this does not call: refuse
+      // it here, or it would silently be null (a valid organisation entry).
+      if (target === undefined) {
+        problems.push({ pos, message: noAnchorMessage(node.source) });
+        return emptyScalar(pos);
+      }
+      return { kind: 'alias', pos, target };
     }
     if (isMap(node)) {
       const pos = node.range ? positionOf(node.range[0]) : fallback;
@@ -139,6 +144,7 @@ export function parseYaml(text: string): ParseYamlResult {
     } else if (isAlias(keyNode)) {
       const pos = keyNode.range ? positionOf(keyNode.range[0]) : fallback;
       const target = anchors.get(keyNode.source);
+      if (target === undefined) problems.push({ pos, message: noAnchorMessage(keyNode.source) });
       if (target !== undefined && target.kind !== 'scalar') problems.push({ pos, message: 'a key must be a string, not a mapping or a list' });
       key = target?.kind === 'scalar' ? { ...target, pos } : emptyScalar(pos);
     } else {
@@ -200,6 +206,10 @@ function measureExpansion(root: SourceNode): { nodes: number; biggest: Position 
     return nodes;
   };
   return { nodes: count(root), biggest: biggest?.pos };
+}
+
+function noAnchorMessage(name: string): string {
+  return `alias *${name} has no anchor &${name} before it (an alias stands for the anchor of its name written above it): define the anchor first, or fix the name`;
 }
 
 function hasRange(node: unknown): node is { range: [number, number, number] } {

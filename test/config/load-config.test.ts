@@ -207,6 +207,21 @@ uses: [${Array(60).fill('*big').join(', ')}]
 });
 
 describe('loadConfig reading anchors and aliases', () => {
+  it('refuses an alias with no anchor of its name before it, where null would be a valid value', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme: *nope\n  beta: *later\n  gamma: &later {}\n' });
+    expect(lines(await load(cwd, []))).toEqual([
+      'orgs.yaml:3:9: alias *nope has no anchor &nope before it (an alias stands for the anchor of its name written above it): define the anchor first, or fix the name',
+      'orgs.yaml:4:9: alias *later has no anchor &later before it (an alias stands for the anchor of its name written above it): define the anchor first, or fix the name',
+    ]);
+  });
+
+  it('refuses an alias with no anchor used as a key', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  *nope : {}\n' });
+    expect(lines(await load(cwd, []))).toEqual([
+      'orgs.yaml:3:3: alias *nope has no anchor &nope before it (an alias stands for the anchor of its name written above it): define the anchor first, or fix the name',
+    ]);
+  });
+
   /** A bulk file in which every organisation's billing is one anchor, used `n - 1` times. */
   function sharedBilling(n: number): string {
     const lines = ['version: 1', 'organisations:', '  org-0:', '    billing: &billing', '      billingEmail: billing@example.com', '      customerID: cus_shared'];
