@@ -16,6 +16,14 @@ import { emptyScalar, type Position, type SourceMap, type SourceNode, type Sourc
  */
 export const EXPANDED_NODES_PER_CHAR = 10;
 
+/**
+ * The same bound on the characters of the keys and scalars once expanded: a long string repeated by
+ * aliases is few nodes, but a 3 MiB string used 20,000 times is 60 billion characters for
+ * validation to read (and it ran out of memory). Without aliases a file holds fewer characters of
+ * text than it is long.
+ */
+export const EXPANDED_CHARS_PER_CHAR = 10;
+
 export interface PositionedMessage {
   pos: Position;
   message: string;
@@ -160,52 +168,72 @@ export function parseYaml(text: string): ParseYamlResult {
   if (problems.length > 0) return { ok: false, problems };
   if (root === null || anchors.size === 0) return { ok: true, root };
 
-  const budget = EXPANDED_NODES_PER_CHAR * text.length;
   const expansion = measureExpansion(root);
-  if (expansion.nodes > budget) {
-    const nodes = expansion.nodes < 1e9 ? expansion.nodes.toLocaleString('en-US') : 'more than a billion';
-    const message = `aliases expand this document to ${nodes} nodes, over the ${budget.toLocaleString('en-US')} allowed for its size (${EXPANDED_NODES_PER_CHAR} per character): an alias bomb? The file is rejected; the alias that expands the most is here`;
-    return { ok: false, problems: [{ pos: expansion.biggest ?? { line: 1, col: 1 }, message }] };
-  }
-  return { ok: true, root };
+  const over = (count: number, unit: string, per: number, at: Position | undefined): ParseYamlResult | undefined => {
+    const budget = per * text.length;
+    if (count <= budget) return undefined;
+    const amount = count < 1e9 ? count.toLocaleString('en-US') : 'more than a billion';
+    const message = `aliases expand this document to ${amount} ${unit}, over the ${budget.toLocaleString('en-US')} allowed for its size (${per} per character): an alias bomb? The file is rejected; the alias that expands the most is here`;
+    return { ok: false, problems: [{ pos: at ?? { line: 1, col: 1 }, message }] };
+  };
+  return (
+    over(expansion.nodes, 'nodes', EXPANDED_NODES_PER_CHAR, expansion.biggest) ??
+    over(expansion.chars, 'characters of text', EXPANDED_CHARS_PER_CHAR, expansion.longest) ?? { ok: true, root }
+  );
 }
 
 /**
- * How many nodes the document holds once every alias is replaced by what it stands for, counted
- * without expanding anything (each node's count is kept), so in one walk of the tree as written;
- * and the alias that stands for the most. An alias inside what it refers to (a cycle, which readTree
- * reports) counts as one node.
+ * How many nodes the document holds once every alias is replaced by what it stands for, and how
+ * many characters its keys and scalars then hold, counted without expanding anything (each node's
+ * counts are kept), so in one walk of the tree as written; and the aliases that stand for the most
+ * of each. An alias inside what it refers to (a cycle, which readTree reports) counts as one node.
  */
-function measureExpansion(root: SourceNode): { nodes: number; biggest: Position | undefined } {
-  const counts = new Map<SourceNode, number>();
+function measureExpansion(root: SourceNode): { nodes: number; chars: number; biggest: Position | undefined; longest: Position | undefined } {
+  const counts = new Map<SourceNode, Size>();
   const inProgress = new Set<SourceNode>();
   let biggest: { pos: Position; nodes: number } | undefined;
-  const count = (node: SourceNode): number => {
+  let longest: { pos: Position; chars: number } | undefined;
+  const count = (node: SourceNode): Size => {
     const known = counts.get(node);
     if (known !== undefined) return known;
-    let nodes = 1;
+    const size: Size = { nodes: 1, chars: 0 };
     switch (node.kind) {
       case 'alias': {
-        nodes = inProgress.has(node.target) ? 1 : count(node.target);
-        if (biggest === undefined || nodes > biggest.nodes) biggest = { pos: node.pos, nodes };
-        return nodes; // not kept: each alias is its own node, met once
+        const target = inProgress.has(node.target) ? { nodes: 1, chars: 0 } : count(node.target);
+        if (biggest === undefined || target.nodes > biggest.nodes) biggest = { pos: node.pos, nodes: target.nodes };
+        if (longest === undefined || target.chars > longest.chars) longest = { pos: node.pos, chars: target.chars };
+        return target; // not kept: each alias is its own node, met once
       }
       case 'map':
         inProgress.add(node);
-        for (const pair of node.pairs) nodes += 1 + count(pair.value);
+        for (const pair of node.pairs) {
+          const value = count(pair.value);
+          size.nodes += 1 + value.nodes;
+          size.chars += pair.key.source.length + value.chars;
+        }
         break;
       case 'seq':
         inProgress.add(node);
-        for (const item of node.items) nodes += count(item);
+        for (const item of node.items) {
+          const value = count(item);
+          size.nodes += value.nodes;
+          size.chars += value.chars;
+        }
         break;
       case 'scalar':
-        return 1;
+        return { nodes: 1, chars: node.source.length };
     }
     inProgress.delete(node);
-    counts.set(node, nodes);
-    return nodes;
+    counts.set(node, size);
+    return size;
   };
-  return { nodes: count(root), biggest: biggest?.pos };
+  const { nodes, chars } = count(root);
+  return { nodes, chars, biggest: biggest?.pos, longest: longest?.pos };
+}
+
+interface Size {
+  nodes: number;
+  chars: number;
 }
 
 function noAnchorMessage(name: string): string {

@@ -194,6 +194,14 @@ describe('loadConfig refusing what is not YAML text', () => {
     ]);
   });
 
+  it('rejects a long string repeated by aliases: few nodes, but gigabytes of text once expanded', async () => {
+    const uses = Array.from({ length: 200 }, (_, i) => `  o${i}: {billing: {customerID: *big}}`);
+    const cwd = await makeWorkspace({ 'long.yaml': `version: 1\nbig: &big "${'x'.repeat(20_000)}"\norganisations:\n${uses.join('\n')}\n` });
+    expect(lines(await load(cwd, ['long.yaml']))).toEqual([
+      'long.yaml:4:30: aliases expand this document to 4,024,114 characters of text, over the 275,290 allowed for its size (10 per character): an alias bomb? The file is rejected; the alias that expands the most is here',
+    ]);
+  });
+
   it('rejects a large node repeated by aliases, which the yaml package lets through', async () => {
     const big = `[${Array(20_000).fill('x').join(', ')}]`;
     const cwd = await makeWorkspace({ 'wide.yaml': `version: 1
