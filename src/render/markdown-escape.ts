@@ -12,9 +12,12 @@
  *   CommonMark never reads as syntax and which are the same text inline and inside HTML such as
  *   `<summary>` (where backslash escapes would show);
  * - what GitHub would turn into a notification or a link gets a zero-width space
- *   (`&#8203;`) where it breaks the pattern: `@name` (not an e-mail address), `#123` (also
- *   `owner/repo#123`), `GH-123`, `https://` and `www.`. This is Renovate's way; text that looks like
- *   a commit SHA is left alone (a link to a commit notifies no one).
+ *   (`&#8203;`) where it breaks the pattern: `@name` after anything but a letter, digit or `_`
+ *   (GitHub's mention filter takes `.@x`, `-@x` and `@@x`; `ops@acme.example` is an e-mail
+ *   address), `#123` (also `owner/repo#123`), `GH-123`, `https://`, `www.`, and GitLab's references,
+ *   which it finds in the text after character references are read: `!12` (merge request), `&3`
+ *   (epic), `$4` (snippet), `%v1` and `~bug` (milestone, label). This is Renovate's way; text that
+ *   looks like a commit SHA is left alone (a link to a commit notifies no one).
  * Code blocks need none of this: GitHub neither parses nor links inside them.
  */
 import { terminalSafe } from './ansi.js';
@@ -63,11 +66,16 @@ const ZERO_WIDTH_SPACE = '&#8203;';
  * One pass over the text, so that what is inserted is never matched again: a character with a
  * meaning, or the place in a mention, reference or link where a zero-width space goes.
  */
-const SPECIAL = /[&<>"'`|\\*_[\]~!$]|(?<![\w.@-])@(?=[A-Za-z0-9])|#(?=\d)|(?<=\bGH)-(?=\d)|:(?=\/\/)|(?<=\bwww)\./gi;
+const SPECIAL = /([!&$%~])(?=\d|(?<=[%~])[\w"])|[&<>"'`|\\*_[\]~!$]|(?<!\w)@(?=[\w.])|#(?=\d)|(?<=\bGH)-(?=\d)|:(?=\/\/)|(?<=\bwww)\./gi;
 
 /** Outside text as Markdown, safe in a table cell, a list item, a heading or HTML such as `<summary>`. */
 export function escapeMarkdown(text: string): Markdown {
-  return make(terminalSafe(text).replace(SPECIAL, (c) => ENTITY[c] ?? `${c}${ZERO_WIDTH_SPACE}`));
+  return make(
+    terminalSafe(text).replace(SPECIAL, (c: string, sigil: string | undefined) =>
+      // A GitLab reference's sigil is both: a character reference, and a zero-width space after it.
+      sigil !== undefined ? `${ENTITY[sigil] ?? sigil}${ZERO_WIDTH_SPACE}` : (ENTITY[c] ?? `${c}${ZERO_WIDTH_SPACE}`),
+    ),
+  );
 }
 
 /** Markdown from a template: its own text as written, each `${value}` escaped unless it is Markdown already. */

@@ -12,6 +12,20 @@ describe('escapeMarkdown', () => {
     expect(escapeMarkdown('https://x.example www.x.example 3f2c1e9a7b').text).toBe('https:&#8203;//x.example www.&#8203;x.example 3f2c1e9a7b');
   });
 
+  it('breaks a mention after any character that is not a letter, digit or underscore, as GitHub and GitLab find them there', () => {
+    expect(escapeMarkdown('a.@octocat x-@octocat @@octocat é@x @_bot @.dot').text).toBe(
+      'a.@&#8203;octocat x-@&#8203;octocat @@&#8203;octocat é@&#8203;x @&#8203;&#95;bot @&#8203;.dot',
+    );
+    expect(escapeMarkdown('ops@acme.example first.last@acme.example').text).toBe('ops@acme.example first.last@acme.example');
+  });
+
+  it('keeps GitLab references from being made: merge requests !12, epics &3, snippets $4, milestones %v1, labels ~bug', () => {
+    expect(escapeMarkdown('!12 grp/proj!12 &3 $4 %v1 %"m 1" ~bug ~"a b" ^alert#1').text).toBe(
+      '&#33;&#8203;12 grp/proj&#33;&#8203;12 &amp;&#8203;3 &#36;&#8203;4 %&#8203;v1 %&#8203;&quot;m 1&quot; &#126;&#8203;bug &#126;&#8203;&quot;a b&quot; ^alert#&#8203;1',
+    );
+    expect(escapeMarkdown('R&D 100% ! & $ % ~').text).toBe('R&amp;D 100% &#33; &amp; &#36; % &#126;');
+  });
+
   it('shows line breaks, controls, invisible and bidirectional characters as escapes, on one line', () => {
     expect(escapeMarkdown('a\nb\u001b[31m\u200Bc\u202Ed').text).toBe('a&#92;nb&#92;u001b&#91;31m&#92;u200Bc&#92;u202Ed');
   });
