@@ -1,7 +1,8 @@
 /**
  * Characters a person cannot see for what they are: they print as nothing (zero-width spaces and
- * joiners, soft hyphens, fillers, variation selectors, tag characters), look like a plain space and
- * are not (no-break and other spaces), or reorder the text around them (bidirectional controls:
+ * joiners, soft hyphens, fillers, variation selectors, tag characters, C1 controls, and the rest of
+ * Unicode's default-ignorable code points), look like a plain space and are not (no-break and other
+ * spaces, the blank Braille pattern), or reorder the text around them (bidirectional controls:
  * the Trojan Source trick, CVE-2021-42574). A lone surrogate is no character at all and prints as
  * a replacement mark. `"sub\u200b_acme"` then reads as `"sub_acme"`, and a plan that changes one
  * into the other looks like no change.
@@ -13,6 +14,7 @@
 
 /** [first, last] code points, with what they are. */
 const RANGES: ReadonlyArray<readonly [number, number, string]> = [
+  [0x0080, 0x009f, 'C1 control character'],
   [0x00a0, 0x00a0, 'no-break space'],
   [0x00ad, 0x00ad, 'soft hyphen'],
   [0x034f, 0x034f, 'combining grapheme joiner'],
@@ -20,7 +22,9 @@ const RANGES: ReadonlyArray<readonly [number, number, string]> = [
   [0x115f, 0x1160, 'Hangul filler'],
   [0x1680, 0x1680, 'space other than a plain space'],
   [0x17b4, 0x17b5, 'invisible Khmer vowel'],
-  [0x180b, 0x180f, 'Mongolian variation selector'],
+  [0x180b, 0x180d, 'Mongolian variation selector'],
+  [0x180e, 0x180e, 'invisible format character'],
+  [0x180f, 0x180f, 'Mongolian variation selector'],
   [0x2000, 0x200a, 'space other than a plain space'],
   [0x200b, 0x200d, 'zero-width character'],
   [0x200e, 0x200f, 'bidirectional control'],
@@ -31,16 +35,21 @@ const RANGES: ReadonlyArray<readonly [number, number, string]> = [
   [0x2060, 0x2065, 'invisible format character'],
   [0x2066, 0x2069, 'bidirectional control'],
   [0x206a, 0x206f, 'invisible format character'],
+  [0x2800, 0x2800, 'blank Braille pattern, which looks like a space'],
   [0x3000, 0x3000, 'space other than a plain space'],
   [0x3164, 0x3164, 'Hangul filler'],
   [0xfe00, 0xfe0d, 'variation selector'],
   [0xfeff, 0xfeff, 'zero-width character'],
   [0xffa0, 0xffa0, 'Hangul filler'],
+  [0xfff0, 0xfff8, 'invisible format character'],
   [0xfff9, 0xfffb, 'invisible format character'],
   [0x1bca0, 0x1bca3, 'invisible format character'],
+  [0x13430, 0x1343f, 'invisible format character'],
   [0x1d173, 0x1d17a, 'invisible format character'],
   [0xe0000, 0xe007f, 'tag character'],
+  [0xe0080, 0xe00ff, 'invisible format character'],
   [0xe0100, 0xe01ef, 'variation selector'],
+  [0xe01f0, 0xe0fff, 'invisible format character'],
 ];
 
 const hex = (n: number) => n.toString(16).toUpperCase().padStart(4, '0');

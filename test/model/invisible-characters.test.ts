@@ -19,6 +19,29 @@ describe('invisible characters', () => {
     expect(escapeInvisibleCharacters('plain ascii, café, 日本, 😀, 👍🏽')).toBe('plain ascii, café, 日本, 😀, 👍🏽');
   });
 
+  it('escapes every default-ignorable code point, C1 controls and the blank Braille pattern, which print as nothing or as a space', () => {
+    const hidden = ['\u0085', '\u009B', '\u180E', '\u2800', '\uFFF0', '\u{13430}', '\u{E0080}', '\u{E0FFF}'];
+    expect(hidden.map((c) => escapeInvisibleCharacters(`a${c}b`))).toEqual([
+      'a\\u0085b',
+      'a\\u009Bb',
+      'a\\u180Eb',
+      'a\\u2800b',
+      'a\\uFFF0b',
+      'a\\u{13430}b',
+      'a\\u{E0080}b',
+      'a\\u{E0FFF}b',
+    ]);
+    const ignorable = /^\p{Default_Ignorable_Code_Point}$/u;
+    const missed: string[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      const c = String.fromCodePoint(cp);
+      // U+FE0E and U+FE0F are tested apart: they are left where they do their job.
+      if (ignorable.test(c) && cp !== 0xfe0e && cp !== 0xfe0f && !hasInvisibleCharacters(`a${c}b`)) missed.push(codePointName(c));
+    }
+    expect(missed).toEqual([]);
+    expect(describeInvisibleCharacter('\u009B')).toBe('C1 control character');
+  });
+
   it('leaves a presentation selector where it does its job (after a pictograph, in a keycap) and escapes it anywhere else', () => {
     expect(escapeInvisibleCharacters('⚠️ 1 problem, 1️⃣, ❤︎')).toBe('⚠️ 1 problem, 1️⃣, ❤︎');
     expect(escapeInvisibleCharacters('sub\uFE0F_acme')).toBe('sub\\uFE0F_acme');

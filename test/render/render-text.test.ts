@@ -88,7 +88,7 @@ describe('renderText', () => {
     });
     const text = renderText(plan, { color: false });
     expect(text).not.toMatch(/[\u001b\u0007\u009b]/);
-    expect(text).toContain('"evil\\u001b[2J\\u009b@x"');
+    expect(text).toContain('"evil\\u001b[2J\\u009B@x" (contains invisible characters)');
     expect(text).toContain('boom\\nPlan: 0 to change');
   });
 
