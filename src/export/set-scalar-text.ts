@@ -39,11 +39,13 @@ function asBlock(token: CST.BlockScalar, text: string, folded: boolean): Written
   if (indent <= token.indent || indent - token.indent > 9) indent = token.indent + 2;
   // A first line that starts with a space would be taken for deeper indentation: say how deep.
   const indicator = /^\n*[ ]/.test(content) ? String(indent - token.indent) : '';
+  // The lines end as the old ones did: a CRLF file stays CRLF throughout.
+  const eol = token.source.includes('\r\n') ? '\r\n' : '\n';
   const body = content
     .split('\n')
     .map((line) => (line === '' ? '' : `${' '.repeat(indent)}${line}`))
-    .join('\n');
-  return { block: true, header: `${folded ? '>' : '|'}${indicator}${breaks === 0 ? '-' : ''}`, body: `${body}\n` };
+    .join(eol);
+  return { block: true, header: `${folded ? '>' : '|'}${indicator}${breaks === 0 ? '-' : ''}`, body: `${body}${eol}` };
 }
 
 /**

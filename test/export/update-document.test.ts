@@ -147,6 +147,14 @@ organisations:
       ]);
     });
 
+    it('writes the lines of a block scalar in a CRLF file with CRLF, as every other line of it', async () => {
+      const crlf = STYLES.replaceAll('\n', '\r\n');
+      const result = updateDocument('orgs.yaml', crlf, live([org('acme', 'org_acme', {}), org('beta', 'org_beta', { customerId: 'line 1\nline 2\n', subscriptionId: 'sub new', platformId: ' plat_new' })], null), {});
+      expect(result.text.split('\r\n').filter((line) => line.includes('\n'))).toEqual([]);
+      expect(result.text).toContain('customerID: |   # literal\r\n        line 1\r\n        line 2\r\n      subscriptionID: >-\r\n        sub new\r\n');
+      expect((await loadText(result.text, {})).organisations[1]?.billing).toEqual({ customerID: 'line 1\nline 2\n', subscriptionID: 'sub new', platformID: ' plat_new' });
+    });
+
     it('writes a value that its style cannot hold in the nearest style that can: double quotes, or a literal block for a folded one of several lines', async () => {
       const values = { acme: { customerId: 'on', subscriptionId: 'sub\u200b_x', platformId: 'plat\tx' }, beta: { customerId: 'bell\u0007', subscriptionId: 'two\nlines', platformId: 'crlf\r\n' } };
       const result = update(values.acme, values.beta);
