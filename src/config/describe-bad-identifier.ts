@@ -18,6 +18,18 @@ export function nameIdentifier(path: readonly string[]): string {
 }
 
 /**
+ * The field at `path`, for messages: `billing.customerID` and `invitations.accept[0]` inside an
+ * organisation (whose slug is the key on the line above), `organisation "acme"` for the entry
+ * itself, `defaults.billing` and `version` elsewhere.
+ */
+export function nameField(path: readonly string[]): string {
+  if (path.length === 0) return 'the file';
+  const inOrganisation = path[0] === 'organisations' && path.length >= 2;
+  if (inOrganisation && path.length === 2) return `organisation ${escapeInvisibleCharacters(JSON.stringify(path[1]))}`;
+  return (inOrganisation ? path.slice(2) : path).reduce((name, segment, i) => (/^(?:0|[1-9][0-9]*)$/.test(segment) ? `${name}[${segment}]` : i === 0 ? segment : `${name}.${segment}`), '');
+}
+
+/**
  * Why `value` cannot be this identifier. The same rules as the client's checkIdentifier (which
  * would refuse it at apply time), plus, for slugs, no "/" or whitespace at all.
  */

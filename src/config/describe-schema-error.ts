@@ -6,7 +6,7 @@ import type { ErrorObject } from 'ajv';
 import { BILLING_RESPONSE_FIELD } from '../api/types.js';
 import { BILLING_FIELDS } from '../model/billing.js';
 import { escapeInvisibleCharacters } from '../model/invisible-characters.js';
-import { describeBadIdentifier, nameIdentifier } from './describe-bad-identifier.js';
+import { describeBadIdentifier, nameField, nameIdentifier } from './describe-bad-identifier.js';
 import { suggestKey } from './did-you-mean.js';
 import { parsePointer } from './json-pointer.js';
 import type { PositionedMessage } from './parse-yaml.js';
@@ -88,20 +88,20 @@ export function describeSchemaError(error: ErrorObject, ctx: SchemaErrorContext)
       const message =
         missing === 'version' && path.length === 0
           ? `missing "version: ${SUPPORTED_VERSION}": every orgs file starts with its format version`
-          : `missing required key "${missing}"`;
+          : `${nameField(path)}: missing required key "${missing}"`;
       return { pos: locate(ctx.root, path), message };
     }
     case 'type': {
-      let message = `expected ${describeTypes(params.type)}, got ${describeValue(value)}`;
+      let message = `${nameField(path)}: expected ${describeTypes(params.type)}, got ${describeValue(value)}`;
       if (params.type === 'array' && typeof value === 'string') message += `: write [${value}]`;
       return { pos: locate(ctx.root, path), message };
     }
     case 'const':
-      return { pos: locate(ctx.root, path), message: path.join('/') === 'version' ? describeVersion(value) : `must be ${JSON.stringify(params.allowedValue)}` };
+      return { pos: locate(ctx.root, path), message: path.join('/') === 'version' ? describeVersion(value) : `${nameField(path)} must be ${JSON.stringify(params.allowedValue)}` };
     case 'format':
       return {
         pos: locate(ctx.root, path),
-        message: `${escapeInvisibleCharacters(JSON.stringify(value))} is not ${params.format === 'email' ? 'an e-mail address' : `a valid ${String(params.format)}`}`,
+        message: `${nameField(path)} ${escapeInvisibleCharacters(JSON.stringify(value))} is not ${params.format === 'email' ? 'an e-mail address' : `a valid ${String(params.format)}`}`,
       };
     case 'minLength':
     case 'maxLength':
@@ -109,6 +109,6 @@ export function describeSchemaError(error: ErrorObject, ctx: SchemaErrorContext)
     case 'not':
       return { pos: locate(ctx.root, path), message: describeBadIdentifier(String(value), nameIdentifier(path)) };
     default:
-      return { pos: locate(ctx.root, path), message: error.message ?? `fails ${error.keyword}` };
+      return { pos: locate(ctx.root, path), message: `${nameField(path)}: ${error.message ?? `fails ${error.keyword}`}` };
   }
 }

@@ -11,7 +11,7 @@
  * same each time, at the same place in the file, and a file of a few kilobytes may otherwise expand
  * to a million values that all fail. fillRepeats puts the shared values in place once it is checked.
  */
-import { nameIdentifier } from './describe-bad-identifier.js';
+import { nameField, nameIdentifier } from './describe-bad-identifier.js';
 import { describeHiddenCharacter } from './describe-hidden-character.js';
 import { describeBadKey, describeUnquoted } from './describe-unquoted.js';
 import { interpolate } from './interpolate.js';
@@ -143,7 +143,8 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
           }
           if (first !== undefined) problems.add(key.pos, `duplicate key "${name}" (first at line ${first.pos.line})`);
           if (checkKeys) {
-            const bad = describeBadKey(key) ?? describeHiddenCharacter(name, nameIdentifier([...segments, name]), true)?.message;
+            const badKey = describeBadKey(key);
+            const bad = badKey !== undefined ? `${nameIdentifier([...segments, name])}: ${badKey}` : describeHiddenCharacter(name, nameIdentifier([...segments, name]), true)?.message;
             if (bad !== undefined) problems.add(key.pos, bad);
           }
           segments.push(name);
@@ -169,14 +170,14 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
         if (!expectsString(schema)) return node.value;
         const unquoted = describeUnquoted(node);
         if (unquoted !== undefined) {
-          problems.add(node.pos, unquoted);
+          problems.add(node.pos, `${nameField(segments)}: ${unquoted}`);
           claimed.add(pointer());
           return node.value;
         }
         if (typeof node.value !== 'string') return node.value;
         const result = interpolate(node.value, env);
         if (!result.ok) {
-          for (const message of result.messages) problems.add(node.pos, message);
+          for (const message of result.messages) problems.add(node.pos, `${nameField(segments)}: ${message}`);
           claimed.add(pointer());
           return node.value;
         }

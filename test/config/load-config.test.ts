@@ -126,7 +126,7 @@ describe('loadConfig reading files', () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: ${EMAIL}\n' });
     const result = await load(cwd, [], { EMAIL: 'x@acme.example' });
     expect(result.ok && result.state.organisations[0]?.billing).toEqual({ billingEmail: 'x@acme.example' });
-    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:5:21: environment variable EMAIL is not set']);
+    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:5:21: billing.billingEmail: environment variable EMAIL is not set']);
   });
 });
 
@@ -177,7 +177,7 @@ describe('loadConfig refusing what is not YAML text', () => {
     await writeFile(join(cwd, 'bad.yaml'), 'version: 1\rorganisations:\r  acme: &a\r    billing:\r      customerID: 0123\r  beta: *a\r');
     await writeFile(join(cwd, 'nul.yaml'), 'version: 1\rorganisations:\r  ac\0me: {}\r');
     expect(lines(await load(cwd, ['bad.yaml', 'nul.yaml']))).toEqual([
-      'bad.yaml:5:19: unquoted 0123 would be read as a number, not a string: quote it: "0123"',
+      'bad.yaml:5:19: billing.customerID: unquoted 0123 would be read as a number, not a string: quote it: "0123"',
       'nul.yaml:3:5: binary file (a NUL byte here): expected YAML text',
     ]);
   });
@@ -273,7 +273,7 @@ organisations:
     const cwd = await makeWorkspace({
       'orgs.yaml': 'version: 1\norganisations:\n  a:\n    invitations:\n      accept: &x [inv_1]\n  b:\n    invitations:\n      accept: &x\n  c:\n    invitations:\n      accept: *x\n',
     });
-    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:8:7: expected a list, got nothing (null)', 'orgs.yaml:11:15: expected a list, got nothing (null)']);
+    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:8:7: invitations.accept: expected a list, got nothing (null)', 'orgs.yaml:11:15: invitations.accept: expected a list, got nothing (null)']);
   });
 
   it('reports what is wrong in a shared mapping once, where it is written, however many organisations use it', async () => {
@@ -282,7 +282,7 @@ organisations:
     const cwd = await makeWorkspace({ 'orgs.yaml': `${lines_.join('\n')}\n` });
     expect(lines(await load(cwd, []))).toEqual([
       'orgs.yaml:5:7: unknown key "customerId"; did you mean "customerID"? (orgs files use the update spelling: customerID, subscriptionID, platformID)',
-      'orgs.yaml:6:19: unquoted 42 would be read as a number, not a string: quote it: "42"',
+      'orgs.yaml:6:19: billing.platformID: unquoted 42 would be read as a number, not a string: quote it: "42"',
     ]);
   });
 

@@ -64,7 +64,7 @@ describe('orgform validate', () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: "b\u00ad@x"\n' });
     const result = await runCli(['validate'], { cwd });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('orgs.yaml:5:21: "b\\u00AD@x" is not an e-mail address\n');
+    expect(result.stderr).toContain('orgs.yaml:5:21: billing.billingEmail "b\\u00AD@x" is not an e-mail address\n');
     expect(result.stderr).not.toContain('\u00ad');
   });
 });

@@ -129,7 +129,7 @@ describe('orgform export -f', () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    id: 0123\n' });
     const result = await runCli(['export', '-f', 'orgs.yaml', '--diff'], { cwd, env });
     expect(result).toMatchObject({ code: 1, stdout: '' });
-    expect(result.stderr).toContain('orgs.yaml:4:9: unquoted 0123 would be read as a number');
+    expect(result.stderr).toContain('orgs.yaml:4:9: id: unquoted 0123 would be read as a number');
     expect(emulator.counters.total).toBe(0);
   });
 

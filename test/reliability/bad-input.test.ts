@@ -62,9 +62,9 @@ describe('bad input', () => {
   const BAD_FILES: Array<[string, string | Buffer, RegExp]> = [
     ['duplicate keys', 'version: 1\norganisations:\n  acme: {}\n  acme: {}\n', /^orgs\.yaml:4:3: duplicate key "acme" \(first at line 3\)$/m],
     ['an unknown key', 'version: 1\norganisations:\n  acme:\n    bilings: {}\n', /^orgs\.yaml:4:5: unknown key "bilings"; did you mean "billing"\?$/m],
-    ['an unquoted numeric identifier', 'version: 1\norganisations:\n  acme:\n    id: 0123\n', /^orgs\.yaml:4:9: unquoted 0123 would be read as a number, not a string: quote it: "0123"$/m],
-    ['an unquoted boolean identifier', 'version: 1\norganisations:\n  acme:\n    invitations:\n      revoke: [on]\n', /^orgs\.yaml:5:16: unquoted on would be read as a boolean/m],
-    ['an unquoted date identifier', 'version: 1\norganisations:\n  2024-01-02: {}\n', /^orgs\.yaml:3:3: unquoted 2024-01-02 would be read as a date/m],
+    ['an unquoted numeric identifier', 'version: 1\norganisations:\n  acme:\n    id: 0123\n', /^orgs\.yaml:4:9: id: unquoted 0123 would be read as a number, not a string: quote it: "0123"$/m],
+    ['an unquoted boolean identifier', 'version: 1\norganisations:\n  acme:\n    invitations:\n      revoke: [on]\n', /^orgs\.yaml:5:16: invitations\.revoke\[0\]: unquoted on would be read as a boolean/m],
+    ['an unquoted date identifier', 'version: 1\norganisations:\n  2024-01-02: {}\n', /^orgs\.yaml:3:3: organisation slug: unquoted 2024-01-02 would be read as a date/m],
     ['a file over the size cap', Buffer.from(`version: 1\n# ${'x'.repeat(4 * 1024 * 1024)}\n`), /^orgs\.yaml:1:1: file is 4\.0 MiB, over the 4 MiB limit/m],
     ['invalid UTF-8', Buffer.concat([Buffer.from('version: 1\norganisations:\n  acme: {}\n  '), Buffer.from([0xc3, 0x28]), Buffer.from(': {}\n')]), /^orgs\.yaml:4:3: not valid UTF-8/m],
     ['a binary file', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0x00, 0xff, 0xfe]), /^orgs\.yaml:1:\d+: binary file/m],
