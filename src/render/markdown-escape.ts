@@ -16,7 +16,8 @@
  *   (GitHub's mention filter takes `.@x`, `-@x` and `@@x`; `ops@acme.example` is an e-mail
  *   address), `#123` (also `owner/repo#123`), `GH-123`, `https://`, `www.`, and GitLab's references,
  *   which it finds in the text after character references are read: `!12` (merge request), `&3`
- *   (epic), `$4` (snippet), `%v1` and `~bug` (milestone, label). This is Renovate's way; text that
+ *   (epic), `$4` (snippet), `%v1` and `~bug` (milestone, label); and `:name:`, which GitHub and
+ *   GitLab show as an emoji in place of the text. This is Renovate's way; text that
  *   looks like a commit SHA is left alone (a link to a commit notifies no one).
  * Code blocks need none of this: GitHub neither parses nor links inside them.
  */
@@ -66,7 +67,7 @@ const ZERO_WIDTH_SPACE = '&#8203;';
  * One pass over the text, so that what is inserted is never matched again: a character with a
  * meaning, or the place in a mention, reference or link where a zero-width space goes.
  */
-const SPECIAL = /([!&$%~])(?=\d|(?<=[%~])[\w"])|[&<>"'`|\\*_[\]~!$]|(?<!\w)@(?=[\w.])|#(?=\d)|(?<=\bGH)-(?=\d)|:(?=\/\/)|(?<=\bwww)\./gi;
+const SPECIAL = /([!&$%~])(?=\d|(?<=[%~])[\w"])|[&<>"'`|\\*_[\]~!$]|(?<!\w)@(?=[\w.])|#(?=\d)|(?<=\bGH)-(?=\d)|:(?=\/\/|[\w+-]+:)|(?<=\bwww)\./gi;
 
 /** Outside text as Markdown, safe in a table cell, a list item, a heading or HTML such as `<summary>`. */
 export function escapeMarkdown(text: string): Markdown {

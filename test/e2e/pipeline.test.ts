@@ -227,7 +227,7 @@ describe('apply in GitHub Actions', () => {
         '- **globex**: organisations.globex.invitations.accept.inv&#95;globex&#95;ada',
         '  - operation: acceptInvitation (HTTP 422)',
         // (the client already makes a line break in an Error body a space)
-        '  - error: validation&#95;failed: no ::add-mask::x ##&#91;stop-commands&#93;y',
+        '  - error: validation&#95;failed: no ::&#8203;add-mask::x ##&#91;stop-commands&#93;y',
         '  - cause: Bearer &#91;REDACTED&#93;',
       ].join('\n'),
     );

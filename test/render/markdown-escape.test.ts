@@ -26,6 +26,10 @@ describe('escapeMarkdown', () => {
     expect(escapeMarkdown('R&D 100% ! & $ % ~').text).toBe('R&amp;D 100% &#33; &amp; &#36; % &#126;');
   });
 
+  it('keeps an emoji shortcode from replacing the text it is written with', () => {
+    expect(escapeMarkdown(':white_check_mark: :+1: a:b: 12:30').text).toBe(':&#8203;white&#95;check&#95;mark: :&#8203;+1: a:&#8203;b: 12:30');
+  });
+
   it('shows line breaks, controls, invisible and bidirectional characters as escapes, on one line', () => {
     expect(escapeMarkdown('a\nb\u001b[31m\u200Bc\u202Ed').text).toBe('a&#92;nb&#92;u001b&#91;31m&#92;u200Bc&#92;u202Ed');
   });
