@@ -35,6 +35,9 @@ function describeYamlError(error: YAMLError): string {
   switch (error.code) {
     case 'MULTIPLE_DOCS':
       return 'only one YAML document per file: split the documents into separate files';
+    case 'RESOURCE_EXHAUSTION':
+      // yaml's own text is "Maximum call stack size exceeded": say what in the file causes it.
+      return 'nested too deeply for the YAML parser (hundreds of mappings or lists inside one another); an orgs file needs five levels at most';
     default:
       return error.message;
   }

@@ -202,6 +202,13 @@ describe('loadConfig refusing what is not YAML text', () => {
     ]);
   });
 
+  it('rejects a document nested hundreds of levels deep, saying so rather than that a stack ran out', async () => {
+    const cwd = await makeWorkspace({ 'deep.yaml': `version: 1\nx: ${'['.repeat(2_000)}${']'.repeat(2_000)}\n` });
+    const found = lines(await load(cwd, ['deep.yaml']));
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^deep\.yaml:2:\d+: nested too deeply for the YAML parser \(hundreds of mappings or lists inside one another\); an orgs file needs five levels at most$/);
+  });
+
   it('rejects a large node repeated by aliases, which the yaml package lets through', async () => {
     const big = `[${Array(20_000).fill('x').join(', ')}]`;
     const cwd = await makeWorkspace({ 'wide.yaml': `version: 1
