@@ -39,16 +39,15 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
 
   const orgGroups = grouped.organisations.length;
   const reason = max === DEFAULT_MARKDOWN_MAX_LENGTH ? md`GitHub's 65,536-character comment limit` : md`the ${max}-character limit`;
-  const detailsNote = (shown: number): Markdown => {
-    const left = Math.max(0, orgGroups - shown);
-    const active = shown < groups.length && grouped.setActive.length > 0 ? ' and the active organisation change' : '';
+  const detailsNote = (left: number, activeLeft: boolean): Markdown => {
+    const active = activeLeft ? ' and the active organisation change' : '';
     const what = left > 0 ? `${plural(left, 'organisation')}${active}` : 'the active organisation change';
     return md`\n_Details for ${what} left out to stay under ${reason}; run orgform plan locally or see the job log._\n`;
   };
   const problemsNote = (shown: number): Markdown => md`- _…and ${plural(problems.count - shown, 'more problem')} left out; see the job log._\n`;
   const rowsNote = (shown: number): Markdown => md`\n_${plural(rows.count - shown, 'more row')} left out of this table._\n`;
 
-  let budget = max - head.length - (groups.length > 0 ? detailsNote(0).length : 0);
+  let budget = max - head.length - (groups.length > 0 ? detailsNote(orgGroups, grouped.setActive.length > 0).length : 0);
   const reserveForTable = tableHead.length + (rows.count > 0 ? rowsNote(0).length : 0);
   const keptProblems = fit(problems, budget - reserveForTable - problemsHead.length, problemsNote);
   const problemsPart = joinMarkdown([problemsHead, keptProblems.markdown]);
@@ -57,8 +56,10 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
   const tablePart =
     keptRows.shown > 0 || rows.count === 0 ? joinMarkdown([tableHead, keptRows.markdown]) : md`\n_The table (${plural(rows.count, 'row')}) was left out._\n`;
   budget -= tablePart.length;
-  const keptDetails = fit(details, budget, () => EMPTY);
-  const omitted = keptDetails.shown < groups.length ? detailsNote(keptDetails.shown) : EMPTY;
+  const keptDetails = fitEach(details, budget);
+  const leftOrgs = orgGroups - keptDetails.kept.slice(0, orgGroups).filter(Boolean).length;
+  const activeLeft = grouped.setActive.length > 0 && !keptDetails.kept[orgGroups];
+  const omitted = leftOrgs > 0 || activeLeft ? detailsNote(leftOrgs, activeLeft) : EMPTY;
 
   const out = joinMarkdown([head, problemsPart, tablePart, keptDetails.markdown, omitted]).text;
   return out.length <= max ? out : cut(out, max);
@@ -173,6 +174,32 @@ function fit(items: Items, budget: number, note: (shown: number) => Markdown): {
   }
   const shown = kept.length;
   return { markdown: shown < items.count ? joinMarkdown([...kept, note(shown)]) : joinMarkdown(kept), shown };
+}
+
+/**
+ * The items that fit in `budget`, each on its own: one organisation whose diff is too long (a long
+ * value from the service) leaves out its own details, not those of every organisation after it.
+ * Gives up after a run of items that do not fit, so that a plan of 100,000 organisations does not
+ * make every diff to find room for none.
+ */
+function fitEach(items: Items, budget: number): { markdown: Markdown; kept: boolean[] } {
+  const kept: boolean[] = [];
+  const parts: Markdown[] = [];
+  let length = 0;
+  let misses = 0;
+  for (let i = 0; i < items.count && misses < 100; i++) {
+    const item = items.at(i);
+    const fits = length + item.length <= budget;
+    kept.push(fits);
+    if (fits) {
+      length += item.length;
+      parts.push(item);
+      misses = 0;
+    } else {
+      misses += 1;
+    }
+  }
+  return { markdown: joinMarkdown(parts), kept };
 }
 
 /** Last resort for absurdly small limits: cut, without leaving half a surrogate pair. */

@@ -97,6 +97,15 @@ describe('renderMarkdown', () => {
     expect(text).not.toContain('left out of this table');
   });
 
+  it('leaves out only the details that do not fit: one organisation with a value too long for a comment hides no other diff', () => {
+    const changes = ['o1', 'o2', 'o3'].map((slug, i) => billing(slug, { customerID: [i === 0 ? 'y'.repeat(70_000) : 'old', `new_${slug}`] }));
+    const text = renderMarkdown(makePlan({ changes }));
+    expect(text.length).toBeLessThanOrEqual(65_000);
+    expect(text.match(/^<details><summary>[^<]*/gm)).toEqual(['<details><summary>o2 — 1 change', '<details><summary>o3 — 1 change']);
+    expect(text).toContain('+     customerID: "new_o3"');
+    expect(text).toContain("_Details for 1 organisation left out to stay under GitHub's 65,536-character comment limit;");
+  });
+
   it('stays under any limit, however small, and keeps problems before the table', () => {
     const plan = { ...largePlan(50), problems: Array.from({ length: 500 }, (_, i) => problem(`bad-${i}`, 'HTTP 403 forbidden')) };
     for (const maxLength of [40, 300, 2_000, 9_999]) {
