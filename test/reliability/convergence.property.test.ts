@@ -11,10 +11,14 @@ import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli } from '../support/run-cli.js';
+import { propertyRuns } from '../support/soak.js';
 import { makeWorkspace } from '../support/workspace.js';
 import { applyUntilDone, emulators, expectNoCrash, FAST_RETRIES, scenarioArb, token } from './convergence-scenarios.js';
 import { LeakScanner } from './support.js';
 import { configFor, countEffects, expectConverged } from './world-model.js';
+
+/** 25 worlds a profile in the soak project; 3 in `npm test` (about 2 s each). */
+const NUM_RUNS = propertyRuns(25, 3);
 
 // Under every profile of the matrix: the answers to the interface's open points (billing PUT that
 // replaces, pages of 50, lagging memberships, 410 for gone channels, ...) are the emulator's too.
@@ -57,10 +61,10 @@ describe.each(MATRIX_PROFILES)('convergence (%s)', (profile) => {
           await emulator.stop();
         }
       }),
-      { numRuns: 25, seed: Number(process.env.ORGFORM_PROPERTY_SEED ?? 20_250_305), endOnFailure: true },
+      { numRuns: NUM_RUNS, seed: Number(process.env.ORGFORM_PROPERTY_SEED ?? 20_250_305), endOnFailure: true },
     );
     // The faults were not all left unused.
-    expect(faultsHit).toBeGreaterThan(10);
-    expect(applies).toBeGreaterThanOrEqual(25);
+    expect(faultsHit).toBeGreaterThan(NUM_RUNS * 0.4);
+    expect(applies).toBeGreaterThanOrEqual(NUM_RUNS);
   }, 240_000);
 });

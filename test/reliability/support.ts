@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterEach, expect } from 'vitest';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import type { EmulatorData } from '../../src/emulator/data.js';
+import type { LockInfo } from '../../src/state/lock.js';
 import { runCli, spawnCli, type CliResult, type RunOptions } from '../support/run-cli.js';
 import { makeWorkspace } from '../support/workspace.js';
 
@@ -250,5 +251,23 @@ export function signalChild(pid: number, signal: NodeJS.Signals): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
     throw err;
+  }
+}
+
+/** No stack trace and no "bug in orgform": what a run that failed as designed never prints. */
+export function expectNoCrash(text: string): void {
+  expect(text).not.toMatch(STACK_LINE);
+  expect(text).not.toContain('bug in orgform');
+}
+
+/** The lock file once its holder has written it (it is created empty, then filled). */
+export async function readLock(path: string): Promise<LockInfo> {
+  for (let i = 0; ; i += 1) {
+    try {
+      return JSON.parse(await readFile(path, 'utf8')) as LockInfo;
+    } catch (err) {
+      if (i > 500) throw err;
+      await new Promise((r) => setTimeout(r, 2));
+    }
   }
 }

@@ -24,6 +24,7 @@ import type { EmulatorStore } from '../../src/emulator/store.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, type CliResult } from '../support/run-cli.js';
+import { propertyRuns } from '../support/soak.js';
 import { makeWorkspace } from '../support/workspace.js';
 import { STACK_LINE } from './support.js';
 import { configFor, countEffects, desiredArb, expectConverged, USER_EMAIL, type Desired } from './world-model.js';
@@ -31,7 +32,8 @@ import { configFor, countEffects, desiredArb, expectConverged, USER_EMAIL, type 
 const TOKEN = 'property-token';
 /** Short backoff for the CLI (its default base is 250 ms): strict's gateway answers a 404 once per /api/v2 path. */
 const FAST_RETRIES = { ORGFORM_RETRY_BASE_MS: '20' };
-const NUM_RUNS = Number(process.env.ORGFORM_PROPERTY_RUNS ?? 40);
+/** 40 configurations a profile in the soak project; 8 in `npm test`. */
+const NUM_RUNS = propertyRuns(40, 8);
 const SEED = Number(process.env.ORGFORM_PROPERTY_SEED ?? 20_250_310);
 /** apply runs at most this many times before the property counts it as not converging. */
 const MAX_APPLIES = 3;

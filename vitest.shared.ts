@@ -1,0 +1,45 @@
+/**
+ * What the two vitest configurations share, and which test files run where:
+ * - `npm test` (vitest.config.ts): everything but the soak-only files, with short property runs;
+ *   it must stay under a minute on two cores.
+ * - `npm run test:soak` (vitest.soak.config.ts): the soak-only files, and the reliability
+ *   properties again with their full number of runs (ORGFORM_TEST_SOAK=1). CI runs both (.ci/run).
+ * docs/testing.md says why each file is where it is.
+ */
+import { availableParallelism } from 'node:os';
+import type { ViteUserConfig } from 'vitest/config';
+
+/** Long or process-heavy: process-kill campaigns, long properties, the packaging, Action and template runs. */
+export const SOAK_ONLY = [
+  'test/reliability/kill-campaign.soak.test.ts',
+  'test/reliability/convergence-killed.property.test.ts',
+  'test/reliability/concurrent-writer.property.test.ts',
+  'test/action/action.test.ts',
+  'test/templates/orgform.test.ts',
+  'test/release/package-tarball.test.ts',
+  'test/examples/workflows.test.ts',
+  'test/examples/validators.test.ts',
+  'test/pipeline/gitlab-note.test.ts',
+];
+
+/** Run in both: a few cases in `npm test`, the full run in the soak project (see test/support/soak.ts). */
+export const PROPERTIES_IN_BOTH = [
+  'test/reliability/convergence.property.test.ts',
+  'test/reliability/plan-apply-agree.property.test.ts',
+  'test/reliability/undeclared-fields.property.test.ts',
+];
+
+export const COMMON: NonNullable<ViteUserConfig['test']> = {
+  testTimeout: 20_000,
+  hookTimeout: 20_000,
+  pool: 'forks',
+  // Most of the suite waits (Retry-After, backoff, child processes, the emulator's latency) rather
+  // than computes, so it runs more files at once than there are cores. Vitest's default (cores − 1)
+  // ran it one file at a time on 2 cores: 342 s, against about 100 s with 4.
+  maxWorkers: Math.max(4, availableParallelism()),
+  // A test that asserts nothing cannot fail: make that an error.
+  expect: { requireAssertions: true },
+  reporters: ['default', './test/support/summary-reporter.ts'],
+  // One real PostgreSQL server for the run (the postgres state's tests need it; they fail without it).
+  globalSetup: ['./test/support/postgres-global-setup.ts'],
+};
