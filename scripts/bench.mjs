@@ -8,6 +8,7 @@
 //                                    once. About 25 minutes on 2 cores.
 //   --only GROUP,...                 only these groups:
 //                                      speed: plan, apply (together per size), slugs, start,
+//                                             emulator (2,000 reads among 10,000 organisations),
 //                                             load (validate of files that are slow to read, and
 //                                             SIGINT while it parses: about 30 s)
 //                                      goals: rate (~2 min a round), token (~30 s), output (~1 min),
@@ -46,7 +47,7 @@ const option = (name) => {
   if (arg === undefined) return undefined;
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[argv.indexOf(arg) + 1];
 };
-const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start', 'load'];
+const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start', 'emulator', 'load'];
 const GOAL_GROUPS = ['rate', 'token', 'output', 'state', 'memory'];
 const onlyValue = option('--only');
 const ONLY = onlyValue === undefined ? undefined : new Set(onlyValue.split(','));
@@ -79,7 +80,9 @@ const SETTINGS = {
   validateRuns: FULL ? 10 : 5,
   validateSize: 10_000,
 };
-const GOALS = { ratio: 1.2, helpOverNodeMs: 60, validateMs: 500, peakRssMB: 256 };
+// validateMs is also the speed bound test/config/scale.test.ts once asserted (< 4 s in-process);
+// emulatorReadsMs the one test/emulator/store-and-data.test.ts did: tests assert no speed.
+const GOALS = { ratio: 1.2, helpOverNodeMs: 60, validateMs: 500, peakRssMB: 256, emulatorReadsMs: 15_000 };
 
 // ---------------------------------------------------------------------------------------------
 // Clean-up: the temporary directory and every child, whatever happens.
@@ -289,6 +292,40 @@ function coldStarts(validateFile) {
   return out;
 }
 
+/**
+ * The emulator keeps up with a bulk run: 2,000 reads of single organisations among 10,000, 50 at a
+ * time, no latency, from this process to the emulator in its own. Every read must answer 200.
+ */
+async function emulatorReads(fixtures) {
+  const reads = 2_000;
+  const concurrency = 50;
+  log(`bench: emulator: ${reads.toLocaleString('en-US')} reads among ${fixtures.n.toLocaleString('en-US')} organisations, ${concurrency} at a time...`);
+  const emulator = await startEmulatorProcess({ data: fixtures.dataFile, latencyMs: 0, slugDelayMs: 0, cwd: tmp });
+  try {
+    const { organisations } = JSON.parse(readFileSync(fixtures.dataFile, 'utf8'));
+    const ids = organisations.map((o) => o.id);
+    await emulator.resetCounters();
+    let next = 0;
+    const started = performance.now();
+    const worker = async () => {
+      while (next < reads) {
+        const id = ids[next % ids.length];
+        next += 1;
+        const res = await fetch(`${emulator.url}/api/organisations/v1/organisations/${encodeURIComponent(id)}`, { headers: { authorization: 'Bearer demo-token' } });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`emulator read of ${id} answered ${res.status}`);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    const wallMs = performance.now() - started;
+    const counters = await emulator.counters();
+    if (counters.byOperation.getOrganisation !== reads) throw new Error(`the emulator counted ${counters.byOperation.getOrganisation} reads, expected ${reads}`);
+    return { case: `emulator: ${reads.toLocaleString('en-US')} reads among ${fixtures.n.toLocaleString('en-US')}, ${concurrency} at a time`, kind: 'start', wallMs };
+  } finally {
+    await emulator.stop();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 function goals(cases) {
   const find = (name) => cases.find((c) => c.case === name);
@@ -305,6 +342,8 @@ function goals(cases) {
   if (help) out.push({ goal: `--help within ${GOALS.helpOverNodeMs} ms of bare node`, value: help.overBareNodeMs, ok: help.overBareNodeMs <= GOALS.helpOverNodeMs });
   const validate = find(`validate ${SETTINGS.validateSize.toLocaleString('en-US')}`);
   if (validate) out.push({ goal: `validate 10,000 < ${GOALS.validateMs} ms`, value: validate.wallMs, ok: validate.wallMs < GOALS.validateMs });
+  const reads = cases.find((c) => c.case.startsWith('emulator: '));
+  if (reads) out.push({ goal: `${reads.case} < ${GOALS.emulatorReadsMs / 1000} s`, value: reads.wallMs, ok: reads.wallMs < GOALS.emulatorReadsMs });
   return out;
 }
 
@@ -432,18 +471,17 @@ async function main() {
     goals: [],
   };
   const started = Date.now();
-  let validateFile;
+  let tenThousand;
   for (const size of SETTINGS.sizes) {
     if (wants('plan') || wants('apply')) {
       const fixtures = await planAndApply(size, report.cases);
-      if (size === SETTINGS.validateSize) validateFile = fixtures.planFile;
+      if (size === SETTINGS.validateSize) tenThousand = fixtures;
     }
   }
   if (wants('slugs')) report.cases.push(await slugChecks());
-  if (wants('start')) {
-    if (!validateFile) validateFile = (await writeFixtures(tmp, SETTINGS.validateSize)).planFile;
-    report.cases.push(...coldStarts(validateFile));
-  }
+  if ((wants('start') || wants('emulator')) && !tenThousand) tenThousand = await writeFixtures(tmp, SETTINGS.validateSize);
+  if (wants('start')) report.cases.push(...coldStarts(tenThousand.planFile));
+  if (wants('emulator')) report.cases.push(await emulatorReads(tenThousand));
   // The goal groups: as many rounds as the speed cases, except the 1,000,000 plan (once).
   const rounds = SETTINGS.repetitions;
   if (wants('load')) report.cases.push(...(await loadCases(goalContext(), rounds)));

@@ -9,19 +9,17 @@ import { makeWorkspace } from '../support/workspace.js';
 const GENERATE = join(import.meta.dirname, '..', '..', 'examples', 'generate-bulk.mjs');
 
 describe('validating 10,000 organisations', () => {
-  it('takes the fast parser and well under a few seconds even on a busy machine', async () => {
+  // How fast is the bench's to measure (`npm run bench`: validate 10,000 < 500 ms); here, that the
+  // fast parser takes the file and every organisation loads.
+  it('takes the fast parser and loads every organisation', async () => {
     const out = await makeWorkspace();
     execFileSync(process.execPath, [GENERATE, '--count', '10000', '--files', '1', '--out', out]);
     const text = readFileSync(join(out, 'orgs-01.yaml'), 'utf8');
     // The yaml package needs seconds for this file: the fast parser is what keeps it quick.
     expect(parseYamlFast(text)).toBeDefined();
 
-    const started = performance.now();
     const result = await loadConfig(['orgs-01.yaml'], { cwd: out, env: {} });
-    const elapsed = performance.now() - started;
     expect(result.ok && result.state.organisations.length).toBe(10_000);
-    // A loose bound, to catch a return to the slow parser or something quadratic, not to benchmark.
-    expect(elapsed).toBeLessThan(4_000);
   });
 
   it('regenerates the committed bulk example byte for byte', async () => {

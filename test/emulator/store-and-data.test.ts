@@ -91,10 +91,11 @@ describe('EmulatorStore', () => {
   });
 });
 
-describe('throughput', () => {
-  it('answers 2,000 reads among 10,000 organisations, 50 at a time, well within bounds', async () => {
+// How fast it answers is the bench's to measure (`npm run bench`, group emulator: 2,000 reads, goal
+// under 15 s); here, that many reads at once among that many organisations each answer right.
+describe('many reads at once', () => {
+  it('answers 2,000 reads among 10,000 organisations, 50 at a time, each with its organisation', async () => {
     const emulator = await useEmulator({ data: generateEmulatorData({ organisations: 10_000 }) });
-    const started = Date.now();
     let next = 0;
     const worker = async () => {
       while (next < 2000) {
@@ -102,11 +103,10 @@ describe('throughput', () => {
         const id = `org_${String((n % 10_000) + 1).padStart(5, '0')}`;
         const response = await call(emulator, orgPath(id));
         expect(response.status).toBe(200);
-        await response.arrayBuffer();
+        expect(((await response.json()) as { id: string }).id).toBe(id);
       }
     };
     await Promise.all(Array.from({ length: 50 }, worker));
-    expect(emulator.counters.byOperation.getOrganisation).toBeGreaterThanOrEqual(2000);
-    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(emulator.counters.byOperation.getOrganisation).toBe(2000);
   });
 });
