@@ -1,14 +1,20 @@
 /**
  * `npm test`: every test file but the soak-only ones (vitest.shared.ts lists them; `npm run
- * test:soak` runs them, and CI runs both). It must stay under a minute on two cores.
+ * test:soak` runs them, and CI runs both). It must stay under a minute on two cores. Two projects:
+ * most files share their worker (`isolate: false`); the few that change what the whole process
+ * sees run each in a fresh one.
  */
 import { defineConfig } from 'vitest/config';
-import { COMMON, SOAK_ONLY } from './vitest.shared.js';
+import { COMMON, NEEDS_ISOLATION, SOAK_ONLY } from './vitest.shared.js';
+
+const EXCLUDE = ['**/node_modules/**', ...SOAK_ONLY];
 
 export default defineConfig({
   test: {
     ...COMMON,
-    include: ['test/**/*.test.ts'],
-    exclude: ['**/node_modules/**', ...SOAK_ONLY],
+    projects: [
+      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...EXCLUDE, ...NEEDS_ISOLATION], isolate: false } },
+      { extends: true, test: { name: 'isolated', include: NEEDS_ISOLATION, exclude: EXCLUDE } },
+    ],
   },
 });

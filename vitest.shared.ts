@@ -29,6 +29,22 @@ export const PROPERTIES_IN_BOTH = [
   'test/reliability/undeclared-fields.property.test.ts',
 ];
 
+/**
+ * Files that need a fresh module graph and process of their own: they mock node:fs/promises
+ * (vi.mock), replace global fetch, turn on fake timers or listen on process. Every other file of
+ * `npm test` shares its worker with others (`isolate: false`), which saves loading vitest and the
+ * code under test again for each file; the helpers' clean-ups run per test all the same
+ * (test/support/after-each-test.ts).
+ */
+export const NEEDS_ISOLATION = [
+  'test/api/client.test.ts',
+  'test/emulator/faults.test.ts',
+  'test/render/text-apply-view.test.ts',
+  'test/state/journal.test.ts',
+  'test/state/lock.test.ts',
+  'test/state/write-file-atomically.test.ts',
+];
+
 export const COMMON: NonNullable<ViteUserConfig['test']> = {
   testTimeout: 20_000,
   hookTimeout: 20_000,
@@ -42,4 +58,5 @@ export const COMMON: NonNullable<ViteUserConfig['test']> = {
   reporters: ['default', './test/support/summary-reporter.ts'],
   // One real PostgreSQL server for the run (the postgres state's tests need it; they fail without it).
   globalSetup: ['./test/support/postgres-global-setup.ts'],
+  setupFiles: ['./test/support/run-after-each.ts'],
 };

@@ -11,7 +11,7 @@ import { createHttp, type Http, type HttpResponse } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
 import { proxySecrets, type ProxySettings } from './proxy-settings.js';
-import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type RateEvent, type RateStatus } from './rate-limiter.js';
+import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type LimiterClock, type RateEvent, type RateStatus } from './rate-limiter.js';
 import { OrgformError } from '../errors.js';
 import { redactSecrets } from './redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
@@ -66,6 +66,11 @@ export interface ClientOptions {
   proxy?: ProxySettings;
   /** NODE_EXTRA_CA_CERTS, as the process was started with it: named in the hint on a certificate refused. */
   extraCaCerts?: string;
+  /**
+   * The clock the rate limiter waits with (Retry-After, an empty quota's reset, the pace, backoffs
+   * before a retry): injected by tests, so that they wait in fake time.
+   */
+  limiterClock?: LimiterClock;
 }
 
 export interface ListOptions {
@@ -180,6 +185,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
   const limiter = new RateLimiter({
     settings: { maxRps: options.maxRps ?? Infinity },
     noProgressMs,
+    ...(options.limiterClock === undefined ? {} : { clock: options.limiterClock }),
     ...(options.onRate === undefined ? {} : { onRate: options.onRate }),
     ...(options.onHalt === undefined ? {} : { onStall: options.onHalt }),
   });

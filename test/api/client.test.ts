@@ -5,8 +5,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, TransportError } from '../../src/api/api-error.js';
 import { createClient, type ClientOptions, type OrganisationsClient } from '../../src/api/client.js';
+import type { RateEvent } from '../../src/api/rate-limiter.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { loadContract } from '../support/openapi-contract.js';
 
 const TOKEN = 'demo-token';
@@ -29,6 +31,34 @@ async function setup(emulatorOptions: EmulatorOptions = {}, clientOptions: Parti
   });
   open.push({ emulator, client });
   return { emulator, client };
+}
+
+const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
+
+function pauseReal(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls in real time (a request over loopback takes real time, whatever the limiter's clock says). */
+async function untilReal(condition: () => boolean, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('the condition did not come true in time');
+    await pauseReal(2);
+  }
+}
+
+/** Moves the limiter's fake clock on, timer by timer, letting real I/O happen in between, until `promise` settles. */
+async function runClockUntilSettled<T>(clock: FakeClock, promise: Promise<T>): Promise<T> {
+  let settled = false;
+  const watched = promise.finally(() => (settled = true));
+  watched.catch(() => undefined);
+  for (let i = 0; !settled; i += 1) {
+    if (i > 5_000) throw new Error('still not settled after 5,000 turns of the clock');
+    if (clock.pending > 0) await clock.runUntil(clock.nextAt);
+    await pauseReal(2);
+  }
+  return watched;
 }
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
@@ -261,12 +291,47 @@ describe('the client when the service misbehaves', () => {
     expect(emulator.counters.byOperation.getOrganisation).toBe(1);
   });
 
-  it('honours Retry-After', async () => {
-    const { client, emulator } = await setup();
-    emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'status', status: 429, retryAfter: 1 } });
-    const started = Date.now();
-    await client.getOrganisation('org_acme');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  // Retry-After waited out in the rate limiter's fake time (the one test in real time, seen from
+  // the service over loopback, is in test/e2e/rate-limit.test.ts).
+  it('honours Retry-After: after a 429 asking for 30 s, nothing is sent before 30 s have passed, then the retry succeeds', async () => {
+    const clock = new FakeClock(T0);
+    const events: RateEvent[] = [];
+    const { client, emulator } = await setup({}, { limiterClock: clock, onRate: (e) => events.push(e) });
+    emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'status', status: 429, retryAfter: 30 } });
+    const first = client.getOrganisation('org_acme');
+    await untilReal(() => events.length > 0);
+    expect(events[0]).toMatchObject({ reason: 'throttled', pausedMs: 30_000 });
+    // Asked for during the pause: held too.
+    const second = client.getOrganisation('org_initech');
+    await clock.runUntil(T0 + 29_999);
+    await pauseReal(50);
+    expect(emulator.counters.byOperation.getOrganisation).toBe(1);
+    const [a, b] = await runClockUntilSettled(clock, Promise.all([first, second]));
+    expect([a.id, b.id]).toEqual(['org_acme', 'org_initech']);
+    expect(clock.time).toBeGreaterThanOrEqual(T0 + 30_000);
+    expect(emulator.counters.byOperation.getOrganisation).toBe(3);
+    expect(client.rateStatus().throttled).toBe(1);
+  });
+
+  it('holds the request after an empty quota, announced in the answers, until the quota resets, and is then answered without a 429', async () => {
+    const clock = new FakeClock(T0);
+    const events: RateEvent[] = [];
+    // The service's quota runs on the same fake clock: its window resets when the limiter's pause ends.
+    const { client, emulator } = await setup({ quota: { requests: 2, windowSeconds: 120 }, clock: () => clock.time }, { limiterClock: clock, onRate: (e) => events.push(e) });
+    const ids = ['org_acme', 'org_initech', 'org_umbrella'];
+    const read = runClockUntilSettled(
+      clock,
+      (async () => {
+        const got: string[] = [];
+        for (const id of ids) got.push((await client.getOrganisation(id)).id);
+        return got;
+      })(),
+    );
+    expect(await read).toEqual(ids);
+    expect(events.some((e) => e.reason === 'quota-empty')).toBe(true);
+    // The third went out only once the window of 120 s had passed, and the service never refused it.
+    expect(clock.time).toBeGreaterThanOrEqual(T0 + 120_000);
+    expect(emulator.counters).toMatchObject({ total: 3, rateLimited: 0 });
   });
 
   it('fails clearly on a Retry-After beyond the budget instead of sleeping', async () => {

@@ -1,66 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { NotSentError } from '../../src/api/api-error.js';
-import { RateLimiter, RateLimitResetTooFarError, RateLimitStalledError, type LimiterClock, type RateEvent } from '../../src/api/rate-limiter.js';
+import { RateLimiter, RateLimitResetTooFarError, RateLimitStalledError, type RateEvent } from '../../src/api/rate-limiter.js';
 import { MAX_TIMER_MS } from '../../src/api/timer-delay.js';
 import type { OrgformError } from '../../src/errors.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { RateLimiter as TokenBucket } from '../../src/emulator/rate-limit.js';
-
-/** A clock whose timers fire only when the test moves time on; promises settle in between. */
-class FakeClock implements LimiterClock {
-  time = 0;
-  /** Every delay a timer was asked for, as asked. */
-  readonly delays: number[] = [];
-  private timers: Array<{ at: number; fn: () => void; seq: number; dead?: boolean }> = [];
-  private seq = 0;
-
-  now = () => this.time;
-  setTimeout = (fn: () => void, ms: number) => {
-    this.delays.push(ms);
-    const timer = { at: this.time + ms, fn, seq: this.seq++ };
-    this.timers.push(timer);
-    return timer;
-  };
-  clearTimeout = (handle: unknown) => {
-    if (handle) (handle as { dead?: boolean }).dead = true;
-  };
-
-  /** Timers set and not yet run or cleared. */
-  get pending(): number {
-    return this.timers.filter((t) => !t.dead).length;
-  }
-
-  /** Runs every timer due up to `until`, settling promises after each. */
-  async runUntil(until: number): Promise<void> {
-    await settle();
-    for (;;) {
-      this.timers = this.timers.filter((t) => !t.dead).sort((a, b) => a.at - b.at || a.seq - b.seq);
-      const next = this.timers[0];
-      if (!next || next.at > until) break;
-      this.timers.shift();
-      this.time = Math.max(this.time, next.at);
-      next.fn();
-      await settle();
-    }
-    this.time = Math.max(this.time, until);
-  }
-
-  /** Runs timers until `done()` or no timer is left. */
-  async runWhile(busy: () => boolean): Promise<void> {
-    await settle();
-    while (busy()) {
-      this.timers = this.timers.filter((t) => !t.dead).sort((a, b) => a.at - b.at || a.seq - b.seq);
-      const next = this.timers.shift();
-      if (!next) throw new Error('nothing left to run, yet still busy');
-      this.time = Math.max(this.time, next.at);
-      next.fn();
-      await settle();
-    }
-  }
-}
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 4; i += 1) await new Promise((resolve) => setImmediate(resolve));
-}
 
 /** Takes a turn, recording when it was granted. */
 function turn(limiter: RateLimiter, clock: FakeClock, log: number[]): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * Starting an emulator per test and talking to it over real loopback HTTP with global fetch.
  */
-import { afterEach } from 'vitest';
+import { afterEachTest } from '../support/after-each-test.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 
 export const ORG_API = '/api/organisations/v1';
@@ -11,7 +11,7 @@ export const OTHER = 'other-token';
 
 const running = new Set<Emulator>();
 
-afterEach(async () => {
+afterEachTest(async () => {
   await Promise.all([...running].map((e) => e.stop()));
   running.clear();
 });

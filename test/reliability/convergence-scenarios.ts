@@ -4,7 +4,7 @@
  * long properties run side by side in `npm run test:soak`.
  */
 import fc from 'fast-check';
-import { afterEach } from 'vitest';
+import { afterEachTest } from '../support/after-each-test.js';
 import type { Emulator } from '../../src/emulator/server.js';
 import { runCli, type CliResult } from '../support/run-cli.js';
 import { canaryToken } from './support.js';
@@ -15,7 +15,7 @@ export const FAST_RETRIES = { ORGFORM_RETRY_BASE_MS: '20' };
 
 /** Emulators still running when a property fails part way; stopped after each test. */
 export const emulators: Emulator[] = [];
-afterEach(async () => {
+afterEachTest(async () => {
   await Promise.all(emulators.splice(0).map((e) => e.stop()));
 });
 

@@ -10,7 +10,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, expect } from 'vitest';
+import { expect } from 'vitest';
+import { afterEachTest } from '../support/after-each-test.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import type { EmulatorData } from '../../src/emulator/data.js';
 import type { LockInfo } from '../../src/state/lock.js';
@@ -25,7 +26,7 @@ export function canaryToken(): string {
 }
 
 const running: Array<{ stop(): Promise<void> }> = [];
-afterEach(async () => {
+afterEachTest(async () => {
   await Promise.all(running.splice(0).map((s) => s.stop()));
 });
 

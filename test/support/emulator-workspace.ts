@@ -2,14 +2,14 @@
  * The usual end-to-end set-up: an emulator on loopback, a temporary workspace with config files,
  * and the environment that points orgform at the emulator. Both are cleaned up after the test.
  */
-import { afterEach } from 'vitest';
+import { afterEachTest } from './after-each-test.js';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { makeWorkspace } from './workspace.js';
 
 const running: Emulator[] = [];
 
-afterEach(async () => {
+afterEachTest(async () => {
   await Promise.all(running.splice(0).map((e) => e.stop()));
 });
 
