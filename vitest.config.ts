@@ -5,7 +5,7 @@
  * sees run each in a fresh one.
  */
 import { defineConfig } from 'vitest/config';
-import { COMMON, NEEDS_ISOLATION, SOAK_ONLY } from './vitest.shared.js';
+import { COMMON, NEEDS_ISOLATION, POSTGRES, SOAK_ONLY } from './vitest.shared.js';
 
 const EXCLUDE = ['**/node_modules/**', ...SOAK_ONLY];
 
@@ -13,7 +13,7 @@ export default defineConfig({
   test: {
     ...COMMON,
     projects: [
-      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...EXCLUDE, ...NEEDS_ISOLATION], isolate: false } },
+      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...EXCLUDE, ...NEEDS_ISOLATION], isolate: false, globalSetup: POSTGRES } },
       { extends: true, test: { name: 'isolated', include: NEEDS_ISOLATION, exclude: EXCLUDE } },
     ],
   },

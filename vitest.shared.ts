@@ -56,7 +56,8 @@ export const COMMON: NonNullable<ViteUserConfig['test']> = {
   // A test that asserts nothing cannot fail: make that an error.
   expect: { requireAssertions: true },
   reporters: ['default', './test/support/summary-reporter.ts'],
-  // One real PostgreSQL server for the run (the postgres state's tests need it; they fail without it).
-  globalSetup: ['./test/support/postgres-global-setup.ts'],
   setupFiles: ['./test/support/run-after-each.ts'],
 };
+
+/** One real PostgreSQL server for the run (the postgres state's tests need it; they fail without it). */
+export const POSTGRES = ['./test/support/postgres-global-setup.ts'];

@@ -3,12 +3,13 @@
  * after it. Nothing here is skipped or shortened: the properties run their full number of cases.
  */
 import { defineConfig } from 'vitest/config';
-import { COMMON, PROPERTIES_IN_BOTH, SOAK_ONLY } from './vitest.shared.js';
+import { COMMON, POSTGRES, PROPERTIES_IN_BOTH, SOAK_ONLY } from './vitest.shared.js';
 
 export default defineConfig({
   test: {
     ...COMMON,
     include: [...SOAK_ONLY, ...PROPERTIES_IN_BOTH],
     env: { ORGFORM_TEST_SOAK: '1' },
+    globalSetup: POSTGRES,
   },
 });
