@@ -27,6 +27,8 @@ export const PROPERTIES_IN_BOTH = [
   'test/reliability/convergence.property.test.ts',
   'test/reliability/plan-apply-agree.property.test.ts',
   'test/reliability/undeclared-fields.property.test.ts',
+  'test/config/round-trip.test.ts',
+  'test/export/render-export.test.ts',
 ];
 
 /**
