@@ -51,18 +51,20 @@ describe('the shared rate limiter over loopback', () => {
   });
 
   it('429s are backpressure: against a 20-a-second limit an apply converges with ORGFORM_MAX_ATTEMPTS=1, and says it was held back', async () => {
-    const world = await setupBillingWorld(40, { rateLimit: { rps: 20, burst: 2 } });
+    // The emulator's token bucket answers Retry-After: 1, waited out in real time: the CLI has no
+    // clock of its own to fake. 16 writes are enough to run into it (a burst of 2).
+    const world = await setupBillingWorld(16, { rateLimit: { rps: 20, burst: 2 } });
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '8', '--format', 'json'], { cwd: world.cwd, env: { ...world.env, ORGFORM_MAX_ATTEMPTS: '1' } });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(world.changed()).toBe(40);
+    expect(world.changed()).toBe(16);
     expect(world.emulator.counters.rateLimited).toBeGreaterThan(0);
     const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; reason?: string; rps?: number; paused_ms?: number });
     const rate = events.filter((e) => e.type === 'rate');
     expect(rate.length).toBeGreaterThan(0);
     expect(rate[0]).toMatchObject({ reason: 'throttled', paused_ms: 1000 });
     expect(typeof rate[0]!.rps).toBe('number');
-    expect(events.at(-1)).toMatchObject({ type: 'apply_end', summary: { applied: 40, failed: 0 } });
+    expect(events.at(-1)).toMatchObject({ type: 'apply_end', summary: { applied: 16, failed: 0 } });
   });
 
   it.each(['ratelimit', 'x-ratelimit'] as const)('%s headers set the pace before the first 429: requests after the first answer are never refused', async (headers) => {
