@@ -53,16 +53,16 @@ describe.each(MATRIX_PROFILES)('writes from fresh reads (%s)', (name) => {
   });
 
   it('keeps the subscriptions a billing system renews a moment into a bulk apply that declares only the e-mail, and sets every e-mail', async () => {
-    const { cwd, env, emulator, data } = await bulkWorld(300);
-    // Three organisations well into the listing (its order: by slug), renewed when the first write arrives.
-    const renewed = [...data.organisations].sort((a, b) => (a.slug < b.slug ? -1 : 1)).filter((_, i) => [120, 200, 290].includes(i));
+    const { cwd, env, emulator, data } = await bulkWorld(150);
+    // Three organisations well into the listing (its order: by slug; pages of 50 under strict), renewed when the first write arrives.
+    const renewed = [...data.organisations].sort((a, b) => (a.slug < b.slug ? -1 : 1)).filter((_, i) => [60, 100, 140].includes(i));
     beforeStoreCall(emulator.store, 'updateBillingDetails', 1, () => {
       for (const [i, o] of renewed.entries()) emulator.store.changeBilling(o.id, { subscriptionId: `sub_renewed_${i}`, customerId: `cus_renewed_${i}` });
     });
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd, env });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/Apply complete: 300 applied/);
+    expect(result.stdout).toMatch(/Apply complete: 150 applied/);
     const after = new Map(emulator.store.dump().organisations.map((o) => [o.id, o]));
     for (const [i, o] of renewed.entries()) expect(after.get(o.id)?.billing).toMatchObject({ subscriptionId: `sub_renewed_${i}`, customerId: `cus_renewed_${i}`, billingEmail: `new-${o.slug}@example.com` });
     for (const o of data.organisations) expect(after.get(o.id)?.billing?.billingEmail).toBe(`new-${o.slug}@example.com`);
