@@ -19,6 +19,7 @@ export const SOAK_ONLY = [
   'test/release/package-tarball.test.ts',
   'test/examples/workflows.test.ts',
   'test/examples/validators.test.ts',
+  'test/examples/bulk-example-apply.soak.test.ts',
   'test/pipeline/gitlab-note.test.ts',
 ];
 
