@@ -186,7 +186,7 @@ describe('configuration that would clear a field', () => {
     const { cwd, env } = await setup('version: 1\norganisations:\n  acme:\n    billing:\n      customerID: ${ACME_CUSTOMER_ID}\n', {});
     const result = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ACME_CUSTOMER_ID: '' } });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('orgs.yaml:5:19: environment variable ACME_CUSTOMER_ID is set but empty');
+    expect(result.stderr).toContain('orgs.yaml:5:19: billing.customerID: environment variable ACME_CUSTOMER_ID is set but empty');
     expect(emulator.counters.total).toBe(0);
   });
 });
