@@ -42,7 +42,7 @@ export const PROPERTIES_IN_BOTH = [
 export const NEEDS_ISOLATION = [
   'test/api/client.test.ts',
   'test/emulator/faults.test.ts',
-  'test/render/text-apply-view.test.ts',
+  'test/commands/apply/views/text-apply-view.test.ts',
   'test/state/journal.test.ts',
   'test/state/lock.test.ts',
   'test/state/write-file-atomically.test.ts',

@@ -15,7 +15,7 @@ const TYPES = 'types and interfaces only: nothing to run';
 const EMULATOR = 'part of the emulator, tested through its HTTP answers (test/emulator/, conformance against the OpenAPI description)';
 const CONFIG = 'part of loading orgs.yaml, tested through loadConfig (test/config/load-config, corpus, round-trip, schema-contract)';
 const CLIENT = 'part of the client, tested through it (test/api/client*, open-answers; test/reliability/transport-faults, security)';
-const TEXT_VIEW = 'a display of the text apply view, tested through it (test/render/text-apply-view.test.ts)';
+const TEXT_VIEW = 'a display of the text apply view, tested through it (test/commands/apply/views/text-apply-view.test.ts)';
 const COMMAND = (e2e: string) => `a command’s wiring, tested end to end (${e2e})`;
 
 const REASONS: Record<string, string> = {
@@ -36,7 +36,7 @@ const REASONS: Record<string, string> = {
   'cli/commands/slugs-check.ts': COMMAND('test/e2e/slugs.test.ts'),
   'cli/commands/validate.ts': COMMAND('test/config/validate-command.test.ts'),
   'engine/read-saved-plan.ts': 'read by apply and show, tested through them (test/e2e/show.test.ts, test/e2e/apply.test.ts, test/e2e/fresh-reads.test.ts)',
-  'cli/connection.ts': 'read by openClient, tested through it and end to end (test/cli/command-context.test.ts, test/e2e/plan.test.ts, test/reliability/security.test.ts)',
+  'cli/connection.ts': 'read by openClient, tested through it and end to end (test/api/connect/open-client.test.ts, test/e2e/plan.test.ts, test/reliability/security.test.ts)',
   'cli/io.ts': TYPES,
   'cli/limit-heap-growth.ts': 'a V8 flag set for the process: its effect is peak memory, which `npm run bench` measures and tests never assert',
   'cli/parse-max-rps.ts': 'read by the grammar and openClient, tested end to end (test/e2e/rate-limit.test.ts)',
@@ -83,8 +83,8 @@ const REASONS: Record<string, string> = {
   'emulator/tokens.ts': EMULATOR,
   'emulator/user-listing.ts': EMULATOR,
   'engine/open-client.ts': TYPES,
-  'engine/open-state-for.ts': 'the flows’ one call into state/open-state.ts, tested through them (test/engine/apply-flow.state.test.ts, test/e2e/remote-state.test.ts)',
-  'errors.ts': 'the error classes, checked wherever they are thrown (their codes in test/engine/refusal-error.test.ts, test/state/, test/plan/)',
+  'engine/open-state-for.ts': 'the flows’ one call into state/open-state.ts, tested through them (test/commands/apply/flow.state.test.ts, test/e2e/remote-state.test.ts)',
+  'errors.ts': 'the error classes, checked wherever they are thrown (their codes in test/commands/apply/refusal-error.test.ts, test/state/, test/plan/)',
   'export/format-yaml-string.ts': 'part of writing orgs.yaml, tested through it (test/export/render-export.test.ts, update-document.test.ts)',
   'export/parse-for-update.ts': 'part of updating orgs.yaml in place, tested through it (test/export/update-document.test.ts)',
   'export/read-organisations.ts': COMMAND('test/e2e/export.test.ts'),
@@ -97,20 +97,20 @@ const REASONS: Record<string, string> = {
   'model/observed-state.ts': TYPES,
   'model/plan-problem.ts': TYPES,
   'plan/plan-organisation.ts': 'one organisation’s changes, the heart of computePlan: test/plan/compute-plan.test.ts covers every kind of change through it',
-  'render/ansi.ts': 'colours and terminal-safe text, tested through the text views (test/render/render-text.test.ts, render-apply.test.ts)',
-  'render/apply-view.ts': 'the apply view’s interface; confirmQuestion is tested with the question (test/cli/commands/apply.test.ts)',
+  'render/ansi.ts': 'colours and terminal-safe text, tested through the text views (test/plan-views/render-text.test.ts, render-apply.test.ts)',
+  'render/apply-view.ts': 'the apply view’s interface; confirmQuestion is tested with the question (test/commands/apply/command.test.ts)',
   'render/change-lines-display.ts': TEXT_VIEW,
   'render/compact-threshold.ts': 'one constant',
-  'render/findings.ts': 'the problems as CI shows them, tested through each CI format (test/render/render-codequality.test.ts, test/cli/pipeline-views.test.ts)',
-  'render/format-change-line.ts': 'one change on one line, tested through the compact plan and the digest (test/render/render-text.test.ts, render-plan-digest.test.ts)',
+  'render/findings.ts': 'the problems as CI shows them, tested through each CI format (test/ci/render-codequality.test.ts, test/commands/plan/views/ci-plan-view.test.ts)',
+  'render/format-change-line.ts': 'one change on one line, tested through the compact plan and the digest (test/plan-views/render-text.test.ts, render-plan-digest.test.ts)',
   'render/format-value.ts': 'how values are spelled, tested through the text and Markdown views (test/render/)',
   'render/live-line-display.ts': TEXT_VIEW,
-  'render/log-frame.ts': 'the frame’s interface and the plain frame; GitHub’s frame is tested in test/cli/pipeline-output.test.ts',
+  'render/log-frame.ts': 'the frame’s interface and the plain frame; GitHub’s frame is tested in test/ci/pipeline-output.test.ts',
   'render/progress-display.ts': TEXT_VIEW,
   'render/progress-lines-display.ts': TEXT_VIEW,
-  'render/render-apply-json.ts': 'the NDJSON events, tested with the other apply formats (test/render/render-apply.test.ts, ndjson-apply-view.test.ts)',
-  'render/render-gitlab-terraform.ts': 'tested with the other GitLab report (test/render/render-codequality.test.ts)',
-  'render/workspace-path.ts': 'tested through the reports and annotations that use it (test/render/render-codequality.test.ts, test/e2e/pipeline.test.ts)',
+  'render/render-apply-json.ts': 'the NDJSON events, tested with the other apply formats (test/commands/apply/views/render-apply.test.ts, ndjson-apply-view.test.ts)',
+  'render/render-gitlab-terraform.ts': 'tested with the other GitLab report (test/ci/render-codequality.test.ts)',
+  'render/workspace-path.ts': 'tested through the reports and annotations that use it (test/ci/render-codequality.test.ts, test/e2e/pipeline.test.ts)',
   'state/file-state.ts': 'the journal file and its lock behind the state interface, tested through every apply and plan that uses the default state (test/engine/, test/e2e/apply.test.ts) and state migrate (test/e2e/remote-state.test.ts)',
   'state/migrate-state.ts': 'state migrate, tested end to end across file and PostgreSQL (test/e2e/remote-state.test.ts)',
   'state/state-backend.ts': 'the state interface and its messages, tested through each backend (test/state/postgres-state.test.ts, http-state.test.ts)',

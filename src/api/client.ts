@@ -11,7 +11,7 @@ import { createHttp, type Http, type HttpResponse } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
 import { proxySecrets, type ProxySettings } from './proxy-settings.js';
-import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type LimiterClock, type RateEvent, type RateStatus } from './rate-limiter.js';
+import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type LimiterClock, type RateEvent, type RateStatus } from './rate/rate-gate.js';
 import { OrgformError } from '../errors.js';
 import { redactSecrets } from './redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';

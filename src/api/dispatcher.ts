@@ -10,8 +10,8 @@
 import { Agent, EnvHttpProxyAgent, interceptors, type Dispatcher } from 'undici';
 import { NotSentError } from './api-error.js';
 import type { ProxySettings } from './proxy-settings.js';
-import { parseRateLimitHeaders } from './rate-limit-headers.js';
-import type { RateLimiter } from './rate-limiter.js';
+import { parseRateLimitHeaders } from './rate/rate-limit-headers.js';
+import type { RateLimiter } from './rate/rate-gate.js';
 import { decideRetry, parseRetryAfter, type RetryDecision, type RetryPolicy } from './retry-policy.js';
 
 export interface Timeouts {

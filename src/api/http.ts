@@ -13,7 +13,7 @@ import { OrgformError } from '../errors.js';
 import { describeNetworkFailure } from './describe-network-failure.js';
 import type { ProxySettings } from './proxy-settings.js';
 import { BodyNotUtf8Error, BodyTooLargeError, readBodyCapped } from './read-body.js';
-import { timerDelay } from './timer-delay.js';
+import { timerDelay } from './rate/timer-delay.js';
 import { redactSecrets, sanitizeCause } from './redact.js';
 import type { TokenSource } from './token-source.js';
 import type { ErrorBody, OperationId } from './types.js';

@@ -2,9 +2,9 @@
  * The process entry: the only module that touches `process`, and the only `process.exit`.
  */
 import { fstatSync } from 'node:fs';
-import { guardWorkflowCommands } from './guard-workflow-commands.js';
+import { guardWorkflowCommands } from '../ci/guard-workflow-commands.js';
 import { buildProgram } from './program.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../io.js';
 
 /**
  * The commands that watch `io.signal` and wind down on the first interrupt, SIGINT, SIGTERM or
@@ -107,11 +107,11 @@ async function reportFatal(err: unknown, io: CliIO): Promise<number> {
       ? 0
       : 1;
   }
-  const { formatError } = await import('./format-error.js');
+  const { formatError } = await import('../text/format-error.js');
   // An error may quote the service or the files: in GitHub Actions io.stderr neutralises any line
   // that could issue a workflow command, and the text is also framed by stop-commands, as the
   // views frame such text (elsewhere guard() leaves it as it is).
-  const { openPipelineOutput } = await import('./pipeline-output.js');
+  const { openPipelineOutput } = await import('../ci/pipeline-output.js');
   io.stderr.write((await openPipelineOutput(io)).frame.guard(formatError(err)));
   return 1;
 }

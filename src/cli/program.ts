@@ -6,12 +6,12 @@ import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 // Dependency-free (no imports of its own): the emulator's points, for --point and --help.
 import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../emulator/behaviour.js';
 // Dependency-free: the guard on everything written in GitHub Actions, put on before any command runs.
-import { guardWorkflowCommands } from './guard-workflow-commands.js';
+import { guardWorkflowCommands } from '../ci/guard-workflow-commands.js';
 // Dependency-free: each command's examples and exit codes, shown after its options.
 import { commandHelpText } from './command-help.js';
-import type { CliIO, ExitCode } from './io.js';
-import { MAX_RPS_FORM, parseMaxRps } from './parse-max-rps.js';
-import type { ReportSpec } from './pipeline-output.js';
+import type { CliIO, ExitCode } from '../io.js';
+import { MAX_RPS_FORM, parseMaxRps } from '../api/rate/parse-max-rps.js';
+import type { ReportSpec } from '../ci/pipeline-output.js';
 // Dependency-free: Terraform's one-dash spellings.
 import { acceptTerraformSpellings, hintForUnknownOption } from './terraform-spellings.js';
 
@@ -126,19 +126,19 @@ type CommandModule = { run(options: never, io: CliIO, args: string[]): Promise<E
 
 /** Each command's module, loaded only when that command runs (a static map, so bundlers and vitest can see it). */
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
-  init: () => import('./commands/init.js'),
-  validate: () => import('./commands/validate.js'),
-  plan: () => import('./commands/plan.js'),
-  apply: () => import('./commands/apply.js'),
-  show: () => import('./commands/show.js'),
-  'force-unlock': () => import('./commands/force-unlock.js'),
-  'state-list': () => import('./commands/state-list.js'),
-  'state-pull': () => import('./commands/state-pull.js'),
-  'state-migrate': () => import('./commands/state-migrate.js'),
-  export: () => import('./commands/export.js'),
-  'slugs-check': () => import('./commands/slugs-check.js'),
-  emulator: () => import('./commands/emulator.js'),
-  completion: () => import('./commands/completion.js'),
+  init: () => import('../commands/init.js'),
+  validate: () => import('../commands/validate.js'),
+  plan: () => import('../commands/plan/command.js'),
+  apply: () => import('../commands/apply/command.js'),
+  show: () => import('../commands/plan/show.js'),
+  'force-unlock': () => import('../commands/force-unlock.js'),
+  'state-list': () => import('../commands/state-list.js'),
+  'state-pull': () => import('../commands/state-pull.js'),
+  'state-migrate': () => import('../commands/state-migrate.js'),
+  export: () => import('../commands/export/command.js'),
+  'slugs-check': () => import('../commands/slugs/command.js'),
+  emulator: () => import('../commands/emulator.js'),
+  completion: () => import('../commands/completion.js'),
 };
 
 export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void): Command {

@@ -3,7 +3,7 @@
  * wrong shape were reported by the schema, and are left out here rather than read as something.
  */
 import type { BillingDetails } from '../model/billing.js';
-import type { SourcePosition } from './types.js';
+import type { SourcePosition } from '../model/desired-state.js';
 import { toPointer } from './json-pointer.js';
 import { mergeBilling, pickBilling } from './merge-billing.js';
 import { ownString } from './own-string.js';

@@ -12,7 +12,7 @@ import { parsePointer } from './json-pointer.js';
 import type { PositionedMessage } from './parse-yaml.js';
 import type { SchemaWalker } from './schema-walker.js';
 import { locate, type SourceNode } from './source-tree.js';
-import { SUPPORTED_VERSION } from './types.js';
+import { SUPPORTED_VERSION } from '../model/desired-state.js';
 import { valueAt, type JsonObject } from './value-at.js';
 
 export interface SchemaErrorContext {

@@ -15,10 +15,10 @@ import type { SchemaValidator } from './schema-validator.js';
 import { SchemaWalker } from './schema-walker.js';
 import type { SourceNode } from './source-tree.js';
 import type { ConfigProblem } from '../model/config-problem.js';
-import { SUPPORTED_VERSION, type DesiredOrganisation, type DesiredState } from './types.js';
+import { SUPPORTED_VERSION, type DesiredOrganisation, type DesiredState } from '../model/desired-state.js';
 import { UniqueMessages } from './unique-messages.js';
 
-export { SUPPORTED_VERSION } from './types.js';
+export { SUPPORTED_VERSION } from '../model/desired-state.js';
 
 export interface ParsedDocument {
   /** As shown in messages: as given on the command line, relative to the working directory. */

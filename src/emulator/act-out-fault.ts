@@ -3,7 +3,7 @@
  * delay-headers, which the server handles around processing). Each returns the status it sent.
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import { timerDelay } from '../api/timer-delay.js';
+import { timerDelay } from '../api/rate/timer-delay.js';
 import type { Fault } from './faults.js';
 import { statusErrorAnswer, writeAnswer } from './http-answer.js';
 

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { timerDelay } from '../api/timer-delay.js';
+import { timerDelay } from '../api/rate/timer-delay.js';
 import { actOutFault, isAnsweringFault, renderHtmlPage, retryAfterInSeconds } from './act-out-fault.js';
 import type { Behaviour } from './behaviour.js';
 import { appendToLog, type EmulatorCounters, type RequestLogEntry } from './counters.js';

@@ -3,8 +3,8 @@
  * or the file): what differs, value by value, and what was done about it, so that a person sees
  * the drift at a glance and a script's output stays the patch alone. Pure.
  */
-import { terminalSafe } from '../render/ansi.js';
-import { invisibleMark } from '../render/format-value.js';
+import { terminalSafe } from '../text/ansi.js';
+import { invisibleMark } from '../text/format-value.js';
 import { quoteYamlString } from './format-yaml-string.js';
 import type { ValueChange } from './update-document.js';
 

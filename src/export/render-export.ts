@@ -9,7 +9,7 @@ import { Document, Pair, Scalar, YAMLMap } from 'yaml';
 import type { Organisation } from '../api/types.js';
 import { BILLING_FIELDS } from '../model/billing.js';
 import { escapeInterpolation } from '../config/interpolate.js';
-import { SUPPORTED_VERSION } from '../config/types.js';
+import { SUPPORTED_VERSION } from '../model/desired-state.js';
 import { quoteYamlString } from './format-yaml-string.js';
 import { safeStringTags } from './safe-string-tags.js';
 import { selectExportable } from './select-exportable.js';

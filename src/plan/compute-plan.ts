@@ -3,7 +3,7 @@
  * data out, deterministically sorted. The read step builds the same plan as it reads
  * (engine/make-plan.ts), with the same builder.
  */
-import type { DesiredState } from '../config/types.js';
+import type { DesiredState } from '../model/desired-state.js';
 import type { ObservedState } from '../model/observed-state.js';
 import { PlanBuilder } from './plan-builder.js';
 import type { IsJournaled } from './plan-organisation.js';

@@ -3,7 +3,7 @@
  * go as soon as its changes are planned: a bulk plan holds the changes, not 100,000 observations
  * as well. Pure: data in, a deterministically sorted plan out, whatever order organisations come in.
  */
-import type { DesiredOrganisation } from '../config/types.js';
+import type { DesiredOrganisation } from '../model/desired-state.js';
 import { changeAddress } from '../model/address.js';
 import { KIND_ORDER } from '../model/change-kind.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';

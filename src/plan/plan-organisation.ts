@@ -2,7 +2,7 @@
  * One declared organisation's changes, from its desired state and what was observed of it. Pure;
  * the plan builder (plan-builder.ts) puts them together.
  */
-import type { DesiredOrganisation } from '../config/types.js';
+import type { DesiredOrganisation } from '../model/desired-state.js';
 import { changeAddress } from '../model/address.js';
 import { differingFields, seenOf, type BillingDetails, type BillingField } from '../model/billing.js';
 import type { ChangeKind } from '../model/change-kind.js';

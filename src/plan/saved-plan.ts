@@ -10,7 +10,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
-import type { DesiredState } from '../config/types.js';
+import type { DesiredState } from '../model/desired-state.js';
 import { OrgformError } from '../errors.js';
 import type { Plan } from './types.js';
 

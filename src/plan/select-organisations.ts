@@ -4,7 +4,7 @@
  * the same split without talking to the others, and every organisation is in exactly one shard.
  */
 import { UsageError } from '../errors.js';
-import type { DesiredState } from '../config/types.js';
+import type { DesiredState } from '../model/desired-state.js';
 
 export interface Shard {
   index: number; // 1-based

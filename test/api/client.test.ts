@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, TransportError } from '../../src/api/api-error.js';
 import { createClient, type ClientOptions, type OrganisationsClient } from '../../src/api/client.js';
-import type { RateEvent } from '../../src/api/rate-limiter.js';
+import type { RateEvent } from '../../src/api/rate/rate-gate.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { FakeClock } from '../support/fake-clock.js';

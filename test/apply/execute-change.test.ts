@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ChangeFailedError, executeChange } from '../../src/apply/execute-change.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation } from '../render/fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation } from '../support/view-fixtures.js';
 import { createScriptedClient, fail, lostAnswer, serviceError } from '../support/scripted-client.js';
 
 /** Records the waits between re-reads instead of waiting them out. */

@@ -7,7 +7,7 @@ import { detectImplicitType } from '../../src/config/detect-implicit-type.js';
 import { escapeInterpolation } from '../../src/config/interpolate.js';
 import { parseSource } from '../../src/config/parse-source.js';
 import { loadSchemaValidator } from '../../src/config/schema-validator.js';
-import type { DesiredOrganisation, DesiredState } from '../../src/config/types.js';
+import type { DesiredOrganisation, DesiredState } from '../../src/model/desired-state.js';
 import { validateDocument } from '../../src/config/validate-config.js';
 import { propertyRuns } from '../support/soak.js';
 

@@ -8,7 +8,7 @@ import { parseSource } from '../../src/config/parse-source.js';
 import { readTree } from '../../src/config/read-tree.js';
 import { SchemaWalker } from '../../src/config/schema-walker.js';
 import { loadSchemaValidator, type JsonSchema, type ValidateFunction } from '../../src/config/schema-validator.js';
-import type { DesiredOrganisation, DesiredState } from '../../src/config/types.js';
+import type { DesiredOrganisation, DesiredState } from '../../src/model/desired-state.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const schema = JSON.parse(readFileSync(join(ROOT, 'schemas', 'orgs.schema.json'), 'utf8')) as Record<string, any>;

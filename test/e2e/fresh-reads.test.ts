@@ -15,7 +15,7 @@ import type { ProfileName } from '../../src/emulator/behaviour.js';
 import type { EmulatorOptions } from '../../src/emulator/server.js';
 import type { EmulatorStore } from '../../src/emulator/store.js';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
-import { runApply } from '../../src/engine/apply-flow.js';
+import { runApply } from '../../src/commands/apply/flow.js';
 import { recordingApplyView } from '../support/recording-view.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.js';
-import type { RateEvent } from '../../src/api/rate-limiter.js';
+import type { RateEvent } from '../../src/api/rate/rate-gate.js';
 import { STACK_LINE, startFaultProxy } from '../reliability/support.js';
 import { setupBillingWorld, setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Billing, Organisation } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/load-config.js';
-import type { DesiredState } from '../../src/config/types.js';
+import type { DesiredState } from '../../src/model/desired-state.js';
 import { quoteYamlString } from '../../src/export/format-yaml-string.js';
 import { parseForUpdate } from '../../src/export/parse-for-update.js';
 import { renderExport } from '../../src/export/render-export.js';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { observeBilling } from '../../src/api/observe-billing.js';
 import { BILLING_FIELDS, type BillingDetails, type BillingField } from '../../src/model/billing.js';
-import type { DesiredOrganisation } from '../../src/config/types.js';
+import type { DesiredOrganisation } from '../../src/model/desired-state.js';
 import type { ObservedOrganisation } from '../../src/model/observed-organisation.js';
 import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor, problemFor } from './fixtures.js';
 

@@ -1,5 +1,5 @@
 /** Small builders for desired and observed state, so that each test states only what it is about. */
-import type { DesiredOrganisation, DesiredState } from '../../src/config/types.js';
+import type { DesiredOrganisation, DesiredState } from '../../src/model/desired-state.js';
 import type { BillingDetails, BillingField } from '../../src/model/billing.js';
 import type { ChangeKind } from '../../src/model/change-kind.js';
 import type { ObservedOrganisation } from '../../src/model/observed-organisation.js';

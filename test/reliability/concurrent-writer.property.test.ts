@@ -22,7 +22,7 @@ import type { Billing, Organisation } from '../../src/api/types.js';
 import type { EmulatorData } from '../../src/emulator/data.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import type { EmulatorStore } from '../../src/emulator/store.js';
-import { runApply } from '../../src/engine/apply-flow.js';
+import { runApply } from '../../src/commands/apply/flow.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { recordingApplyView } from '../support/recording-view.js';
 import { runCli } from '../support/run-cli.js';

@@ -159,7 +159,7 @@ describe('transport and service faults', () => {
   });
 
   // That a Retry-After is waited out in full is tested in the rate limiter's fake time
-  // (test/api/client.test.ts, test/api/rate-limiter.test.ts), and once in real time over loopback
+  // (test/api/client.test.ts, test/api/rate/rate-gate.test.ts), and once in real time over loopback
   // (test/e2e/rate-limit.test.ts); here, the run around it.
   it('case 4: a listing refused with 429 and Retry-After is retried, and the run goes on; a Retry-After beyond what orgform waits out (10 minutes) fails at once and says so', async () => {
     let limited = 0;

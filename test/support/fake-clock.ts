@@ -2,7 +2,7 @@
  * A clock for the rate limiter (LimiterClock) whose timers fire only when the test moves time on,
  * promises settling in between: Retry-After, quota resets, pacing and backoff in fake time.
  */
-import type { LimiterClock } from '../../src/api/rate-limiter.js';
+import type { LimiterClock } from '../../src/api/rate/rate-gate.js';
 
 /** A clock whose timers fire only when the test moves time on; promises settle in between. */
 export class FakeClock implements LimiterClock {

@@ -3,8 +3,8 @@
  * say what the reader would have seen and when.
  */
 import type { ApplyEvent } from '../../src/apply/events.js';
-import type { ApplyView, RateMeter } from '../../src/render/apply-view.js';
-import type { PlanView } from '../../src/render/plan-view.js';
+import type { ApplyView, RateMeter } from '../../src/commands/apply/view.js';
+import type { PlanView } from '../../src/commands/plan/view.js';
 
 export type Told = { said: string; args: unknown[] };
 

@@ -5,10 +5,10 @@
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { guardWorkflowCommands } from '../../src/cli/guard-workflow-commands.js';
+import { guardWorkflowCommands } from '../../src/ci/guard-workflow-commands.js';
 import { buildProgram } from '../../src/cli/program.js';
-import type { CliIO, ExitCode } from '../../src/cli/io.js';
-import { formatError } from '../../src/cli/format-error.js';
+import type { CliIO, ExitCode } from '../../src/io.js';
+import { formatError } from '../../src/text/format-error.js';
 
 export interface CliResult {
   code: number;

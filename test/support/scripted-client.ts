@@ -6,7 +6,7 @@
  */
 import { ApiError, TransportError } from '../../src/api/api-error.js';
 import type { ListOptions, OrganisationsClient, RequestOptions, WriteOptions } from '../../src/api/client.js';
-import type { RateStatus } from '../../src/api/rate-limiter.js';
+import type { RateStatus } from '../../src/api/rate/rate-gate.js';
 import type { Billing, BillingUpdate, OperationId, Organisation, OrganisationList } from '../../src/api/types.js';
 
 export interface Call {

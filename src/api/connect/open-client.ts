@@ -1,0 +1,164 @@
+/**
+ * What the commands that talk to the service share on the way in: the client, built from the
+ * connection flags and the environment, and whether to use colour. Wiring only; the flows are in
+ * engine/.
+ */
+import type { OrganisationsClient } from '../client.js';
+import type { JwtExpiry } from '../read-jwt-expiry.js';
+import type { TokenSource } from '../token-source.js';
+import type { ClientListeners } from './client-listeners.js';
+import { isOrgformError, UsageError } from '../../errors.js';
+import { resolveConnection, type ConnectionFlags } from './resolve-connection.js';
+import type { CliIO } from '../../io.js';
+import { MAX_RPS_FORM, parseMaxRps } from '../rate/parse-max-rps.js';
+
+/**
+ * Every whole-number environment variable orgform reads, with its range (docs/cli.md's table of
+ * settings says the same; a test holds them together). The ranges keep every wait they set a
+ * wait that ends, and every timer below 2^31 ms, which Node would fire at once instead.
+ */
+export const ENV_RANGES = {
+  ORGFORM_REQUEST_TIMEOUT_MS: { min: 100, max: 86_400_000 },
+  ORGFORM_MAX_ATTEMPTS: { min: 1, max: 100 },
+  ORGFORM_RETRY_BASE_MS: { min: 1, max: 10_000 },
+  ORGFORM_NO_PROGRESS_TIMEOUT_MS: { min: 1, max: 86_400_000 },
+  ORGFORM_PROGRESS_INTERVAL_MS: { min: 10, max: 3_600_000 },
+  ORGFORM_READ_MAX_AGE_MS: { min: 0, max: 60_000 },
+  ORGFORM_TOKEN_COMMAND_TIMEOUT_MS: { min: 100, max: 600_000 },
+  ORGFORM_STATE_BATCH: { min: 1, max: 10_000 },
+  ORGFORM_STATE_FLUSH_MS: { min: 10, max: 60_000 },
+  ORGFORM_STATE_TIMEOUT_MS: { min: 100, max: 600_000 },
+} as const;
+
+export type NumericEnv = keyof typeof ENV_RANGES;
+
+/** A whole number from the environment, or undefined when unset; anything else, or out of its range, is a usage error. */
+export function envInt(env: CliIO['env'], name: NumericEnv): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const { min, max } = ENV_RANGES[name];
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${name} must be a whole number from ${min} to ${max} (got "${raw}").`);
+  }
+  return n;
+}
+
+/** The first backoff step (ORGFORM_RETRY_BASE_MS), also used by apply's re-reads after an accept. */
+export function retryBaseMs(io: CliIO): number | undefined {
+  return envInt(io.env, 'ORGFORM_RETRY_BASE_MS');
+}
+
+/** ORGFORM_MAX_RPS, or undefined when unset; anything but a number in its range is a usage error. */
+function envMaxRps(io: CliIO): number | undefined {
+  const raw = io.env.ORGFORM_MAX_RPS;
+  if (raw === undefined || raw === '') return undefined;
+  const n = parseMaxRps(raw);
+  if (n === undefined) throw new UsageError(`ORGFORM_MAX_RPS must be ${MAX_RPS_FORM} (got "${raw}").`);
+  return n;
+}
+
+/** What the engine listens to (engine/open-client.ts), and the token's expiry, which the command tells. */
+export interface ClientHooks extends ClientListeners {
+  /** When a fixed token is a JWT: its expiry (never the token itself). */
+  onTokenExpiry?: (expiry: JwtExpiry) => void;
+}
+
+/**
+ * The client, with the request budget tunable from the environment for slow services and tests:
+ * ORGFORM_REQUEST_TIMEOUT_MS (each request, retries included), ORGFORM_MAX_ATTEMPTS,
+ * ORGFORM_RETRY_BASE_MS (first backoff step), ORGFORM_NO_PROGRESS_TIMEOUT_MS (only 429s for this
+ * long ends the run, and no announced pause is waited out longer), ORGFORM_TOKEN_COMMAND_TIMEOUT_MS;
+ * the rate cap from --max-rps or ORGFORM_MAX_RPS. With a token command, the command runs here,
+ * before any request: when it fails, nothing is sent. An interrupt (io.signal) stops the token
+ * command and every request not yet sent.
+ */
+export async function openClient(
+  flags: ConnectionFlags & { parallelism?: number; maxRps?: number },
+  io: CliIO,
+  hooks: ClientHooks = {},
+): Promise<OrganisationsClient> {
+  const connection = await resolveConnection(flags, io);
+  // Read before anything runs, so that a proxy variable's mistake stops here, naming it.
+  const { readProxySettings } = await import('../proxy-settings.js');
+  const proxy = readProxySettings(io.env);
+  const extraCaCerts = io.env.NODE_EXTRA_CA_CERTS === '' ? undefined : io.env.NODE_EXTRA_CA_CERTS;
+  const totalMs = envInt(io.env, 'ORGFORM_REQUEST_TIMEOUT_MS');
+  const maxAttempts = envInt(io.env, 'ORGFORM_MAX_ATTEMPTS');
+  const baseDelayMs = retryBaseMs(io);
+  // --max-rps beats ORGFORM_MAX_RPS, as every option beats its variable.
+  const maxRps = flags.maxRps ?? envMaxRps(io);
+  const noProgressMs = envInt(io.env, 'ORGFORM_NO_PROGRESS_TIMEOUT_MS');
+  const tokenCommandTimeoutMs = envInt(io.env, 'ORGFORM_TOKEN_COMMAND_TIMEOUT_MS');
+  const [{ createClient }, { fixedTokenSource, commandTokenSource }] = await Promise.all([import('../client.js'), import('../token-source.js')]);
+  let tokens: TokenSource;
+  if (connection.tokenCommand !== undefined) {
+    const command = connection.tokenCommand;
+    const { runTokenCommand } = await import('./run-token-command.js');
+    let runs = 0;
+    const source: TokenSource = commandTokenSource({
+      now: io.now,
+      source: connection.source,
+      obtain: async () => {
+        const when = runs === 0 ? 'start' : 'refresh';
+        runs += 1;
+        try {
+          return await runTokenCommand(command, {
+            env: io.env,
+            cwd: io.cwd,
+            when,
+            source: connection.source,
+            signal: io.signal,
+            ...(tokenCommandTimeoutMs === undefined ? {} : { timeoutMs: tokenCommandTimeoutMs }),
+          });
+        } catch (err) {
+          // Interrupted, the run is winding down already; any other failure part way stops it.
+          if (when === 'refresh' && isOrgformError(err) && err.code !== 'INTERRUPTED') hooks.onHalt?.(err);
+          throw err;
+        }
+      },
+    });
+    tokens = source;
+    // It runs at the start: a command that fails or prints nothing stops here, before any request.
+    await tokens.current();
+  } else {
+    tokens = fixedTokenSource(connection.token, connection.source);
+    const { readJwtExpiry } = await import('../read-jwt-expiry.js');
+    const expiry = readJwtExpiry(connection.token);
+    if (expiry) hooks.onTokenExpiry?.(expiry);
+  }
+  return createClient({
+    baseUrl: connection.baseUrl,
+    tokens,
+    ...(proxy === undefined ? {} : { proxy }),
+    ...(extraCaCerts === undefined ? {} : { extraCaCerts }),
+    ...(maxRps === undefined ? {} : { maxRps }),
+    // --parallelism: the requests in flight at once, enforced by the size of the connection pool.
+    ...(flags.parallelism === undefined ? {} : { parallelism: flags.parallelism }),
+    ...(noProgressMs === undefined ? {} : { noProgressMs }),
+    onRate: (event) => hooks.onRate?.(event),
+    onHalt: (error) => hooks.onHalt?.(error),
+    signal: io.signal,
+    ...(hooks.onRetry === undefined ? {} : { onRetry: hooks.onRetry }),
+    ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),
+    retryPolicy: {
+      ...(maxAttempts === undefined ? {} : { maxAttempts }),
+      ...(baseDelayMs === undefined ? {} : { baseDelayMs }),
+    },
+  });
+}
+
+/**
+ * Whether to colour what goes to `stream` (stdout unless said): `--no-color` first, as every
+ * option beats the environment; then FORCE_COLOR as Node reads it (`0` or `false` turns colour off,
+ * anything else on, even in a log: CI runners show colours but are not terminals); then NO_COLOR
+ * (https://no-color.org: set and not empty); then a terminal that is not `TERM=dumb`.
+ */
+export function useColor(flags: { color?: boolean }, io: Pick<CliIO, 'env' | 'stdout'>, stream: CliIO['stdout'] = io.stdout): boolean {
+  if (flags.color === false) return false;
+  const force = io.env.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force.toLowerCase() !== 'false';
+  if (io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '') return false;
+  if (io.env.TERM === 'dumb') return false;
+  return stream.isTTY === true;
+}

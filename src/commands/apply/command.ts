@@ -1,0 +1,154 @@
+/**
+ * `orgform apply [PLANFILE]`: parses the flags, builds the view and runs the engine
+ * (engine/apply-flow.ts, where the whole flow reads top to bottom), then maps the outcome to an
+ * exit code. Nothing here decides what apply does.
+ */
+import type { JwtExpiry } from '../../api/read-jwt-expiry.js';
+import { runApply, type ApplyInputs, type ApplyOutcome, type Confirmation } from './flow.js';
+import type { OpenClient } from '../../api/connect/client-listeners.js';
+import { refusalError } from './refusal-error.js';
+import { UsageError } from '../../errors.js';
+import { confirmQuestion, type ApplyView } from './view.js';
+import { createNdjsonApplyView } from './views/ndjson-apply-view.js';
+import { createTextApplyView } from './views/text-apply-view.js';
+import { envInt, openClient, retryBaseMs, useColor } from '../../api/connect/open-client.js';
+import { planKeyFromEnv } from '../plan/command.js';
+import { formatError } from '../../text/format-error.js';
+import type { CliIO, ExitCode, OutputStream } from '../../io.js';
+import { openPipelineOutput } from '../../ci/pipeline-output.js';
+import { withApplyPipeline } from '../plan/views/ci-plan-view.js';
+import { readAnswer } from './read-answer.js';
+import { stateSettings } from '../../state/state-settings.js';
+import { ASSUMED_RPS, tokenExpiryWarning } from '../../api/connect/token-expiry-warning.js';
+
+export interface ApplyFlags {
+  file?: string[];
+  baseUrl?: string;
+  tokenFile?: string;
+  token?: string;
+  tokenCommand?: string;
+  maxRps?: number;
+  parallelism: number;
+  format: 'text' | 'json';
+  autoApprove?: boolean;
+  state?: string;
+  target?: string[];
+  shard?: string;
+  maxChanges?: number;
+  color?: boolean;
+  /** Terraform's `-input=false`: never ask, even on a terminal. */
+  input?: 'true' | 'false';
+}
+
+export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
+  // Everything read from flags and the environment first, so that a mistake there changes nothing.
+  const progressIntervalMs = progressIntervalFromEnv(io.env);
+  const inputs = { ...applyInputs(flags, args, retryBaseMs(io)), ...freshnessFromEnv(io.env) };
+  // With --format json, stdout is for machines: the plan and the question go to stderr.
+  const human = flags.format === 'json' ? io.stderr : io.stdout;
+  const pipeline = await openPipelineOutput(io);
+  // Coloured or not as the stream the person reads is (stderr under --format json).
+  const color = useColor(flags, io, human);
+  const view: ApplyView =
+    flags.format === 'json'
+      ? createNdjsonApplyView({ out: io.stdout, err: io.stderr, review: !flags.autoApprove, color, frame: pipeline.frame })
+      : createTextApplyView({ out: io.stdout, err: io.stderr, color, now: io.now, frame: pipeline.frame, ...(progressIntervalMs === undefined ? {} : { progressIntervalMs }) });
+
+  const outcome = await runApply(
+    inputs,
+    {
+      cwd: io.cwd,
+      env: io.env,
+      now: io.now,
+      signal: io.signal,
+      openClient: clientOpener(flags, io),
+      confirmation: flags.input === 'false' ? { unavailable: 'input is turned off (-input=false)' } : confirmationFor(io, human),
+      stateSettings: stateSettings(io),
+    },
+    withApplyPipeline(view, pipeline, human),
+  );
+  if (outcome.kind === 'applied' && outcome.halted) io.stderr.write(formatError(outcome.halted));
+  return exitCodeFor(outcome);
+}
+
+/** The flags as the engine takes them. A saved plan fixes its own files, targets and shard. */
+export function applyInputs(flags: ApplyFlags, args: readonly string[], backoffBaseMs?: number): ApplyInputs {
+  const planFile = args[0];
+  if (planFile !== undefined && ((flags.file?.length ?? 0) > 0 || (flags.target?.length ?? 0) > 0 || flags.shard !== undefined)) {
+    throw new UsageError('A saved plan already fixes the files, targets and shard it covers: drop -f, --target and --shard when applying PLANFILE.');
+  }
+  return {
+    ...(planFile === undefined ? {} : { planFile }),
+    selection: { files: flags.file ?? [], targets: flags.target ?? [], ...(flags.shard === undefined ? {} : { shard: flags.shard }) },
+    ...(flags.state === undefined ? {} : { state: flags.state }),
+    parallelism: flags.parallelism,
+    ...(flags.maxChanges === undefined ? {} : { maxChanges: flags.maxChanges }),
+    autoApprove: flags.autoApprove === true,
+    ...(backoffBaseMs === undefined ? {} : { backoffBaseMs }),
+  };
+}
+
+/**
+ * 0 when every change was applied or there was nothing to do; 1 when anything failed, was stale,
+ * was left undone or the answer was not yes. A refusal is an error (main prints it and exits 1).
+ */
+export function exitCodeFor(outcome: ApplyOutcome): ExitCode {
+  switch (outcome.kind) {
+    case 'refused':
+      throw refusalError(outcome.refusal, outcome.planFile);
+    case 'cancelled':
+      return 1;
+    case 'applied': {
+      const s = outcome.summary;
+      return s.failed > 0 || s.stale > 0 || s.interrupted || s.notStarted > 0 ? 1 : 0;
+    }
+    default: {
+      const unreachable: never = outcome;
+      throw new Error(`unknown apply outcome ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * ORGFORM_READ_MAX_AGE_MS (0 to 60,000, as ENV_RANGES says; default 5,000): the oldest read a
+ * billing write may be built from (a read older than a minute is not fresh); 0 reads each
+ * organisation by id just before its write. ORGFORM_PLAN_KEY: saved plans must be signed with it
+ * (plan.ts signs them).
+ */
+export function freshnessFromEnv(env: CliIO['env']): Pick<ApplyInputs, 'maxReadAgeMs' | 'planKey'> {
+  const maxReadAgeMs = envInt(env, 'ORGFORM_READ_MAX_AGE_MS');
+  const planKey = planKeyFromEnv(env);
+  return { ...(maxReadAgeMs === undefined ? {} : { maxReadAgeMs }), ...(planKey === undefined ? {} : { planKey }) };
+}
+
+/**
+ * ORGFORM_PROGRESS_INTERVAL_MS: the first interval between progress lines of a long apply in a log
+ * (default 5 s); tests shorten it.
+ */
+export function progressIntervalFromEnv(env: CliIO['env']): number | undefined {
+  return envInt(env, 'ORGFORM_PROGRESS_INTERVAL_MS');
+}
+
+/** Someone at a terminal, who sees the question and can type: only then can apply ask. */
+export function confirmationFor(io: CliIO, human: OutputStream): Confirmation {
+  if (io.stdin.isTTY !== true || human.isTTY !== true) {
+    return { unavailable: io.stdin.isTTY === true ? 'the question would not reach a terminal (output is redirected)' : 'standard input is not a terminal' };
+  }
+  return { ask: async (changes) => (await readAnswer(confirmQuestion(changes), io, human)) === 'yes' };
+}
+
+/** The client, and a warning when a fixed JWT would run out part way (what is left would fail with 401s). */
+function clientOpener(flags: ApplyFlags, io: CliIO): OpenClient {
+  return async (listeners) => {
+    let expiry: JwtExpiry | undefined;
+    const client = await openClient(flags, io, {
+      ...listeners,
+      onTokenExpiry: (e) => {
+        expiry = e;
+      },
+    });
+    const warningFor = (changes: number) =>
+      expiry === undefined ? undefined : tokenExpiryWarning({ expiresAt: expiry.expiresAt, now: io.now(), changes, rps: client.rateStatus().rps ?? ASSUMED_RPS });
+    return { client, warningFor };
+  };
+}

@@ -1,0 +1,308 @@
+/**
+ * `orgform apply`, start to finish, in the order it happens:
+ *
+ *   load → select → connect → lock → read → plan → check safety → confirm → apply (fresh reads) → report
+ *
+ * After approval nothing is written from the plan's read: billing is read again just before it is
+ * written (apply/fresh-listing.ts, apply/execute-change.ts). A saved plan's changes are derived again
+ * from its desired state and what the service holds, and applied only if the file holds exactly those.
+ *
+ * The command (cli/commands/apply.ts) has parsed the flags and built the view; this decides what
+ * happens and tells the view, the client's retries and rate changes included. A refusal is data
+ * (nothing is written then); so is the outcome, which the command maps to an exit code.
+ */
+import { NotSentError } from '../../api/api-error.js';
+import { dirname, resolve } from 'node:path';
+import { applyPlan } from '../../apply/apply-plan.js';
+import type { ApplyEvent, ApplySummary } from '../../apply/events.js';
+import type { DesiredState } from '../../model/desired-state.js';
+import { ConfigError, OrgformError } from '../../errors.js';
+import { chooseFreshReads, type FreshReads } from '../../apply/fresh-listing.js';
+import { DEFAULT_READ_MAX_AGE_MS } from '../../apply/execute-change.js';
+import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
+import { isRecordedDone } from '../../plan/is-recorded-done.js';
+import type { SavedPlan } from '../../plan/saved-plan.js';
+import { dropDisplays, type ApplicableChange, type Plan } from '../../plan/types.js';
+import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js';
+import { journalKey } from '../../state/journal.js';
+import type { ApplyView } from './view.js';
+import type { LockEnvironment } from '../../state/lock.js';
+import type { StateSettings } from '../../state/open-state.js';
+import type { HeldState, StateJournal } from '../../state/state-backend.js';
+import { checkPlanSafety } from '../../plan/check-plan-safety.js';
+import { rateEvent, retryEvent } from './client-events.js';
+import { hashFiles } from './hash-files.js';
+import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
+import { makePlan } from '../../plan/read/make-plan.js';
+import type { ClientListeners, OpenClient } from '../../api/connect/client-listeners.js';
+import type { Refusal } from './refusal-error.js';
+import { openStateFor } from '../../state/open-state-for.js';
+import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
+import { serviceKey } from '../../api/connect/service-key.js';
+
+export interface ApplyInputs {
+  /** A plan saved by `orgform plan --out`; without one, a fresh plan from the files. */
+  planFile?: string;
+  /** The files, --target and --shard (a saved plan fixes its own). */
+  selection: Selection;
+  /** --state: the journal's path or URL; else ORGFORM_STATE; else beside the first config file. */
+  state?: string;
+  parallelism: number;
+  maxChanges?: number;
+  autoApprove: boolean;
+  /** First step of the re-reads inside a change (ORGFORM_RETRY_BASE_MS). */
+  backoffBaseMs?: number;
+  /** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS); default 5 s. */
+  maxReadAgeMs?: number;
+  /** ORGFORM_PLAN_KEY: a saved plan must be signed with it. */
+  planKey?: string;
+}
+
+/** Who approves a fresh plan: someone at a terminal, or no one (and why not). */
+export type Confirmation = { ask(changes: number): Promise<boolean> } | { unavailable: string };
+
+export interface ApplyDeps extends FileWorld {
+  now(): number;
+  /** Aborted on SIGINT or SIGTERM: nothing new starts, what is in flight finishes. */
+  signal: AbortSignal;
+  openClient: OpenClient;
+  confirmation: Confirmation;
+  /** Waits inside a change (a membership that takes a moment to show); injected in tests. */
+  sleep?(ms: number): Promise<void>;
+  lockEnvironment?: LockEnvironment;
+  /** A remote state's batches and timeouts (ORGFORM_STATE_*), as the CLI read them. */
+  stateSettings?: StateSettings;
+}
+
+export type ApplyOutcome =
+  | { kind: 'applied'; summary: ApplySummary; halted?: OrgformError }
+  | { kind: 'cancelled' }
+  | { kind: 'refused'; refusal: Refusal; planFile?: string };
+
+export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<ApplyOutcome> {
+  // Never wait for an answer that cannot come: refuse before anything is read.
+  if (inputs.planFile === undefined && !inputs.autoApprove && 'unavailable' in deps.confirmation) {
+    return refused(inputs, { kind: 'cannot-confirm', why: deps.confirmation.unavailable });
+  }
+
+  // While changes run, the client's retries and rate changes are events of this apply; when the
+  // run cannot go on, nothing new starts and the outcome says why.
+  let emit: ((event: ApplyEvent) => void) | undefined;
+  const halt = new AbortController();
+  let halted: OrgformError | undefined;
+  const listeners: ClientListeners = {
+    onRetry: (retry) => {
+      const event = retryEvent(retry, deps.now());
+      if (event !== undefined) emit?.(event);
+    },
+    onRate: (rate) => emit?.(rateEvent(rate, deps.now())),
+    onHalt: (error) => {
+      halted ??= error;
+      halt.abort();
+    },
+  };
+
+  // Load, connect, lock, read, plan, check safety, confirm: its own function, so that what only
+  // they need (the desired state, the plan's display) can be collected while the changes run; at
+  // 100,000 organisations that is most of the memory. applyPlan then lets each change go as it ends.
+  const prepared = await prepare(inputs, deps, view, listeners).catch((err: unknown) => {
+    if (deps.signal.aborted && err instanceof NotSentError) return undefined;
+    throw err;
+  });
+  // Interrupted while reading: the reads not yet sent were not sent (so the plan may have been
+  // refused as incomplete), and nothing was written.
+  if (prepared === undefined || (deps.signal.aborted && 'kind' in prepared && prepared.kind === 'refused')) {
+    view.cancelled();
+    return { kind: 'cancelled' };
+  }
+  if (!('changes' in prepared)) return prepared;
+  const { client, lock, journal, service, changes, freshReads } = prepared;
+  try {
+    // Apply: every change, in order within each organisation; every event to the view.
+    view.applyStarting(client);
+    emit = (event) => view.event(event);
+    let summary: ApplySummary;
+    try {
+      summary = await applyPlan(changes, {
+        client,
+        journal,
+        service,
+        parallelism: inputs.parallelism,
+        signal: AbortSignal.any([deps.signal, halt.signal]),
+        onEvent: emit,
+        now: deps.now,
+        ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+        ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
+        freshReads,
+        maxReadAgeMs: maxReadAge(inputs),
+      });
+    } finally {
+      emit = undefined;
+      view.applyStopped();
+    }
+
+    // Report, while the lock is still held: the journal is written by now.
+    await view.applyReported(summary);
+    return { kind: 'applied', summary, ...(halted === undefined ? {} : { halted }) };
+  } finally {
+    await lock.release();
+    await client.close();
+  }
+}
+
+function refused(inputs: ApplyInputs, refusal: Refusal): ApplyOutcome {
+  return { kind: 'refused', refusal, ...(inputs.planFile === undefined ? {} : { planFile: inputs.planFile }) };
+}
+
+function maxReadAge(inputs: ApplyInputs): number {
+  return inputs.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS;
+}
+
+/** Ready to apply: the client and the locked state, which the caller now releases, and the changes alone. */
+interface Prepared {
+  client: OrganisationsClient;
+  lock: HeldState;
+  journal: StateJournal;
+  service: string;
+  /** Handed over to applyPlan, which lets each go once it has ended. */
+  changes: ApplicableChange[];
+  /** How their billing is read again after approval. */
+  freshReads: FreshReads;
+}
+
+async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, listeners: ClientListeners): Promise<Prepared | ApplyOutcome> {
+  // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
+  const { saved, desired, selected, workdir } = await load(inputs, deps, view);
+
+  // Connect.
+  const { client, warningFor } = await deps.openClient(listeners);
+  let lock: HeldState | undefined;
+  let handedOver = false;
+  try {
+    const service = serviceKey(client);
+    if (saved && saved.baseUrl !== service) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, service });
+
+    // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
+    // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
+    const state = await openStateFor(inputs.state, desired, deps, workdir);
+    lock = await state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`);
+    if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
+    lock.onLost((error) => listeners.onHalt?.(error));
+
+    // Read: the journal (read under the lock), then the service, planning as it is read. A fresh
+    // plan is shown for review. A saved plan is planned again from its own desired state: what it was
+    // based on must not have changed (that is how staleness shows), and it must hold exactly the
+    // changes that gives.
+    const journal = lock.journal;
+    let plan: Plan;
+    let staleReasons: string[] = [];
+    let listed: number | undefined;
+    if (saved) {
+      const compared = new Set(Object.keys(saved.plan.observed));
+      const made = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, keep: (slug) => compared.has(slug), ignoreJournal: true });
+      listed = made.observed.listed;
+      staleReasons = findStale(saved.plan, saved.configFiles, {
+        organisations: made.observed.organisations,
+        activeId: made.observed.activeId,
+        problems: made.observed.problems,
+        fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), workdir),
+        baseUrl: service,
+      });
+      // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
+      const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(service, journalKey(kind, id, target)));
+      const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
+      if (staleReasons.length === 0 && made.observed.problems.length === 0) {
+        if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
+        staleReasons = match.missing;
+      }
+      // The derived changes drive apply, never the file's: they are the same, or nothing is applied.
+      // The file's are let go (at 100,000 changes, a second plan held to the end).
+      plan = { ...saved.plan, changes: match.changes, problems: made.observed.problems };
+      saved.plan.changes = [];
+    } else {
+      const made = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism });
+      plan = made.plan;
+      listed = made.observed.listed;
+      await view.planMade(plan);
+    }
+
+    // Check safety: stale, incomplete, over budget. Refused whole; nothing is written.
+    const safety = checkPlanSafety(plan, { staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
+    const hazard = safety.hazards[0];
+    if (hazard !== undefined) {
+      await view.planRefused?.(plan, hazard, selected);
+      return refused(inputs, hazard);
+    }
+
+    // Confirm, when there is something to write: the budget, any warning, then the question
+    // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made).
+    if (plan.changes.length > 0) {
+      if (safety.budget) view.budgetChecked(safety.budget);
+      const warning = warningFor?.(plan.changes.length);
+      if (warning !== undefined) view.warn(warning);
+      if (!saved && !inputs.autoApprove && !(await approve(deps.confirmation, plan.changes.length))) {
+        view.cancelled();
+        return { kind: 'cancelled' };
+      }
+    }
+    // How billing is read again after approval: one listing streamed behind the writes, or each
+    // organisation by id just before its write, whichever costs fewer requests.
+    const freshReads = chooseFreshReads({
+      changes: plan.changes.filter((c) => c.kind === 'billing' && c.knownAfter === undefined).length,
+      listed,
+      parallelism: inputs.parallelism,
+      rps: client.rateStatus().rps,
+      maxReadAgeMs: maxReadAge(inputs),
+      maxPageSize: DEFAULT_PAGE_SIZE,
+    });
+    handedOver = true;
+    return { client, lock, journal, service, changes: dropDisplays(plan.changes), freshReads };
+  } finally {
+    if (!handedOver) {
+      await lock?.release();
+      await client.close();
+    }
+  }
+}
+
+interface Source {
+  saved?: SavedPlan;
+  /** The whole desired state (the journal's place follows its first file). */
+  desired: DesiredState;
+  /** What this apply covers. */
+  selected: DesiredState;
+  /** Where the config files' paths start: the directory plan ran in, for a saved plan. */
+  workdir: string;
+}
+
+async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source> {
+  if (inputs.planFile !== undefined) {
+    const saved = await readSavedPlan(inputs.planFile, deps.cwd, inputs.planKey);
+    return { saved, desired: saved.desired, selected: saved.desired, workdir: await savedWorkdir(saved, inputs.planFile, deps.cwd) };
+  }
+  try {
+    return { ...(await loadDesiredState(inputs.selection, deps)), workdir: deps.cwd };
+  } catch (err) {
+    if (err instanceof ConfigError) await view.configRejected?.(err.problems);
+    throw err;
+  }
+}
+
+/**
+ * Where a saved plan's relative paths start: the directory plan ran in, found from the plan file's
+ * place (its `workdir`), so that apply runs from anywhere in the checkout or outside it. Where the
+ * files cannot all be read there (the plan file was moved on its own) but can from here, here:
+ * the hashes still decide whether they are the files planned.
+ */
+async function savedWorkdir(saved: SavedPlan, planFile: string, cwd: string): Promise<string> {
+  if (saved.workdir === undefined) return cwd;
+  const recorded = resolve(dirname(resolve(cwd, planFile)), saved.workdir);
+  if (recorded === cwd) return cwd;
+  const paths = saved.configFiles.map((f) => f.path);
+  const readable = async (dir: string) => [...(await hashFiles(paths, dir)).values()].every((hash) => hash !== null);
+  return (await readable(recorded)) || !(await readable(cwd)) ? recorded : cwd;
+}
+
+async function approve(confirmation: Confirmation, changes: number): Promise<boolean> {
+  return 'ask' in confirmation ? confirmation.ask(changes) : false;
+}

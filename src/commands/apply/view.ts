@@ -1,0 +1,54 @@
+/**
+ * What the apply engine tells the people (or machines) watching it, and nothing more: the view
+ * decides the words, the stream, colour, terminal codes and timing. Implementations: the text view
+ * (a live line on a terminal, per-change or progress lines in a log; text-apply-view.ts) and NDJSON
+ * (ndjson-apply-view.ts); the CLI wraps either for CI (annotations, the job summary).
+ */
+import type { RateStatus } from '../../api/rate/rate-gate.js';
+import type { ApplyEvent, ApplySummary } from '../../apply/events.js';
+import type { DesiredState } from '../../model/desired-state.js';
+import type { ConfigProblem } from '../../model/config-problem.js';
+import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';
+import type { Plan } from '../../plan/types.js';
+
+/** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */
+export interface RateMeter {
+  rateStatus(): RateStatus;
+}
+
+export interface ApplyView {
+  /** The configuration has problems; the error that follows lists them (CI annotates them). */
+  configRejected?(problems: readonly ConfigProblem[]): Promise<void>;
+  /** A lock left by a process of this host that no longer runs was taken over. */
+  lockTakenOver(statePath: string, pid: number): void;
+  /** A fresh plan, to review before anything is written. (A saved plan was reviewed when it was made.) */
+  planMade(plan: Plan): Promise<void>;
+  /** The plan will not be applied; the refusal follows as an error. */
+  planRefused?(plan: Plan, hazard: PlanHazard, desired: DesiredState): Promise<void>;
+  /** The plan is within --max-changes and has changes to make. */
+  budgetChecked(budget: ChangeBudget): void;
+  /** Something to know before anything is written (a token that will expire part way). */
+  warn(message: string): void;
+  /** The answer was not yes. */
+  cancelled(): void;
+  /** Changes are about to run; `meter` may be read until applyStopped. */
+  applyStarting(meter: RateMeter): void;
+  /** Every event of the apply, in order: from the engine, the client's retries and rate changes included. */
+  event(event: ApplyEvent): void;
+  /** The apply is over, normally or not: stop timers, close what is open. */
+  applyStopped(): void;
+  /** The outcome, once the journal is written. */
+  applyReported(summary: ApplySummary): Promise<void>;
+}
+
+/** The question on a terminal before a fresh plan is applied. */
+export function confirmQuestion(changes: number): string {
+  return `\nDo you want to perform these ${changes} changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `;
+}
+
+/** Both views' words for a stale lock taken over, and for a cancelled apply. */
+export function lockTakenOverText(statePath: string, pid: number): string {
+  return `Took over a stale lock on ${statePath} left by pid ${pid} (no longer running).\n`;
+}
+
+export const CANCELLED_TEXT = '\nApply cancelled. Nothing was changed.\n';

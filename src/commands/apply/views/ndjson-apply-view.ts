@@ -1,0 +1,51 @@
+/**
+ * Apply for machines (`--format json`): one JSON object per event on standard output, whatever the
+ * size, the zero-change apply included (apply_start, then apply_end with the whole summary), so
+ * that pipelines read every apply alike. People's text goes to standard error: the plan and the
+ * question when it asks, warnings and notices.
+ */
+import { CANCELLED_TEXT, lockTakenOverText, type ApplyView } from '../view.js';
+import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
+import { formatApplyEventJson } from './render-apply-json.js';
+import { renderPlanForReview } from '../../../plan-views/render-plan.js';
+import { planHeadline } from '../../../ci/render-step-summary.js';
+
+export interface NdjsonApplyViewOptions {
+  /** Standard output: the events only. */
+  out: TextSink;
+  /** Standard error. */
+  err: TextSink;
+  /** Show the plan for review on `err` (when apply will ask), or not (--auto-approve). */
+  review: boolean;
+  color: boolean;
+  frame?: LogFrame;
+}
+
+export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyView {
+  const { out, err } = options;
+  const frame = options.frame ?? PLAIN_FRAME;
+  return {
+    lockTakenOver(statePath, pid) {
+      err.write(lockTakenOverText(statePath, pid));
+    },
+    async planMade(plan) {
+      if (!options.review) return;
+      err.write(frame.fold(planHeadline(plan), renderPlanForReview(plan, { tty: err.isTTY === true, color: options.color })));
+    },
+    budgetChecked() {
+      // The events carry no budget line: the refusal, when over, is the error.
+    },
+    warn(message) {
+      err.write(`${message}\n`);
+    },
+    cancelled() {
+      err.write(CANCELLED_TEXT);
+    },
+    applyStarting() {},
+    event(event) {
+      out.write(formatApplyEventJson(event) + '\n');
+    },
+    applyStopped() {},
+    async applyReported() {},
+  };
+}

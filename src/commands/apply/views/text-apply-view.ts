@@ -1,0 +1,91 @@
+/**
+ * Apply for people: the plan to review, the budget, the question's outcome, the changes as they run
+ * and the summary. On a terminal the changes run under a live line; in a log (CI) a short apply
+ * prints a line per change and a long one (past COMPACT_THRESHOLD) progress lines, both folded
+ * under `Applying N changes` in GitHub Actions. An apply with nothing to do shows only its plan's
+ * `No changes.` (or says so, for a saved plan, which is not shown).
+ */
+import type { ApplySummary } from '../../../apply/events.js';
+import { CANCELLED_TEXT, lockTakenOverText, type ApplyView, type RateMeter } from '../view.js';
+import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
+import { startChangeLines } from './change-lines-display.js';
+import { COMPACT_THRESHOLD } from '../../../plan-views/compact-threshold.js';
+import { describeChangeBudget } from '../../../plan-views/describe-plan-safety.js';
+import { startLiveLine } from './live-line-display.js';
+import type { ProgressDisplay } from './progress-display.js';
+import { startProgressLines } from './progress-lines-display.js';
+import { formatApplySummary } from './render-apply.js';
+import { renderPlanForReview } from '../../../plan-views/render-plan.js';
+import { planHeadline } from '../../../ci/render-step-summary.js';
+
+export interface TextApplyViewOptions {
+  /** Standard output: the plan, the changes, the summary. A terminal gets the live line. */
+  out: TextSink;
+  /** Standard error: warnings and notices. */
+  err: TextSink;
+  color: boolean;
+  now: () => number;
+  frame?: LogFrame;
+  /** A log of more changes than this shows a digest and progress lines; default COMPACT_THRESHOLD. */
+  compactAbove?: number;
+  /** The first interval between progress lines in a log (ORGFORM_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs?: number;
+}
+
+const NO_CHANGES = 'No changes. Your organisations match the configuration.\n';
+
+export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
+  const { out, err, color } = options;
+  const frame = options.frame ?? PLAIN_FRAME;
+  const live = out.isTTY === true;
+  const compactAbove = options.compactAbove ?? COMPACT_THRESHOLD;
+  let planShown = false;
+  let meter: RateMeter | undefined;
+  let display: ProgressDisplay | undefined;
+
+  return {
+    lockTakenOver(statePath, pid) {
+      err.write(lockTakenOverText(statePath, pid));
+    },
+    async planMade(plan) {
+      planShown = true;
+      out.write(frame.fold(planHeadline(plan), renderPlanForReview(plan, { tty: live, color, compactAbove })));
+    },
+    budgetChecked(budget) {
+      out.write(describeChangeBudget(budget));
+    },
+    warn(message) {
+      err.write(`${message}\n`);
+    },
+    cancelled() {
+      out.write(CANCELLED_TEXT);
+    },
+    applyStarting(m) {
+      meter = m;
+    },
+    event(event) {
+      if (event.type === 'apply-start' && event.total > 0) {
+        const ctx = { out, frame, now: options.now, meter: meter ?? NO_METER, total: event.total, parallelism: event.parallelism, startedAt: event.at };
+        if (live) display = startLiveLine(ctx);
+        else if (event.total > compactAbove) display = startProgressLines(ctx, options.progressIntervalMs === undefined ? {} : { intervalMs: options.progressIntervalMs });
+        else display = startChangeLines(ctx);
+      }
+      display?.event(event);
+    },
+    applyStopped() {
+      display?.stop();
+    },
+    async applyReported(summary: ApplySummary) {
+      if (summary.total === 0) {
+        // A fresh plan already said so; a saved one was not shown.
+        if (!planShown) out.write(NO_CHANGES);
+        return;
+      }
+      const text = formatApplySummary(summary, { color });
+      out.write(live ? text : frame.guard(text));
+    },
+  };
+}
+
+/** For a view used without applyStarting (tests, or a client that cannot say): nothing holds requests back. */
+const NO_METER: RateMeter = { rateStatus: () => ({ rps: undefined, pausedMs: 0, waiting: 0, throttled: 0 }) };

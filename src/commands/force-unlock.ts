@@ -1,0 +1,13 @@
+/** `orgform force-unlock ID`: breaks a state lock left behind, only if its ID matches, whatever the backend. */
+import type { CliIO, ExitCode } from '../io.js';
+import { openCommandState } from '../state/state-settings.js';
+
+export async function run(flags: { state?: string }, io: CliIO, args: string[]): Promise<ExitCode> {
+  const id = args[0] ?? '';
+  const state = await openCommandState(flags.state, io);
+  const holder = await state.forceUnlock(id);
+  const known = holder.pid !== undefined && holder.host !== undefined ? `pid ${holder.pid} on ${holder.host}` : holder.who;
+  const held = known === undefined ? '' : ` (held by ${known}${holder.startedAt === undefined ? '' : ` since ${holder.startedAt}`})`;
+  io.stdout.write(`Released the lock ${id} on ${state.location}${held}.\n`);
+  return 0;
+}

@@ -1,0 +1,174 @@
+/**
+ * `orgform init`: from an empty repository to a working set-up in one command. It writes
+ * orgs.yaml (what the token can see, exported, when a service and a token are set; otherwise a
+ * commented starter that validates as it is), the pipeline (the GitHub workflow by default, the
+ * GitLab CI/CD configuration with --gitlab, none with --no-workflow) and the .gitignore lines, and
+ * prints the steps left. Nothing is overwritten without --force: every file is checked before any
+ * is written, so a refusal writes nothing. The pipelines are the package's own examples, which use
+ * the Action and the component and are tested as shipped, so that init never drifts from them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { UsageError } from '../errors.js';
+import { DEFAULT_SCHEMA_PATH } from '../export/render-export.js';
+import type { ConnectionFlags } from '../api/connect/resolve-connection.js';
+import type { CliIO, ExitCode } from '../io.js';
+
+export interface InitFlags extends ConnectionFlags {
+  gitlab?: boolean;
+  /** false with --no-workflow. */
+  workflow?: boolean;
+  force?: boolean;
+  parallelism: number;
+}
+
+/** What the local runs leave beside orgs.yaml: the journal and its lock, and saved plans (they hold billing details as read). */
+const GITIGNORE_LINES = ['.orgform/', 'plan.bin'];
+
+const STARTER = `# yaml-language-server: $schema=${DEFAULT_SCHEMA_PATH}
+#
+# orgform's desired state: what each organisation should look like. Check it offline with
+# \`orgform validate\`; see what applying it would change with \`orgform plan\`. \`orgform export\`
+# writes this file from what your token can see. Every field: examples/orgs.yaml in the package.
+
+version: 1                         # the format version; always 1
+
+# activeOrganisation: my-org       # optional: make my-org the user's active organisation
+
+organisations: {}                  # keyed by slug; replace {} with entries such as:
+#  my-org:
+#    billing:                      # any subset; fields left out stay as they are
+#      billingEmail: billing@example.com
+#      customerID: \${MY_ORG_CUSTOMER_ID}   # from the environment (unset is an error)
+#    invitations:
+#      accept: [inv_123]           # invitations that the authenticated user accepts
+#      revoke: [inv_456]           # invitations to delete
+#    notificationChannels:
+#      remove: [chn_789]           # channels to delete
+`;
+
+/** The package's root (where package.json names orgform), found from here wherever this module is built or moved to. */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'orgform') return dir;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('orgform init: the package root (package.json) was not found');
+    dir = parent;
+  }
+}
+
+interface Pipeline {
+  path: string;
+  example: string;
+  steps: string[];
+}
+
+const GITHUB: Pipeline = {
+  path: '.github/workflows/orgform.yml',
+  example: 'examples/github-actions/orgform.yml',
+  steps: [
+    'Add the secret ORGFORM_TOKEN: Settings > Secrets and variables > Actions > New repository secret (and ORGFORM_STATE for remote state, see the workflow\'s header).',
+    'Add the variable ORGFORM_BASE_URL (same page, Variables tab), e.g. https://api.example.com.',
+  ],
+};
+
+const GITLAB: Pipeline = {
+  path: '.gitlab-ci.yml',
+  example: 'examples/gitlab-ci.yml',
+  steps: [
+    'Add the CI/CD variable ORGFORM_TOKEN (masked), and GITLAB_API_TOKEN for the plan note: Settings > CI/CD > Variables (see the file\'s header).',
+    'Add the CI/CD variable ORGFORM_BASE_URL, e.g. https://api.example.com.',
+  ],
+};
+
+/** Whether a service and a token are set, so that orgs.yaml can be exported rather than started empty. */
+function canExport(flags: InitFlags, io: CliIO): boolean {
+  const baseUrl = flags.baseUrl ?? io.env.ORGFORM_BASE_URL;
+  const token = flags.tokenFile ?? flags.tokenCommand ?? (io.env.ORGFORM_TOKEN_COMMAND || io.env.ORGFORM_TOKEN);
+  return baseUrl !== undefined && baseUrl !== '' && token !== undefined && token !== '';
+}
+
+async function exportedConfig(flags: InitFlags, io: CliIO): Promise<{ text: string; count: number }> {
+  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKey }, { selectExportable }] = await Promise.all([
+    import('../api/connect/open-client.js'),
+    import('../export/read-organisations.js'),
+    import('../export/render-export.js'),
+    import('../api/connect/service-key.js'),
+    import('../export/select-exportable.js'),
+  ]);
+  const client = await openClient(flags, io);
+  try {
+    const { organisations, activeId } = await readOrganisations(client, { parallelism: flags.parallelism });
+    const text = renderExport(organisations, activeId, { baseUrl: serviceKey(client), schema: DEFAULT_SCHEMA_PATH });
+    return { text, count: selectExportable(organisations, activeId).organisations.length };
+  } finally {
+    await client.close();
+  }
+}
+
+export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
+  const pipeline = flags.workflow === false ? undefined : flags.gitlab ? GITLAB : GITHUB;
+  const config = resolve(io.cwd, 'orgs.yaml');
+  const workflow = pipeline === undefined ? undefined : resolve(io.cwd, pipeline.path);
+
+  // Every file checked before any is written: a refusal leaves the directory as it was.
+  const existing = [config, ...(workflow === undefined ? [] : [workflow])].filter((path) => existsSync(path));
+  if (existing.length > 0 && !flags.force) {
+    const names = existing.map((path) => path.slice(resolve(io.cwd).length + 1));
+    throw new UsageError(`${names.join(' and ')} already exist${names.length === 1 ? 's' : ''}. Nothing was written. Pass --force to overwrite, or run init in another directory.`);
+  }
+
+  // The export first: when it fails, nothing has been written yet.
+  const exported = canExport(flags, io) ? await exportedConfig(flags, io) : undefined;
+  const workflowText = pipeline === undefined ? undefined : await readFile(join(packageRoot(), pipeline.example), 'utf8');
+
+  const written: string[] = [];
+  await writeFile(config, exported?.text ?? STARTER);
+  written.push(exported === undefined ? 'orgs.yaml (a starter: no service or token set to export from)' : `orgs.yaml (exported: ${exported.count} organisation${exported.count === 1 ? '' : 's'} your token can see)`);
+  if (workflow !== undefined && workflowText !== undefined) {
+    await mkdir(dirname(workflow), { recursive: true });
+    await writeFile(workflow, workflowText);
+    written.push(pipeline!.path);
+  }
+  const ignored = await addGitignoreLines(resolve(io.cwd, '.gitignore'));
+  if (ignored.length > 0) written.push(`.gitignore (${ignored.join(', ')})`);
+
+  const files = ['orgs.yaml', ...(pipeline === undefined ? [] : [pipeline.path]), '.gitignore'];
+  const steps = [
+    ...(pipeline?.steps ?? ['Set ORGFORM_TOKEN and ORGFORM_BASE_URL where orgform runs.']),
+    `Commit and push: git add ${files.join(' ')} && git commit -m "Manage organisations with orgform" && git push${pipeline === undefined ? '' : ', then open a pull request to see its plan'}.`,
+  ];
+  io.stdout.write(
+    [
+      'Wrote:',
+      ...written.map((line) => `  ${line}`),
+      '',
+      'Check it now: orgform validate (offline), then orgform plan (reads the service).',
+      '',
+      'Left to do:',
+      ...steps.map((step, i) => `  ${i + 1}. ${step}`),
+      '',
+    ].join('\n'),
+  );
+  return 0;
+}
+
+/** The lines .gitignore lacks, appended (the file is made when there is none). */
+async function addGitignoreLines(path: string): Promise<string[]> {
+  let text = '';
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const present = new Set(text.split(/\r?\n/).map((line) => line.trim()));
+  const missing = GITIGNORE_LINES.filter((line) => !present.has(line));
+  if (missing.length === 0) return [];
+  const lead = text === '' || text.endsWith('\n') ? '' : '\n';
+  await appendFile(path, `${lead}# orgform: the local state journal and its lock, and saved plans (they hold billing details as read)\n${missing.join('\n')}\n`);
+  return missing;
+}

@@ -1,0 +1,78 @@
+/**
+ * `orgform plan`: parses the flags, builds the view and runs the engine (engine/plan-flow.ts),
+ * then maps the outcome to an exit code. Never writes to the service.
+ */
+import { runPlan, type PlanInputs, type PlanOutcome } from './flow.js';
+import { UsageError } from '../../errors.js';
+import { MIN_PLAN_KEY_LENGTH } from '../../plan/saved-plan.js';
+import { createPlanView } from './view.js';
+import { openClient, useColor } from '../../api/connect/open-client.js';
+import type { CliIO, ExitCode } from '../../io.js';
+import { openPipelineOutput, type ReportSpec } from '../../ci/pipeline-output.js';
+import { withPlanPipeline } from './views/ci-plan-view.js';
+import { stateSettings } from '../../state/state-settings.js';
+
+export interface PlanFlags {
+  file?: string[];
+  baseUrl?: string;
+  tokenFile?: string;
+  token?: string;
+  tokenCommand?: string;
+  maxRps?: number;
+  parallelism: number;
+  format: 'text' | 'json' | 'markdown';
+  out?: string;
+  force?: boolean;
+  state?: string;
+  target?: string[];
+  shard?: string;
+  detailedExitcode?: boolean;
+  maxChanges?: number;
+  color?: boolean;
+  report?: ReportSpec[];
+}
+
+export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
+  const pipeline = await openPipelineOutput(io);
+  const view = withPlanPipeline(createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, io), frame: pipeline.frame }), pipeline, io, {
+    // The log's stream: stdout holds the plan itself for json and markdown.
+    log: flags.format === 'text' ? io.stdout : io.stderr,
+    reports: flags.report ?? [],
+    files: flags.file ?? [],
+  });
+  const planKey = planKeyFromEnv(io.env);
+  const inputs = { ...planInputs(flags), ...(planKey === undefined ? {} : { planKey }) };
+  const outcome = await runPlan(inputs, { cwd: io.cwd, env: io.env, now: io.now, openClient: async () => ({ client: await openClient(flags, io) }), stateSettings: stateSettings(io) }, view);
+  return exitCodeFor(outcome, flags);
+}
+
+export function planInputs(flags: PlanFlags): PlanInputs {
+  return {
+    selection: { files: flags.file ?? [], targets: flags.target ?? [], ...(flags.shard === undefined ? {} : { shard: flags.shard }) },
+    ...(flags.state === undefined ? {} : { state: flags.state }),
+    parallelism: flags.parallelism,
+    ...(flags.maxChanges === undefined ? {} : { maxChanges: flags.maxChanges }),
+    ...(flags.out === undefined ? {} : { out: flags.out }),
+    ...(flags.force === true ? { force: true } : {}),
+  };
+}
+
+/**
+ * ORGFORM_PLAN_KEY, when set: plan --out signs the plan with it (HMAC-SHA256) and apply PLANFILE
+ * refuses a plan not signed with it. At least MIN_PLAN_KEY_LENGTH characters.
+ */
+export function planKeyFromEnv(env: CliIO['env']): string | undefined {
+  const key = env.ORGFORM_PLAN_KEY;
+  if (key === undefined || key === '') return undefined;
+  if (key.length < MIN_PLAN_KEY_LENGTH) {
+    throw new UsageError(`ORGFORM_PLAN_KEY must be at least ${MIN_PLAN_KEY_LENGTH} characters long (it has ${key.length}); make one with: openssl rand -hex 32`);
+  }
+  return key;
+}
+
+/** 1 when the plan is incomplete or over budget; with --detailed-exitcode, 2 when it has changes; else 0. */
+export function exitCodeFor(outcome: PlanOutcome, flags: Pick<PlanFlags, 'detailedExitcode'>): ExitCode {
+  if (outcome.hazards.length > 0) return 1;
+  if (flags.detailedExitcode && outcome.plan.changes.length > 0) return 2;
+  return 0;
+}

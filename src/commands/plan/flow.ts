@@ -1,0 +1,107 @@
+/**
+ * `orgform plan`, start to finish, in the order it happens:
+ *
+ *   load → select → connect → read → plan → check safety → show → save → report
+ *
+ * Never writes to the service, and takes no lock (it only reads the journal). The command
+ * (cli/commands/plan.ts) has parsed the flags and built the view; the outcome is data, which the
+ * command maps to an exit code.
+ */
+import { dirname, relative, resolve, sep } from 'node:path';
+import type { DesiredState } from '../../model/desired-state.js';
+import { ConfigError } from '../../errors.js';
+import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../../plan/saved-plan.js';
+import type { Plan } from '../../plan/types.js';
+import type { PlanView } from './view.js';
+import type { StateSettings } from '../../state/open-state.js';
+import { readerOf } from '../../state/state-backend.js';
+import { writeFileAtomically } from '../../state/write-file-atomically.js';
+import { checkPlanSafety, type PlanHazard } from '../../plan/check-plan-safety.js';
+import { checkPlanOut } from './check-plan-out.js';
+import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
+import { makePlan } from '../../plan/read/make-plan.js';
+import type { OpenClient } from '../../api/connect/client-listeners.js';
+import { openStateFor } from '../../state/open-state-for.js';
+import { serviceKey } from '../../api/connect/service-key.js';
+
+export interface PlanInputs {
+  selection: Selection;
+  /** --state: the journal's path or URL; else ORGFORM_STATE; else beside the first config file. */
+  state?: string;
+  parallelism: number;
+  maxChanges?: number;
+  /** --out: save the plan here for `orgform apply FILE` (a path as given, relative to cwd). */
+  out?: string;
+  /** --force: --out may replace a file that is not an orgform plan. */
+  force?: boolean;
+  /** ORGFORM_PLAN_KEY: the saved plan is signed with it. */
+  planKey?: string;
+}
+
+export interface PlanDeps extends FileWorld {
+  now(): number;
+  openClient: OpenClient;
+  /** A remote state's timeouts (ORGFORM_STATE_TIMEOUT_MS), as the CLI read them. */
+  stateSettings?: StateSettings;
+}
+
+export interface PlanOutcome {
+  plan: Plan;
+  /** What stands in the way of applying it (problems, over budget); empty when apply could go ahead. */
+  hazards: PlanHazard[];
+}
+
+export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView): Promise<PlanOutcome> {
+  // Load and select.
+  let desired: DesiredState;
+  let selected: DesiredState;
+  try {
+    ({ desired, selected } = await loadDesiredState(inputs.selection, deps));
+  } catch (err) {
+    if (err instanceof ConfigError) await view.configRejected?.(err.problems);
+    throw err;
+  }
+
+  // Where the plan will be saved, checked before anything is read: a file that is not a plan is
+  // replaced only with --force.
+  const out = inputs.out === undefined ? undefined : { path: resolve(deps.cwd, inputs.out), shown: inputs.out };
+  if (out !== undefined) await checkPlanOut(out.path, out.shown, { force: inputs.force === true });
+
+  // Connect.
+  const { client } = await deps.openClient({});
+  try {
+    // Read: the journal (one-shot changes already done are not planned again), then the service.
+    // A state that cannot be read fails the plan: without it, every one-shot change would show again.
+    const journal = readerOf(await (await openStateFor(inputs.state, desired, deps)).read());
+    const service = serviceKey(client);
+    const { plan } = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
+
+    // Check safety and show: the plan, and the budget when one was given.
+    const safety = checkPlanSafety(plan, inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges });
+    await view.planMade(plan, safety);
+
+    // Save exactly this plan, with what it was based on, for `orgform apply FILE`.
+    if (out !== undefined) {
+      const text = serializeSavedPlan({
+        orgformSavedPlan: SAVED_PLAN_VERSION,
+        createdAt: new Date(deps.now()).toISOString(),
+        baseUrl: service,
+        configFiles: selected.files,
+        workdir: relative(dirname(out.path), deps.cwd).split(sep).join('/') || '.',
+        desired: selected,
+        selection: { targets: [...(inputs.selection.targets ?? [])], shard: inputs.selection.shard ?? null },
+        plan,
+      }, inputs.planKey);
+      // Again: a file may have appeared there while the service was read.
+      await checkPlanOut(out.path, out.shown, { force: inputs.force === true });
+      await writeFileAtomically(out.path, text, { shown: out.shown, option: '--out' });
+      view.planSaved(out.shown);
+    }
+
+    // Report.
+    await view.planChecked(plan, safety.hazards, selected);
+    return { plan, hazards: safety.hazards };
+  } finally {
+    await client.close();
+  }
+}

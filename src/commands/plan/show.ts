@@ -1,0 +1,32 @@
+/**
+ * `orgform show PLANFILE`: a saved plan shown as plan showed it (text, the JSON document or
+ * Markdown), offline, as `terraform show` does: for review of a plan artifact, or for a pull
+ * request comment made from the very plan that apply will be given. The file is checked as apply
+ * checks it (schema, checksum, ORGFORM_PLAN_KEY's signature) before anything in it is shown.
+ */
+import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
+import { checkPlanSafety } from '../../plan/check-plan-safety.js';
+import { createPlanView } from './view.js';
+import { terminalSafe } from '../../text/ansi.js';
+import { useColor } from '../../api/connect/open-client.js';
+import type { CliIO, ExitCode } from '../../io.js';
+import { planKeyFromEnv } from './command.js';
+
+export interface ShowFlags {
+  format: 'text' | 'json' | 'markdown';
+  color?: boolean;
+}
+
+export async function run(flags: ShowFlags, io: CliIO, args: string[]): Promise<ExitCode> {
+  const path = args[0] ?? '';
+  const saved = await readSavedPlan(path, io.cwd, planKeyFromEnv(io.env));
+  const view = createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, io) });
+  await view.planMade(saved.plan, checkPlanSafety(saved.plan));
+  const files = saved.configFiles.map((f) => f.path).join(', ');
+  // On standard error: the JSON and Markdown documents stay alone on standard output.
+  io.stderr.write(
+    terminalSafe(`Saved ${saved.createdAt} for ${saved.baseUrl} from ${files === '' ? 'no config file' : files}.`) +
+      ` orgform apply ${terminalSafe(path)} reads the service again first, and refuses the plan if anything it was based on has changed.\n`,
+  );
+  return 0;
+}

@@ -1,0 +1,60 @@
+/**
+ * What the plan engine tells the reader: the plan in the format asked for (text, the JSON document,
+ * Markdown), the change budget under a text plan, where a saved plan went, and whether the plan is
+ * over budget. The document formats keep standard output to the document alone; the CLI wraps the
+ * view for CI (annotations, the job summary, report files).
+ */
+import type { DesiredState } from '../../model/desired-state.js';
+import type { ConfigProblem } from '../../model/config-problem.js';
+import type { PlanHazard, PlanSafety } from '../../plan/check-plan-safety.js';
+import type { Plan } from '../../plan/types.js';
+import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../text/log-frame.js';
+import { describeChangeBudget, describeOverBudget } from '../../plan-views/describe-plan-safety.js';
+import { renderPlan, type PlanFormat } from '../../plan-views/render-plan.js';
+import { planHeadline } from '../../ci/render-step-summary.js';
+
+export interface PlanView {
+  /** The configuration has problems; the error that follows lists them (CI annotates them). */
+  configRejected?(problems: readonly ConfigProblem[]): Promise<void>;
+  /** The plan, with what its checks found (the budget is shown under a text plan). */
+  planMade(plan: Plan, safety: PlanSafety): Promise<void>;
+  /** The plan was saved for `orgform apply FILE`. */
+  planSaved(path: string): void;
+  /** The end of the run: what stands in the way of applying this plan (CI also annotates and summarises). */
+  planChecked(plan: Plan, hazards: readonly PlanHazard[], desired: DesiredState): Promise<void>;
+}
+
+export interface PlanViewOptions {
+  format: PlanFormat;
+  /** Standard output: the plan (for json and markdown, nothing else). */
+  out: TextSink;
+  /** Standard error. */
+  err: TextSink;
+  color: boolean;
+  frame?: LogFrame;
+}
+
+export function createPlanView(options: PlanViewOptions): PlanView {
+  const { format, out, err } = options;
+  const frame = options.frame ?? PLAIN_FRAME;
+  return {
+    async planMade(plan, safety) {
+      const rendered = renderPlan(plan, format, options.color);
+      if (format !== 'text') {
+        out.write(rendered);
+        return;
+      }
+      out.write(frame.fold(planHeadline(plan), rendered));
+      if (safety.budget !== undefined) out.write(describeChangeBudget(safety.budget));
+    },
+    planSaved(path) {
+      err.write(`Saved the plan to ${path}. Apply exactly these changes with: orgform apply ${path}\n`);
+    },
+    async planChecked(_plan, hazards) {
+      // Problems are shown in the plan itself; being over budget is the one error of a plan that was made.
+      for (const hazard of hazards) {
+        if (hazard.kind === 'over-budget') err.write(`Error: ${describeOverBudget(hazard, { nothingChanged: false })}\n`);
+      }
+    },
+  };
+}

@@ -1,0 +1,13 @@
+/**
+ * `orgform state pull`: the journal as JSON on stdout, in the file's own format whatever the
+ * backend, so that `orgform state pull > state.json` is a journal file --state can use.
+ */
+import { serializeJournal } from '../state/journal.js';
+import type { CliIO, ExitCode } from '../io.js';
+import { openCommandState } from '../state/state-settings.js';
+
+export async function run(flags: { state?: string }, io: CliIO): Promise<ExitCode> {
+  const state = await openCommandState(flags.state, io);
+  io.stdout.write(serializeJournal(await state.read()));
+  return 0;
+}

@@ -1,0 +1,22 @@
+/**
+ * A saved plan read from its file and checked before anything in it is used: readable, the schema
+ * (naming a malformed field), the checksum, and with ORGFORM_PLAN_KEY the signature
+ * (plan/saved-plan.ts). What `apply PLANFILE` and `show PLANFILE` both start from.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { loadSchemaValidator } from '../../config/schema-validator.js';
+import { OrgformError } from '../../errors.js';
+import { parseSavedPlan, type SavedPlan } from '../saved-plan.js';
+
+/** `path` as the user gave it (shown in errors), relative to `cwd`. */
+export async function readSavedPlan(path: string, cwd: string, key: string | undefined): Promise<SavedPlan> {
+  let text: string;
+  try {
+    text = await readFile(resolve(cwd, path), 'utf8');
+  } catch (err) {
+    throw new OrgformError('PLAN_INVALID', `Cannot read the plan file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+  }
+  const { validate } = await loadSchemaValidator('saved-plan');
+  return parseSavedPlan(text, path, validate, key);
+}

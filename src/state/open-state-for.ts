@@ -1,0 +1,35 @@
+/**
+ * The state of a plan or an apply: `--state`, else ORGFORM_STATE, else the journal file beside the
+ * first config file. The flows' one seam onto state/open-state.ts.
+ */
+import type { DesiredState } from '../model/desired-state.js';
+import type { LockEnvironment } from './lock.js';
+import { openState, type StateSettings } from './open-state.js';
+import type { StateBackend } from './state-backend.js';
+import { statePathFor } from './state-path-for.js';
+
+export interface StateWorld {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** The numbers a remote state works by (batches, timeouts), as the CLI read them; defaults otherwise. */
+  stateSettings?: StateSettings;
+  lockEnvironment?: LockEnvironment;
+  /** An interrupt: a remote journal writes what it holds at once. */
+  signal?: AbortSignal;
+}
+
+/**
+ * `base`: where the config files' paths start, for the default beside the first of them (a saved
+ * plan's directory, wherever apply runs from); --state and ORGFORM_STATE are the caller's, from `world.cwd`.
+ */
+export function openStateFor(state: string | undefined, desired: DesiredState | undefined, world: StateWorld, base: string = world.cwd): Promise<StateBackend> {
+  return openState({
+    ...(state === undefined ? {} : { state }),
+    defaultPath: statePathFor(undefined, desired, base),
+    cwd: world.cwd,
+    env: world.env,
+    ...(world.stateSettings === undefined ? {} : { settings: world.stateSettings }),
+    ...(world.lockEnvironment === undefined ? {} : { lockEnvironment: world.lockEnvironment }),
+    ...(world.signal === undefined ? {} : { signal: world.signal }),
+  });
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { createNdjsonApplyView } from '../../../../src/commands/apply/views/ndjson-apply-view.js';
+import { billing, makePlan, makeSummary } from '../../../support/view-fixtures.js';
+
+function sinks() {
+  const out = { text: '', write: (s: string) => void (out.text += s) };
+  const err = { text: '', isTTY: false, write: (s: string) => void (err.text += s) };
+  return { out, err };
+}
+
+describe('the NDJSON apply view', () => {
+  it('writes one JSON object per event on standard output, and nothing else there', async () => {
+    const { out, err } = sinks();
+    const view = createNdjsonApplyView({ out, err, review: true, color: false });
+    await view.planMade(makePlan({ changes: [billing('acme', {})] }));
+    view.budgetChecked({ changes: 1, maxChanges: 2 });
+    view.event({ type: 'apply-start', total: 0, parallelism: 10, at: 5 });
+    view.event({ type: 'apply-end', at: 6, summary: makeSummary([], { elapsedMs: 1 }) });
+    await view.applyReported(makeSummary([]));
+    expect(out.text.trim().split('\n').map((line) => JSON.parse(line) as { type: string })).toEqual([
+      { type: 'apply_start', at: 5, total: 0, parallelism: 10 },
+      { type: 'apply_end', at: 6, summary: { total: 0, applied: 0, already_done: 0, skipped: 0, not_started: 0, stale: 0, failed: 0, interrupted: false, elapsed_ms: 1 } },
+    ]);
+    expect(err.text).toContain('Plan: 1 to change, 0 to remove, 0 to accept.');
+  });
+
+  it('shows the plan for review on standard error only when it will ask', async () => {
+    const { out, err } = sinks();
+    const view = createNdjsonApplyView({ out, err, review: false, color: false });
+    await view.planMade(makePlan({ changes: [billing('acme', {})] }));
+    expect(err.text).toBe('');
+  });
+
+  it('writes the cancellation, warnings and a taken-over lock on standard error', () => {
+    const { out, err } = sinks();
+    const view = createNdjsonApplyView({ out, err, review: true, color: false });
+    view.cancelled();
+    view.warn('Warning: soon.');
+    view.lockTakenOver('/s.json', 7);
+    expect(out.text).toBe('');
+    expect(err.text).toBe('\nApply cancelled. Nothing was changed.\nWarning: soon.\nTook over a stale lock on /s.json left by pid 7 (no longer running).\n');
+  });
+});

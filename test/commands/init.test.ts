@@ -1,0 +1,89 @@
+/**
+ * `orgform init` in a fresh directory, then the commands a new user runs next.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { runCli } from '../support/run-cli.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const read = (cwd: string, name: string) => readFile(join(cwd, name), 'utf8');
+
+describe('orgform init', () => {
+  it('sets up an empty directory that validate accepts at once, with the GitHub workflow and the steps left', async () => {
+    const cwd = await makeWorkspace();
+    const init = await runCli(['init'], { cwd, env: {} });
+    expect(init.stderr).toBe('');
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain('orgs.yaml (a starter: no service or token set to export from)');
+    expect(init.stdout).toMatch(/Left to do:\n {2}1\. Add the secret ORGFORM_TOKEN.*\n {2}2\. Add the variable ORGFORM_BASE_URL.*\n {2}3\. Commit and push: git add orgs.yaml \.github\/workflows\/orgform\.yml \.gitignore/);
+    expect(await read(cwd, '.github/workflows/orgform.yml')).toBe(await read(ROOT, 'examples/github-actions/orgform.yml'));
+    expect(await read(cwd, 'orgs.yaml')).toMatch(/^# yaml-language-server: \$schema=\.\/node_modules\/orgform\/schemas\/orgs\.schema\.json\n/);
+    expect((await read(cwd, '.gitignore')).split('\n')).toEqual(expect.arrayContaining(['.orgform/', 'plan.bin']));
+
+    const validate = await runCli(['validate'], { cwd, env: {} });
+    expect(validate.stderr).toBe('');
+    expect(validate.code).toBe(0);
+  });
+
+  it('writes the GitLab configuration with --gitlab, and no pipeline with --no-workflow', async () => {
+    const gitlab = await makeWorkspace();
+    expect((await runCli(['init', '--gitlab'], { cwd: gitlab, env: {} })).code).toBe(0);
+    expect(await read(gitlab, '.gitlab-ci.yml')).toBe(await read(ROOT, 'examples/gitlab-ci.yml'));
+    expect(existsSync(join(gitlab, '.github'))).toBe(false);
+
+    const bare = await makeWorkspace();
+    expect((await runCli(['init', '--no-workflow'], { cwd: bare, env: {} })).code).toBe(0);
+    expect(existsSync(join(bare, '.github'))).toBe(false);
+    expect(existsSync(join(bare, '.gitlab-ci.yml'))).toBe(false);
+    expect(existsSync(join(bare, 'orgs.yaml'))).toBe(true);
+  });
+
+  it('refuses to overwrite an existing orgs.yaml and writes nothing at all, unless --force', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations: {}\n# mine\n' });
+    const refused = await runCli(['init'], { cwd, env: {} });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('orgs.yaml already exists. Nothing was written. Pass --force to overwrite');
+    expect(await read(cwd, 'orgs.yaml')).toContain('# mine');
+    expect(existsSync(join(cwd, '.github'))).toBe(false);
+    expect(existsSync(join(cwd, '.gitignore'))).toBe(false);
+
+    expect((await runCli(['init', '--force'], { cwd, env: {} })).code).toBe(0);
+    expect(await read(cwd, 'orgs.yaml')).not.toContain('# mine');
+  });
+
+  it('adds only the .gitignore lines missing, keeping what is there', async () => {
+    const cwd = await makeWorkspace({ '.gitignore': 'node_modules/\n.orgform/' });
+    await runCli(['init', '--no-workflow'], { cwd, env: {} });
+    await runCli(['init', '--no-workflow', '--force'], { cwd, env: {} });
+    const lines = (await read(cwd, '.gitignore')).split('\n');
+    expect(lines.filter((l) => l === '.orgform/')).toHaveLength(1);
+    expect(lines.filter((l) => l === 'plan.bin')).toHaveLength(1);
+    expect(lines[0]).toBe('node_modules/');
+  });
+
+  it('exports what the token can see when a service and a token are set, so that plan shows no changes', async () => {
+    const { env } = await setupEmulatorWorkspace();
+    const cwd = await makeWorkspace();
+    const init = await runCli(['init', '--no-workflow'], { cwd, env });
+    expect(init.code).toBe(0);
+    expect(init.stdout).toMatch(/orgs\.yaml \(exported: \d+ organisations your token can see\)/);
+    expect(await read(cwd, 'orgs.yaml')).toContain('acme:');
+    const plan = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
+    expect(plan.stdout).toContain('No changes.');
+    expect(plan.code).toBe(0);
+  });
+
+  it('writes nothing when the export fails', async () => {
+    const cwd = await makeWorkspace();
+    await writeFile(join(cwd, 'keep'), '');
+    const init = await runCli(['init'], { cwd, env: { ORGFORM_BASE_URL: 'http://127.0.0.1:9', ORGFORM_TOKEN: 't', ORGFORM_MAX_ATTEMPTS: '1' } });
+    expect(init.code).toBe(1);
+    expect(existsSync(join(cwd, 'orgs.yaml'))).toBe(false);
+    expect(existsSync(join(cwd, '.github'))).toBe(false);
+  });
+});

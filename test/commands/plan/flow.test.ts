@@ -1,0 +1,81 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { PlanDeps } from '../../../src/commands/plan/flow.js';
+import { runPlan } from '../../../src/commands/plan/flow.js';
+import { ConfigError } from '../../../src/errors.js';
+import { loadSchemaValidator } from '../../../src/config/schema-validator.js';
+import { parseSavedPlan } from '../../../src/plan/saved-plan.js';
+import type { Plan } from '../../../src/plan/types.js';
+import { Journal, journalKey } from '../../../src/state/journal.js';
+import { recordingPlanView } from '../../support/recording-view.js';
+import { BASE_URL, createScriptedClient } from '../../support/scripted-client.js';
+import { makeWorkspace } from '../../support/workspace.js';
+
+const CONFIG = `version: 1
+organisations:
+  acme:
+    billing:
+      billingEmail: finance@acme.test
+    invitations:
+      revoke: [inv_carol]
+`;
+
+async function setup(config = CONFIG) {
+  const cwd = await makeWorkspace({ 'orgs.yaml': config });
+  const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test' } }]);
+  const deps: PlanDeps = { cwd, env: {}, now: () => Date.parse('2026-11-23T10:00:00Z'), openClient: async () => ({ client }) };
+  return { cwd, client, deps };
+}
+
+describe('runPlan', () => {
+  it('reads, shows the plan with what its checks found, reports, and never writes', async () => {
+    const { client, deps } = await setup();
+    const view = recordingPlanView();
+    const outcome = await runPlan({ selection: { files: [] }, parallelism: 2 }, deps, view);
+    expect(outcome.plan.changes.map((c) => c.address)).toEqual(['organisations.acme.billing', 'organisations.acme.invitations.revoke.inv_carol']);
+    expect(outcome.hazards).toEqual([]);
+    expect(view.sayings()).toEqual(['planMade', 'planChecked']);
+    expect(view.told[0]?.args[1]).toEqual({ hazards: [] });
+    expect(client.writes()).toEqual([]);
+    expect(client.closed).toBe(true);
+  });
+
+  it('finds a plan over --max-changes, and gives the budget to the view', async () => {
+    const { deps } = await setup();
+    const view = recordingPlanView();
+    const outcome = await runPlan({ selection: { files: [] }, parallelism: 1, maxChanges: 1 }, deps, view);
+    expect(outcome.hazards).toEqual([{ kind: 'over-budget', changes: 2, maxChanges: 1 }]);
+    expect(view.told[0]?.args[1]).toEqual({ hazards: outcome.hazards, budget: { changes: 2, maxChanges: 1 } });
+  });
+
+  it('saves exactly the plan shown, with its selection, base URL and files, with --out', async () => {
+    const { cwd, deps } = await setup();
+    const view = recordingPlanView();
+    const outcome = await runPlan({ selection: { files: ['orgs.yaml'], targets: ['acme'] }, parallelism: 1, out: 'plan.json' }, deps, view);
+    const { validate } = await loadSchemaValidator('saved-plan');
+    const saved = parseSavedPlan(await readFile(join(cwd, 'plan.json'), 'utf8'), 'plan.json', validate);
+    expect(saved.plan).toEqual(JSON.parse(JSON.stringify(outcome.plan)) as Plan);
+    expect(saved).toMatchObject({ baseUrl: BASE_URL, createdAt: '2026-11-23T10:00:00.000Z', selection: { targets: ['acme'], shard: null }, configFiles: [{ path: 'orgs.yaml' }] });
+    expect(view.sayings()).toEqual(['planMade', 'planSaved', 'planChecked']);
+    expect(view.told[1]?.args).toEqual(['plan.json']);
+  });
+
+  it('does not plan again what the journal records done', async () => {
+    const { cwd, deps } = await setup();
+    const journal = Journal.empty(join(cwd, '.orgform', 'state.json'));
+    await journal.record(BASE_URL, journalKey('revoke-invitation', 'org_acme', 'inv_carol'), { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
+    const outcome = await runPlan({ selection: { files: [] }, parallelism: 1 }, deps, recordingPlanView());
+    expect(outcome.plan.changes.map((c) => c.kind)).toEqual(['billing']);
+    expect(outcome.plan.journaled).toEqual(['organisations.acme.invitations.revoke.inv_carol']);
+  });
+
+  it('tells the view of a configuration’s problems, then throws them, without connecting', async () => {
+    const { deps } = await setup('version: 2\n');
+    let connected = false;
+    const view = recordingPlanView();
+    await expect(runPlan({ selection: { files: [] }, parallelism: 1 }, { ...deps, openClient: async () => ((connected = true), { client: createScriptedClient([]) }) }, view)).rejects.toBeInstanceOf(ConfigError);
+    expect(view.sayings()).toEqual(['configRejected']);
+    expect(connected).toBe(false);
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import type { LogFrame } from '../../../src/text/log-frame.js';
+import { createPlanView } from '../../../src/commands/plan/view.js';
+import type { PlanFormat } from '../../../src/plan-views/render-plan.js';
+import { desiredState } from '../../plan/fixtures.js';
+import { billing, makePlan } from '../../support/view-fixtures.js';
+
+const FOLDED: LogFrame = { fold: (title, text) => `<${title}>\n${text}`, open: () => '', close: () => '', guard: (t) => t };
+const plan = makePlan({ changes: [billing('acme', { billingEmail: ['a@x.test', 'b@x.test'] })] });
+
+function render(format: PlanFormat) {
+  const out = { text: '', write: (s: string) => void (out.text += s) };
+  const err = { text: '', write: (s: string) => void (err.text += s) };
+  return { view: createPlanView({ format, out, err, color: false, frame: FOLDED }), out, err };
+}
+
+describe('the plan view', () => {
+  it('folds a text plan under its verdict and shows the budget under it', async () => {
+    const { view, out } = render('text');
+    await view.planMade(plan, { hazards: [], budget: { changes: 1, maxChanges: 3 } });
+    expect(out.text.startsWith('<Plan: 1 to change, 0 to remove, 0 to accept.>\norgform plan for ')).toBe(true);
+    expect(out.text.endsWith('Plan: 1 to change, 0 to remove, 0 to accept.\nChange budget: 1 of at most 3.\n')).toBe(true);
+  });
+
+  it('keeps standard output to the document alone for json and markdown', async () => {
+    for (const format of ['json', 'markdown'] as const) {
+      const { view, out } = render(format);
+      await view.planMade(plan, { hazards: [], budget: { changes: 1, maxChanges: 3 } });
+      expect(out.text).not.toContain('Change budget');
+      expect(out.text).not.toContain('<Plan:');
+    }
+    const { view, out } = render('json');
+    await view.planMade(plan, { hazards: [] });
+    expect(JSON.parse(out.text)).toMatchObject({ changes: [{ address: 'organisations.acme.billing' }] });
+  });
+
+  it('says where the plan was saved, and that it is over budget, on standard error', async () => {
+    const { view, out, err } = render('markdown');
+    view.planSaved('plan.json');
+    await view.planChecked(plan, [{ kind: 'over-budget', changes: 5, maxChanges: 3 }], desiredState());
+    expect(out.text).toBe('');
+    expect(err.text).toBe(
+      'Saved the plan to plan.json. Apply exactly these changes with: orgform apply plan.json\n' +
+        'Error: The plan has 5 changes, more than --max-changes 3. Review the plan; then raise --max-changes to at least 5, or apply in parts with --target or --shard.\n',
+    );
+  });
+
+  it('adds nothing at the end of a plan apply could go ahead with', async () => {
+    const { view, out, err } = render('text');
+    await view.planChecked(plan, [], desiredState());
+    expect(out.text + err.text).toBe('');
+  });
+});

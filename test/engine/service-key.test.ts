@@ -1,9 +1,0 @@
-import { describe, expect, it } from 'vitest';
-import { serviceKey } from '../../src/engine/service-key.js';
-
-describe('serviceKey', () => {
-  it('is the base URL without its trailing slash', () => {
-    expect(serviceKey({ baseUrl: new URL('https://orgs.example.test/') })).toBe('https://orgs.example.test');
-    expect(serviceKey({ baseUrl: new URL('https://orgs.example.test/base/') })).toBe('https://orgs.example.test/base');
-  });
-});

@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { statePathFor } from '../../src/state/state-path-for.js';
+import { desiredState } from '../plan/fixtures.js';
+
+describe('statePathFor', () => {
+  it('puts the journal beside the first config file, unless --state says where', () => {
+    const desired = desiredState({ files: [{ path: 'teams/a.yaml', sha256: 'x' }, { path: 'b.yaml', sha256: 'y' }] });
+    expect(statePathFor(undefined, desired, '/repo')).toBe('/repo/teams/.orgform/state.json');
+    expect(statePathFor('ci/state.json', desired, '/repo')).toBe('/repo/ci/state.json');
+    expect(statePathFor(undefined, undefined, '/repo')).toBe('/repo/.orgform/state.json');
+  });
+});
