@@ -1,0 +1,159 @@
+/**
+ * The layout's rules, checked over the import graph of src/ (static and dynamic imports alike):
+ * a command's code has one home, the pure core stays pure, and every import runs down.
+ *
+ * Each folder of src/ is a unit, and so are each command under commands/, plan/read/, api/rate/
+ * and api/connect/; the files at the top of src/ are a unit each. LAYERS lists them from the top
+ * down: a unit imports only units of lower layers (units of one layer never import each other).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../src', import.meta.url));
+
+const LAYERS: readonly (readonly string[])[] = [
+  ['cli'],
+  ['commands/*'],
+  ['ci', 'plan-views', 'export'],
+  ['apply', 'plan/read', 'text'],
+  ['state', 'plan', 'config', 'emulator'],
+  ['api/connect'],
+  ['api'],
+  ['api/rate'],
+  ['errors'],
+  ['io', 'model'],
+];
+
+/** An edge of the graph: the importing file and the imported one, both relative to src/. */
+export interface Edge {
+  from: string;
+  to: string;
+}
+
+export function unitOf(file: string): string {
+  const parts = file.replace(/\.ts$/, '').split('/');
+  if (parts.length === 1) return parts[0]!;
+  if (parts[0] === 'commands') return `commands/${parts[1]}`;
+  if ((parts[0] === 'plan' && parts[1] === 'read') || (parts[0] === 'api' && (parts[1] === 'rate' || parts[1] === 'connect'))) return `${parts[0]}/${parts[1]}`;
+  return parts[0]!;
+}
+
+function layerOf(unit: string): number {
+  const key = unit.startsWith('commands/') ? 'commands/*' : unit;
+  return LAYERS.findIndex((layer) => layer.includes(key));
+}
+
+/** Every rule an edge breaks, in words. */
+export function brokenRules(edges: readonly Edge[]): string[] {
+  const broken: string[] = [];
+  for (const { from, to } of edges) {
+    const a = unitOf(from);
+    const b = unitOf(to);
+    const edge = `${from} imports ${to}`;
+    if (to.startsWith('commands/') && !from.startsWith('commands/') && from !== 'cli/program.ts') broken.push(`${edge}: only cli/program.ts imports commands/`);
+    if (to.startsWith('commands/') && from.startsWith('commands/') && a !== b) broken.push(`${edge}: a command imports no other command`);
+    if (a === 'plan' && to.startsWith('api/')) broken.push(`${edge}: plan/ outside plan/read/ never imports api/`);
+    if (a === b) continue;
+    const [la, lb] = [layerOf(a), layerOf(b)];
+    if (la < 0) broken.push(`${edge}: ${a} is in no layer (add it to LAYERS)`);
+    else if (lb < 0) broken.push(`${edge}: ${b} is in no layer (add it to LAYERS)`);
+    else if (la >= lb) broken.push(`${edge}: ${a} may import only from the layers below its own`);
+  }
+  return broken;
+}
+
+/** The cycles among files, each as the files around it (empty when there is none). */
+export function cycles(edges: readonly Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const state = new Map<string, 'open' | 'done'>();
+  const found: string[][] = [];
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    path.push(file);
+    for (const to of next.get(file) ?? []) {
+      if (state.get(to) === 'open') found.push(path.slice(path.indexOf(to)));
+      else if (state.get(to) === undefined) visit(to);
+    }
+    path.pop();
+    state.set(file, 'done');
+  };
+  for (const file of [...next.keys()].sort()) if (!state.has(file)) visit(file);
+  return found;
+}
+
+function sources(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = posix.join(prefix, entry.name);
+    if (entry.isDirectory()) return sources(join(dir, entry.name), path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
+
+function importGraph(): Edge[] {
+  return sources(SRC).flatMap((from) =>
+    [...readFileSync(join(SRC, from), 'utf8').matchAll(IMPORT)].map((m) => ({
+      from,
+      to: posix.normalize(posix.join(posix.dirname(from), m[1]!)).replace(/\.js$/, '.ts'),
+    })),
+  );
+}
+
+describe('the import graph of src/', () => {
+  const edges = importGraph();
+
+  it('is read from every module (a check over no imports would pass whatever the layout)', () => {
+    expect(edges.length).toBeGreaterThan(300);
+    expect(edges.filter((e) => e.from === 'cli/program.ts').map((e) => e.to)).toContain('commands/apply/command.ts');
+  });
+
+  it('keeps every rule of the layout', () => {
+    expect(brokenRules(edges)).toEqual([]);
+  });
+
+  it('has no cycle', () => {
+    expect(cycles(edges)).toEqual([]);
+  });
+});
+
+describe('the rules', () => {
+  it('refuse a command imported from anywhere but cli/program.ts, or from another command', () => {
+    expect(brokenRules([{ from: 'cli/main.ts', to: 'commands/plan/command.ts' }])).toEqual([
+      'cli/main.ts imports commands/plan/command.ts: only cli/program.ts imports commands/',
+    ]);
+    expect(brokenRules([{ from: 'commands/apply/flow.ts', to: 'commands/plan/flow.ts' }])).toEqual([
+      'commands/apply/flow.ts imports commands/plan/flow.ts: a command imports no other command',
+      'commands/apply/flow.ts imports commands/plan/flow.ts: commands/apply may import only from the layers below its own',
+    ]);
+    expect(brokenRules([{ from: 'cli/program.ts', to: 'commands/plan/command.ts' }, { from: 'commands/plan/flow.ts', to: 'commands/plan/view.ts' }])).toEqual([]);
+  });
+
+  it('refuse ci/ and text/ importing a command, and plan/ outside read/ importing api/', () => {
+    expect(brokenRules([{ from: 'ci/findings.ts', to: 'commands/apply/view.ts' }])).toContain(
+      'ci/findings.ts imports commands/apply/view.ts: only cli/program.ts imports commands/',
+    );
+    expect(brokenRules([{ from: 'text/ansi.ts', to: 'commands/apply/view.ts' }])).toContain(
+      'text/ansi.ts imports commands/apply/view.ts: only cli/program.ts imports commands/',
+    );
+    expect(brokenRules([{ from: 'plan/types.ts', to: 'api/types.ts' }])).toContain('plan/types.ts imports api/types.ts: plan/ outside plan/read/ never imports api/');
+    expect(brokenRules([{ from: 'plan/read/make-plan.ts', to: 'api/client.ts' }])).toEqual([]);
+  });
+
+  it('refuse an import that runs back up a layer, or across one, and a unit in no layer', () => {
+    expect(brokenRules([{ from: 'model/address.ts', to: 'text/ansi.ts' }])).toEqual(['model/address.ts imports text/ansi.ts: model may import only from the layers below its own']);
+    expect(brokenRules([{ from: 'ci/findings.ts', to: 'plan-views/render-text.ts' }])).toEqual([
+      'ci/findings.ts imports plan-views/render-text.ts: ci may import only from the layers below its own',
+    ]);
+    expect(brokenRules([{ from: 'widgets/a.ts', to: 'model/address.ts' }])).toEqual(['widgets/a.ts imports model/address.ts: widgets is in no layer (add it to LAYERS)']);
+  });
+
+  it('find a cycle, however long', () => {
+    expect(cycles([{ from: 'a.ts', to: 'b.ts' }, { from: 'b.ts', to: 'c.ts' }, { from: 'c.ts', to: 'a.ts' }, { from: 'c.ts', to: 'd.ts' }])).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    expect(cycles([{ from: 'a.ts', to: 'b.ts' }, { from: 'a.ts', to: 'c.ts' }, { from: 'b.ts', to: 'c.ts' }])).toEqual([]);
+  });
+});
