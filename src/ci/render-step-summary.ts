@@ -12,7 +12,7 @@ import type { ConfigProblem } from '../model/config-problem.js';
 import { summarisePlan, type Plan } from '../plan/types.js';
 import { groupChanges, invisibleMark, plural } from '../text/format-value.js';
 import { joinMarkdown, md, type Markdown } from '../text/markdown-escape.js';
-import { formatDuration } from '../commands/apply/views/render-apply.js';
+import { formatDuration } from '../text/format-duration.js';
 
 export interface StepSummaryOptions {
   /** Organisations (and problems) named before "…and N more". */

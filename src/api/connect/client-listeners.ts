@@ -1,10 +1,12 @@
 /**
- * How an engine gets its client: the CLI opens it (connection flags, the token and its command,
- * the request budget from the environment) and the engine listens. Types only: the engine's side of
- * that contract.
+ * How a flow gets its client: clientOpener (open-client.ts) opens it from the connection flags,
+ * the token and its command, and the request budget from the environment; the flow calls it at its
+ * Connect step and listens. Types only: the flow's side of that contract, so tests open a scripted
+ * client instead.
  */
 import type { OrganisationsClient } from '../client.js';
 import type { RetryEvent } from '../dispatcher.js';
+import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { RateEvent } from '../rate/rate-gate.js';
 import type { OrgformError } from '../../errors.js';
 
@@ -20,8 +22,8 @@ export interface ClientListeners {
 
 export interface OpenedClient {
   client: OrganisationsClient;
-  /** Something to know before writing this many changes (a token that expires part way), if anything. */
-  warningFor?(changes: number): string | undefined;
+  /** When the token is a fixed JWT: its expiry (never the token itself), for apply's warning that it runs out part way. */
+  tokenExpiry?: JwtExpiry;
 }
 
 export type OpenClient = (listeners: ClientListeners) => Promise<OpenedClient>;

@@ -6,7 +6,7 @@
 import type { OrganisationsClient } from '../client.js';
 import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { TokenSource } from '../token-source.js';
-import type { ClientListeners } from './client-listeners.js';
+import type { ClientListeners, OpenClient } from './client-listeners.js';
 import { isOrgformError, UsageError } from '../../errors.js';
 import { resolveConnection, type ConnectionFlags } from './resolve-connection.js';
 import type { CliIO } from '../../io.js';
@@ -146,6 +146,20 @@ export async function openClient(
       ...(baseDelayMs === undefined ? {} : { baseDelayMs }),
     },
   });
+}
+
+/** What a flow calls at its Connect step: the client from these flags and io, with the fixed token's expiry when it is a JWT. */
+export function clientOpener(flags: ConnectionFlags & { parallelism?: number; maxRps?: number }, io: CliIO): OpenClient {
+  return async (listeners) => {
+    let tokenExpiry: JwtExpiry | undefined;
+    const client = await openClient(flags, io, {
+      ...listeners,
+      onTokenExpiry: (expiry) => {
+        tokenExpiry = expiry;
+      },
+    });
+    return { client, ...(tokenExpiry === undefined ? {} : { tokenExpiry }) };
+  };
 }
 
 /**

@@ -3,15 +3,13 @@
  * (engine/apply-flow.ts, where the whole flow reads top to bottom), then maps the outcome to an
  * exit code. Nothing here decides what apply does.
  */
-import type { JwtExpiry } from '../../api/read-jwt-expiry.js';
 import { runApply, type ApplyInputs, type ApplyOutcome, type Confirmation } from './flow.js';
-import type { OpenClient } from '../../api/connect/client-listeners.js';
 import { refusalError } from './refusal-error.js';
 import { UsageError } from '../../errors.js';
 import { confirmQuestion, type ApplyView } from './view.js';
 import { createNdjsonApplyView } from './views/ndjson-apply-view.js';
 import { createTextApplyView } from './views/text-apply-view.js';
-import { envInt, openClient, retryBaseMs, useColor } from '../../api/connect/open-client.js';
+import { clientOpener, envInt, retryBaseMs, useColor } from '../../api/connect/open-client.js';
 import { planKeyFromEnv } from '../plan/command.js';
 import { formatError } from '../../text/format-error.js';
 import type { CliIO, ExitCode, OutputStream } from '../../io.js';
@@ -19,7 +17,6 @@ import { openPipelineOutput } from '../../ci/pipeline-output.js';
 import { withApplyPipeline } from '../plan/views/ci-plan-view.js';
 import { readAnswer } from './read-answer.js';
 import { stateSettings } from '../../state/state-settings.js';
-import { ASSUMED_RPS, tokenExpiryWarning } from '../../api/connect/token-expiry-warning.js';
 
 export interface ApplyFlags {
   file?: string[];
@@ -135,20 +132,4 @@ export function confirmationFor(io: CliIO, human: OutputStream): Confirmation {
     return { unavailable: io.stdin.isTTY === true ? 'the question would not reach a terminal (output is redirected)' : 'standard input is not a terminal' };
   }
   return { ask: async (changes) => (await readAnswer(confirmQuestion(changes), io, human)) === 'yes' };
-}
-
-/** The client, and a warning when a fixed JWT would run out part way (what is left would fail with 401s). */
-function clientOpener(flags: ApplyFlags, io: CliIO): OpenClient {
-  return async (listeners) => {
-    let expiry: JwtExpiry | undefined;
-    const client = await openClient(flags, io, {
-      ...listeners,
-      onTokenExpiry: (e) => {
-        expiry = e;
-      },
-    });
-    const warningFor = (changes: number) =>
-      expiry === undefined ? undefined : tokenExpiryWarning({ expiresAt: expiry.expiresAt, now: io.now(), changes, rps: client.rateStatus().rps ?? ASSUMED_RPS });
-    return { client, warningFor };
-  };
 }

@@ -35,6 +35,7 @@ import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
 import type { ClientListeners, OpenClient } from '../../api/connect/client-listeners.js';
+import { ASSUMED_RPS, tokenExpiryWarning } from './token-expiry-warning.js';
 import type { Refusal } from './refusal-error.js';
 import { openStateFor } from '../../state/open-state-for.js';
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
@@ -175,7 +176,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
   const { saved, desired, selected, workdir } = await load(inputs, deps, view);
 
   // Connect.
-  const { client, warningFor } = await deps.openClient(listeners);
+  const { client, tokenExpiry } = await deps.openClient(listeners);
   let lock: HeldState | undefined;
   let handedOver = false;
   try {
@@ -238,7 +239,10 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
     // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made).
     if (plan.changes.length > 0) {
       if (safety.budget) view.budgetChecked(safety.budget);
-      const warning = warningFor?.(plan.changes.length);
+      const warning =
+        tokenExpiry === undefined
+          ? undefined
+          : tokenExpiryWarning({ expiresAt: tokenExpiry.expiresAt, now: deps.now(), changes: plan.changes.length, rps: client.rateStatus().rps ?? ASSUMED_RPS });
       if (warning !== undefined) view.warn(warning);
       if (!saved && !inputs.autoApprove && !(await approve(deps.confirmation, plan.changes.length))) {
         view.cancelled();

@@ -6,7 +6,7 @@ import { runPlan, type PlanInputs, type PlanOutcome } from './flow.js';
 import { UsageError } from '../../errors.js';
 import { MIN_PLAN_KEY_LENGTH } from '../../plan/saved-plan.js';
 import { createPlanView } from './view.js';
-import { openClient, useColor } from '../../api/connect/open-client.js';
+import { clientOpener, useColor } from '../../api/connect/open-client.js';
 import type { CliIO, ExitCode } from '../../io.js';
 import { openPipelineOutput, type ReportSpec } from '../../ci/pipeline-output.js';
 import { withPlanPipeline } from './views/ci-plan-view.js';
@@ -42,7 +42,7 @@ export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
   });
   const planKey = planKeyFromEnv(io.env);
   const inputs = { ...planInputs(flags), ...(planKey === undefined ? {} : { planKey }) };
-  const outcome = await runPlan(inputs, { cwd: io.cwd, env: io.env, now: io.now, openClient: async () => ({ client: await openClient(flags, io) }), stateSettings: stateSettings(io) }, view);
+  const outcome = await runPlan(inputs, { cwd: io.cwd, env: io.env, now: io.now, openClient: clientOpener(flags, io), stateSettings: stateSettings(io) }, view);
   return exitCodeFor(outcome, flags);
 }
 

@@ -116,7 +116,8 @@ describe('runApply: a fresh plan', () => {
       { ...inputs, autoApprove: false, maxChanges: 3 },
       {
         ...deps,
-        openClient: async () => ({ client: createScriptedClient(world()), warningFor: (n) => `the token expires before ${n} changes` }),
+        // A JWT that has run out already: the warning is certain whatever the rate.
+        openClient: async () => ({ client: createScriptedClient(world()), tokenExpiry: { expiresAt: deps.now() - 60_000 } }),
         confirmation: { ask: async () => (order.push(...view.sayings()), true) },
       },
       view,
@@ -124,7 +125,7 @@ describe('runApply: a fresh plan', () => {
     expect(outcome.kind).toBe('applied');
     expect(order).toEqual(['planMade', 'budgetChecked', 'warn']);
     expect(view.told.find((t) => t.said === 'budgetChecked')?.args).toEqual([{ changes: 3, maxChanges: 3 }]);
-    expect(view.told.find((t) => t.said === 'warn')?.args).toEqual(['the token expires before 3 changes']);
+    expect(view.told.find((t) => t.said === 'warn')?.args).toEqual([expect.stringMatching(/^Warning: the token \(a JWT\) expired at /)]);
   });
 
   it('refuses a plan over --max-changes, after showing it, and writes nothing', async () => {

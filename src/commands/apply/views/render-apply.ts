@@ -4,13 +4,9 @@
  */
 import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../../../apply/events.js';
 import { paint, terminalSafe as safe } from '../../../text/ansi.js';
+import { formatDuration } from '../../../text/format-duration.js';
 import { formatName, plural } from '../../../text/format-value.js';
 import { formatRate, formatSpan } from './format-log-progress.js';
-
-/** `120 ms` below a second, `1.2 s` from there. */
-export function formatDuration(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
 
 /** `updateBillingDetails: HTTP 500 internal: database unavailable (cause: …)`, or the failure's message. */
 export function describeFailure(f: ChangeFailure): string {

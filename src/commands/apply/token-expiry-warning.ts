@@ -2,6 +2,7 @@
  * The warning apply gives at the start when a fixed JWT runs out before the apply is likely to
  * end: a pure function of the expiry, the clock, the size of the apply and the rate it can go at.
  */
+import { formatDuration } from '../../text/format-duration.js';
 
 /** The rate assumed when nothing better is known: what the Organisations service allows (40 a second). */
 export const ASSUMED_RPS = 40;
@@ -9,11 +10,7 @@ export const ASSUMED_RPS = 40;
 export const REQUESTS_PER_CHANGE = 1.5;
 
 function duration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const min = Math.round(s / 60);
-  if (min < 60) return `${min} min`;
-  return `${Math.floor(min / 60)} h ${min % 60} min`;
+  return formatDuration(ms, 'rounded');
 }
 
 function instant(ms: number): string {
