@@ -21,7 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['state', 'plan', 'config', 'emulator'],
   ['api/connect'],
   ['api'],
-  ['api/rate'],
+  ['api/rate', 'env-int'],
   ['errors'],
   ['io', 'model'],
 ];

@@ -2,7 +2,7 @@
 import { UsageError } from '../errors.js';
 import { migrateState } from '../state/migrate-state.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { openCommandState } from '../state/state-settings.js';
+import { openCommandState } from '../state/open-state.js';
 
 export async function run(flags: { state?: string; to: string }, io: CliIO): Promise<ExitCode> {
   const source = await openCommandState(flags.state, io);

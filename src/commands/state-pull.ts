@@ -4,7 +4,7 @@
  */
 import { serializeJournal } from '../state/journal.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { openCommandState } from '../state/state-settings.js';
+import { openCommandState } from '../state/open-state.js';
 
 export async function run(flags: { state?: string }, io: CliIO): Promise<ExitCode> {
   const state = await openCommandState(flags.state, io);

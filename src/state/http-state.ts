@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { OrgformError, UsageError } from '../errors.js';
 import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
-import type { StateSettings } from './open-state.js';
+import type { StateSettings } from './state-settings.js';
 import type { StateSpec } from './parse-state-spec.js';
 import { lockLostError, lockNotReleasedError, stateLockedError, stateUnavailableError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
 import { readProxySettings } from '../api/proxy-settings.js';

@@ -4,7 +4,8 @@
  */
 import type { DesiredState } from '../model/desired-state.js';
 import type { LockEnvironment } from './lock.js';
-import { openState, type StateSettings } from './open-state.js';
+import { openState } from './open-state.js';
+import type { StateSettings } from './state-settings.js';
 import type { StateBackend } from './state-backend.js';
 import { statePathFor } from './state-path-for.js';
 

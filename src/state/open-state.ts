@@ -4,20 +4,13 @@
  * config file). A remote backend's module (and `pg` with it) is loaded only when its URL is used.
  */
 import { hostname, userInfo } from 'node:os';
-import { DEFAULT_BATCH_POLICY, type BatchPolicy } from './batched-journal.js';
+import { resolve } from 'node:path';
 import { openFileState } from './file-state.js';
 import type { LockEnvironment } from './lock.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
 import type { LockRequest, StateBackend } from './state-backend.js';
-
-/** The numbers a remote state works by; the CLI reads them from the environment (cli/state-settings.ts). */
-export interface StateSettings {
-  batch: BatchPolicy;
-  /** Each request or statement to the state, and connecting (ORGFORM_STATE_TIMEOUT_MS). */
-  timeoutMs: number;
-}
-
-export const DEFAULT_STATE_SETTINGS: StateSettings = { batch: DEFAULT_BATCH_POLICY, timeoutMs: 30_000 };
+import { DEFAULT_STATE_SETTINGS, stateSettings, type StateSettings } from './state-settings.js';
+import type { CliIO } from '../io.js';
 
 export interface StateOptions {
   /** --state, as given. */
@@ -86,4 +79,17 @@ function lockRequest(command: string, options: StateOptions): LockRequest {
     startedAt: new Date((options.now ?? options.lockEnvironment?.now ?? Date.now)()).toISOString(),
     ...(where ? { where } : {}),
   };
+}
+
+/** The state of the commands that take no config files (force-unlock, state …): the default is ./.orgform/state.json. */
+export function openCommandState(state: string | undefined, io: CliIO): Promise<StateBackend> {
+  return openState({
+    ...(state === undefined ? {} : { state }),
+    defaultPath: resolve(io.cwd, '.orgform', 'state.json'),
+    cwd: io.cwd,
+    env: io.env,
+    settings: stateSettings(io),
+    signal: io.signal,
+    now: io.now,
+  });
 }

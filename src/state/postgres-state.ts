@@ -20,7 +20,7 @@ import { OrgformError } from '../errors.js';
 import { redactSecrets } from '../api/redact.js';
 import { BatchedJournal, holdRemoteState, LockLoss, type PendingEntry } from './batched-journal.js';
 import type { JournalData, JournalEntry } from './journal.js';
-import type { StateSettings } from './open-state.js';
+import type { StateSettings } from './state-settings.js';
 import type { StateSpec } from './parse-state-spec.js';
 import { lockLostError, stateLockedError, stateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
 

@@ -6,11 +6,18 @@
  *   ORGFORM_STATE_FLUSH_MS    longest wait before a recorded entry is written, 10–60000 (default 2000)
  *   ORGFORM_STATE_TIMEOUT_MS  connecting, and each request or statement, 100–600000 (default 30000)
  */
-import { resolve } from 'node:path';
-import { DEFAULT_STATE_SETTINGS, openState, type StateSettings } from './open-state.js';
-import type { StateBackend } from './state-backend.js';
-import { envInt } from '../api/connect/open-client.js';
+import { DEFAULT_BATCH_POLICY, type BatchPolicy } from './batched-journal.js';
+import { envInt } from '../env-int.js';
 import type { CliIO } from '../io.js';
+
+/** The numbers a remote state works by; the CLI reads them from the environment (stateSettings, below). */
+export interface StateSettings {
+  batch: BatchPolicy;
+  /** Each request or statement to the state, and connecting (ORGFORM_STATE_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+export const DEFAULT_STATE_SETTINGS: StateSettings = { batch: DEFAULT_BATCH_POLICY, timeoutMs: 30_000 };
 
 export function stateSettings(io: Pick<CliIO, 'env'>): StateSettings {
   const defaults = DEFAULT_STATE_SETTINGS;
@@ -21,17 +28,4 @@ export function stateSettings(io: Pick<CliIO, 'env'>): StateSettings {
     },
     timeoutMs: envInt(io.env, 'ORGFORM_STATE_TIMEOUT_MS') ?? defaults.timeoutMs,
   };
-}
-
-/** The state of the commands that take no config files (force-unlock, state …): the default is ./.orgform/state.json. */
-export function openCommandState(state: string | undefined, io: CliIO): Promise<StateBackend> {
-  return openState({
-    ...(state === undefined ? {} : { state }),
-    defaultPath: resolve(io.cwd, '.orgform', 'state.json'),
-    cwd: io.cwd,
-    env: io.env,
-    settings: stateSettings(io),
-    signal: io.signal,
-    now: io.now,
-  });
 }

@@ -11,38 +11,7 @@ import { isOrgformError, UsageError } from '../../errors.js';
 import { resolveConnection, type ConnectionFlags } from './resolve-connection.js';
 import type { CliIO } from '../../io.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../rate/parse-max-rps.js';
-
-/**
- * Every whole-number environment variable orgform reads, with its range (docs/cli.md's table of
- * settings says the same; a test holds them together). The ranges keep every wait they set a
- * wait that ends, and every timer below 2^31 ms, which Node would fire at once instead.
- */
-export const ENV_RANGES = {
-  ORGFORM_REQUEST_TIMEOUT_MS: { min: 100, max: 86_400_000 },
-  ORGFORM_MAX_ATTEMPTS: { min: 1, max: 100 },
-  ORGFORM_RETRY_BASE_MS: { min: 1, max: 10_000 },
-  ORGFORM_NO_PROGRESS_TIMEOUT_MS: { min: 1, max: 86_400_000 },
-  ORGFORM_PROGRESS_INTERVAL_MS: { min: 10, max: 3_600_000 },
-  ORGFORM_READ_MAX_AGE_MS: { min: 0, max: 60_000 },
-  ORGFORM_TOKEN_COMMAND_TIMEOUT_MS: { min: 100, max: 600_000 },
-  ORGFORM_STATE_BATCH: { min: 1, max: 10_000 },
-  ORGFORM_STATE_FLUSH_MS: { min: 10, max: 60_000 },
-  ORGFORM_STATE_TIMEOUT_MS: { min: 100, max: 600_000 },
-} as const;
-
-export type NumericEnv = keyof typeof ENV_RANGES;
-
-/** A whole number from the environment, or undefined when unset; anything else, or out of its range, is a usage error. */
-export function envInt(env: CliIO['env'], name: NumericEnv): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const { min, max } = ENV_RANGES[name];
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`${name} must be a whole number from ${min} to ${max} (got "${raw}").`);
-  }
-  return n;
-}
+import { envInt } from '../../env-int.js';
 
 /** The first backoff step (ORGFORM_RETRY_BASE_MS), also used by apply's re-reads after an accept. */
 export function retryBaseMs(io: CliIO): number | undefined {
@@ -160,19 +129,4 @@ export function clientOpener(flags: ConnectionFlags & { parallelism?: number; ma
     });
     return { client, ...(tokenExpiry === undefined ? {} : { tokenExpiry }) };
   };
-}
-
-/**
- * Whether to colour what goes to `stream` (stdout unless said): `--no-color` first, as every
- * option beats the environment; then FORCE_COLOR as Node reads it (`0` or `false` turns colour off,
- * anything else on, even in a log: CI runners show colours but are not terminals); then NO_COLOR
- * (https://no-color.org: set and not empty); then a terminal that is not `TERM=dumb`.
- */
-export function useColor(flags: { color?: boolean }, io: Pick<CliIO, 'env' | 'stdout'>, stream: CliIO['stdout'] = io.stdout): boolean {
-  if (flags.color === false) return false;
-  const force = io.env.FORCE_COLOR;
-  if (force !== undefined) return force !== '0' && force.toLowerCase() !== 'false';
-  if (io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '') return false;
-  if (io.env.TERM === 'dumb') return false;
-  return stream.isTTY === true;
 }

@@ -9,12 +9,14 @@ import { UsageError } from '../../errors.js';
 import { confirmQuestion, type ApplyView } from './view.js';
 import { createNdjsonApplyView } from './views/ndjson-apply-view.js';
 import { createTextApplyView } from './views/text-apply-view.js';
-import { clientOpener, envInt, retryBaseMs, useColor } from '../../api/connect/open-client.js';
-import { planKeyFromEnv } from '../plan/command.js';
+import { clientOpener, retryBaseMs } from '../../api/connect/open-client.js';
+import { envInt } from '../../env-int.js';
+import { useColor } from '../../text/use-color.js';
+import { planKeyFromEnv } from '../../plan/saved-plan.js';
 import { formatError } from '../../text/format-error.js';
 import type { CliIO, ExitCode, OutputStream } from '../../io.js';
 import { openPipelineOutput } from '../../ci/pipeline-output.js';
-import { withApplyPipeline } from '../plan/views/ci-plan-view.js';
+import { withApplyPipeline } from './views/ci-apply-view.js';
 import { readAnswer } from './read-answer.js';
 import { stateSettings } from '../../state/state-settings.js';
 
@@ -110,7 +112,7 @@ export function exitCodeFor(outcome: ApplyOutcome): ExitCode {
  * ORGFORM_READ_MAX_AGE_MS (0 to 60,000, as ENV_RANGES says; default 5,000): the oldest read a
  * billing write may be built from (a read older than a minute is not fresh); 0 reads each
  * organisation by id just before its write. ORGFORM_PLAN_KEY: saved plans must be signed with it
- * (plan.ts signs them).
+ * (plan --out signs them).
  */
 export function freshnessFromEnv(env: CliIO['env']): Pick<ApplyInputs, 'maxReadAgeMs' | 'planKey'> {
   const maxReadAgeMs = envInt(env, 'ORGFORM_READ_MAX_AGE_MS');

@@ -3,10 +3,10 @@
  * then maps the outcome to an exit code. Never writes to the service.
  */
 import { runPlan, type PlanInputs, type PlanOutcome } from './flow.js';
-import { UsageError } from '../../errors.js';
-import { MIN_PLAN_KEY_LENGTH } from '../../plan/saved-plan.js';
+import { planKeyFromEnv } from '../../plan/saved-plan.js';
 import { createPlanView } from './view.js';
-import { clientOpener, useColor } from '../../api/connect/open-client.js';
+import { clientOpener } from '../../api/connect/open-client.js';
+import { useColor } from '../../text/use-color.js';
 import type { CliIO, ExitCode } from '../../io.js';
 import { openPipelineOutput, type ReportSpec } from '../../ci/pipeline-output.js';
 import { withPlanPipeline } from './views/ci-plan-view.js';
@@ -55,19 +55,6 @@ export function planInputs(flags: PlanFlags): PlanInputs {
     ...(flags.out === undefined ? {} : { out: flags.out }),
     ...(flags.force === true ? { force: true } : {}),
   };
-}
-
-/**
- * ORGFORM_PLAN_KEY, when set: plan --out signs the plan with it (HMAC-SHA256) and apply PLANFILE
- * refuses a plan not signed with it. At least MIN_PLAN_KEY_LENGTH characters.
- */
-export function planKeyFromEnv(env: CliIO['env']): string | undefined {
-  const key = env.ORGFORM_PLAN_KEY;
-  if (key === undefined || key === '') return undefined;
-  if (key.length < MIN_PLAN_KEY_LENGTH) {
-    throw new UsageError(`ORGFORM_PLAN_KEY must be at least ${MIN_PLAN_KEY_LENGTH} characters long (it has ${key.length}); make one with: openssl rand -hex 32`);
-  }
-  return key;
 }
 
 /** 1 when the plan is incomplete or over budget; with --detailed-exitcode, 2 when it has changes; else 0. */

@@ -8,9 +8,9 @@ import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
 import { createPlanView } from './view.js';
 import { terminalSafe } from '../../text/ansi.js';
-import { useColor } from '../../api/connect/open-client.js';
+import { useColor } from '../../text/use-color.js';
 import type { CliIO, ExitCode } from '../../io.js';
-import { planKeyFromEnv } from './command.js';
+import { planKeyFromEnv } from '../../plan/saved-plan.js';
 
 export interface ShowFlags {
   format: 'text' | 'json' | 'markdown';

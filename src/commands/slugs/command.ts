@@ -6,7 +6,8 @@ import { UsageError } from '../../errors.js';
 import { checkSlugs, type SlugCheck } from './check-slugs.js';
 import { parseSlugLines } from './parse-slug-lines.js';
 import { renderSlugJson, slugTable, summariseSlugChecks } from './views/render-slug-table.js';
-import { openClient, useColor } from '../../api/connect/open-client.js';
+import { openClient } from '../../api/connect/open-client.js';
+import { useColor } from '../../text/use-color.js';
 import type { CliIO, ExitCode } from '../../io.js';
 
 export interface SlugsCheckFlags {

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ENV_RANGES, envInt, openClient, retryBaseMs, useColor, type NumericEnv } from '../../../src/api/connect/open-client.js';
-import { MAX_MAX_RPS, MIN_MAX_RPS } from '../../../src/api/rate/parse-max-rps.js';
+import { openClient, retryBaseMs } from '../../../src/api/connect/open-client.js';
 import type { CliIO } from '../../../src/io.js';
 import { UsageError } from '../../../src/errors.js';
 
@@ -10,30 +8,6 @@ const SERVICE = { ORGFORM_BASE_URL: 'http://127.0.0.1:9', ORGFORM_TOKEN: 'a-toke
 
 /** An unsigned JWT with this expiry (seconds since the epoch). */
 const jwt = (exp: number) => ['{"alg":"none"}', JSON.stringify({ exp })].map((part) => Buffer.from(part).toString('base64url')).join('.') + '.';
-
-describe('useColor', () => {
-  it('colours a terminal only, unless NO_COLOR or --no-color', () => {
-    expect(useColor({}, io({}, true))).toBe(true);
-    expect(useColor({}, io({}, false))).toBe(false);
-    expect(useColor({ color: false }, io({}, true))).toBe(false);
-    expect(useColor({}, io({ NO_COLOR: '1' }, true))).toBe(false);
-    expect(useColor({}, io({ NO_COLOR: '' }, true))).toBe(true);
-  });
-
-  it('colours a log when FORCE_COLOR says so, as Node reads it, unless --no-color', () => {
-    expect(useColor({}, io({ FORCE_COLOR: '1' }, false))).toBe(true);
-    expect(useColor({}, io({ FORCE_COLOR: '' }, false))).toBe(true);
-    expect(useColor({}, io({ FORCE_COLOR: '3', NO_COLOR: '1' }, false))).toBe(true);
-    expect(useColor({}, io({ FORCE_COLOR: '0' }, true))).toBe(false);
-    expect(useColor({}, io({ FORCE_COLOR: 'false' }, true))).toBe(false);
-    expect(useColor({ color: false }, io({ FORCE_COLOR: '1' }, true))).toBe(false);
-  });
-
-  it('does not colour a dumb terminal, and asks the stream it is given', () => {
-    expect(useColor({}, io({ TERM: 'dumb' }, true))).toBe(false);
-    expect(useColor({}, io({}, true), { write: () => true, isTTY: false })).toBe(false);
-  });
-});
 
 describe('openClient', () => {
   it('opens a client for the service named, without sending anything', async () => {
@@ -57,29 +31,6 @@ describe('openClient', () => {
     ]) {
       await expect(openClient({}, io({ ...SERVICE, [name!]: value! }))).rejects.toThrow(UsageError);
     }
-  });
-});
-
-describe('envInt', () => {
-  const ranges = Object.entries(ENV_RANGES) as Array<[NumericEnv, { min: number; max: number }]>;
-
-  it.each(ranges)('refuses %s outside its range, naming the variable, the range and the value', (name, { min, max }) => {
-    for (const bad of [String(min - 1), String(max + 1), '2147483648', '1e3', '-1']) {
-      expect(() => envInt({ [name]: bad }, name)).toThrow(new UsageError(`${name} must be a whole number from ${min} to ${max} (got "${bad}").`));
-    }
-    expect(envInt({ [name]: String(min) }, name)).toBe(min);
-    expect(envInt({ [name]: String(max) }, name)).toBe(max);
-  });
-
-  it('keeps every millisecond setting below 2^31 ms, which a timer cannot hold', () => {
-    for (const [name, { max }] of ranges) if (name.endsWith('_MS')) expect(max).toBeLessThan(2 ** 31);
-  });
-
-  it('docs/cli.md documents every numeric variable, ORGFORM_MAX_RPS included, with the range it is checked against', () => {
-    const page = readFileSync(new URL('../../../docs/cli.md', import.meta.url), 'utf8');
-    const row = (name: string) => page.split('\n').find((line) => line.startsWith('|') && line.includes(`\`${name}\``))?.replaceAll(',', '');
-    for (const [name, { min, max }] of ranges) expect(row(name), name).toContain(`${min} to ${max}`);
-    expect(row('ORGFORM_MAX_RPS')).toContain(`${MIN_MAX_RPS} to ${MAX_MAX_RPS}`);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { entryAddress, renderStateList } from '../../src/commands/state-list-table.js';
+import { entryAddress, renderStateList } from '../../src/commands/state-list.js';
 import { journalKey } from '../../src/state/journal.js';
 
 describe('renderStateList', () => {
