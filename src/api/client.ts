@@ -11,7 +11,7 @@ import { createHttp, type Http, type HttpResponse } from './http.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
 import { proxySecrets, type ProxySettings } from './proxy-settings.js';
-import { DEFAULT_NO_PROGRESS_MS, RateLimiter, type LimiterClock, type RateEvent, type RateStatus } from './rate/rate-gate.js';
+import { DEFAULT_NO_PROGRESS_MS, RateGate, type LimiterClock, type RateEvent, type RateStatus } from './rate/rate-gate.js';
 import { OrgformError } from '../errors.js';
 import { redactSecrets } from './redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
@@ -182,7 +182,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
   const slugTimeouts: Timeouts = { ...SLUG_TIMEOUTS, ...options.slugTimeouts };
   const noProgressMs = options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS;
   // One limiter for every request of this client, on both dispatchers: all workers share one rate.
-  const limiter = new RateLimiter({
+  const limiter = new RateGate({
     settings: { maxRps: options.maxRps ?? Infinity },
     noProgressMs,
     ...(options.limiterClock === undefined ? {} : { clock: options.limiterClock }),

@@ -11,7 +11,7 @@ import { Agent, EnvHttpProxyAgent, interceptors, type Dispatcher } from 'undici'
 import { NotSentError } from './api-error.js';
 import type { ProxySettings } from './proxy-settings.js';
 import { parseRateLimitHeaders } from './rate/rate-limit-headers.js';
-import type { RateLimiter } from './rate/rate-gate.js';
+import type { RateGate } from './rate/rate-gate.js';
 import { decideRetry, parseRetryAfter, type RetryDecision, type RetryPolicy } from './retry-policy.js';
 
 export interface Timeouts {
@@ -72,7 +72,7 @@ export interface DispatcherOptions {
   onRetry?: (event: RetryEvent) => void;
   connections?: number;
   /** The client's one rate limiter, shared by all its dispatchers. */
-  limiter: RateLimiter;
+  limiter: RateGate;
   /** HTTP(S)_PROXY and NO_PROXY, read from the injected environment (proxy-settings.ts). */
   proxy?: ProxySettings;
 }

@@ -15,7 +15,7 @@ import { errorAnswer, statusErrorAnswer, writeAnswer, type Answer } from './http
 import { readBody, readCredentials, readHeader } from './read-request.js';
 import { matchRoute, splitTarget } from './routes.js';
 import type { Quota } from './quota.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { TokenBucket } from './rate-limit.js';
 import type { EmulatorStore } from './store.js';
 import type { TokenBook } from './tokens.js';
 
@@ -35,7 +35,7 @@ export interface ServiceDependencies {
   /** The open points as played (success-body, retry-after and gateway-404 are this pipeline's). */
   behaviour: Readonly<Behaviour>;
   /** Absent: no rate limit. */
-  rateLimiter?: RateLimiter;
+  rateLimiter?: TokenBucket;
   /** Absent: no quota. */
   quota?: Quota;
   tokens: TokenBook;
@@ -58,7 +58,7 @@ interface Gate {
 
 export function createServiceHandler(deps: ServiceDependencies) {
   const { counters, signal } = deps;
-  const gates: Gate[] = [deps.rateLimiter, deps.quota].filter((g): g is RateLimiter | Quota => g !== undefined);
+  const gates: Gate[] = [deps.rateLimiter, deps.quota].filter((g): g is TokenBucket | Quota => g !== undefined);
   const replays = new Map<string, Answer>();
   const { behaviour } = deps;
   /** Paths the gateway has already refused once (gateway-404 v2-once). */

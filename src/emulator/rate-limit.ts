@@ -54,7 +54,7 @@ export function parseRateLimitSpec(text: string): { rps: number; burst?: number 
   return burst === undefined ? { rps } : { rps, burst };
 }
 
-export class RateLimiter {
+export class TokenBucket {
   readonly rps: number;
   readonly burst: number;
   readonly headerStyle: RateLimitHeaderStyle;

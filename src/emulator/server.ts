@@ -14,7 +14,7 @@ import type { NextStyle } from './handle-operation.js';
 import { createServiceHandler, type SuccessStyle } from './handle-service-request.js';
 import { errorAnswer, statusErrorAnswer, writeAnswer, type Answer } from './http-answer.js';
 import { Quota, type QuotaOptions } from './quota.js';
-import { RateLimiter, type RateLimitOptions } from './rate-limit.js';
+import { TokenBucket, type RateLimitOptions } from './rate-limit.js';
 import { readBody } from './read-request.js';
 import { splitTarget } from './routes.js';
 import { EmulatorStore } from './store.js';
@@ -89,7 +89,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   if (options.successStyle !== undefined) aliases['success-body'] = options.successStyle;
   const behaviour = Object.freeze(resolveBehaviour(options.profile ?? 'lenient', { ...aliases, ...options.behaviour }));
   const clock = options.clock ?? Date.now;
-  const rateLimiter = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit, clock);
+  const rateLimiter = options.rateLimit === undefined ? undefined : new TokenBucket(options.rateLimit, clock);
   const quota = options.quota === undefined ? undefined : new Quota(options.quota, clock);
   defaultData ??= readEmulatorData(DEFAULT_DATA_URL);
   const store = new EmulatorStore(cloneEmulatorData(options.data ?? (await defaultData)), behaviour);

@@ -9,14 +9,14 @@ import { PlanBuilder } from './plan-builder.js';
 import type { IsJournaled } from './plan-organisation.js';
 import type { Plan } from './types.js';
 
-export interface PlanInputs {
+export interface ComputePlanInputs {
   desired: DesiredState;
   observed: ObservedState;
   baseUrl: string;
   isJournaled: IsJournaled;
 }
 
-export function computePlan(inputs: PlanInputs): Plan {
+export function computePlan(inputs: ComputePlanInputs): Plan {
   const { desired, observed } = inputs;
   const builder = new PlanBuilder({ baseUrl: inputs.baseUrl, isJournaled: inputs.isJournaled, activeSlug: desired.activeOrganisation?.slug, recordObservations: true });
   for (const d of desired.organisations) {

@@ -3,7 +3,7 @@
  * Retry-After, refill over time, the header styles, counters, and the admin endpoints' exemption.
  */
 import { describe, expect, it } from 'vitest';
-import { parseRateLimitSpec, RateLimiter } from '../../src/emulator/rate-limit.js';
+import { parseRateLimitSpec, TokenBucket } from '../../src/emulator/rate-limit.js';
 import { startEmulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { call, callJson, ORG_API, orgPath, useEmulator } from './emulator-test-kit.js';
 
@@ -51,7 +51,7 @@ describe('rate limit', () => {
   it('defaults the burst to max(1, ceil(rps / 4))', async () => {
     expect(await statuses((await limited({ rps: 10 })).emulator, 4)).toEqual([200, 200, 200, 429]);
     expect(await statuses((await limited({ rps: 1 })).emulator, 2)).toEqual([200, 429]);
-    expect(new RateLimiter({ rps: 100 }, () => 0).burst).toBe(25);
+    expect(new TokenBucket({ rps: 100 }, () => 0).burst).toBe(25);
   });
 
   it('takes a token for every service request, whatever it answers, but none for the admin endpoints', async () => {

@@ -3,7 +3,7 @@
  * say what the reader would have seen and when.
  */
 import type { ApplyEvent } from '../../src/apply/events.js';
-import type { ApplyView, RateMeter } from '../../src/commands/apply/view.js';
+import type { ApplyView, RateGauge } from '../../src/commands/apply/view.js';
 import type { PlanView } from '../../src/commands/plan/view.js';
 
 export type Told = { said: string; args: unknown[] };
@@ -13,7 +13,7 @@ export interface RecordingApplyView extends ApplyView {
   /** What was said, in order (events by their type: `event:change-end`). */
   sayings(): string[];
   events(): ApplyEvent[];
-  meter?: RateMeter;
+  meter?: RateGauge;
 }
 
 export function recordingApplyView(): RecordingApplyView {

@@ -104,7 +104,7 @@ function describeMs(ms: number): string {
   return unit(ms / 86_400_000, 'day');
 }
 
-export interface RateLimiterOptions {
+export interface RateGateOptions {
   settings?: Partial<RateSettings>;
   /**
    * How long only 429s may come back, with requests outstanding, before the limiter gives up; also
@@ -122,7 +122,7 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-export class RateLimiter {
+export class RateGate {
   readonly settings: RateSettings;
   readonly noProgressMs: number;
   private readonly clock: LimiterClock;
@@ -141,7 +141,7 @@ export class RateLimiter {
   /** Backoffs (before retrying a 5xx or a dropped connection) not yet over: they end early when the limiter stops. */
   private backoffs = new Set<{ handle: unknown; done: () => void }>();
 
-  constructor(private readonly options: RateLimiterOptions = {}) {
+  constructor(private readonly options: RateGateOptions = {}) {
     this.settings = { ...DEFAULT_RATE_SETTINGS, ...options.settings };
     this.noProgressMs = Math.min(options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS, MAX_TIMER_MS);
     this.clock = options.clock ?? REAL_CLOCK;

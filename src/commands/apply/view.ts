@@ -12,7 +12,7 @@ import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';
 import type { Plan } from '../../plan/types.js';
 
 /** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */
-export interface RateMeter {
+export interface RateGauge {
   rateStatus(): RateStatus;
 }
 
@@ -32,7 +32,7 @@ export interface ApplyView {
   /** The answer was not yes. */
   cancelled(): void;
   /** Changes are about to run; `meter` may be read until applyStopped. */
-  applyStarting(meter: RateMeter): void;
+  applyStarting(meter: RateGauge): void;
   /** Every event of the apply, in order: from the engine, the client's retries and rate changes included. */
   event(event: ApplyEvent): void;
   /** The apply is over, normally or not: stop timers, close what is open. */

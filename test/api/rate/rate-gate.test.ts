@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { NotSentError } from '../../../src/api/api-error.js';
-import { RateLimiter, RateLimitResetTooFarError, RateLimitStalledError, type RateEvent } from '../../../src/api/rate/rate-gate.js';
+import { RateGate, RateLimitResetTooFarError, RateLimitStalledError, type RateEvent } from '../../../src/api/rate/rate-gate.js';
 import { MAX_TIMER_MS } from '../../../src/api/rate/timer-delay.js';
 import type { OrgformError } from '../../../src/errors.js';
 import { FakeClock } from '../../support/fake-clock.js';
-import { RateLimiter as TokenBucket } from '../../../src/emulator/rate-limit.js';
+import { TokenBucket } from '../../../src/emulator/rate-limit.js';
 
 /** Takes a turn, recording when it was granted. */
-function turn(limiter: RateLimiter, clock: FakeClock, log: number[]): Promise<void> {
+function turn(limiter: RateGate, clock: FakeClock, log: number[]): Promise<void> {
   const wait = limiter.acquire();
   if (wait === undefined) {
     log.push(clock.time);
@@ -22,7 +22,7 @@ describe('the shared rate limiter', () => {
   it('holds every waiting attempt until the Retry-After of a 429, then lets them go', async () => {
     const clock = new FakeClock();
     const events: RateEvent[] = [];
-    const limiter = new RateLimiter({ clock, onRate: (e) => events.push(e) });
+    const limiter = new RateGate({ clock, onRate: (e) => events.push(e) });
     limiter.begin();
     const sentAt = limiter.recordSend();
     clock.time = 20;
@@ -40,7 +40,7 @@ describe('the shared rate limiter', () => {
 
   it('releases waiters one by one at the rate, first come first served', async () => {
     const clock = new FakeClock();
-    const limiter = new RateLimiter({ clock, settings: { maxRps: 10 } });
+    const limiter = new RateGate({ clock, settings: { maxRps: 10 } });
     const order: number[] = [];
     const times: number[] = [];
     const all = Array.from({ length: 6 }, (_, i) =>
@@ -61,7 +61,7 @@ describe('the shared rate limiter', () => {
   it('gives up when nothing but 429s came back for noProgressMs: waiting and later attempts fail, once told', async () => {
     const clock = new FakeClock();
     const stalls: OrgformError[] = [];
-    const limiter = new RateLimiter({ clock, noProgressMs: 5000, onStall: (e) => stalls.push(e) });
+    const limiter = new RateGate({ clock, noProgressMs: 5000, onStall: (e) => stalls.push(e) });
     limiter.begin();
     for (let t = 0; t < 4000; t += 1000) {
       clock.time = t;
@@ -79,7 +79,7 @@ describe('the shared rate limiter', () => {
 
   it('does not count time with nothing outstanding, and any answer but 429 is progress', async () => {
     const clock = new FakeClock();
-    const limiter = new RateLimiter({ clock, noProgressMs: 5000 });
+    const limiter = new RateGate({ clock, noProgressMs: 5000 });
     limiter.begin();
     limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429 });
     limiter.end();
@@ -99,7 +99,7 @@ describe('the shared rate limiter', () => {
     const clock = new FakeClock();
     clock.time = Date.parse('2026-03-01T12:00:00Z');
     const stops: OrgformError[] = [];
-    const limiter = new RateLimiter({ clock, noProgressMs: 600_000, onStall: (e) => stops.push(e) });
+    const limiter = new RateGate({ clock, noProgressMs: 600_000, onStall: (e) => stops.push(e) });
     limiter.begin();
     // `RateLimit: "quota";r=0;t=86400` on a 200: before, every later request waited a day, in silence.
     limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 200, hint: { remaining: 0, resetMs: 86_400_000 } });
@@ -119,7 +119,7 @@ describe('the shared rate limiter', () => {
 
   it('stops the same way for a 429 whose Retry-After is beyond noProgressMs, and waits out one within it', async () => {
     const clock = new FakeClock();
-    const limiter = new RateLimiter({ clock, noProgressMs: 600_000 });
+    const limiter = new RateGate({ clock, noProgressMs: 600_000 });
     limiter.begin();
     limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, retryAfterMs: 600_000 });
     expect(limiter.status().pausedMs).toBe(600_000);
@@ -131,7 +131,7 @@ describe('the shared rate limiter', () => {
 
   it('names no date for a reset beyond what a Date holds (Retry-After: 99999999999999999999), and still stops', () => {
     const clock = new FakeClock();
-    const limiter = new RateLimiter({ clock });
+    const limiter = new RateGate({ clock });
     limiter.begin();
     limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, retryAfterMs: 99999999999999999999 * 1000 });
     expect(limiter.stoppedBy).toBeInstanceOf(RateLimitResetTooFarError);
@@ -140,7 +140,7 @@ describe('the shared rate limiter', () => {
 
   it('holds a 429 that gave no Retry-After until the reset of its empty quota, instead of retrying it at once', () => {
     const clock = new FakeClock();
-    const limiter = new RateLimiter({ clock });
+    const limiter = new RateGate({ clock });
     limiter.begin();
     limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, hint: { remaining: 0, resetMs: 30_000 } });
     expect(limiter.status().pausedMs).toBe(30_000);
@@ -149,7 +149,7 @@ describe('the shared rate limiter', () => {
   it('never asks for a timer beyond 2^31 - 1 ms, which Node would fire at once, in a loop', async () => {
     const clock = new FakeClock();
     // One request every 10^10 ms: the wait for the second one is beyond what a timer can hold.
-    const limiter = new RateLimiter({ clock, settings: { maxRps: 1e-7 } });
+    const limiter = new RateGate({ clock, settings: { maxRps: 1e-7 } });
     limiter.begin();
     expect(limiter.acquire()).toBeUndefined();
     const second = limiter.acquire();
@@ -168,7 +168,7 @@ describe('the shared rate limiter', () => {
 
   it('once stopped, fails every waiting attempt with the stop, ends every backoff at once, and lets nothing more through', async () => {
     const clock = new FakeClock();
-    const limiter = new RateLimiter({ clock });
+    const limiter = new RateGate({ clock });
     limiter.begin();
     limiter.recordAnswer({ sentAt: limiter.recordSend(), status: 429, retryAfterMs: 300_000 });
     const waiting = Array.from({ length: 3 }, () => Promise.resolve(limiter.acquire()).catch((e: unknown) => e));
@@ -192,7 +192,7 @@ describe('the shared rate limiter', () => {
   it('against a 50 a second token bucket (burst 13, Retry-After: 1), 32 workers get 2,000 requests through with under 2 % answered 429 within 1.1 × the ideal time', async () => {
     // The emulator's bucket (src/emulator/rate-limit.ts), on the fake clock, 5 ms from send to answer.
     const clock = new FakeClock();
-    const limiter = new RateLimiter({ clock });
+    const limiter = new RateGate({ clock });
     const bucket = new TokenBucket({ rps: 50, burst: 13 }, () => clock.time);
     const take = (): boolean => bucket.take().allowed;
     let left = 2000;

@@ -4,7 +4,7 @@
  * progress lines (progress-lines-display.ts).
  */
 import type { ApplyEvent } from '../../../apply/events.js';
-import type { RateMeter } from '../view.js';
+import type { RateGauge } from '../view.js';
 import { plural } from '../../../text/format-value.js';
 import type { LogFrame, TextSink } from '../../../text/log-frame.js';
 
@@ -18,7 +18,7 @@ export interface DisplayContext {
   out: TextSink;
   frame: LogFrame;
   now: () => number;
-  meter: RateMeter;
+  meter: RateGauge;
   total: number;
   parallelism: number;
   /** When the apply started (its apply-start event). */

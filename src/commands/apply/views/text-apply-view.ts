@@ -6,7 +6,7 @@
  * `No changes.` (or says so, for a saved plan, which is not shown).
  */
 import type { ApplySummary } from '../../../apply/events.js';
-import { CANCELLED_TEXT, lockTakenOverText, type ApplyView, type RateMeter } from '../view.js';
+import { CANCELLED_TEXT, lockTakenOverText, type ApplyView, type RateGauge } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
 import { startChangeLines } from './change-lines-display.js';
 import { COMPACT_THRESHOLD } from '../../../plan-views/compact-threshold.js';
@@ -40,7 +40,7 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
   const live = out.isTTY === true;
   const compactAbove = options.compactAbove ?? COMPACT_THRESHOLD;
   let planShown = false;
-  let meter: RateMeter | undefined;
+  let meter: RateGauge | undefined;
   let display: ProgressDisplay | undefined;
 
   return {
@@ -88,4 +88,4 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
 }
 
 /** For a view used without applyStarting (tests, or a client that cannot say): nothing holds requests back. */
-const NO_METER: RateMeter = { rateStatus: () => ({ rps: undefined, pausedMs: 0, waiting: 0, throttled: 0 }) };
+const NO_METER: RateGauge = { rateStatus: () => ({ rps: undefined, pausedMs: 0, waiting: 0, throttled: 0 }) };
