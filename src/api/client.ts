@@ -52,8 +52,9 @@ export interface ClientOptions {
   /** Page size asked for; the service may return fewer. */
   pageSize?: number;
   /**
-   * Requests in flight at once, reads and writes together (--parallelism): the size of the
-   * connection pool, so that a request beyond it waits for a free connection. Default 64.
+   * Requests in flight at once, reads and writes together (--parallelism), as the callers bound
+   * them: the client only sizes its connection pool from it (poolSize below: 64, or twice this when
+   * that is more). Unset, the pool holds 64 connections.
    */
   parallelism?: number;
   /** Injected for tests: a dispatcher of your own (for instance with a fake clock). */

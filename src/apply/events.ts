@@ -1,6 +1,6 @@
 /**
- * What the apply engine reports as it goes. The engine emits these and knows nothing of terminals;
- * views (render/render-apply*.ts) decide how to show them.
+ * What apply reports as it goes. The flow (commands/apply/flow.ts) emits these and knows nothing of
+ * terminals; the apply views (commands/apply/views/) decide how to show them.
  */
 import type { Change } from '../plan/types.js';
 

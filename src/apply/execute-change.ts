@@ -32,7 +32,7 @@ export type FreshRead =
   /** The listing failed before it reached the organisation. */
   | { kind: 'unreadable'; error: unknown };
 
-/** Thrown when a change failed; `cause` is the service's or the transport's error. */
+/** Thrown when a change failed; `underlying` is the service's or the transport's error. */
 export class ChangeFailedError extends Error {
   constructor(
     readonly operation: string,

@@ -1,5 +1,6 @@
 /**
- * The process entry: the only module that touches `process`, and the only `process.exit`.
+ * The process entry: the only module that builds the commands' CliIO from `process` (streams,
+ * environment, working directory, signals) and calls `process.exit`.
  */
 import { fstatSync } from 'node:fs';
 import { guardWorkflowCommands } from '../ci/guard-workflow-commands.js';

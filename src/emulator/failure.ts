@@ -1,6 +1,6 @@
 /**
  * The typed failure every store operation may return instead of data, and the HTTP answer it
- * becomes. Codes and statuses are the project decisions (.scratch/decisions.md, "Errors").
+ * becomes. Codes and statuses are those each response of schemas/organisations.openapi.yaml lists.
  */
 import type { ErrorBody } from '../api/types.js';
 

@@ -102,7 +102,8 @@ export async function openClient(
     ...(proxy === undefined ? {} : { proxy }),
     ...(extraCaCerts === undefined ? {} : { extraCaCerts }),
     ...(maxRps === undefined ? {} : { maxRps }),
-    // --parallelism: the requests in flight at once, enforced by the size of the connection pool.
+    // --parallelism: the callers bound the requests in flight (apply's workers, the reader's p-limit);
+    // the client sizes its connection pool from it, above that bound (poolSize in client.ts).
     ...(flags.parallelism === undefined ? {} : { parallelism: flags.parallelism }),
     ...(noProgressMs === undefined ? {} : { noProgressMs }),
     onRate: (event) => hooks.onRate?.(event),

@@ -1,6 +1,6 @@
 /**
- * Views of apply progress, all pure: a log line per event (non-TTY), the live progress line (TTY),
- * the closing summary, and one NDJSON object per event for pipelines.
+ * The text apply's words, all pure: a log line per event (non-TTY), the progress line, and the
+ * closing summary. (The NDJSON objects are render-apply-json.ts's, loaded only by --format json.)
  */
 import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../../../apply/events.js';
 import { paint, terminalSafe as safe } from '../../../text/ansi.js';
@@ -164,5 +164,3 @@ function closingSentence(s: ApplySummary, color: boolean): string {
   }
   return paint(`Apply complete: ${s.applied} applied, ${s.alreadyDone} already done.`, 'green', color);
 }
-
-export { formatApplyEventJson } from './render-apply-json.js';

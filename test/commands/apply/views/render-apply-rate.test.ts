@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApplyEvent } from '../../../../src/apply/events.js';
-import { formatApplyEventJson, formatApplyLine, formatProgress } from '../../../../src/commands/apply/views/render-apply.js';
+import { formatApplyLine, formatProgress } from '../../../../src/commands/apply/views/render-apply.js';
+import { formatApplyEventJson } from '../../../../src/commands/apply/views/render-apply-json.js';
 
 const rate = (e: Partial<Extract<ApplyEvent, { type: 'rate' }>>): ApplyEvent => ({ type: 'rate', at: 7, reason: 'throttled', pausedMs: 0, waiting: 0, ...e });
 

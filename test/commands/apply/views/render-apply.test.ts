@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApplyEvent, Outcome } from '../../../../src/apply/events.js';
-import { formatApplyEventJson, formatApplyLine, formatApplySummary, formatProgress } from '../../../../src/commands/apply/views/render-apply.js';
+import { formatApplyLine, formatApplySummary, formatProgress } from '../../../../src/commands/apply/views/render-apply.js';
+import { formatApplyEventJson } from '../../../../src/commands/apply/views/render-apply-json.js';
 import { makeSummary, result } from '../../../support/view-fixtures.js';
 
 const serverError = {
