@@ -1,6 +1,7 @@
 /**
  * Wire types of the Organisations interface (described here by schemas/organisations.openapi.yaml).
- * Responses are read tolerantly: every field but the ones orgform relies on (an organisation's `id` and `slug`) may be missing, and unknown fields are kept
+ * Responses are read tolerantly: every field but the ones orgform relies on (an organisation's `id`
+ * and `slug`) may be missing, and unknown fields are kept
  * but never relied on. The model's billing (src/model/billing.ts) is mapped to and from these
  * spellings here, at the edge: toBillingUpdate below, observeBilling in observe-billing.ts.
  */

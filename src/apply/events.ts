@@ -61,7 +61,7 @@ export type ApplyEvent =
   /**
    * The shared request rate changed for a reason people should see: a 429 paused everyone and cut
    * the rate, the service announced its limit, its quota ran out, or only 429s came back for so long
-   * that the run stops. From the client, not the engine; `rps` undefined while nothing limits it.
+   * that the run stops. From the client, not from applyPlan; `rps` undefined while nothing limits it.
    */
   | { type: 'rate'; at: number; reason: 'throttled' | 'announced' | 'quota-empty' | 'stalled'; rps?: number; pausedMs: number; waiting: number }
   | { type: 'apply-end'; at: number; summary: ApplySummary };

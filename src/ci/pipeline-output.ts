@@ -2,7 +2,7 @@
  * What orgform adds for the CI service it runs in: in GitHub Actions (GITHUB_ACTIONS=true, no flag
  * needed) annotations for problems, folded groups for long output and the job summary
  * (GITHUB_STEP_SUMMARY); anywhere, the report files asked for with --report. The shell around the
- * pure views in render/: it reads the environment, draws the stop-commands token and writes files.
+ * pure views (ci/ and each command's views/): it reads the environment, draws the stop-commands token and writes files.
  * Views are loaded only when something asks for them, so a run outside CI pays nothing.
  */
 import { randomBytes } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
  * Whether a plan may be applied, as data: what stands in the way (a saved plan gone stale, an
  * organisation that could not be read, more changes than --max-changes) and the change budget to
- * show. Pure. The engine refuses on the first hazard; views and errors decide the words.
+ * show. Pure. Apply refuses on the first hazard; views and errors decide the words.
  */
 import type { PlanProblem } from '../model/plan-problem.js';
 import type { Plan } from './types.js';

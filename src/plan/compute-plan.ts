@@ -1,7 +1,7 @@
 /**
  * The difference between the desired state and what was observed, as a plan. Pure: data in,
  * data out, deterministically sorted. The read step builds the same plan as it reads
- * (engine/make-plan.ts), with the same builder.
+ * (plan/read/make-plan.ts), with the same builder.
  */
 import type { DesiredState } from '../model/desired-state.js';
 import type { ObservedState } from '../model/observed-state.js';

@@ -10,7 +10,7 @@ import type { ChangeKind } from '../model/change-kind.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import type { PlanProblem } from '../model/plan-problem.js';
 
-/** Internal actions. Wire strings for the JSON view are mapped in render/render-json.ts by an exhaustive switch. */
+/** Internal actions. Wire strings for the JSON view are mapped in plan-views/render-json.ts by an exhaustive switch. */
 export type Action = 'accept' | 'update' | 'delete';
 
 export interface OrganisationRef {

@@ -1,6 +1,6 @@
 /**
  * Where views write, and how their text is framed in a CI log. Shared by the plan and apply views;
- * the CLI supplies GitHub's frame (cli/pipeline-output.ts), everything else PLAIN_FRAME.
+ * ci/pipeline-output.ts supplies GitHub's frame, everything else PLAIN_FRAME.
  */
 
 /** Where a view writes: a stream, or a string in a test. */

@@ -138,6 +138,6 @@ describe('the privileged path', () => {
     const files = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => join(src, f));
     const code = (f: string) => readFileSync(f, 'utf8').split('\n').filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line));
     const users = files.filter((f) => code(f).some((line) => line.includes('workflowCommand'))).map((f) => relative(src, f).split('\\').join('/'));
-    expect(users.sort()).toEqual(['cli/guard-workflow-commands.ts', 'cli/io.ts', 'cli/pipeline-output.ts']);
+    expect(users.sort()).toEqual(['ci/guard-workflow-commands.ts', 'ci/pipeline-output.ts', 'io.ts']);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Views that write nothing and remember what they were told, in order, so that an engine test can
+ * Views that write nothing and remember what they were told, in order, so that a flow's test can
  * say what the reader would have seen and when.
  */
 import type { ApplyEvent } from '../../src/apply/events.js';

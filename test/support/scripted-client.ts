@@ -1,5 +1,5 @@
 /**
- * An OrganisationsClient in memory, for engine tests: a small world of organisations (those the
+ * An OrganisationsClient in memory, for the flows' tests: a small world of organisations (those the
  * user is a member of are listed, the active one first), writes that change it, a log of every
  * call, and a script of what goes wrong (a status, a lost answer, a write that waits until
  * released). No HTTP, no timers of its own.

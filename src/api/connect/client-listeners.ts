@@ -10,7 +10,7 @@ import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { RateEvent } from '../rate/rate-gate.js';
 import type { OrgformError } from '../../errors.js';
 
-/** What the client tells the engine while it works. */
+/** What the client tells the flow while it works. */
 export interface ClientListeners {
   /** A request is retried (labelled with the change's address when a change sent it). */
   onRetry?(event: RetryEvent): void;

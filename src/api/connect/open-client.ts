@@ -1,7 +1,7 @@
 /**
- * What the commands that talk to the service share on the way in: the client, built from the
- * connection flags and the environment, and whether to use colour. Wiring only; the flows are in
- * engine/.
+ * Connecting: the client, built from the connection flags and the environment (the request budget,
+ * the rate cap, the token or the command that prints one). Each flow calls clientOpener's opener at
+ * its Connect step.
  */
 import type { OrganisationsClient } from '../client.js';
 import type { JwtExpiry } from '../read-jwt-expiry.js';
@@ -27,7 +27,7 @@ function envMaxRps(io: CliIO): number | undefined {
   return n;
 }
 
-/** What the engine listens to (engine/open-client.ts), and the token's expiry, which the command tells. */
+/** What the flow listens to (client-listeners.ts), and a fixed token's expiry, which clientOpener hands back. */
 export interface ClientHooks extends ClientListeners {
   /** When a fixed token is a JWT: its expiry (never the token itself). */
   onTokenExpiry?: (expiry: JwtExpiry) => void;

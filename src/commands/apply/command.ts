@@ -1,6 +1,6 @@
 /**
- * `orgform apply [PLANFILE]`: parses the flags, builds the view and runs the engine
- * (engine/apply-flow.ts, where the whole flow reads top to bottom), then maps the outcome to an
+ * `orgform apply [PLANFILE]`: parses the flags, builds the view and runs the flow
+ * (flow.ts, which reads top to bottom, connecting included), then maps the outcome to an
  * exit code. Nothing here decides what apply does.
  */
 import { runApply, type ApplyInputs, type ApplyOutcome, type Confirmation } from './flow.js';
@@ -70,7 +70,7 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
   return exitCodeFor(outcome);
 }
 
-/** The flags as the engine takes them. A saved plan fixes its own files, targets and shard. */
+/** The flags as the flow takes them. A saved plan fixes its own files, targets and shard. */
 export function applyInputs(flags: ApplyFlags, args: readonly string[], backoffBaseMs?: number): ApplyInputs {
   const planFile = args[0];
   if (planFile !== undefined && ((flags.file?.length ?? 0) > 0 || (flags.target?.length ?? 0) > 0 || flags.shard !== undefined)) {

@@ -7,7 +7,7 @@
  * written (apply/fresh-listing.ts, apply/execute-change.ts). A saved plan's changes are derived again
  * from its desired state and what the service holds, and applied only if the file holds exactly those.
  *
- * The command (cli/commands/apply.ts) has parsed the flags and built the view; this decides what
+ * The command (command.ts) has parsed the flags and built the view; this decides what
  * happens and tells the view, the client's retries and rate changes included. A refusal is data
  * (nothing is written then); so is the outcome, which the command maps to an exit code.
  */

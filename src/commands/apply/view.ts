@@ -1,5 +1,5 @@
 /**
- * What the apply engine tells the people (or machines) watching it, and nothing more: the view
+ * What apply's flow tells the people (or machines) watching it, and nothing more: the view
  * decides the words, the stream, colour, terminal codes and timing. Implementations: the text view
  * (a live line on a terminal, per-change or progress lines in a log; text-apply-view.ts) and NDJSON
  * (ndjson-apply-view.ts); the CLI wraps either for CI (annotations, the job summary).
@@ -33,7 +33,7 @@ export interface ApplyView {
   cancelled(): void;
   /** Changes are about to run; `meter` may be read until applyStopped. */
   applyStarting(meter: RateGauge): void;
-  /** Every event of the apply, in order: from the engine, the client's retries and rate changes included. */
+  /** Every event of the apply, in order: from the flow, the client's retries and rate changes included. */
   event(event: ApplyEvent): void;
   /** The apply is over, normally or not: stop timers, close what is open. */
   applyStopped(): void;

@@ -1,5 +1,5 @@
 /**
- * `orgform plan`: parses the flags, builds the view and runs the engine (engine/plan-flow.ts),
+ * `orgform plan`: parses the flags, builds the view and runs the flow (flow.ts),
  * then maps the outcome to an exit code. Never writes to the service.
  */
 import { runPlan, type PlanInputs, type PlanOutcome } from './flow.js';

@@ -4,7 +4,7 @@
  *   load → select → connect → read → plan → check safety → show → save → report
  *
  * Never writes to the service, and takes no lock (it only reads the journal). The command
- * (cli/commands/plan.ts) has parsed the flags and built the view; the outcome is data, which the
+ * (command.ts) has parsed the flags and built the view; the outcome is data, which the
  * command maps to an exit code.
  */
 import { dirname, relative, resolve, sep } from 'node:path';

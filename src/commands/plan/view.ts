@@ -1,7 +1,7 @@
 /**
- * What the plan engine tells the reader: the plan in the format asked for (text, the JSON document,
+ * What plan's flow tells the reader: the plan in the format asked for (text, the JSON document,
  * Markdown), the change budget under a text plan, where a saved plan went, and whether the plan is
- * over budget. The document formats keep standard output to the document alone; the CLI wraps the
+ * over budget. The document formats keep standard output to the document alone; views/ci-plan-view.ts wraps the
  * view for CI (annotations, the job summary, report files).
  */
 import type { DesiredState } from '../../model/desired-state.js';

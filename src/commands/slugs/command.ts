@@ -1,6 +1,6 @@
 /**
  * `orgform slugs check SLUG... | -`: availability of each slug, as a table or JSON; exit 1 when any
- * slug is unavailable, invalid or could not be checked. Wiring only: see slugs/.
+ * slug is unavailable, invalid or could not be checked. Wiring only: the checks are check-slugs.ts, the table and JSON views/.
  */
 import { UsageError } from '../../errors.js';
 import { checkSlugs, type SlugCheck } from './check-slugs.js';

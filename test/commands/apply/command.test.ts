@@ -7,7 +7,7 @@ import { makeSummary, result } from '../../support/view-fixtures.js';
 
 const flags: ApplyFlags = { parallelism: 10, format: 'text' };
 
-describe('apply: flags to the engine’s inputs', () => {
+describe('apply: flags to the flow’s inputs', () => {
   it('takes a fresh plan’s files, targets, shard, state, budget and approval as given', () => {
     expect(applyInputs({ ...flags, file: ['a.yaml'], target: ['acme'], shard: '1/2', state: 's.json', maxChanges: 5, autoApprove: true }, [], 25)).toEqual({
       selection: { files: ['a.yaml'], targets: ['acme'], shard: '1/2' },

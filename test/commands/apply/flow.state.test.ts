@@ -27,7 +27,7 @@ async function setup(state: string) {
     now: () => Date.now(),
     signal: new AbortController().signal,
     openClient: async (listeners) => {
-      // The engine's own listeners object: told of the halt as the engine is.
+      // The flow's own listeners object: told of the halt as the flow is.
       const onHalt = listeners.onHalt;
       listeners.onHalt = (error) => {
         onHalt?.(error);

@@ -4,7 +4,7 @@ import { billing, makePlan, problem } from '../../support/view-fixtures.js';
 
 const flags: PlanFlags = { parallelism: 4, format: 'text' };
 
-describe('plan: flags to the engine’s inputs', () => {
+describe('plan: flags to the flow’s inputs', () => {
   it('takes the files, selection, state, budget and --out as given', () => {
     expect(planInputs({ ...flags, file: ['a.yaml'], target: ['acme'], shard: '2/3', state: 's.json', maxChanges: 0, out: 'plan.json' })).toEqual({
       selection: { files: ['a.yaml'], targets: ['acme'], shard: '2/3' },

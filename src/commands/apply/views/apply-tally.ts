@@ -1,6 +1,6 @@
 /**
  * The running counts a progress display shows, kept from the apply's events alone (so that every
- * display counts the same way, and none needs the engine's state).
+ * display counts the same way, and none needs the flow's state).
  */
 import type { ApplyEvent } from '../../../apply/events.js';
 
