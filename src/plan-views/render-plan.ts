@@ -1,14 +1,10 @@
 /**
  * A plan in the format asked for: text for people, the versioned JSON document for pipelines,
- * Markdown for pull requests. Also the plan as apply shows it for review: whole on a terminal, and
- * a digest in a long log (counts, the first changes, where to see them all): there it is the
- * apply's record, not its review, and the whole would bury the apply's own output.
+ * Markdown for pull requests. (The plan as apply shows it is render-plan-for-review.ts.)
  */
 import type { Plan } from '../plan/types.js';
-import { COMPACT_THRESHOLD } from './compact-threshold.js';
 import { renderJson } from './render-json.js';
 import { renderMarkdown } from './render-markdown.js';
-import { renderPlanDigest } from './render-plan-digest.js';
 import { renderText } from './render-text.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
@@ -26,17 +22,4 @@ export function renderPlan(plan: Plan, format: PlanFormat, color: boolean): stri
       throw new Error(`unknown format ${String(unreachable)}`);
     }
   }
-}
-
-export interface ReviewOptions {
-  /** Whether the text goes to a terminal (the whole plan) or a log (a digest past the threshold). */
-  tty: boolean;
-  color: boolean;
-  compactAbove?: number;
-}
-
-export function renderPlanForReview(plan: Plan, options: ReviewOptions): string {
-  if (!options.tty && plan.changes.length > (options.compactAbove ?? COMPACT_THRESHOLD)) return renderPlanDigest(plan, { color: false });
-  // Whether to colour is the caller's to say (a terminal, or FORCE_COLOR in a CI log).
-  return renderText(plan, { color: options.color });
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderPlan, renderPlanForReview } from '../../src/plan-views/render-plan.js';
+import { renderPlan } from '../../src/plan-views/render-plan.js';
+import { renderPlanForReview } from '../../src/plan-views/render-plan-for-review.js';
 import { billing, makePlan } from '../support/view-fixtures.js';
 
 const plan = (n: number) => makePlan({ changes: Array.from({ length: n }, (_, i) => billing(`org-${i}`, { billingEmail: ['a@x.test', 'b@x.test'] })) });

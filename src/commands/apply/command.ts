@@ -7,8 +7,6 @@ import { runApply, type ApplyInputs, type ApplyOutcome, type Confirmation } from
 import { refusalError } from './refusal-error.js';
 import { UsageError } from '../../errors.js';
 import { confirmQuestion, type ApplyView } from './view.js';
-import { createNdjsonApplyView } from './views/ndjson-apply-view.js';
-import { createTextApplyView } from './views/text-apply-view.js';
 import { clientOpener, retryBaseMs } from '../../api/connect/open-client.js';
 import { envInt } from '../../env-int.js';
 import { useColor } from '../../text/use-color.js';
@@ -48,10 +46,18 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
   const pipeline = await openPipelineOutput(io);
   // Coloured or not as the stream the person reads is (stderr under --format json).
   const color = useColor(flags, io, human);
+  // Each format's view is loaded only when asked for: a text apply loads no NDJSON code.
   const view: ApplyView =
     flags.format === 'json'
-      ? createNdjsonApplyView({ out: io.stdout, err: io.stderr, review: !flags.autoApprove, color, frame: pipeline.frame })
-      : createTextApplyView({ out: io.stdout, err: io.stderr, color, now: io.now, frame: pipeline.frame, ...(progressIntervalMs === undefined ? {} : { progressIntervalMs }) });
+      ? (await import('./views/ndjson-apply-view.js')).createNdjsonApplyView({ out: io.stdout, err: io.stderr, review: !flags.autoApprove, color, frame: pipeline.frame })
+      : (await import('./views/text-apply-view.js')).createTextApplyView({
+          out: io.stdout,
+          err: io.stderr,
+          color,
+          now: io.now,
+          frame: pipeline.frame,
+          ...(progressIntervalMs === undefined ? {} : { progressIntervalMs }),
+        });
 
   const outcome = await runApply(
     inputs,

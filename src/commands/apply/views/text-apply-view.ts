@@ -15,7 +15,7 @@ import { startLiveLine } from './live-line-display.js';
 import type { ProgressDisplay } from './progress-display.js';
 import { startProgressLines } from './progress-lines-display.js';
 import { formatApplySummary } from './render-apply.js';
-import { renderPlanForReview } from '../../../plan-views/render-plan.js';
+import { renderPlanForReview } from '../../../plan-views/render-plan-for-review.js';
 import { planHeadline } from '../../../ci/render-step-summary.js';
 
 export interface TextApplyViewOptions {
