@@ -9,9 +9,7 @@ export const ASSUMED_RPS = 40;
 /** Requests per change, with reads and retries: measured apply runs send between 1 and 1.5. */
 export const REQUESTS_PER_CHANGE = 1.5;
 
-function duration(ms: number): string {
-  return formatDuration(ms, 'rounded');
-}
+const duration = (ms: number): string => formatDuration(ms, 'rounded');
 
 function instant(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -3,7 +3,10 @@
  * 35 retries · elapsed 30s`, written every few seconds instead of one line per change. Pure: the
  * caller measures the rate and decides when to write.
  */
+import { formatDuration } from '../../../text/format-duration.js';
 import { plural } from '../../../text/format-value.js';
+
+const clock = (ms: number): string => formatDuration(ms, 'clock');
 
 export interface LogProgress {
   done: number;
@@ -32,24 +35,16 @@ export function formatLogProgress(p: LogProgress): string {
     parts.push(`${formatRate(p.changesPerSecond)}/s`);
     const left = p.total - p.done;
     // Rounded up to the second: an ETA should not be optimistic.
-    if (left > 0 && p.changesPerSecond > 0) parts.push(`ETA ${formatSpan(Math.ceil(left / p.changesPerSecond) * 1000)}`);
+    if (left > 0 && p.changesPerSecond > 0) parts.push(`ETA ${clock(Math.ceil(left / p.changesPerSecond) * 1000)}`);
   }
   if (p.requestRateCap !== undefined) parts.push(`limited to ${formatRate(p.requestRateCap)} requests/s`);
   if (p.failed > 0) parts.push(`${p.failed} failed`);
   if (p.skipped > 0) parts.push(`${p.skipped} skipped`);
   if (p.stale !== undefined && p.stale > 0) parts.push(`${p.stale} stale`);
   if (p.retries > 0) parts.push(plural(p.retries, 'retry', 'retries'));
-  parts.push(`elapsed ${formatSpan(p.elapsedMs)}`);
+  parts.push(`elapsed ${clock(p.elapsedMs)}`);
   // The count padded to the total's width, so that successive lines line up in the log.
   return `[ ${String(p.done).padStart(total.length)}/${total} ] ${parts.join(' · ')}`;
-}
-
-/** `45s`, `12m 0s`, `2h 5m`: whole seconds, rounded down as a clock does. */
-export function formatSpan(ms: number): string {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${seconds % 60}s`;
-  return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
 }
 
 /** `40`, `2.5`, `0.3`: a decimal only where it carries information. */
@@ -59,6 +54,6 @@ export function formatRate(perSecond: number): string {
 
 /** The line that opens a long apply's log section: why the per-change lines are not there, and where they are. */
 export function formatLogProgressIntro(state: { total: number; parallelism: number; everyMs: number }): string {
-  const every = state.everyMs < 1000 ? `${Math.round(state.everyMs)} ms` : formatSpan(state.everyMs);
+  const every = state.everyMs < 1000 ? `${Math.round(state.everyMs)} ms` : clock(state.everyMs);
   return `Applying ${plural(state.total, 'change')}, ${state.parallelism} at a time. Progress every ${every} at first (less often later) and each failure as it happens; one line per change with --format json.`;
 }

@@ -6,7 +6,7 @@ import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../.
 import { paint, terminalSafe as safe } from '../../../text/ansi.js';
 import { formatDuration } from '../../../text/format-duration.js';
 import { formatName, plural } from '../../../text/format-value.js';
-import { formatRate, formatSpan } from './format-log-progress.js';
+import { formatRate } from './format-log-progress.js';
 
 /** `updateBillingDetails: HTTP 500 internal: database unavailable (cause: …)`, or the failure's message. */
 export function describeFailure(f: ChangeFailure): string {
@@ -108,7 +108,7 @@ export function formatProgress(state: {
   const rate = state.changesPerSecond;
   const left = state.total - state.done;
   // The same rate and ETA as the log's progress line; the ETA rounded up, never optimistic.
-  const pace = rate === undefined ? '' : ` · ${formatRate(rate)}/s${left > 0 && rate > 0 ? ` · ETA ${formatSpan(Math.ceil(left / rate) * 1000)}` : ''}`;
+  const pace = rate === undefined ? '' : ` · ${formatRate(rate)}/s${left > 0 && rate > 0 ? ` · ETA ${formatDuration(Math.ceil(left / rate) * 1000, 'clock')}` : ''}`;
   return `[ ${String(state.done).padStart(total.length)}/${total} ]${failed} ${(state.elapsedMs / 1000).toFixed(1)} s${pace}${held}`;
 }
 

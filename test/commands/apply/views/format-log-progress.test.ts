@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatLogProgress, formatLogProgressIntro, formatRate, formatSpan } from '../../../../src/commands/apply/views/format-log-progress.js';
+import { formatLogProgress, formatLogProgressIntro, formatRate } from '../../../../src/commands/apply/views/format-log-progress.js';
 
 const base = { done: 1200, total: 30000, failed: 0, skipped: 0, retries: 0, elapsedMs: 30_000 };
 
@@ -29,20 +29,6 @@ describe('formatLogProgress', () => {
     const a = formatLogProgress({ ...base, done: 5 });
     const b = formatLogProgress({ ...base, done: 29999 });
     expect(a.indexOf(']')).toBe(b.indexOf(']'));
-  });
-});
-
-describe('formatSpan', () => {
-  it('rounds down to whole seconds and switches to minutes and hours', () => {
-    expect(formatSpan(0)).toBe('0s');
-    expect(formatSpan(999)).toBe('0s');
-    expect(formatSpan(59_999)).toBe('59s');
-    expect(formatSpan(60_000)).toBe('1m 0s');
-    expect(formatSpan(720_000)).toBe('12m 0s');
-    expect(formatSpan(3_599_000)).toBe('59m 59s');
-    expect(formatSpan(3_600_000)).toBe('1h 0m');
-    expect(formatSpan(7_500_000)).toBe('2h 5m');
-    expect(formatSpan(-5)).toBe('0s');
   });
 });
 
