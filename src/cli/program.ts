@@ -122,7 +122,8 @@ class OrgformCommand extends Command {
   }
 }
 
-type CommandModule = { run(options: never, io: CliIO, args: string[]): Promise<ExitCode> };
+/** `command` is the commander command that runs (completion describes the whole program from it). */
+type CommandModule = { run(options: never, io: CliIO, args: string[], command: Command): Promise<ExitCode> };
 
 /** Each command's module, loaded only when that command runs (a static map, so bundlers and vitest can see it). */
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
@@ -161,7 +162,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     const load = COMMANDS[name];
     if (load === undefined) throw new Error(`no module for command ${name}`);
     const mod = await load();
-    setExit(await mod.run(options as never, io, cmd.args));
+    setExit(await mod.run(options as never, io, cmd.args, cmd));
   };
 
   const connection = (c: Command) =>

@@ -201,11 +201,12 @@ export function fishScript(root: CompletionCommand): string {
 
 const SCRIPTS: Record<Shell, (root: CompletionCommand) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
 
-export async function run(_options: Record<string, unknown>, io: CliIO, args: string[]): Promise<ExitCode> {
+export async function run(_options: Record<string, unknown>, io: CliIO, args: string[], command: Command): Promise<ExitCode> {
   const shell = args[0] as Shell;
-  // The program as the user runs it (this module is loaded by it, so the import is already done).
-  const { buildProgram } = await import('../cli/program.js');
-  const root = describeCommands(buildProgram(io, () => {}));
+  // The program as the user runs it, handed down by cli/program.ts (a command imports nothing above it).
+  let program = command;
+  while (program.parent !== null) program = program.parent;
+  const root = describeCommands(program);
   io.stdout.write(SCRIPTS[shell](root));
   return 0;
 }

@@ -35,7 +35,7 @@ interface EmulatorCommandOptions {
   renewEvery?: number;
 }
 
-// src/commands/emulator.ts and dist/commands/emulator.js are both three levels below the package root.
+// src/commands/emulator.ts and dist/commands/emulator.js are both two levels below the package root.
 const DEFAULT_DATA_URL = new URL('../../examples/emulator-data.json', import.meta.url);
 
 export async function run(options: Record<string, unknown>, io: CliIO, _args: string[]): Promise<ExitCode> {
