@@ -8,11 +8,13 @@ import { resolve } from 'node:path';
 import { OrgformError, UsageError } from '../../errors.js';
 import type { CliIO } from '../../io.js';
 
+/** The flags every command that talks to the service takes (cli/program.ts's `connection`). */
 export interface ConnectionFlags {
   baseUrl?: string;
   tokenFile?: string;
   token?: string;
   tokenCommand?: string;
+  maxRps?: number;
 }
 
 /**

@@ -18,13 +18,10 @@ import { withApplyPipeline } from './views/ci-apply-view.js';
 import { readAnswer } from './read-answer.js';
 import { stateSettings } from '../../state/state-settings.js';
 
-export interface ApplyFlags {
+import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
+
+export interface ApplyFlags extends ConnectionFlags {
   file?: string[];
-  baseUrl?: string;
-  tokenFile?: string;
-  token?: string;
-  tokenCommand?: string;
-  maxRps?: number;
   parallelism: number;
   format: 'text' | 'json';
   autoApprove?: boolean;

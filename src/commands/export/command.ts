@@ -9,10 +9,9 @@ import type { CliIO, ExitCode } from '../../io.js';
 import { runExport, runUpdate, type ExportInputs } from './flow.js';
 import { createExportView } from './view.js';
 
-export interface ExportFlags {
-  baseUrl?: string;
-  tokenFile?: string;
-  token?: string;
+import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
+
+export interface ExportFlags extends ConnectionFlags {
   parallelism: number;
   out?: string;
   filter?: string;

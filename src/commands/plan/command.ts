@@ -12,13 +12,10 @@ import { openPipelineOutput, type ReportSpec } from '../../ci/pipeline-output.js
 import { withPlanPipeline } from './views/ci-plan-view.js';
 import { stateSettings } from '../../state/state-settings.js';
 
-export interface PlanFlags {
+import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
+
+export interface PlanFlags extends ConnectionFlags {
   file?: string[];
-  baseUrl?: string;
-  tokenFile?: string;
-  token?: string;
-  tokenCommand?: string;
-  maxRps?: number;
   parallelism: number;
   format: 'text' | 'json' | 'markdown';
   out?: string;

@@ -10,10 +10,9 @@ import { openClient } from '../../api/connect/open-client.js';
 import { useColor } from '../../text/use-color.js';
 import type { CliIO, ExitCode } from '../../io.js';
 
-export interface SlugsCheckFlags {
-  baseUrl?: string;
-  tokenFile?: string;
-  token?: string;
+import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
+
+export interface SlugsCheckFlags extends ConnectionFlags {
   parallelism: number;
   format: 'text' | 'json';
   color?: boolean;
