@@ -7,7 +7,8 @@
 //                                    (median), 20 cold starts, 10 validates; the 1,000,000 plan
 //                                    once. About 25 minutes on 2 cores.
 //   --only GROUP,...                 only these groups:
-//                                      speed: plan, apply (together per size), slugs, start,
+//                                      speed: plan, apply (together per size, each run followed by the
+//                                             floor: a bare undici client sending the same requests), slugs, start,
 //                                             emulator (2,000 reads among 10,000 organisations),
 //                                             load (validate of files that are slow to read, and
 //                                             SIGINT while it parses: about 30 s)
@@ -30,6 +31,7 @@ import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
 import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCase, tokenCase } from './bench/goal-cases.mjs';
 import { loadCases, loadGoals, LOAD_SETTINGS } from './bench/load-cases.mjs';
+import { floorGoals, measureFloor, withFloor } from './bench/floor-case.mjs';
 import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
 import { renderStateCase, stateCase, stateGoals } from './bench/state-case.mjs';
 
@@ -182,6 +184,7 @@ async function measure(kind, emulator, config, n, round, planPages) {
     kind,
     organisations: n,
     listingPages: counters.byOperation.getOrganisations,
+    byOperation: counters.byOperation,
     writes: counters.writes,
     ...timings(run, counters, idealMs(counters, latencyMs, parallelism, planPages), serviceCpuMs),
     rssSource: run.rssSource,
@@ -200,6 +203,8 @@ function timings(run, counters, idealMs, serviceCpuMs) {
     requestPhaseMs: phaseMs,
     requestPhaseRatio: phaseMs === null ? null : phaseMs / idealMs,
     maxInFlight: counters.maxInFlight,
+    // The whole process's CPU (start-up and configuration included) over the requests it sent.
+    cpuPerRequestMs: p && counters.total > 0 ? (p.userCpuMs + p.systemCpuMs) / counters.total : undefined,
     peakRssMB: run.peakRssKB / 1024,
     breakdown: p && {
       startAndConfigMs: p.firstRequestMs,
@@ -222,18 +227,24 @@ async function planAndApply(size, results) {
   const fixtures = await writeFixtures(tmp, size);
   const emulator = await startEmulatorProcess({ data: fixtures.dataFile, latencyMs: SETTINGS.latencyMs, slugDelayMs: 0, cwd: tmp });
   try {
+    // Each orgform run is followed by the floor's run of the same requests (scripts/bench/floor-case.mjs).
+    const floorContext = { tmp, files, baseEnv, fail, log, emulator, settings: SETTINGS, idealMs, timings };
     const plans = [];
+    const planFloors = [];
     for (let r = 1; r <= SETTINGS.repetitions; r += 1) {
       log(`bench: plan ${size} (${r}/${SETTINGS.repetitions})...`);
       plans.push(await measure('plan', emulator, fixtures.planFile, size, r));
+      planFloors.push(await measureFloor(floorContext, 'plan', size, r, plans[0]));
     }
-    results.push(medianRun(plans));
+    results.push(withFloor(medianRun(plans), medianRun(planFloors)), medianRun(planFloors));
     const applies = [];
+    const applyFloors = [];
     for (let r = 1; r <= SETTINGS.repetitions; r += 1) {
       log(`bench: apply ${size} (${r}/${SETTINGS.repetitions})...`);
       applies.push(await measure('apply', emulator, writeApplyConfig(tmp, fixtures, r), size, r, plans[0].listingPages));
+      applyFloors.push(await measureFloor(floorContext, 'apply', size, r, applies[applies.length - 1], plans[0].listingPages));
     }
-    results.push(medianRun(applies));
+    results.push(withFloor(medianRun(applies), medianRun(applyFloors)), medianRun(applyFloors));
   } finally {
     await emulator.stop();
   }
@@ -358,7 +369,7 @@ function table(headers, rows) {
 
 function render(report) {
   const { latencyMs, parallelism } = SETTINGS;
-  const net = report.cases.filter((c) => c.kind === 'plan' || c.kind === 'apply' || c.kind === 'slugs');
+  const net = report.cases.filter((c) => c.kind === 'plan' || c.kind === 'apply' || c.kind === 'floor' || c.kind === 'slugs');
   const starts = report.cases.filter((c) => c.kind === 'start');
   const out = [];
   out.push(`orgform bench (${report.mode}) — node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${report.loadAverage.start.map((l) => l.toFixed(1)).join(' ')} → ${report.loadAverage.end.map((l) => l.toFixed(1)).join(' ')}`);
@@ -368,7 +379,7 @@ function render(report) {
   if (net.length > 0) {
     out.push(
       table(
-        ['case', 'wall', 'requests', 'ideal', 'ratio', 'requests phase', 'ratio', 'start+config', 'after', 'client CPU', 'service CPU', 'max in flight', 'peak RSS'],
+        ['case', 'wall', 'requests', 'ideal', 'ratio', 'requests phase', '÷ ideal', '÷ floor', 'start+config', 'after', 'client CPU', 'CPU/request', '÷ floor', 'service CPU', 'max in flight', 'peak RSS'],
         net.map((c) => [
           c.case,
           ms(c.wallMs),
@@ -377,9 +388,12 @@ function render(report) {
           num(c.ratio),
           ms(c.requestPhaseMs),
           num(c.requestPhaseRatio),
+          num(c.floor?.requestPhaseRatio),
           ms(c.breakdown?.startAndConfigMs),
           ms(c.breakdown?.afterRequestsMs),
           ms(c.breakdown?.clientCpuMs),
+          c.cpuPerRequestMs === undefined ? '-' : `${c.cpuPerRequestMs.toFixed(3)} ms`,
+          num(c.floor?.cpuPerRequestRatio),
           ms(c.breakdown?.serviceCpuMs),
           c.maxInFlight,
           `${Math.round(c.peakRssMB)} MB`,
@@ -401,7 +415,8 @@ function render(report) {
   if (net.length > 0) {
     out.push('ideal = latency × listing pages (a cursor chain, one after another) + latency × ceil(other requests / parallelism); for apply, the chain is its plan\'s listing, and the listing it reads again behind the writes counts with the other requests.');
     out.push('requests phase = first request sent to last answer received, inside the orgform process; start+config is before it, after is rendering and exit.');
-    out.push('client CPU = user + system time of the orgform process; service CPU = the same for the emulator during the case (from /proc).');
+    out.push('client CPU = user + system time of the orgform process; service CPU = the same for the emulator during the case (from /proc); CPU/request = client CPU ÷ requests.');
+    out.push('floor = a bare undici.request client (scripts/bench/floor-client.mjs) sending the same requests right after each orgform run, against the same emulator; ÷ floor = orgform\'s figure over the floor\'s.');
   }
   if (report.cases.some((c) => c.kind === 'rate')) out.push(`rate: emulator --rate-limit ${GOAL_SETTINGS.rate.rps} (burst ${Math.ceil(GOAL_SETTINGS.rate.rps / 4)}, Retry-After: 1, no headers), latency ${GOAL_SETTINGS.rate.latencyMs} ms; requests = every request the emulator received, 429s included; wall = the whole process.`);
   if (report.cases.some((c) => c.kind === 'token')) out.push(`token: emulator --token-lifetime-requests ${GOAL_SETTINGS.token.lifetimeRequests}, latency ${GOAL_SETTINGS.token.latencyMs} ms, --parallelism ${GOAL_SETTINGS.token.parallelism}; ORGFORM_TOKEN_COMMAND runs scripts/emulator-token.mjs; refused = requests neither a listing page nor a write processed.`);
@@ -492,7 +507,7 @@ async function main() {
   if (wants('memory') || wants('memory100k')) report.cases.push(...(await memoryCases(goalContext(), rounds, { big: wants('memory') })));
   report.loadAverage.end = os.loadavg();
   report.elapsedS = (Date.now() - started) / 1000;
-  report.goals = [...goals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...loadGoals(report.cases)];
+  report.goals = [...goals(report.cases), ...floorGoals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...loadGoals(report.cases)];
   const text = render(report);
   process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/${RESULTS_FILE}\n`);
   mkdirSync(join(ROOT, 'bench'), { recursive: true });
