@@ -1,9 +1,8 @@
 /**
  * The undici 7 dispatcher that every request goes through: a pooled Agent with connect, header and
- * body timeouts, composed with undici's retry interceptor (driven by our pure retry policy), a gate
- * that makes every attempt wait its turn at the client's shared rate limiter (and tells it what
- * came back), and a small interceptor that buffers request bodies so that a retried PUT can send
- * its body again. With proxies in the environment, the pool is undici's EnvHttpProxyAgent instead,
+ * body timeouts, composed with undici's retry interceptor (driven by our pure retry policy) and a
+ * gate that makes every attempt wait its turn at the client's shared rate limiter (and tells it
+ * what came back). Request bodies are strings (http.ts), so a retried PUT sends its body again. With proxies in the environment, the pool is undici's EnvHttpProxyAgent instead,
  * with the same timeouts and size, under the same interceptors: a proxied request is retried,
  * paced and timed as any other.
  */
@@ -78,28 +77,6 @@ export interface DispatcherOptions {
 }
 
 type DispatchFn = Dispatcher['dispatch'];
-
-/** fetch hands the dispatcher an async iterable body, which cannot be replayed; a Buffer can. */
-function bufferRequestBody(dispatch: DispatchFn): DispatchFn {
-  return (opts, handler) => {
-    const body = opts.body as unknown;
-    if (body == null || typeof body === 'string' || body instanceof Uint8Array) return dispatch(opts, handler);
-    if (typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function') return dispatch(opts, handler);
-    (async () => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
-      return Buffer.concat(chunks);
-    })().then(
-      (buffered) => dispatch({ ...opts, body: buffered }, handler),
-      (err: Error) => {
-        const h = handler as Dispatcher.DispatchHandler & { onError?: (e: Error) => void };
-        if (h.onResponseError) h.onResponseError(null as never, err);
-        else h.onError?.(err);
-      },
-    );
-    return true;
-  };
-}
 
 /** An attempt that never reached the wire (the limiter gave up on it, or was stopped) fails through the handler like a network error. */
 function failAttempt(handler: Dispatcher.DispatchHandler, err: Error): void {
@@ -298,7 +275,6 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
       errorCodes: [...options.policy.retryableErrorCodes],
       retry: retry as never,
     }),
-    bufferRequestBody,
   );
 
   return {

@@ -1,6 +1,6 @@
 /**
  * Reads a response body up to a size cap, so that a hostile or broken server cannot make orgform
- * hold a 100 MB answer in memory.
+ * hold a 100 MB answer in memory: a fetch Response (the HTTP state backend) or an undici request body (the service).
  */
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -45,4 +45,52 @@ export class BodyNotUtf8Error extends Error {
     super('the answer is not valid UTF-8 (JSON must be)');
     this.name = 'BodyNotUtf8Error';
   }
+}
+
+/** The stream of an answer from undici's request API (a Node Readable of Buffers). */
+export interface BodyStream {
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  destroy(err?: Error): unknown;
+}
+
+/**
+ * The same cap, and the same strict UTF-8, for an answer read with undici's request API: events
+ * rather than an async iterator or a web stream, as this runs once per request (a bulk apply sends
+ * 100,000). `declaredLength`: its Content-Length, when that counts the bytes read here.
+ */
+export function readStreamCapped(body: BodyStream, declaredLength: string | string[] | undefined, maxBytes: number): Promise<string> {
+  const declared = Number(declaredLength);
+  if (typeof declaredLength === 'string' && Number.isFinite(declared) && declared > maxBytes) {
+    discardBody(body);
+    return Promise.reject(new BodyTooLargeError(maxBytes));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        body.destroy();
+        reject(new BodyTooLargeError(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.on('end', () => {
+      try {
+        resolve(UTF8.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      } catch {
+        reject(new BodyNotUtf8Error());
+      }
+    });
+    body.on('error', reject);
+  });
+}
+
+/** Stops reading an answer (its connection is closed); destroying undici's body emits an error, which nobody needs. */
+export function discardBody(body: BodyStream): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }

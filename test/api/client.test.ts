@@ -2,6 +2,7 @@
  * The client against the real emulator over loopback HTTP: every operation, pagination in both
  * `next` forms, tolerant success bodies, typed errors, hostile identifiers and the token.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, TransportError } from '../../src/api/api-error.js';
 import { createClient, type ClientOptions, type OrganisationsClient } from '../../src/api/client.js';
@@ -207,13 +208,14 @@ describe('the client', () => {
     const { client, emulator } = await setup();
     const contract = await loadContract();
     const seen: string[][] = [];
-    const original = globalThis.fetch;
-    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-      const url = new URL(String(input));
-      const headers = Object.fromEntries(Object.entries((init?.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
-      seen.push(contract.checkRequest(init?.method ?? 'GET', url.pathname + url.search, headers, typeof init?.body === 'string' ? init.body : undefined));
-      return original(input, init);
-    }) as typeof fetch;
+    // Every request as undici builds it for the wire (its diagnostics channel): headers as [name, value, ...].
+    const onCreate = (message: unknown) => {
+      const { request } = message as { request: { method: string; path: string; headers: string[]; body: Buffer | null } };
+      const headers: Record<string, string> = {};
+      for (let i = 0; i + 1 < request.headers.length; i += 2) headers[request.headers[i]!.toLowerCase()] = request.headers[i + 1]!;
+      seen.push(contract.checkRequest(request.method, request.path, headers, request.body === null ? undefined : request.body.toString('utf8')));
+    };
+    subscribe('undici:request:create', onCreate);
     try {
       await collect(client.listOrganisations({ pageSize: 2, filter: 'a' }));
       await client.getOrganisation('org_acme');
@@ -224,7 +226,7 @@ describe('the client', () => {
       await client.deleteInvitation('org_acme', 'inv_acme_carol');
       await client.deleteNotificationChannel('org_acme', 'chn_acme_slack');
     } finally {
-      globalThis.fetch = original;
+      unsubscribe('undici:request:create', onCreate);
     }
     expect(seen.length).toBeGreaterThanOrEqual(8);
     expect(seen.flat()).toEqual([]);
