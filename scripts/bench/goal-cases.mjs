@@ -4,7 +4,8 @@
 //   rate     5,000 billing changes against `emulator --rate-limit 50`, --parallelism 32
 //   token    10,000 billing changes, every token expiring after 1,000 requests, a token command
 //   output   30,000 billing changes in a CI log (no terminal, text format): lines of output
-//   memory   plan of 100,000 organisations, apply of 100,000 changes (--parallelism 32), plan of
+//   memory   plan of 100,000 organisations (no change, then a billing change each), apply of
+//            100,000 changes (--parallelism 32), plan of
 //            1,000,000; 5 ms latency, pages of 500; peak RSS (the apply also with V8's own heap
 //            growth, without orgform's cap on it)
 //
@@ -216,6 +217,16 @@ export async function memoryCases(ctx, rounds, { big = true } = {}) {
     }
     out.push({ case: `memory: plan ${s.planSize.toLocaleString('en-US')}`, kind: 'memory', goalMB: s.maxRssMB, runs: plans, ...summarise(plans, ['wallMs', 'peakRssMB', 'requests']) });
 
+    // The same plan with a billing change for every organisation: the plan and its text are then
+    // as large as they get (the text alone is over 10 MB).
+    const changeConfig = writeApplyConfig(ctx.tmp, fixtures, 0);
+    const changing = [];
+    for (let r = 1; r <= rounds; r += 1) {
+      ctx.log(`bench: memory: plan ${s.planSize.toLocaleString('en-US')} with a change each (${r}/${rounds})...`);
+      changing.push(await memoryPlan(ctx, emulator, { ...fixtures, planFile: changeConfig }, `mem-plan-changes-${s.planSize}-${r}`, s.planSize));
+    }
+    out.push({ case: `memory: plan ${s.planSize.toLocaleString('en-US')}, a change each`, kind: 'memory', goalMB: s.maxRssMB, runs: changing, ...summarise(changing, ['wallMs', 'peakRssMB', 'requests']) });
+
     const variants = HEAP_CAP_BUILT() ? [{ name: 'as built (heap growth capped)', env: {} }, { name: "with V8's own heap growth", env: { ORGFORM_BENCH_V8_HEAP_GROWTH: '1' } }] : [{ name: 'as built', env: {} }];
     let round = 0;
     for (const variant of variants) {
@@ -267,13 +278,15 @@ export async function memoryCases(ctx, rounds, { big = true } = {}) {
   return out;
 }
 
-async function memoryPlan(ctx, emulator, fixtures, label) {
+/** A plan that should show No changes, or `changes` changes. */
+async function memoryPlan(ctx, emulator, fixtures, label, changes = 0) {
   const s = GOAL_SETTINGS.memory;
   await emulator.resetCounters();
   const args = ['plan', '-f', fixtures.planFile, '--base-url', emulator.url, '--parallelism', String(s.parallelism), '--state', join(ctx.tmp, `state-${label}.json`), '--no-color'];
   const run = await runOrgform(args, { cwd: ctx.tmp, env: ctx.baseEnv(), timeoutMs: s.timeoutMs, ...ctx.files(label) });
   if (run.timedOut) throw new Error(`${label}: still running after ${Math.round(s.timeoutMs / 1000)} s, stopped`);
-  if (run.code !== 0 || !/No changes\./.test(run.stdout)) throw ctx.fail(`orgform plan (${label})`, run);
+  const shown = changes === 0 ? /No changes\./.test(run.stdout) : new RegExp(`Plan: ${changes} to change`).test(run.stdout);
+  if (run.code !== 0 || !shown) throw ctx.fail(`orgform plan (${label})`, run);
   const c = await emulator.counters();
   return { wallMs: run.wallMs, peakRssMB: run.peakRssKB / 1024, requests: c.total, listingPages: c.byOperation.getOrganisations };
 }

@@ -15,9 +15,25 @@ export interface TextOptions {
 }
 
 export function renderText(plan: Plan, options: TextOptions): string {
+  return [...renderTextPieces(plan, options)].join('');
+}
+
+/** Lines gathered before a piece is handed over: large enough to write efficiently, small enough to hold little. */
+const LINES_PER_PIECE = 2_000;
+
+/**
+ * The same text in pieces of whole lines, so that a plan of 100,000 changes can be written as it is
+ * rendered instead of held whole (its text is over 10 MB, its lines several times that).
+ */
+export function* renderTextPieces(plan: Plan, options: TextOptions): Generator<string> {
   const { color } = options;
   const bold = (s: string): string => paint(s, 'bold', color);
-  const lines: string[] = [`${bold('orgform plan')} for ${terminalSafe(plan.baseUrl)}`, ''];
+  let lines: string[] = [`${bold('orgform plan')} for ${terminalSafe(plan.baseUrl)}`, ''];
+  const piece = (): string => {
+    const text = `${lines.join('\n')}\n`;
+    lines = [];
+    return text;
+  };
 
   if (plan.changes.length > 0) {
     lines.push(
@@ -28,7 +44,10 @@ export function renderText(plan: Plan, options: TextOptions): string {
     const groups = groupChanges(plan.changes);
     if (plan.changes.length > COMPACT_THRESHOLD) {
       // In the same order as the blocks: by organisation, the active organisation last.
-      for (const group of groups.organisations) for (const change of group.changes) lines.push(`  ${formatChangeLine(change, color)}`);
+      for (const group of groups.organisations) {
+        for (const change of group.changes) lines.push(`  ${formatChangeLine(change, color)}`);
+        if (lines.length >= LINES_PER_PIECE) yield piece();
+      }
       for (const change of groups.setActive) lines.push(`  ${formatChangeLine(change, color)}`);
       lines.push('');
     } else {
@@ -36,6 +55,7 @@ export function renderText(plan: Plan, options: TextOptions): string {
         lines.push(`  ${bold(`# ${formatName(group.slug)}`)} (${formatName(group.id)})`);
         for (const change of group.changes) lines.push(...changeLines(change, color));
         lines.push('');
+        if (lines.length >= LINES_PER_PIECE) yield piece();
       }
       for (const change of groups.setActive) {
         lines.push(...changeLines(change, color), '');
@@ -52,7 +72,7 @@ export function renderText(plan: Plan, options: TextOptions): string {
   }
 
   lines.push(...closingLines(plan, bold));
-  return lines.join('\n') + '\n';
+  yield piece();
 }
 
 /** What needs nothing (unchanged, journaled), then the plan line: the end of the full plan and of the digest. */

@@ -88,5 +88,4 @@ describe('the client when the host cannot be reached', () => {
     expect(JSON.stringify({ message: err.message, stack: err.stack, cause: String(err.cause), causeStack: (err.cause as Error)?.stack })).not.toContain(TOKEN);
     await client.close();
   });
-
 });

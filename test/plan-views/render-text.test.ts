@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderText } from '../../src/plan-views/render-text.js';
+import { renderText, renderTextPieces } from '../../src/plan-views/render-text.js';
 import { billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation, setActive } from '../support/view-fixtures.js';
 
 const plain = { color: false };
@@ -106,5 +106,15 @@ describe('renderText', () => {
 
   it('renders the same plan to the same bytes every time', () => {
     expect(renderText(everyKindPlan(), { color: true })).toBe(renderText(everyKindPlan(), { color: true }));
+  });
+
+  it('comes in pieces of whole lines that together are the whole text, so that a large plan is written as it is rendered', () => {
+    const changes = Array.from({ length: 5_000 }, (_, i) => billing(`org-${String(i).padStart(5, '0')}`, { billingEmail: ['old@x.test', `new${i}@x.test`] }));
+    const plan = makePlan({ changes });
+    const pieces = [...renderTextPieces(plan, plain)];
+    expect(pieces.length).toBeGreaterThan(2);
+    expect(pieces.every((piece) => piece.endsWith('\n'))).toBe(true);
+    expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThan(renderText(plan, plain).length / 2);
+    expect(pieces.join('')).toBe(renderText(plan, plain));
   });
 });

@@ -11,6 +11,7 @@ import type { Plan } from '../../plan/types.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../text/log-frame.js';
 import { describeChangeBudget, describeOverBudget } from '../../plan-views/describe-plan-safety.js';
 import { renderPlan, type PlanFormat } from '../../plan-views/render-plan.js';
+import { renderTextPieces } from '../../plan-views/render-text.js';
 import { planHeadline } from '../../ci/render-step-summary.js';
 
 export interface PlanView {
@@ -39,12 +40,17 @@ export function createPlanView(options: PlanViewOptions): PlanView {
   const frame = options.frame ?? PLAIN_FRAME;
   return {
     async planMade(plan, safety) {
-      const rendered = renderPlan(plan, format, options.color);
-      if (format !== 'text') {
-        out.write(rendered);
-        return;
+      if (format === 'text' && frame === PLAIN_FRAME) {
+        // Written as it is rendered: a large plan's text is never held whole.
+        for (const piece of renderTextPieces(plan, { color: options.color })) out.write(piece);
+      } else {
+        const rendered = renderPlan(plan, format, options.color);
+        if (format !== 'text') {
+          out.write(rendered);
+          return;
+        }
+        out.write(frame.fold(planHeadline(plan), rendered));
       }
-      out.write(frame.fold(planHeadline(plan), rendered));
       if (safety.budget !== undefined) out.write(describeChangeBudget(safety.budget));
     },
     planSaved(path) {
