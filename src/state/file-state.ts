@@ -1,7 +1,8 @@
 /**
- * The default state: the journal file (journal.ts) and the lock file beside it (lock.ts), as they
- * always were. Each entry is on disk before its change counts as done; the lock protects one
- * machine (a pipeline's concurrency group protects the rest).
+ * The default state: the journal file (journal.ts), its log of appended entries and the lock file
+ * beside it (lock.ts). Each entry is on disk before its change counts as done; the log is folded
+ * into the file when the lock is taken and released; the lock protects one machine (a pipeline's
+ * concurrency group protects the rest).
  */
 import { Journal } from './journal.js';
 import { acquireLock, forceUnlock, type LockEnvironment } from './lock.js';
@@ -20,6 +21,8 @@ export function openFileState(path: string, lockEnvironment?: LockEnvironment): 
         // Only the lock holder writes, so a temp file left beside the journal is a killed writer's.
         await Journal.removeOrphanTempFiles(path);
         const journal = await Journal.read(path);
+        // A log a killed apply left is folded in now, while the lock is ours.
+        await journal.compact();
         const run = lock.info.id;
         return {
           lock: lock.info,
@@ -33,7 +36,7 @@ export function openFileState(path: string, lockEnvironment?: LockEnvironment): 
           // A lock file is not lost while its holder runs (force-unlock is for holders that are gone).
           onLost: () => undefined,
           async release() {
-            await journal.flush().catch(() => undefined);
+            await journal.compact().catch(() => undefined);
             await lock.release();
           },
         };

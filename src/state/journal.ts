@@ -5,15 +5,20 @@
  * for accepts that earlier versions wrote are kept and never read. Entries are grouped by service
  * base URL, so one journal can serve several services without mixing them.
  *
- * Writes are atomic (temp file, fsync, rename, fsync of the directory) and grouped: entries
- * recorded while a write is under way go out together in the next one, and `record` resolves
- * only once its entry is on disk.
+ * The file itself is the sorted JSON document (it diffs cleanly in git). An apply does not rewrite
+ * it per change: entries are appended to a log beside it (PATH.log, one JSON line each) and
+ * fdatasync'd, and `record` resolves only once its entry is on disk; entries recorded while a
+ * write is under way go out together in the next one. The log is folded into the document
+ * (compaction: temp file, fsync, rename, fsync of the directory, then the log is removed) every
+ * COMPACT_AFTER entries, after a failed write, when the lock is taken and when it is released. A killed writer loses
+ * nothing it acknowledged: every reader replays the log over the document (twice is harmless, an
+ * entry is keyed), and only a last line cut short, never acknowledged, is left out.
  */
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OrgformError } from '../errors.js';
 import type { ChangeKind } from '../model/change-kind.js';
-import { replaceFile } from './write-file-atomically.js';
+import { replaceFile, syncDirectory } from './write-file-atomically.js';
 
 export const JOURNAL_VERSION = 1;
 
@@ -93,32 +98,79 @@ function isJournalEntry(value: unknown): value is JournalEntry {
   );
 }
 
+/** Entries appended to the log before it is folded into the document: a rewrite of the whole file per this many. */
+export const COMPACT_AFTER = 5_000;
+
+/** Where the appended entries of the journal at `path` are kept until they are folded in. */
+export function journalLogPath(path: string): string {
+  return `${path}.log`;
+}
+
+interface LoggedEntry {
+  service: string;
+  key: string;
+  entry: JournalEntry;
+}
+
+/**
+ * Pure: the log's text replayed over `data`; returns how many entries it held. A last line cut
+ * short (the process was killed while writing it, before its entry was acknowledged) is left out;
+ * a line that cannot be read before a good one is damage, and an error.
+ */
+export function replayJournalLog(data: JournalData, text: string, path: string): number {
+  const lines = text.split('\n');
+  let replayed = 0;
+  let bad: number | undefined;
+  for (let i = 0; i < lines.length; i += 1) {
+    const line = lines[i]!;
+    if (line === '') continue;
+    let logged: LoggedEntry | undefined;
+    try {
+      logged = JSON.parse(line) as LoggedEntry;
+    } catch {
+      logged = undefined;
+    }
+    const ok = logged !== undefined && typeof logged === 'object' && logged !== null && typeof logged.service === 'string' && typeof logged.key === 'string' && isJournalEntry(logged.entry);
+    if (!ok) {
+      bad ??= i;
+      continue;
+    }
+    if (bad !== undefined) throw stateError(path, `has a damaged line ${bad + 1} in its log ${journalLogPath(path)}`);
+    (data.services[logged!.service] ??= {})[logged!.key] = logged!.entry;
+    replayed += 1;
+  }
+  return replayed;
+}
+
 export class Journal {
   private pending: Array<() => void> = [];
   private failures: Array<(err: unknown) => void> = [];
+  private unwritten: LoggedEntry[] = [];
   private writing: Promise<void> | null = null;
-  private dirty = false;
+  /** A write failed: the log may end in part of a line, so the next write replaces the document instead. */
+  private broken = false;
+  /** What went out: appends to the log, and whole documents written. */
+  readonly written = { appends: 0, documents: 0 };
 
   constructor(
     readonly path: string,
     /** Every entry, as recorded so far (read only: `record` is the way in). */
     readonly data: JournalData,
+    /** Entries in the log beside the document, not folded into it yet. */
+    private logged = 0,
   ) {}
 
   static empty(path: string): Journal {
     return new Journal(path, { version: JOURNAL_VERSION, services: {} });
   }
 
-  /** Reads the journal; a missing file is an empty journal, anything unreadable is an error. */
+  /** Reads the journal and replays its log; a missing file is an empty journal, anything unreadable is an error. */
   static async read(path: string): Promise<Journal> {
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return Journal.empty(path);
-      throw stateError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-    return new Journal(path, parseJournal(text, path));
+    const text = await readIfThere(path);
+    const data = text === undefined ? { version: JOURNAL_VERSION, services: {} } : parseJournal(text, path);
+    const logText = await readIfThere(journalLogPath(path));
+    const logged = logText === undefined ? 0 : replayJournalLog(data as JournalData, logText, path);
+    return new Journal(path, data as JournalData, logged);
   }
 
   /**
@@ -155,7 +207,7 @@ export class Journal {
   /** Records an entry and resolves once it is durably on disk. */
   record(service: string, key: string, entry: JournalEntry): Promise<void> {
     (this.data.services[service] ??= {})[key] = entry;
-    this.dirty = true;
+    this.unwritten.push({ service, key, entry });
     const done = new Promise<void>((resolve, reject) => {
       this.pending.push(resolve);
       this.failures.push(reject);
@@ -165,16 +217,20 @@ export class Journal {
   }
 
   private async flushLoop(): Promise<void> {
-    while (this.dirty) {
-      this.dirty = false;
+    while (this.unwritten.length > 0) {
+      const batch = this.unwritten;
       const resolvers = this.pending;
       const rejecters = this.failures;
+      this.unwritten = [];
       this.pending = [];
       this.failures = [];
       try {
-        await replaceFile(this.path, serializeJournal(this.data));
+        // After a failed append the log may end in part of a line: the document takes everything instead.
+        if (this.broken || this.logged + batch.length >= COMPACT_AFTER) await this.fold();
+        else await this.append(batch);
         for (const r of resolvers) r();
       } catch (err) {
+        this.broken = true;
         const error = new OrgformError('STATE_INVALID', `Could not write the state journal ${this.path}: ${(err as Error).message}`, { cause: err });
         for (const r of rejecters) r(error);
       }
@@ -182,9 +238,57 @@ export class Journal {
     this.writing = null;
   }
 
+  /** Appends entries to the log, on disk when it resolves. */
+  private async append(batch: readonly LoggedEntry[]): Promise<void> {
+    let text = '';
+    for (const logged of batch) text += `${JSON.stringify(logged)}\n`;
+    const logPath = journalLogPath(this.path);
+    if (this.logged === 0) await mkdir(dirname(this.path), { recursive: true });
+    const log = await open(logPath, 'a', 0o600);
+    try {
+      await log.write(text);
+      await log.datasync();
+    } finally {
+      await log.close();
+    }
+    // The log's own name must survive a crash too.
+    if (this.logged === 0) await syncDirectory(dirname(this.path));
+    this.written.appends += 1;
+    this.logged += batch.length;
+  }
+
+  /** Folds the log into the document: the whole file replaced atomically, then the log removed (replayed twice in between, harmlessly). */
+  private async fold(): Promise<void> {
+    await replaceFile(this.path, serializeJournal(this.data));
+    this.written.documents += 1;
+    await unlink(journalLogPath(this.path)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+    this.logged = 0;
+    this.broken = false;
+  }
+
   /** Waits for every recorded entry to be written. */
   async flush(): Promise<void> {
     while (this.writing !== null) await this.writing;
+  }
+
+  /**
+   * Writes what is recorded and folds the log into the document: the file is then the whole
+   * journal again, as an older orgform or a commit to git expects. For the lock holder only.
+   */
+  async compact(): Promise<void> {
+    await this.flush();
+    if (this.logged > 0 || this.broken) await this.fold();
+  }
+}
+
+async function readIfThere(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw stateError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { failNextFileWrite } from '../support/fail-next-file-write.js';
 import { rejection } from '../support/rejection.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Journal, journalKey, parseJournal, type JournalEntry } from '../../src/state/journal.js';
+import { COMPACT_AFTER, Journal, journalKey, journalLogPath, parseJournal, replayJournalLog, type JournalEntry } from '../../src/state/journal.js';
 
 // Pass-through spies on the calls the journal makes, so that a test can count writes or make one fail.
 vi.mock('node:fs/promises', async (importOriginal) => {
@@ -58,12 +58,13 @@ describe('Journal', () => {
     const keys = Array.from({ length: 50 }, (_, i) => journalKey('remove-channel', `org_${String(49 - i).padStart(2, '0')}`, `ch_${i}`));
     await Promise.all(keys.map((key, i) => journal.record(i % 2 === 0 ? SERVICE : 'https://a.example.test', key, entry(`org_${i}`))));
 
-    const writes = vi.mocked(fs.rename).mock.calls.filter(([, to]) => to === statePath).length;
-    expect(writes).toBeGreaterThanOrEqual(1);
-    expect(writes).toBeLessThan(keys.length / 2);
+    expect(journal.written.appends).toBeGreaterThanOrEqual(1);
+    expect(journal.written.appends).toBeLessThan(keys.length / 2);
 
     const again = await Journal.read(statePath);
     keys.forEach((key, i) => expect(again.get(i % 2 === 0 ? SERVICE : 'https://a.example.test', key)).toEqual(entry(`org_${i}`)));
+
+    await journal.compact();
 
     const text = await fs.readFile(statePath, 'utf8');
     const data = JSON.parse(text) as { services: Record<string, Record<string, object>> };
@@ -94,11 +95,24 @@ describe('Journal', () => {
     expect(Object.keys((await Journal.read(statePath)).entries(SERVICE))).toEqual(['k1', 'k2']);
   });
 
-  it('leaves no temporary files behind', async () => {
+  it('leaves no temporary files behind, and once compacted only the journal file', async () => {
     const journal = await Journal.read(statePath);
     await Promise.all(Array.from({ length: 20 }, (_, i) => journal.record(SERVICE, `k${i}`, entry(`org_${i}`))));
     await journal.record(SERVICE, 'last', entry('org_last'));
+    expect(await fs.readdir(dir)).toEqual(['orgform.state.json.log']);
+    await journal.compact();
     expect(await fs.readdir(dir)).toEqual(['orgform.state.json']);
+    expect(Object.keys(parseJournal(await fs.readFile(statePath, 'utf8'), statePath).services[SERVICE] ?? {})).toHaveLength(21);
+  });
+
+  it('appends each write to its log rather than rewriting the whole file, until it has held COMPACT_AFTER entries', async () => {
+    const journal = await Journal.read(statePath);
+    for (let i = 0; i < 3; i += 1) await journal.record(SERVICE, `k${i}`, entry(`org_${i}`));
+    expect(journal.written).toEqual({ appends: 3, documents: 0 });
+    expect(vi.mocked(fs.rename).mock.calls.filter(([, to]) => to === statePath)).toHaveLength(0);
+    await Promise.all(Array.from({ length: COMPACT_AFTER }, (_, i) => journal.record(SERVICE, `many${i}`, entry(`org_${i}`))));
+    expect(journal.written.documents).toBeGreaterThanOrEqual(1);
+    expect(Object.keys((await Journal.read(statePath)).entries(SERVICE))).toHaveLength(COMPACT_AFTER + 3);
   });
 
   it('creates the directory of the journal when it is missing', async () => {
@@ -111,6 +125,7 @@ describe('Journal', () => {
   it('rejects a record whose write fails, leaving the journal file as it was and no temporary file', async () => {
     const journal = await Journal.read(statePath);
     await journal.record(SERVICE, 'k1', entry('org_1'));
+    await journal.compact();
     const before = await fs.readFile(statePath);
 
     await failNextFileWrite();
@@ -120,11 +135,12 @@ describe('Journal', () => {
     expect(err.message).toContain(statePath);
     expect(err.message).toContain('no space left on device');
     expect(await fs.readFile(statePath)).toEqual(before);
-    expect(await fs.readdir(dir)).toEqual(['orgform.state.json']);
+    expect((await fs.readdir(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 
     // The entry stays recorded in memory and goes out with the next write.
     await journal.record(SERVICE, 'k3', entry('org_3'));
     expect(Object.keys((await Journal.read(statePath)).entries(SERVICE))).toEqual(['k1', 'k2', 'k3']);
+    expect(Object.keys(parseJournal(await fs.readFile(statePath, 'utf8'), statePath).services[SERVICE] ?? {})).toEqual(['k1', 'k2', 'k3']);
   });
 
   describe('refuses a journal it cannot trust, naming its path and leaving it byte-for-byte unchanged', () => {

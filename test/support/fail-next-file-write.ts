@@ -12,7 +12,7 @@ export async function failNextFileWrite(): Promise<void> {
     const handle = await actual.open(file, flags, mode);
     return new Proxy(handle, {
       get(target, prop) {
-        if (prop === 'writeFile') return async () => Promise.reject(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+        if (prop === 'writeFile' || prop === 'write') return async () => Promise.reject(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
         const value = Reflect.get(target, prop, target) as unknown;
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
