@@ -12,7 +12,8 @@
 //                                             emulator (2,000 reads among 10,000 organisations),
 //                                             load (validate of files that are slow to read, and
 //                                             SIGINT while it parses: about 30 s)
-//                                      goals: rate (~2 min a round), token (~30 s), output (~1 min),
+//                                      goals: rate (~2 min a round), shards (4 × --shard sharing one
+//                                             limit of 50/s: ~1 min), token (~30 s), output (~1 min),
 //                                             state (apply of 10,000 one-shot changes with the journal
 //                                             in a file, PostgreSQL and an HTTP backend: ~1 min a round),
 //                                             memory (plan and apply of 100,000, plan of 1,000,000:
@@ -33,6 +34,7 @@ import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCase, tokenC
 import { loadCases, loadGoals, LOAD_SETTINGS } from './bench/load-cases.mjs';
 import { floorGoals, measureFloor, withFloor } from './bench/floor-case.mjs';
 import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
+import { renderShardCase, shardCase, shardGoals } from './bench/shard-case.mjs';
 import { renderStateCase, stateCase, stateGoals } from './bench/state-case.mjs';
 
 const argv = process.argv.slice(2);
@@ -50,7 +52,7 @@ const option = (name) => {
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[argv.indexOf(arg) + 1];
 };
 const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start', 'emulator', 'load'];
-const GOAL_GROUPS = ['rate', 'token', 'output', 'state', 'memory'];
+const GOAL_GROUPS = ['rate', 'shards', 'token', 'output', 'state', 'memory'];
 const onlyValue = option('--only');
 const ONLY = onlyValue === undefined ? undefined : new Set(onlyValue.split(','));
 if (ONLY) {
@@ -408,6 +410,7 @@ function render(report) {
   }
   out.push(...renderGoalCases(report.cases));
   out.push(...renderStateCase(report.cases, { table, ms }));
+  out.push(...renderShardCase(report.cases, { table, ms }));
   if (report.goals.length > 0) {
     out.push(table(['goal', 'measured', ''], report.goals.map((g) => [g.goal, typeof g.value === 'number' ? num(g.value, g.value > 10 ? 0 : 2) : String(g.value), g.ok ? 'ok' : 'MISSED'])));
     out.push('');
@@ -501,13 +504,14 @@ async function main() {
   const rounds = SETTINGS.repetitions;
   if (wants('load')) report.cases.push(...(await loadCases(goalContext(), rounds)));
   if (wants('rate')) report.cases.push(await rateCase(goalContext(), rounds));
+  if (wants('shards')) report.cases.push(await shardCase(goalContext(), rounds));
   if (wants('token')) report.cases.push(await tokenCase(goalContext(), rounds));
   if (wants('output')) report.cases.push(await outputCase(goalContext(), rounds));
   if (wants('state')) report.cases.push(await stateCase(goalContext(), rounds));
   if (wants('memory') || wants('memory100k')) report.cases.push(...(await memoryCases(goalContext(), rounds, { big: wants('memory') })));
   report.loadAverage.end = os.loadavg();
   report.elapsedS = (Date.now() - started) / 1000;
-  report.goals = [...goals(report.cases), ...floorGoals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...loadGoals(report.cases)];
+  report.goals = [...goals(report.cases), ...floorGoals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...shardGoals(report.cases), ...loadGoals(report.cases)];
   const text = render(report);
   process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/${RESULTS_FILE}\n`);
   mkdirSync(join(ROOT, 'bench'), { recursive: true });
