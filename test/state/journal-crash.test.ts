@@ -32,9 +32,9 @@ afterEach(async () => {
 
 /**
  * Records entries e0, e1, ... in waves of `wave` at once, and prints the number acknowledged after
- * each wave; SIGKILLed `killAfterMs` after the first. Resolves with the count it last printed.
+ * each wave; SIGKILLed `delayMs` after it has said `killAt` or more. Resolves with the count it last printed.
  */
-function recordUntilKilled(killAfterMs: number, wave: number): Promise<number> {
+function recordUntilKilled(killAt: number, wave: number, delayMs: number): Promise<number> {
   const script = `
     const { Journal } = await import(${JSON.stringify(BUILT)});
     const journal = await Journal.read(${JSON.stringify(statePath)});
@@ -45,10 +45,11 @@ function recordUntilKilled(killAfterMs: number, wave: number): Promise<number> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   let timer: ReturnType<typeof setTimeout> | undefined;
-  // Counted from its first acknowledgement, so that a slow start on a busy machine moves nothing.
+  // Counted in entries acknowledged, not in time, so that a busy machine moves nothing.
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
-    timer ??= setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    const lines = out.split('\n').filter((l) => /^\d+$/.test(l));
+    if (lines.length > 0 && Number(lines[lines.length - 1]) >= killAt) timer ??= setTimeout(() => child.kill('SIGKILL'), delayMs);
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -66,11 +67,12 @@ describe('the file journal killed while it writes', () => {
     expect(existsSync(BUILT)).toBe(true);
     let sawLog = false;
     let sawCompacted = false;
-    // Kills from early appends to past the first compactions (every 5,000 entries).
-    for (const [killAfterMs, wave] of [[0, 1], [100, 7], [400, 50], [900, 200], [1_500, 400]] as const) {
+    // Kills from the first appends to around and past the first compaction (at 5,000 entries).
+    for (const [killAt, wave, delayMs] of [[1, 1, 0], [100, 7, 3], [4_600, 200, 0], [4_800, 400, 1], [4_800, 400, 8], [6_000, 400, 2]] as const) {
       await fs.rm(statePath, { force: true });
       await fs.rm(journalLogPath(statePath), { force: true });
-      const acknowledged = await recordUntilKilled(killAfterMs, wave);
+      const acknowledged = await recordUntilKilled(killAt, wave, delayMs);
+      expect(acknowledged).toBeGreaterThanOrEqual(killAt);
       const journal = await Journal.read(statePath);
       for (let i = 0; i < acknowledged; i += 1) expect(journal.has(SERVICE, `e${i}`)).toBe(true);
       sawLog ||= existsSync(journalLogPath(statePath));
