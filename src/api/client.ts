@@ -77,6 +77,12 @@ export interface ClientOptions {
 export interface ListOptions {
   filter?: string;
   pageSize?: number;
+  /**
+   * Asks for the next page as soon as this one is read, while the caller works through it: for a
+   * caller that reads every page (the plan's listing), whose pages are a chain of requests one
+   * after another. A caller that may stop early leaves it off, so that no page is read for nothing.
+   */
+  readAhead?: boolean;
 }
 
 export interface RequestOptions {
@@ -252,26 +258,42 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     const seen = new Set<string>();
     let seenCount = 0;
     const target = list.filter ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)';
-    for (let page = 0; page < MAX_PAGES; page += 1) {
-      const response = await http({ operation: 'getOrganisations', method: 'GET', url, target });
+    const readPage = async (pageUrl: URL): Promise<OrganisationList> => {
+      const response = await http({ operation: 'getOrganisations', method: 'GET', url: pageUrl, target });
       const listing = response.body as OrganisationList | undefined;
       if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
         throw badResponse('getOrganisations', target, `expected an object with an "organisations" array${notJson(response)}`, secrets);
       }
       listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
+      return listing;
+    };
+    let ahead: Promise<OrganisationList> | undefined;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const listing = await (ahead ?? readPage(url));
+      ahead = undefined;
       seenCount += listing.organisations.length;
-      yield listing;
+      // What comes after this page, decided before the caller sees it (so that the next page can be
+      // on its way meanwhile), acted on after, as if decided then.
+      let after: { kind: 'end' } | { kind: 'refused'; reason: string } | { kind: 'url'; url: URL };
       // A service that keeps handing out a fresh `next` would otherwise cost MAX_PAGES requests:
       // an empty page, or as many organisations as it counted, is the end whatever `next` says.
-      if (listing.organisations.length === 0) return;
-      if (typeof listing.totalCount === 'number' && listing.totalCount >= 0 && seenCount >= listing.totalCount) return;
-      const next = resolveNextPage(listing.next, url);
-      if (next.kind === 'end') return;
-      if (next.kind === 'refused') throw badResponse('getOrganisations', target, next.reason, secrets);
-      const key = next.url.toString();
-      if (seen.has(key)) throw badResponse('getOrganisations', target, 'the "next" cursor repeats an earlier page, so the listing would never end', secrets);
-      seen.add(key);
-      url = next.url;
+      if (listing.organisations.length === 0) after = { kind: 'end' };
+      else if (typeof listing.totalCount === 'number' && listing.totalCount >= 0 && seenCount >= listing.totalCount) after = { kind: 'end' };
+      else {
+        const next = resolveNextPage(listing.next, url);
+        after = next;
+        if (next.kind === 'url' && seen.has(next.url.toString())) after = { kind: 'refused', reason: 'the "next" cursor repeats an earlier page, so the listing would never end' };
+      }
+      if (list.readAhead === true && after.kind === 'url') {
+        ahead = readPage(after.url);
+        // Its failure is the caller's when it asks for that page; until then it is not unhandled.
+        ahead.catch(() => undefined);
+      }
+      yield listing;
+      if (after.kind === 'end') return;
+      if (after.kind === 'refused') throw badResponse('getOrganisations', target, after.reason, secrets);
+      seen.add(after.url.toString());
+      url = after.url;
     }
     throw badResponse('getOrganisations', target, `more than ${MAX_PAGES} pages`, secrets);
   }

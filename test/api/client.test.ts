@@ -3,7 +3,7 @@
  * `next` forms, tolerant success bodies, typed errors, hostile identifiers and the token.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, TransportError } from '../../src/api/api-error.js';
 import { createClient, type ClientOptions, type OrganisationsClient } from '../../src/api/client.js';
 import type { RateEvent } from '../../src/api/rate/rate-gate.js';
@@ -73,6 +73,21 @@ describe('the client', () => {
     const { client, emulator } = await setup();
     const orgs = await collect(client.listOrganisations({ pageSize: 2 }));
     expect(orgs.map((o) => o.slug)).toEqual(['initech', 'acme', 'hooli-eu', 'stark-industries', 'umbrella']);
+    expect(emulator.counters.byOperation.getOrganisations).toBe(3);
+  });
+
+  it('reading ahead, asks for the next page while the caller works through this one, and for none past the last', async () => {
+    const { client, emulator } = await setup();
+    const pages = client.listOrganisationPages({ pageSize: 2, readAhead: true })[Symbol.asyncIterator]();
+    const slugs: string[] = [];
+    for (let n = 1; ; n += 1) {
+      const page = await pages.next();
+      if (page.done === true) break;
+      slugs.push(...page.value.organisations.map((o) => o.slug));
+      // The next page is asked for before this one is done with: the service sees it arrive meanwhile.
+      if (n < 3) await vi.waitFor(() => expect(emulator.counters.byOperation.getOrganisations).toBe(n + 1), { timeout: 2_000, interval: 5 });
+    }
+    expect(slugs).toEqual(['initech', 'acme', 'hooli-eu', 'stark-industries', 'umbrella']);
     expect(emulator.counters.byOperation.getOrganisations).toBe(3);
   });
 

@@ -103,7 +103,7 @@ export async function readObservedState(desired: DesiredState, client: Organisat
     const wantedIds = new Set(withId.map((d) => d.id as string));
     let first = true;
     listed = 0;
-    for await (const page of client.listOrganisationPages()) {
+    for await (const page of client.listOrganisationPages({ readAhead: true })) {
       const head = first ? page.organisations[0] : undefined;
       first = false;
       listed += page.organisations.length;
