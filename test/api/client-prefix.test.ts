@@ -4,6 +4,7 @@
  * sends through undici's request API on its own dispatcher, which nothing in between can intercept.)
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/api/api-error.js';
@@ -73,6 +74,25 @@ describe('the client of a service behind a path prefix', () => {
     const client = createClient({ baseUrl: url, token: TOKEN });
     await expect(collect(client.listOrganisations())).rejects.toThrow(/another origin/);
     expect(elsewhere.seen).toEqual([]);
+    await client.close();
+  });
+});
+
+describe('the client of a service that compresses its answers', () => {
+  it('asks for gzip and reads a compressed listing as it was before compression', async () => {
+    const listing = { organisations: Array.from({ length: 200 }, (_, i) => ({ id: `org_${i}`, slug: `org-${i}`, billing: { billingEmail: `billing+${i}@example.com` } })) };
+    const seenEncodings: Array<string | undefined> = [];
+    const server = createServer((req, res) => {
+      seenEncodings.push(req.headers['accept-encoding']);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify(listing)));
+    });
+    servers.push(server);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const client = createClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: TOKEN });
+    const orgs = await collect(client.listOrganisations());
+    expect(orgs).toEqual(listing.organisations);
+    expect(seenEncodings).toEqual(['gzip, deflate']);
     await client.close();
   });
 });
