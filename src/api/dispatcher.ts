@@ -275,9 +275,6 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
       errorCodes: [...options.policy.retryableErrorCodes],
       retry: retry as never,
     }),
-    // A compressed answer (asked for in http.ts, as fetch did) is read inflated; the size cap there
-    // counts what it inflates to.
-    interceptors.decompress(),
   );
 
   return {

@@ -97,6 +97,22 @@ describe('the client of a service that compresses its answers', () => {
   });
 });
 
+describe('the client of a service whose compressed answer inflates past the size cap', () => {
+  it('refuses to read it, as it would the same answer uncompressed', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify({ id: 'org_1', slug: 'one', displayName: 'x'.repeat(200_000) })));
+    });
+    servers.push(server);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const client = createClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: TOKEN, maxResponseBytes: 100_000 });
+    const err = (await client.getOrganisation('org_1').catch((e: unknown) => e)) as TransportError;
+    expect(err).toBeInstanceOf(TransportError);
+    expect(err.failure).toBe('too-large');
+    await client.close();
+  });
+});
+
 describe('the client when the host cannot be reached', () => {
   it('says the host name could not be resolved, without the token', async () => {
     // .invalid never resolves (RFC 6761); offline, the lookup fails with EAI_AGAIN, said the same way.
