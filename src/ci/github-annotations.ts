@@ -16,7 +16,7 @@ export type AnnotationLevel = 'error' | 'warning';
 /**
  * How one of orgform's own command lines is issued: the CLI seals it (CliIO.workflowCommand), so
  * that the guard on its output lets it through while it neutralises every other line that could be
- * read as a command (cli/guard-workflow-commands.ts). Unsealed elsewhere.
+ * read as a command (ci/guard-workflow-commands.ts). Unsealed elsewhere.
  */
 export type IssueCommand = (line: string) => string;
 const AS_IS: IssueCommand = (line) => line;

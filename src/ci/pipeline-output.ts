@@ -44,7 +44,7 @@ export async function openPipelineOutput(io: CliIO): Promise<PipelineOutput> {
   const token = randomBytes(16).toString('hex');
   const root = nonEmpty(io.env.GITHUB_WORKSPACE) ?? io.cwd;
   // orgform's own command lines, sealed so that the guard on the streams lets them through (every
-  // other line that could be read as a command is neutralised there: cli/guard-workflow-commands.ts).
+  // other line that could be read as a command is neutralised there: ci/guard-workflow-commands.ts).
   const issue = io.workflowCommand ?? ((line: string) => line);
 
   const warn = (stream: OutputStream, message: string) => {
