@@ -209,8 +209,8 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   // `parallelism` workers share the work: a page of the listing when the groups read from it run
   // low (a read takes a worker's place, so that reads and writes together stay within the
   // parallelism), those groups first (their reads age), then the other groups, then set-active
-  // changes. (One p-limit task per organisation, all queued at once, held about 1 KB each until its
-  // turn: 100 MB at 100,000 organisations.)
+  // changes. Workers, not one p-limit task per organisation: those are all queued at once and each is
+  // held, about 1 KB, until its turn (100 MB at 100,000 organisations).
   let nextImmediate = 0;
   async function worker(): Promise<void> {
     for (;;) {
