@@ -55,6 +55,12 @@ export function brokenRules(edges: readonly Edge[]): string[] {
     if (to.startsWith('commands/') && !from.startsWith('commands/') && from !== 'cli/program.ts') broken.push(`${edge}: only cli/program.ts imports commands/`);
     if (to.startsWith('commands/') && from.startsWith('commands/') && a !== b) broken.push(`${edge}: a command imports no other command`);
     if (a === 'plan' && to.startsWith('api/')) broken.push(`${edge}: plan/ outside plan/read/ never imports api/`);
+    // Inside a command the order is command.ts → flow.ts → view.ts → views/: the view is told, it
+    // never runs the flow, and nothing calls back up into the command.
+    if (a === b && a.startsWith('commands/') && to === `${a}/command.ts`) broken.push(`${edge}: nothing imports a command's command.ts but cli/program.ts`);
+    if (a === b && a.startsWith('commands/') && to === `${a}/flow.ts` && (from === `${a}/view.ts` || from.startsWith(`${a}/views/`))) {
+      broken.push(`${edge}: a command's view never imports its flow`);
+    }
     if (a === b) continue;
     const [la, lb] = [layerOf(a), layerOf(b)];
     if (la < 0) broken.push(`${edge}: ${a} is in no layer (add it to LAYERS)`);
@@ -146,6 +152,16 @@ describe('the rules', () => {
       'commands/apply/flow.ts imports commands/plan/flow.ts: commands/apply may import only from the layers below its own',
     ]);
     expect(brokenRules([{ from: 'cli/program.ts', to: 'commands/plan/command.ts' }, { from: 'commands/plan/flow.ts', to: 'commands/plan/view.ts' }])).toEqual([]);
+  });
+
+  it('refuse, inside a command, a call back up into command.ts, and a view that imports the flow', () => {
+    expect(brokenRules([{ from: 'commands/apply/flow.ts', to: 'commands/apply/command.ts' }])).toEqual([
+      "commands/apply/flow.ts imports commands/apply/command.ts: nothing imports a command's command.ts but cli/program.ts",
+    ]);
+    expect(brokenRules([{ from: 'commands/apply/views/text-apply-view.ts', to: 'commands/apply/flow.ts' }])).toEqual([
+      "commands/apply/views/text-apply-view.ts imports commands/apply/flow.ts: a command's view never imports its flow",
+    ]);
+    expect(brokenRules([{ from: 'commands/apply/command.ts', to: 'commands/apply/flow.ts' }, { from: 'commands/apply/views/text-apply-view.ts', to: 'commands/apply/view.ts' }])).toEqual([]);
   });
 
   it('refuse ci/ and text/ importing a command, and plan/ outside read/ importing api/', () => {
