@@ -30,7 +30,7 @@ export interface AttemptRecord {
   startedAt: number;
   attempts: number;
   lastDecision?: RetryDecision;
-  /** Where a refused redirect pointed (fetch's `redirect: 'error'` does not say). */
+  /** Where a refused redirect pointed: the message names it, since a redirect is never followed. */
   redirectLocation?: string;
   /** What the caller calls this request (a change's address), for retry events. */
   label?: string;

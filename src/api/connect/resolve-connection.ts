@@ -85,7 +85,7 @@ async function readTokenFile(file: string, cwd: string): Promise<string> {
 
 /**
  * What keeps a token out of an Authorization header, never quoting it: a control character (an
- * escape sequence pasted with it) or one beyond Latin-1. Sent, fetch refuses it with what reads as
+ * escape sequence pasted with it) or one beyond Latin-1. Sent, the HTTP client refuses it with what reads as
  * a failed connection. Undefined when it can be sent.
  */
 export function describeBadToken(token: string): string | undefined {
