@@ -6,7 +6,7 @@
  * with the same timeouts and size, under the same interceptors: a proxied request is retried,
  * paced and timed as any other.
  */
-import { Agent, EnvHttpProxyAgent, interceptors, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, interceptors, Pool, type Dispatcher } from 'undici';
 import { NotSentError } from './api-error.js';
 import type { ProxySettings } from './proxy-settings.js';
 import { parseRateLimitHeaders } from './rate/rate-limit-headers.js';
@@ -200,6 +200,10 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
           // A proxy's own `connect` replaces ours: the connect timeout goes to the proxy's socket and to the TLS inside the tunnel.
           proxyTls: connect,
           requestTls: connect,
+          // The pool that asks the proxy for tunnels: its CONNECT is part of connecting, so the proxy's
+          // answer must come within the connect timeout. undici's default (300 s) let a proxy that
+          // took the connection and never answered hold each attempt, and close(), for five minutes.
+          clientFactory: (origin: URL, opts: object) => new Pool(origin, { ...opts, headersTimeout: options.timeouts.connectMs, bodyTimeout: options.timeouts.connectMs }),
           // Given explicitly ('' for none), so that undici never falls back to process.env.
           httpProxy: proxy.http?.url ?? '',
           httpsProxy: proxy.https?.url ?? '',

@@ -68,6 +68,28 @@ describe('orgform behind a proxy', () => {
     }
   });
 
+  it('gives up on a proxy that never answers its CONNECT within the connect timeout, and closes without waiting for it', async () => {
+    const { emulator } = await setupEmulatorWorkspace();
+    const p = await proxy({ stall: true });
+    const client = createClient({
+      baseUrl: emulator.url,
+      token: 'demo-token',
+      proxy: readProxySettings({ HTTP_PROXY: p.url })!,
+      retryPolicy: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 2 },
+      timeouts: { connectMs: 300, headersMs: 300, totalMs: 60_000 },
+    });
+    try {
+      const failure = await client.getOrganisation('org_acme').catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(TransportError);
+      expect((failure as TransportError).attempts).toBe(2);
+      expect(p.log).toEqual([`CONNECT ${new URL(emulator.url).host}`, `CONNECT ${new URL(emulator.url).host}`]);
+      expect(emulator.requestLog).toHaveLength(0);
+    } finally {
+      // undici's own proxy client waits 300 s for a CONNECT's answer, and close() waited for it.
+      await client.close();
+    }
+  }, 20_000);
+
   it('reaches a Terraform HTTP state backend through the proxy too', async () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     const backend = await startTerraformBackend({ users: { ci: 'job-token-123' } });

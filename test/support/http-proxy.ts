@@ -2,7 +2,7 @@
  * A tiny forward proxy on 127.0.0.1, as corporate networks have: CONNECT tunnels (what undici's
  * ProxyAgent uses, for http:// and https:// targets alike) and plain-HTTP forwarding of
  * absolute-URL requests. It logs what it was asked for, can demand credentials (407 otherwise),
- * and can refuse every tunnel with a status of the test's choosing.
+ * and can refuse every tunnel with a status of the test's choosing, or leave it unanswered.
  */
 import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
@@ -12,6 +12,8 @@ export interface ProxyOptions {
   credentials?: string;
   /** Answer every CONNECT with this status instead of a tunnel. */
   refuseWith?: number;
+  /** Take every CONNECT and never answer it: a proxy that stalls. */
+  stall?: boolean;
 }
 
 export interface TestProxy {
@@ -64,6 +66,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<TestProxy>
       client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
       return;
     }
+    if (options.stall) return;
     if (options.refuseWith !== undefined) {
       client.end(`HTTP/1.1 ${options.refuseWith} Refused\r\nContent-Length: 0\r\n\r\n`);
       return;
