@@ -3,15 +3,17 @@
  * orgs.yaml (what the token can see, exported, when a service and a token are set; otherwise a
  * commented starter that validates as it is), the pipeline (the GitHub workflow by default, the
  * GitLab CI/CD configuration with --gitlab, none with --no-workflow) and the .gitignore lines, and
- * prints the steps left. Nothing is overwritten without --force: every file is checked before any
- * is written, so a refusal writes nothing. The pipelines are the package's own examples, which use
- * the Action and the component and are tested as shipped, so that init never drifts from them.
+ * prints the steps left (first, below a repository's root, that the pipeline file must move up to
+ * it). Nothing is overwritten without --force: every file is checked, .gitignore read and the
+ * pipeline's directory made before any is written, so a refusal writes nothing. The pipelines are
+ * the package's own examples, which use the Action and the component and are tested as shipped,
+ * so that init never drifts from them.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UsageError } from '../errors.js';
+import { OrgformError, UsageError } from '../errors.js';
 import { DEFAULT_SCHEMA_PATH } from '../export/render-export.js';
 import type { ConnectionFlags } from '../api/connect/resolve-connection.js';
 import type { CliIO, ExitCode } from '../io.js';
@@ -65,6 +67,8 @@ interface Pipeline {
   path: string;
   example: string;
   steps: string[];
+  /** Said when init runs below the repository root, where the forge never looks for the file. */
+  atRoot: (root: string, path: string, dir: string) => string;
 }
 
 const GITHUB: Pipeline = {
@@ -74,6 +78,7 @@ const GITHUB: Pipeline = {
     'Add the secret ORGFORM_TOKEN: Settings > Secrets and variables > Actions > New repository secret (and ORGFORM_STATE for remote state, see the workflow\'s header).',
     'Add the variable ORGFORM_BASE_URL (same page, Variables tab), e.g. https://api.example.com.',
   ],
+  atRoot: (root, path, dir) => `GitHub runs only the workflows in .github/workflows at the repository root (${root}): move ${path} there, and give each use of the action \`working-directory: ${dir}\`.`,
 };
 
 const GITLAB: Pipeline = {
@@ -83,7 +88,26 @@ const GITLAB: Pipeline = {
     'Add the CI/CD variable ORGFORM_TOKEN (masked), and GITLAB_API_TOKEN for the plan note: Settings > CI/CD > Variables (see the file\'s header).',
     'Add the CI/CD variable ORGFORM_BASE_URL, e.g. https://api.example.com.',
   ],
+  atRoot: (root, path, dir) => `GitLab reads .gitlab-ci.yml at the repository root (${root}): move ${path} there, and give the component \`working-directory: ${dir}\`.`,
 };
+
+/** Whether anything is at `path`, a symbolic link included, even one pointing nowhere (writing through it would create a file elsewhere). */
+function entryExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The git repository `dir` is in (the nearest directory above holding .git), or undefined. */
+function gitRoot(dir: string): string | undefined {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    if (entryExists(join(at, '.git'))) return at;
+    if (dirname(at) === at) return undefined;
+  }
+}
 
 /** Whether a service and a token are set, so that orgs.yaml can be exported rather than started empty. */
 function canExport(flags: InitFlags, io: CliIO): boolean {
@@ -116,7 +140,7 @@ export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
   const workflow = pipeline === undefined ? undefined : resolve(io.cwd, pipeline.path);
 
   // Every file checked before any is written: a refusal leaves the directory as it was.
-  const existing = [config, ...(workflow === undefined ? [] : [workflow])].filter((path) => existsSync(path));
+  const existing = [config, ...(workflow === undefined ? [] : [workflow])].filter(entryExists);
   if (existing.length > 0 && !flags.force) {
     const names = existing.map((path) => path.slice(resolve(io.cwd).length + 1));
     throw new UsageError(`${names.join(' and ')} already exist${names.length === 1 ? 's' : ''}. Nothing was written. Pass --force to overwrite, or run init in another directory.`);
@@ -126,19 +150,35 @@ export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
   const exported = canExport(flags, io) ? await exportedConfig(flags, io) : undefined;
   const workflowText = pipeline === undefined ? undefined : await readFile(join(packageRoot(), pipeline.example), 'utf8');
 
+  // Then what could still fail (.github a file, .gitignore a directory), before any file is written.
+  const gitignore = resolve(io.cwd, '.gitignore');
   const written: string[] = [];
-  await writeFile(config, exported?.text ?? STARTER);
+  const attempt = async <T>(name: string, step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'failed';
+      const done = written.length === 0 ? 'Nothing was written.' : `Written before it: ${written.join('; ')}.`;
+      throw new OrgformError('CONFIG_IO', `Cannot write ${name}: ${code}. ${done}`, { cause: err });
+    }
+  };
+  const ignoredText = await attempt('.gitignore', () => readGitignore(gitignore));
+  if (workflow !== undefined) await attempt(pipeline!.path, () => mkdir(dirname(workflow), { recursive: true }));
+
+  await attempt('orgs.yaml', () => writeFile(config, exported?.text ?? STARTER));
   written.push(exported === undefined ? 'orgs.yaml (a starter: no service or token set to export from)' : `orgs.yaml (exported: ${exported.count} organisation${exported.count === 1 ? '' : 's'} your token can see)`);
   if (workflow !== undefined && workflowText !== undefined) {
-    await mkdir(dirname(workflow), { recursive: true });
-    await writeFile(workflow, workflowText);
+    await attempt(pipeline!.path, () => writeFile(workflow, workflowText));
     written.push(pipeline!.path);
   }
-  const ignored = await addGitignoreLines(resolve(io.cwd, '.gitignore'));
+  const ignored = await attempt('.gitignore', () => addGitignoreLines(gitignore, ignoredText));
   if (ignored.length > 0) written.push(`.gitignore (${ignored.join(', ')})`);
 
   const files = ['orgs.yaml', ...(pipeline === undefined ? [] : [pipeline.path]), '.gitignore'];
+  const root = pipeline === undefined ? undefined : gitRoot(io.cwd);
+  const below = root === undefined ? '' : relative(root, resolve(io.cwd));
   const steps = [
+    ...(pipeline !== undefined && root !== undefined && below !== '' ? [pipeline.atRoot(root, `${below}/${pipeline.path}`, below)] : []),
     ...(pipeline?.steps ?? ['Set ORGFORM_TOKEN and ORGFORM_BASE_URL where orgform runs.']),
     `Commit and push: git add ${files.join(' ')} && git commit -m "Manage organisations with orgform" && git push${pipeline === undefined ? '' : ', then open a pull request to see its plan'}.`,
   ];
@@ -157,14 +197,18 @@ export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
   return 0;
 }
 
-/** The lines .gitignore lacks, appended (the file is made when there is none). */
-async function addGitignoreLines(path: string): Promise<string[]> {
-  let text = '';
+/** .gitignore's text ('' when there is none). */
+async function readGitignore(path: string): Promise<string> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readFile(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw err;
   }
+}
+
+/** The lines `text` (.gitignore as read) lacks, appended (the file is made when there is none). */
+async function addGitignoreLines(path: string, text: string): Promise<string[]> {
   const present = new Set(text.split(/\r?\n/).map((line) => line.trim()));
   const missing = GITIGNORE_LINES.filter((line) => !present.has(line));
   if (missing.length === 0) return [];

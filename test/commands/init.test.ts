@@ -2,7 +2,7 @@
  * `orgform init` in a fresh directory, then the commands a new user runs next.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -85,5 +85,46 @@ describe('orgform init', () => {
     expect(init.code).toBe(1);
     expect(existsSync(join(cwd, 'orgs.yaml'))).toBe(false);
     expect(existsSync(join(cwd, '.github'))).toBe(false);
+  });
+
+  it('refuses an orgs.yaml that is a dangling symbolic link rather than writing where it points', async () => {
+    const cwd = await makeWorkspace();
+    const elsewhere = await makeWorkspace();
+    await symlink(join(elsewhere, 'theirs.yaml'), join(cwd, 'orgs.yaml'));
+    const init = await runCli(['init', '--no-workflow'], { cwd, env: {} });
+    expect(init.code).toBe(1);
+    expect(init.stderr).toContain('orgs.yaml already exists. Nothing was written.');
+    expect(existsSync(join(elsewhere, 'theirs.yaml'))).toBe(false);
+    expect(await readlink(join(cwd, 'orgs.yaml'))).toBe(join(elsewhere, 'theirs.yaml'));
+  });
+
+  it('writes nothing, and says why, when the pipeline or .gitignore cannot be written (.github is a file, .gitignore a directory)', async () => {
+    const github = await makeWorkspace({ '.github': 'not a directory' });
+    const refused = await runCli(['init'], { cwd: github, env: {} });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Cannot write .github/workflows/orgform.yml: ENOTDIR. Nothing was written.');
+    expect(refused.stderr).not.toContain('bug');
+    expect(existsSync(join(github, 'orgs.yaml'))).toBe(false);
+
+    const gitignore = await makeWorkspace();
+    await mkdir(join(gitignore, '.gitignore'));
+    const second = await runCli(['init'], { cwd: gitignore, env: {} });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('Cannot write .gitignore: EISDIR. Nothing was written.');
+    expect(existsSync(join(gitignore, 'orgs.yaml'))).toBe(false);
+    expect(existsSync(join(gitignore, '.github/workflows/orgform.yml'))).toBe(false);
+  });
+
+  it('says that the pipeline must move to the repository root when init runs in a subdirectory of one', async () => {
+    const repo = await makeWorkspace({ '.git/HEAD': 'ref: refs/heads/main\n', 'infra/keep': '' });
+    const github = await runCli(['init'], { cwd: join(repo, 'infra'), env: {} });
+    expect(github.code).toBe(0);
+    expect(github.stdout).toContain(`GitHub runs only the workflows in .github/workflows at the repository root (${repo}): move infra/.github/workflows/orgform.yml there, and give each use of the action \`working-directory: infra\`.`);
+
+    const gitlab = await runCli(['init', '--gitlab', '--force'], { cwd: join(repo, 'infra'), env: {} });
+    expect(gitlab.stdout).toContain(`GitLab reads .gitlab-ci.yml at the repository root (${repo}): move infra/.gitlab-ci.yml there, and give the component \`working-directory: infra\`.`);
+
+    const atRoot = await runCli(['init', '--force'], { cwd: repo, env: {} });
+    expect(atRoot.stdout).not.toContain('repository root');
   });
 });
