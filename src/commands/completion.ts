@@ -90,6 +90,9 @@ function valueCases(root: CompletionCommand, choices: (words: readonly string[])
 
 export function bashScript(root: CompletionCommand): string {
   const words = (list: readonly string[]) => `COMPREPLY=($(compgen -W ${quote(list.join(' '))} -- "$cur"))`;
+  // One name a line, read into the array as it is: `($(compgen -f …))` split a name at its spaces
+  // (my plan.json came as two) and expanded a name such as * into every file. bash 3.2 has `read -a`.
+  const files = `IFS=$'\\n' read -r -d '' -a COMPREPLY < <(compgen -f -- "$cur")`;
   return [
     '# orgform completion for bash. Load it with: source <(orgform completion bash)',
     '# or save it as ~/.local/share/bash-completion/completions/orgform',
@@ -103,7 +106,7 @@ export function bashScript(root: CompletionCommand): string {
     '    esac',
     '  done',
     '  case "$cmdpath:$prev" in',
-    ...valueCases(root, words, 'COMPREPLY=($(compgen -f -- "$cur"))'),
+    ...valueCases(root, words, files),
     '  esac',
     '  local subcommands="" options=""',
     '  case "$cmdpath" in',
@@ -116,7 +119,7 @@ export function bashScript(root: CompletionCommand): string {
     '  elif [[ -n "$subcommands" ]]; then',
     '    COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))',
     '  else',
-    '    COMPREPLY=($(compgen -f -- "$cur"))',
+    `    ${files}`,
     '  fi',
     '}',
     'complete -o filenames -F _orgform orgform',

@@ -28,8 +28,12 @@ async function script(shell: string): Promise<string> {
 
 /** What bash's completion function offers for the words typed, the last one being completed. */
 async function bash(file: string, ...typed: string[]): Promise<string[]> {
+  return bashIn(undefined, file, ...typed);
+}
+
+async function bashIn(cwd: string | undefined, file: string, ...typed: string[]): Promise<string[]> {
   const words = ['orgform', ...typed].map((w) => `'${w}'`).join(' ');
-  const result = await runProcess('bash', ['-c', `source '${file}'; COMP_WORDS=(${words}); COMP_CWORD=${typed.length}; _orgform; printf '%s\\n' "\${COMPREPLY[@]}"`], undefined, ENV);
+  const result = await runProcess('bash', ['-c', `source '${file}'; COMP_WORDS=(${words}); COMP_CWORD=${typed.length}; _orgform; printf '%s\\n' "\${COMPREPLY[@]}"`], cwd, ENV);
   expect(result.stderr).toBe('');
   return result.stdout.split('\n').filter(Boolean);
 }
@@ -78,6 +82,14 @@ describe('orgform completion bash', () => {
     expect(await bash(file, 'plan', '--format', '')).toEqual(['text', 'json', 'markdown']);
     expect(await bash(file, 'emulator', '--profile', '')).toEqual(['lenient', 'strict']);
     expect(await bash(file, 'completion', '')).toEqual(['bash', 'zsh', 'fish']);
+  });
+
+  it('offers a file whose name has a space as one name, and never expands a file named * into every other', async () => {
+    const file = await script('bash');
+    const cwd = await makeWorkspace({ 'my plan.json': '{}', '*': '', 'orgs.yaml': '' });
+    expect(await bashIn(cwd, file, 'show', 'my')).toEqual(['my plan.json']);
+    expect(await bashIn(cwd, file, 'plan', '--out', 'my')).toEqual(['my plan.json']);
+    expect(await bashIn(cwd, file, 'apply', '*')).toEqual(['*']);
   });
 });
 
