@@ -8,6 +8,7 @@ import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
 import { createPlanView } from './view.js';
 import { terminalSafe } from '../../text/ansi.js';
+import { shellWord } from '../../text/shell-word.js';
 import { useColor } from '../../text/use-color.js';
 import type { CliIO, ExitCode } from '../../io.js';
 import { planKeyFromEnv } from '../../plan/saved-plan.js';
@@ -26,7 +27,7 @@ export async function run(flags: ShowFlags, io: CliIO, args: string[]): Promise<
   // On standard error: the JSON and Markdown documents stay alone on standard output.
   io.stderr.write(
     terminalSafe(`Saved ${saved.createdAt} for ${saved.baseUrl} from ${files === '' ? 'no config file' : files}.`) +
-      ` orgform apply ${terminalSafe(path)} reads the service again first, and refuses the plan if anything it was based on has changed.\n`,
+      ` orgform apply ${terminalSafe(shellWord(path))} reads the service again first, and refuses the plan if anything it was based on has changed.\n`,
   );
   return 0;
 }

@@ -13,6 +13,7 @@ import { describeChangeBudget, describeOverBudget } from '../../plan-views/descr
 import { renderPlan, type PlanFormat } from '../../plan-views/render-plan.js';
 import { renderTextPieces } from '../../plan-views/render-text.js';
 import { planHeadline } from '../../ci/render-step-summary.js';
+import { shellWord } from '../../text/shell-word.js';
 
 export interface PlanView {
   /** The configuration has problems; the error that follows lists them (CI annotates them). */
@@ -54,7 +55,7 @@ export function createPlanView(options: PlanViewOptions): PlanView {
       if (safety.budget !== undefined) out.write(describeChangeBudget(safety.budget));
     },
     planSaved(path) {
-      err.write(`Saved the plan to ${path}. Apply exactly these changes with: orgform apply ${path}\n`);
+      err.write(`Saved the plan to ${path}. Apply exactly these changes with: orgform apply ${shellWord(path)}\n`);
     },
     async planChecked(_plan, hazards) {
       // Problems are shown in the plan itself; being over budget is the one error of a plan that was made.

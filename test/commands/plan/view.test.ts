@@ -45,6 +45,16 @@ describe('the plan view', () => {
     );
   });
 
+  it('suggests an apply command that works pasted as it is, for a path with a space or starting with -', () => {
+    const { view, err } = render('text');
+    view.planSaved('my plan.json');
+    view.planSaved('-x.json');
+    expect(err.text).toBe(
+      "Saved the plan to my plan.json. Apply exactly these changes with: orgform apply 'my plan.json'\n" +
+        'Saved the plan to -x.json. Apply exactly these changes with: orgform apply ./-x.json\n',
+    );
+  });
+
   it('adds nothing at the end of a plan apply could go ahead with', async () => {
     const { view, out, err } = render('text');
     await view.planChecked(plan, [], desiredState());
