@@ -1,7 +1,8 @@
 /**
  * Terraform's spellings, for people whose fingers and scripts use them. Terraform writes its long
  * options with one dash (`-auto-approve`, `-out=plan.bin`); orgform, like most command-line tools,
- * with two. Where the command has the option, the one-dash spelling is taken as the two-dash one:
+ * with two. Where the command has the option, the one-dash spelling is taken as the two-dash one
+ * (a switch's `=true` and `=false` as on and off, as Terraform reads them):
  * a script written for Terraform then runs unchanged, and nothing else could be meant (without
  * this, `-out=plan.bin` would be read as `-o` with a value, and `-file=x` as `-f ile=x`). Options
  * only Terraform has get a hint about what orgform does instead. Dependency-free: it is loaded
@@ -44,7 +45,18 @@ export function acceptTerraformSpellings(args: readonly string[], longNames: Rea
     const previous = out.at(-1);
     const match = ONE_DASH.exec(arg);
     const isValue = previous !== undefined && takesValue.has(previous);
-    out.push(!isValue && match && match[1]!.length > 1 && longNames.has(`--${match[1]}`) ? `-${arg}` : arg);
+    const long = match ? `--${match[1]}` : '';
+    if (isValue || !match || match[1]!.length < 2 || !longNames.has(long)) {
+      out.push(arg);
+      continue;
+    }
+    // Terraform's switches also take =true and =false (`-auto-approve=true`): on, or left off.
+    const given = match[2]?.slice(1);
+    if (!takesValue.has(long) && (given === 'true' || given === 'false')) {
+      if (given === 'true') out.push(long);
+      continue;
+    }
+    out.push(`-${arg}`);
   }
   return out;
 }

@@ -21,6 +21,12 @@ describe('acceptTerraformSpellings', () => {
     expect(acceptTerraformSpellings(['--filter', '-auto-approve', '-f', '-out', '-auto-approve'], APPLY, new Set(['--filter', '-f']))).toEqual(['--filter', '-auto-approve', '-f', '-out', '--auto-approve']);
   });
 
+  it("takes Terraform's =true and =false after a switch as on and off, and leaves the value of an option that takes one", () => {
+    const values = new Set(['--out', '--target']);
+    expect(acceptTerraformSpellings(['-auto-approve=true', '-no-color=false', '-out=false', '-target=true'], APPLY, values)).toEqual(['--auto-approve', '--out=false', '--target=true']);
+    expect(acceptTerraformSpellings(['-auto-approve=false'], APPLY, values)).toEqual([]);
+  });
+
   it('leaves short options, unknown words and everything after -- as they are', () => {
     expect(acceptTerraformSpellings(['-forgs.yaml', '-f', 'x', '-input=false', '--', '-auto-approve'], APPLY)).toEqual(['-forgs.yaml', '-f', 'x', '-input=false', '--', '-auto-approve']);
   });
@@ -46,6 +52,16 @@ describe('Terraform habits on the command line', () => {
     expect(result.stderr).toContain('Saved the plan to plan.bin.');
     expect(result.code).toBe(2);
     expect(existsSync(join(cwd, 'plan.bin'))).toBe(true);
+  });
+
+  it('apply -auto-approve=true applies without asking, and plan -detailed-exitcode=true exits 2, as Terraform would', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const plan = await runCli(['plan', '-detailed-exitcode=true'], { cwd, env });
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(2);
+    const apply = await runCli(['apply', '-auto-approve=true'], { cwd, env });
+    expect(apply.stderr).not.toContain('unknown option');
+    expect(apply.code).toBe(0);
   });
 
   it('apply -auto-approve applies without asking', async () => {
