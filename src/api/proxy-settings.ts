@@ -51,12 +51,16 @@ function parseProxy(variable: string, value: string): ProxyUrl {
   } catch {
     url = undefined;
   }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+  // A path, query or fragment: undici refuses the URL ("invalid url"). It is most often a password
+  // with an unencoded / ? or # (`http://alice:12/ab@proxy` reads as host alice, port 12).
+  const extra = url !== undefined && (url.pathname !== '/' || url.search !== '' || url.hash !== '');
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || extra) {
     // The value may be credentials without a scheme (`user:secret@proxy:3128`): never echoed.
     const shown = value.includes('@') ? '[REDACTED]' : value;
     throw new OrgformError(
       'USAGE',
-      `${variable} must be the URL of an HTTP proxy, such as http://proxy.example.com:3128 (got ${JSON.stringify(shown)}).`,
+      `${variable} must be the URL of an HTTP proxy, such as http://proxy.example.com:3128 (got ${JSON.stringify(shown)}).` +
+        (extra ? ' It has a path; percent-encode any / ? # @ : in the user name or password (%2F %3F %23 %40 %3A).' : ''),
     );
   }
   const secrets = [url.username, url.password, safeDecode(url.username), safeDecode(url.password)].filter((s) => s.length >= 4);

@@ -29,4 +29,20 @@ describe('readProxySettings', () => {
   it.each(['proxy.corp:3128', 'socks5://proxy.corp:1080', 'http://'])('refuses %s, naming the variable', (value) => {
     expect(() => readProxySettings({ HTTPS_PROXY: value })).toThrow(/^HTTPS_PROXY must be the URL of an HTTP proxy/);
   });
+
+  it('refuses a proxy URL with a path, as a password with an unencoded / makes one, without showing any of it', () => {
+    // http://alice:4321/s3cret@proxy reads as host alice, port 4321, path /s3cret@proxy: undici throws "invalid url".
+    for (const value of ['http://alice:4321/s3cret@proxy.corp:3128', 'http://proxy.corp:3128/path', 'http://proxy.corp:3128/?a=b']) {
+      let message = '';
+      try {
+        readProxySettings({ HTTPS_PROXY: value });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/^HTTPS_PROXY must be the URL of an HTTP proxy.*percent-encode/);
+      expect(message).not.toContain('s3cret');
+      expect(message).not.toContain('4321');
+    }
+    expect(readProxySettings({ HTTPS_PROXY: 'http://alice:4321%2Fs3cret@proxy.corp:3128/' })!.https!.display).toBe('http://[REDACTED]@proxy.corp:3128');
+  });
 });
