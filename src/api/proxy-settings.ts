@@ -7,6 +7,7 @@
  * failure deep in a request, and each proxy gets a redacted name for messages: a proxy URL may
  * carry a user name and password (`http://user:secret@proxy:3128`), which must never be shown.
  */
+import { isIPv6 } from 'node:net';
 import { OrgformError } from '../errors.js';
 
 export interface ProxyUrl {
@@ -26,7 +27,7 @@ export interface ProxyUrl {
 export interface ProxySettings {
   http?: ProxyUrl;
   https?: ProxyUrl;
-  /** NO_PROXY as given ('' when unset). */
+  /** NO_PROXY as given, bare IPv6 addresses bracketed ('' when unset). */
   noProxy: string;
 }
 
@@ -80,12 +81,21 @@ function safeDecode(s: string): string {
   }
 }
 
+/**
+ * NO_PROXY with each bare IPv6 address in brackets (`::1` → `[::1]`), the one form undici matches:
+ * it reads `::1` as host `:` and port 1, so the common `localhost,127.0.0.1,::1` went through the
+ * proxy for http://[::1]. Every other entry is left to undici as written.
+ */
+function bracketBareIpv6(noProxy: string): string {
+  return noProxy.replace(/[^,\s]+/g, (entry) => (isIPv6(entry) ? `[${entry}]` : entry));
+}
+
 /** The proxies of `env`, or undefined when it names none (then no proxy agent is made at all). */
 export function readProxySettings(env: Record<string, string | undefined>): ProxySettings | undefined {
   const http = pick(env, 'http_proxy');
   const https = pick(env, 'https_proxy');
   if (http === undefined && https === undefined) return undefined;
-  const noProxy = env.no_proxy ?? env.NO_PROXY ?? '';
+  const noProxy = bracketBareIpv6(env.no_proxy ?? env.NO_PROXY ?? '');
   return {
     ...(http === undefined ? {} : { http: parseProxy(http.variable, http.value) }),
     ...(https === undefined ? {} : { https: parseProxy(https.variable, https.value) }),

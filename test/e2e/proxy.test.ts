@@ -120,6 +120,18 @@ describe('orgform behind a proxy', () => {
     expect(p.log.length).toBeGreaterThan(0);
   });
 
+  it('goes straight to an IPv6 address listed bare in NO_PROXY (::1, as curl and most defaults write it), not only [::1]', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { host: '::1' });
+    expect(emulator.url).toMatch(/^http:\/\/\[::1\]:/);
+    const p = await proxy();
+    for (const noProxy of ['localhost,127.0.0.1,::1', '[::1]']) {
+      const result = await runCli(['plan'], { cwd, env: { ...env, HTTP_PROXY: p.url, NO_PROXY: noProxy } });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    }
+    expect(p.log).toEqual([]);
+  });
+
   it('names the proxy, redacted, when it asks for credentials, and never shows them', async () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     const p = await proxy({ credentials: 'alice:the-right-one' });
