@@ -1,3 +1,4 @@
+import { redactSecrets } from '../api/redact.js';
 import { isOrgformError } from '../errors.js';
 import { terminalSafeLines } from './ansi.js';
 
@@ -11,6 +12,7 @@ export function formatError(err: unknown): string {
     const lines = [`Error: ${terminalSafeLines(err.message)}`, ...err.details.map((d) => `  ${terminalSafeLines(d)}`)];
     return lines.join('\n') + '\n';
   }
-  const message = err instanceof Error ? err.message : String(err);
+  // Not made by orgform, so not redacted where it was made: whatever has a credential's shape goes.
+  const message = redactSecrets(err instanceof Error ? err.message : String(err), []);
   return `Error: ${terminalSafeLines(message)}\nThis is a bug in orgform; please report it with the command you ran.\n`;
 }

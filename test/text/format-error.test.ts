@@ -14,6 +14,12 @@ describe('formatError', () => {
 
   it('calls anything else a bug, and says how to report it', () => {
     expect(formatError(new TypeError('x is undefined'))).toBe('Error: x is undefined\nThis is a bug in orgform; please report it with the command you ran.\n');
+  });
+
+  it('takes out what has a credential’s shape from an error orgform did not make, since nothing redacted it where it was made', () => {
+    const text = formatError(new TypeError('invalid header: Authorization: Bearer abc123.secret.xyz for https://alice:s3cret@proxy.example/'));
+    expect(text).not.toMatch(/abc123|s3cret/);
+    expect(text).toContain('This is a bug in orgform');
     expect(formatError('thrown text')).toContain('Error: thrown text\n');
   });
 });
