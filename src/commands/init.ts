@@ -109,6 +109,27 @@ function gitRoot(dir: string): string | undefined {
   }
 }
 
+/**
+ * The branch the repository is on (`ref: refs/heads/NAME` in .git/HEAD): in a new repository, its
+ * default branch. The workflow applies on merges to it; `main` is only the example's guess, and a
+ * repository on `master` would never apply. Undefined when it cannot be told (detached, a worktree).
+ */
+export function currentBranch(root: string | undefined): string | undefined {
+  if (root === undefined) return undefined;
+  try {
+    const head = /^ref: refs\/heads\/([\w./-]+)\s*$/.exec(readFileSync(join(root, '.git', 'HEAD'), 'utf8'));
+    return head?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The GitHub example's `branches: [main]` (and its header's word) for the repository's own branch. */
+export function forBranch(workflow: string, branch: string | undefined): string {
+  if (branch === undefined || branch === 'main') return workflow;
+  return workflow.replace(/^(\s*branches: )\[main\]$/m, `$1[${branch}]`).replace(/apply on merge to main\./, `apply on merge to ${branch}.`);
+}
+
 /** Whether a service and a token are set, so that orgs.yaml can be exported rather than started empty. */
 function canExport(flags: InitFlags, io: CliIO): boolean {
   const baseUrl = flags.baseUrl ?? io.env.ORGFORM_BASE_URL;
@@ -148,7 +169,8 @@ export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
 
   // The export first: when it fails, nothing has been written yet.
   const exported = canExport(flags, io) ? await exportedConfig(flags, io) : undefined;
-  const workflowText = pipeline === undefined ? undefined : await readFile(join(packageRoot(), pipeline.example), 'utf8');
+  const example = pipeline === undefined ? undefined : await readFile(join(packageRoot(), pipeline.example), 'utf8');
+  const workflowText = example === undefined || pipeline !== GITHUB ? example : forBranch(example, currentBranch(gitRoot(io.cwd)));
 
   // Then what could still fail (.github a file, .gitignore a directory), before any file is written.
   const gitignore = resolve(io.cwd, '.gitignore');

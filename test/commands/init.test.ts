@@ -30,6 +30,17 @@ describe('orgform init', () => {
     expect(validate.code).toBe(0);
   });
 
+  it('applies on merges to the branch the repository is on, not to a main it may not have', async () => {
+    const cwd = await makeWorkspace();
+    await mkdir(join(cwd, '.git'));
+    await writeFile(join(cwd, '.git', 'HEAD'), 'ref: refs/heads/master\n');
+    expect((await runCli(['init'], { cwd, env: {} })).code).toBe(0);
+    const workflow = await read(cwd, '.github/workflows/orgform.yml');
+    expect(workflow).toMatch(/^\s*branches: \[master\]$/m);
+    expect(workflow).not.toMatch(/\[main\]/);
+    expect(workflow).toContain('apply on merge to master.');
+  });
+
   it('writes the GitLab configuration with --gitlab, and no pipeline with --no-workflow', async () => {
     const gitlab = await makeWorkspace();
     expect((await runCli(['init', '--gitlab'], { cwd: gitlab, env: {} })).code).toBe(0);
