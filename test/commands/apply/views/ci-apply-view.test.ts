@@ -1,27 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CliIO } from '../../../../src/io.js';
-import { openPipelineOutput } from '../../../../src/ci/pipeline-output.js';
 import { withApplyPipeline } from '../../../../src/commands/apply/views/ci-apply-view.js';
 import { desiredOrg, desiredState } from '../../../plan/fixtures.js';
 import { makePlan, makeSummary, problem, result } from '../../../support/view-fixtures.js';
 import { recordingApplyView } from '../../../support/recording-view.js';
-import { makeWorkspace } from '../../../support/workspace.js';
-
-async function github(env: Record<string, string> = {}) {
-  const cwd = await makeWorkspace();
-  const log = { text: '', write: (s: string) => void (log.text += s) };
-  const io = { cwd, env: { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd, GITHUB_STEP_SUMMARY: join(cwd, 'summary.md'), ...env }, stdout: log, stderr: log } as unknown as CliIO;
-  return { cwd, io, log, pipeline: await openPipelineOutput(io) };
-}
+import { CONFIG_PROBLEM, githubStep } from '../../../support/github-step.js';
 
 const desired = desiredState({ organisations: [desiredOrg({ slug: 'umbrella' })] });
-const configProblem = { file: 'orgs.yaml', line: 5, col: 7, message: 'unknown key "customerId"' };
+const configProblem = CONFIG_PROBLEM;
 
 describe('withApplyPipeline', () => {
   it('annotates configuration problems and the organisations that could not be read, after telling the view', async () => {
-    const { io, log, pipeline } = await github();
+    const { io, log, pipeline } = await githubStep();
     const inner = recordingApplyView();
     const view = withApplyPipeline(inner, pipeline, io.stdout);
     await view.configRejected!([configProblem]);
@@ -33,7 +24,7 @@ describe('withApplyPipeline', () => {
   });
 
   it('appends the outcome to the job summary after the view’s own report', async () => {
-    const { cwd, io, pipeline } = await github();
+    const { cwd, io, pipeline } = await githubStep();
     const inner = recordingApplyView();
     await withApplyPipeline(inner, pipeline, io.stdout).applyReported(makeSummary([]));
     expect(inner.sayings()).toEqual(['applyReported']);
@@ -41,7 +32,7 @@ describe('withApplyPipeline', () => {
   });
 
   it('annotates each failed change after the view’s report (outside its guard), and past ten says how many more', async () => {
-    const { io, log, pipeline } = await github();
+    const { io, log, pipeline } = await githubStep();
     const failure = { operation: 'updateBillingDetails', message: 'HTTP 422', status: 422, serviceCode: 'invalid_email', serviceMessage: 'not an address' };
     const failed = Array.from({ length: 12 }, (_, i) => result({ address: `organisations.o${i}.billing`, organisation: `o${i}`, outcome: 'failed', failure }));
     await withApplyPipeline(recordingApplyView(), pipeline, io.stdout).applyReported(makeSummary([result({ outcome: 'applied' }), ...failed]));
@@ -52,7 +43,7 @@ describe('withApplyPipeline', () => {
   });
 
   it('puts a configuration’s problems in the job summary, so that the run’s page is not blank', async () => {
-    const { cwd, io, pipeline } = await github();
+    const { cwd, io, pipeline } = await githubStep();
     await withApplyPipeline(recordingApplyView(), pipeline, io.stdout).configRejected!([configProblem]);
     const summary = await readFile(join(cwd, 'summary.md'), 'utf8');
     expect(summary).toContain('### orgform apply\n\n**The configuration has 1 problem in 1 file; nothing was read from or sent to the service.**');
@@ -60,7 +51,7 @@ describe('withApplyPipeline', () => {
   });
 
   it('passes everything else through to the view', async () => {
-    const { io, pipeline } = await github();
+    const { io, pipeline } = await githubStep();
     const inner = recordingApplyView();
     const view = withApplyPipeline(inner, pipeline, io.stdout);
     view.warn('w');

@@ -1,27 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CliIO } from '../../../../src/io.js';
-import { openPipelineOutput } from '../../../../src/ci/pipeline-output.js';
 import { withPlanPipeline } from '../../../../src/commands/plan/views/ci-plan-view.js';
 import { desiredOrg, desiredState } from '../../../plan/fixtures.js';
 import { makePlan, problem } from '../../../support/view-fixtures.js';
 import { recordingPlanView } from '../../../support/recording-view.js';
-import { makeWorkspace } from '../../../support/workspace.js';
-
-async function github(env: Record<string, string> = {}) {
-  const cwd = await makeWorkspace();
-  const log = { text: '', write: (s: string) => void (log.text += s) };
-  const io = { cwd, env: { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd, GITHUB_STEP_SUMMARY: join(cwd, 'summary.md'), ...env }, stdout: log, stderr: log } as unknown as CliIO;
-  return { cwd, io, log, pipeline: await openPipelineOutput(io) };
-}
+import { CONFIG_PROBLEM, githubStep } from '../../../support/github-step.js';
 
 const desired = desiredState({ organisations: [desiredOrg({ slug: 'umbrella' })] });
-const configProblem = { file: 'orgs.yaml', line: 5, col: 7, message: 'unknown key "customerId"' };
+const configProblem = CONFIG_PROBLEM;
 
 describe('withPlanPipeline', () => {
   it('annotates, summarises and writes the reports, then lets the view end', async () => {
-    const { cwd, io, log, pipeline } = await github();
+    const { cwd, io, log, pipeline } = await githubStep();
     const inner = recordingPlanView();
     const view = withPlanPipeline(inner, pipeline, io, { log: io.stdout, reports: [{ kind: 'gitlab-terraform', path: 'tf.json' }], files: [] });
     const plan = makePlan({ problems: [problem('umbrella', 'HTTP 403')] });
@@ -33,7 +24,7 @@ describe('withPlanPipeline', () => {
   });
 
   it('writes the Code Quality report for a configuration’s problems, but no counts without a plan', async () => {
-    const { cwd, io, pipeline } = await github();
+    const { cwd, io, pipeline } = await githubStep();
     const view = withPlanPipeline(recordingPlanView(), pipeline, io, {
       log: io.stdout,
       reports: [
