@@ -57,6 +57,11 @@ export interface RateSettings {
   probeBackoff: number;
   /** …up to this. */
   maxProbeSlowdown: number;
+  /**
+   * A throttle sooner than this after the one before is contention (other clients sharing the
+   * limit, each probing), not a steady limit met by a probe: it never slows the next probe.
+   */
+  steadyGapMs: number;
   /** The rate is never raised beyond this many times the rate actually sent (AWS: 2). */
   maxGrowth: number;
   /** Meter buckets and smoothing (AWS: 500 ms, 0.8). */
@@ -77,9 +82,10 @@ export const DEFAULT_RATE_SETTINGS: RateSettings = {
   minRps: 0.5,
   headroom: 0.95,
   announcedHeadroom: 0.98,
-  probeSlowdown: 2048,
+  probeSlowdown: 64,
   probeBackoff: 8,
-  maxProbeSlowdown: 2048 * 8 ** 3,
+  maxProbeSlowdown: 64 * 8 ** 3,
+  steadyGapMs: 7_000,
   maxGrowth: 2,
   meterBucketMs: 500,
   smoothing: 0.8,
@@ -247,11 +253,17 @@ export function recordAnswer(state: RateState, settings: RateSettings, facts: An
         // Cut below the rate the event happened at: the rate allowed, or less if less was sent
         // (or admitted) over the last buckets.
         const at = saturated ? Math.min(next.rps, sent, admitted) : next.rps;
-        const wMax = Math.max(settings.minRps, at);
-        const rps = Math.max(settings.minRps, wMax * settings.beta);
-        // The limit met where it was met last time: it is steady, so probe above it less often.
-        const sameLevel = saturated && next.wMax > 0 && next.slowStartRps === undefined && Math.abs(wMax - next.wMax) <= next.wMax * 0.1;
+        const metAt = Math.max(settings.minRps, at);
+        const rps = Math.max(settings.minRps, metAt * settings.beta);
+        const comparable = saturated && next.wMax > 0 && next.slowStartRps === undefined;
+        // The limit met where it was met last time, after a steady spell: it is steady, so probe
+        // above it less often. A throttle soon after the last is contention: probe as before.
+        const sameLevel = comparable && Math.abs(metAt - next.wMax) <= next.wMax * 0.1 && now - next.throttledAt >= settings.steadyGapMs;
         const probeSlowdown = sameLevel ? Math.min(settings.maxProbeSlowdown, next.probeSlowdown * settings.probeBackoff) : settings.probeSlowdown;
+        // CUBIC's fast convergence (RFC 9438, 4.7): met well below where it was met last time, the
+        // limit is being shared with clients that came since; aim below the measure, at (1 + β) / 2
+        // of it, so that the share is given up within a few cuts rather than held on to.
+        const wMax = comparable && metAt < next.wMax * 0.9 ? (metAt * (1 + settings.beta)) / 2 : metAt;
         // K: the time for C·(t−K)³ + headroom·W_max to climb from β·W_max back to the plateau.
         cut = { wMax, k: Math.cbrt(Math.max(0, wMax * settings.headroom - rps) / settings.scale), rps, slowStartRps: undefined, probeSlowdown };
       } else if (Number.isFinite(next.announcedRps)) {
