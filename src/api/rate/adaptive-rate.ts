@@ -12,9 +12,17 @@
  *   (answers other than 429) over the last buckets: under overload the admitted rate is the
  *   service's limit, which the sending rate overstates;
  * - the cubic climbs back to `headroom` (0.95) × that rate, not to the rate itself, and probes
- *   above it `probeSlowdown` times more gently; each throttle at the same level as the one before
- *   makes the next probe take twice as long, so that a steady limit is met a few times a run, not
- *   every few seconds (measured against the emulator's bucket: see docs/reliability.md);
+ *   above it `probeSlowdown` (64) times more gently: gently enough that one client alone meets a
+ *   steady limit every ten seconds or so, fast enough (+20 % in 15 s) that clients sharing a limit
+ *   (shards) take back within seconds the share one that finished gave up;
+ * - each throttle at the same level as the one before, after a steady spell (`steadyGapMs`), makes
+ *   the next probe take twice as long, so that a steady limit is met a few times a run (measured
+ *   against the emulator's bucket: see docs/reliability.md); throttles closer together are
+ *   contention between clients sharing the limit, and slow nothing, or a client held back early
+ *   would stay at its small share for the rest of the run (docs/performance.md, shards);
+ * - a throttle well below the last (under 90 % of it) means the limit is now shared: W_max is set
+ *   to (1 + β) / 2 of the rate met (CUBIC's fast convergence, RFC 9438 §4.7), so that a client that
+ *   held a large share gives it up within a few cuts;
  * - 429s for requests sent before the last cut are the same congestion event: one cut, not one per
  *   request in flight;
  * - a throttle of a burst sent before anything limited the client (the first requests of a run,

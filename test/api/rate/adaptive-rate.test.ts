@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  cubicRate,
   DEFAULT_RATE_SETTINGS,
   initialRateState,
   recordAnswer,
@@ -85,10 +86,39 @@ describe('the adaptive rate controller', () => {
     // Back at the plateau K seconds after the pause…
     const back = steady(cut.state, 6000, 6000 + k * 1000 + 50, 50, settings);
     expect(back.rps).toBeCloseTo(0.95 * cut.state.wMax, 0);
-    // …and 10 s later still within 2 % of it: the probe above is gentle.
-    const probing = steady(back, 6000 + k * 1000 + 50, 6000 + k * 1000 + 10_050, 57, settings);
+    // …5 s later still within 2 % of it: the probe above is gentle at first…
+    const probing = steady(back, 6000 + k * 1000 + 50, 6000 + k * 1000 + 5_050, 57, settings);
     expect(probing.rps).toBeGreaterThan(back.rps);
     expect(probing.rps).toBeLessThan(back.rps * 1.02);
+    // …and 15 s above it, 20 % higher: a share other clients gave up is taken back within seconds.
+    expect(cubicRate(cut.state, settings, 6000 + k * 1000 + 15_000)).toBeGreaterThan(back.rps * 1.2);
+  });
+
+  it('takes a throttle soon after the last one for contention with other clients, and does not slow the next probe for it', () => {
+    const settings = { ...S, maxRps: 60 };
+    let s = steady(initialRateState(settings, 0), 0, 5000, 60, settings);
+    s = answer(s, { now: 5000, sentAt: 4990, throttled: true, retryAfterMs: 1000 }, settings).state;
+    // Met again at the same level, 4 s later: shards sharing the limit, each probing.
+    s = steady(s, 6000, 9_000, 57, settings);
+    s = answer(s, { now: 9_000, sentAt: 8_990, throttled: true, retryAfterMs: 1000 }, settings).state;
+    expect(s.probeSlowdown).toBe(S.probeSlowdown);
+  });
+
+  it('gives up share when throttled well below the last limit: aims at (1 + β) / 2 of the rate met, not at all of it', () => {
+    const settings = { ...S, maxRps: 60 };
+    let s = steady(initialRateState(settings, 0), 0, 5000, 60, settings);
+    s = answer(s, { now: 5000, sentAt: 4990, throttled: true, retryAfterMs: 1000 }, settings).state;
+    const first = s.wMax;
+    // Another client came: met again 0.8 s after the pause, sending all it was allowed, while
+    // still climbing back (about 0.7 × 60).
+    s = saturated(s, 6000, 6_800, settings);
+    const cut = answer(s, { now: 6_800, sentAt: 6_790, throttled: true, retryAfterMs: 1000 }, settings).state;
+    // The cut is the usual one, β × the rate it was met at; that rate is well below the last.
+    const metAt = cut.rps / S.beta;
+    expect(metAt).toBeLessThan(first * 0.9);
+    // The plateau aims below it: at (1 + β) / 2 × that rate, not all of it.
+    expect(cut.wMax).toBeCloseTo(((1 + S.beta) / 2) * metAt, 5);
+    expect(cut.wMax * S.headroom).toBeLessThan(metAt * 0.85);
   });
 
   it('probes less often each time the limit is met at the same level again', () => {
@@ -96,12 +126,13 @@ describe('the adaptive rate controller', () => {
     let s = steady(initialRateState(settings, 0), 0, 5000, 60, settings);
     s = answer(s, { now: 5000, sentAt: 4990, throttled: true, retryAfterMs: 1000 }, settings).state;
     expect(s.probeSlowdown).toBe(S.probeSlowdown);
-    s = steady(s, 6000, 12_000, 57, settings);
-    s = answer(s, { now: 12_000, sentAt: 11_990, throttled: true, retryAfterMs: 1000 }, settings).state;
+    // Met again at the same level after a steady spell (10 s): the limit is steady.
+    s = steady(s, 6000, 15_000, 57, settings);
+    s = answer(s, { now: 15_000, sentAt: 14_990, throttled: true, retryAfterMs: 1000 }, settings).state;
     expect(s.probeSlowdown).toBe(S.probeSlowdown * S.probeBackoff);
     // A throttle at a very different level: the limit moved, probe at the first speed again.
-    s = steady(s, 13_000, 20_000, 20, settings);
-    s = answer(s, { now: 20_000, sentAt: 19_990, throttled: true, retryAfterMs: 1000 }, settings).state;
+    s = steady(s, 16_000, 23_000, 20, settings);
+    s = answer(s, { now: 23_000, sentAt: 22_990, throttled: true, retryAfterMs: 1000 }, settings).state;
     expect(s.probeSlowdown).toBe(S.probeSlowdown);
   });
 
