@@ -147,7 +147,7 @@ export class Journal {
   private failures: Array<(err: unknown) => void> = [];
   private unwritten: LoggedEntry[] = [];
   private writing: Promise<void> | null = null;
-  /** A write failed: the log may end in part of a line, so the next write replaces the document instead. */
+  /** A write failed, or a killed writer cut the log's last line short: the log may end in part of a line, so the next write replaces the document instead. */
   private broken = false;
   /** What went out: appends to the log, and whole documents written. */
   readonly written = { appends: 0, documents: 0 };
@@ -170,7 +170,11 @@ export class Journal {
     const data = text === undefined ? { version: JOURNAL_VERSION, services: {} } : parseJournal(text, path);
     const logText = await readIfThere(journalLogPath(path));
     const logged = logText === undefined ? 0 : replayJournalLog(data as JournalData, logText, path);
-    return new Journal(path, data as JournalData, logged);
+    const journal = new Journal(path, data as JournalData, logged);
+    // A last line cut short (a writer killed mid-append) must not be appended to: the next entry
+    // would be glued to it and lost with it. The first write folds the log away instead.
+    if (logText !== undefined && logText !== '' && !logText.endsWith('\n')) journal.broken = true;
+    return journal;
   }
 
   /**

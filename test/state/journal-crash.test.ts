@@ -111,3 +111,17 @@ describe('the journal log', () => {
     expect(err.message).toContain(`has a damaged line 2 in its log ${journalLogPath(statePath)}`);
   });
 });
+
+describe('the next writer after a kill that cut the log\'s only line short', () => {
+  it('folds the torn log away before appending, so that what it acknowledges is never glued to the torn line and lost', async () => {
+    const cut = JSON.stringify({ service: SERVICE, key: 'torn', entry: entry('org_torn') }).slice(0, 30);
+    await fs.writeFile(journalLogPath(statePath), cut);
+    // What the lock holder does: read, compact, then record.
+    const journal = await Journal.read(statePath);
+    await journal.compact();
+    await journal.record(SERVICE, 'acknowledged', entry('org_ack'));
+    const again = await Journal.read(statePath);
+    expect(again.has(SERVICE, 'acknowledged')).toBe(true);
+    expect(again.has(SERVICE, 'torn')).toBe(false);
+  });
+});
