@@ -101,6 +101,10 @@ class AnswerObserver implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[]>, statusMessage?: string): void {
+    // An informational 1xx (103 Early Hints, 102 Processing) is not the answer, and goes no further:
+    // undici's retry interceptor would take it for the answer's start, and the real one that follows
+    // for a resumed download, and fail the request.
+    if (statusCode < 200) return;
     this.onAnswer(statusCode, headers);
     this.inner.onResponseStart?.(controller, statusCode, headers as never, statusMessage);
   }
