@@ -42,6 +42,8 @@ export interface AttemptRecord {
   holding: boolean;
   /** No attempt is sent after this time (a write built from a read that would be too old by then). */
   notAfter?: number;
+  /** The current attempt's answer has begun (its status and headers came). */
+  answered?: boolean;
 }
 
 export interface RetryEvent {
@@ -165,6 +167,13 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
       random: random(),
     });
     record.lastDecision = decision;
+    // The connection broke after the answer began: undici's interceptor would ask again for the rest
+    // by byte range (Range and If-Match, on a PUT too), which the service does not serve, and fail
+    // anyway. The request fails here, naming the connection, and is sent no second time.
+    if (status === undefined && record.answered === true) {
+      callback(err);
+      return;
+    }
     if (!decision.retry) {
       callback(err);
       return;
@@ -225,7 +234,9 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
         return true;
       }
       const sentAt = limiter.recordSend();
+      if (record) record.answered = false;
       const observed = new AnswerObserver(handler, (status, headers) => {
+        if (record) record.answered = true;
         const get = (name: string) => {
           const v = headers[name];
           return Array.isArray(v) ? v.join(', ') : v;

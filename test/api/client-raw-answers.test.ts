@@ -1,19 +1,25 @@
 /**
  * Answers a well-behaved service rarely gives, staged byte for byte on a loopback socket: an
- * informational 1xx before the answer. (The emulator never sends one.)
+ * informational 1xx before the answer, and a connection cut in the middle of an answer's body.
+ * (The emulator answers through node:http, which sends neither as staged here.)
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TransportError } from '../../src/api/api-error.js';
 import { createClient } from '../../src/api/client.js';
+import { rejection } from '../support/rejection.js';
 
 const TOKEN = 'canary-raw-answers-token';
-const servers: HttpServer[] = [];
+const servers: Array<Server | HttpServer> = [];
+const sockets: Socket[] = [];
 afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
   await Promise.all(servers.splice(0).map((s) => new Promise((done) => s.close(done))));
 });
 
-async function listen(server: HttpServer): Promise<string> {
+async function listen(server: Server | HttpServer): Promise<string> {
   servers.push(server);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,5 +40,30 @@ describe('an answer preceded by an informational 1xx', () => {
     for await (const org of client.listOrganisations()) orgs.push(org.slug);
     expect(orgs).toEqual(['one']);
     await client.close();
+  });
+});
+
+describe('an answer whose connection is cut halfway through its body', () => {
+  it('is not asked for again by byte range: a write is never re-sent with Range and If-Match, and the failure names the connection', async () => {
+    const seen: string[] = [];
+    const url = await listen(
+      createServer((socket) => {
+        sockets.push(socket);
+        socket.on('error', () => undefined);
+        socket.once('data', (head) => {
+          seen.push(head.toString('latin1').split('\r\n\r\n')[0]!);
+          const body = JSON.stringify({ id: 'org_1', slug: 'one', billing: {} });
+          socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\netag: "v1"\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+          setTimeout(() => socket.resetAndDestroy(), 20);
+        });
+      }),
+    );
+    const client = createClient({ baseUrl: url, token: TOKEN });
+    const err = await rejection(client.updateBillingDetails('org_1', { billingEmail: 'a@b.example' } as never));
+    await client.close();
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as TransportError).failure).toBe('connection');
+    expect(err.message).not.toContain('UND_ERR_REQ_RETRY');
+    expect(seen.filter((h) => /^(range|if-match):/im.test(h))).toEqual([]);
   });
 });
