@@ -246,6 +246,12 @@ export function createHttp(options: HttpOptions): Http {
 
       // Asked for, as fetch did: a compressed answer is read inflated, and the cap counts what it inflates to.
       const encoding = firstHeader(response.headers['content-encoding'])?.trim().toLowerCase();
+      if (encoding !== undefined && encoding !== '' && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip' && encoding !== 'deflate') {
+        // br, compress, or several layers: read as they come, they would only fail later as "not UTF-8"
+        // (or, for a mislabelled plain answer, be read as if the label were not there).
+        discardBody(response.body);
+        throw fail('bad-response', `the answer is encoded as "${shorten(encoding, 60)}", which orgform did not ask for (it asks for gzip or deflate); nothing is read from it`);
+      }
       const inflate = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : undefined;
       const body = inflate === undefined ? response.body : pipeline(response.body, inflate, () => undefined);
       let text: string;
@@ -254,6 +260,9 @@ export function createHttp(options: HttpOptions): Http {
       } catch (err) {
         if (err instanceof BodyTooLargeError) throw fail('too-large', `${err.message}; refusing to read it`);
         if (err instanceof BodyNotUtf8Error) throw fail('bad-response', `${err.message}; nothing is read from it`);
+        // node:zlib's own codes: the bytes came, but they do not inflate (the connection is not to blame).
+        const zlibCode = errorCodeOf(err);
+        if (inflate !== undefined && !deadline.aborted && zlibCode?.startsWith('Z_')) throw fail('bad-response', `the answer's ${encoding} encoding is corrupt or cut short (${zlibCode}); nothing is read from it`, err);
         const { failure, detail } = describeTransportFailure(err, deadline.aborted, options.proxy !== undefined);
         throw fail(failure, detail, err);
       }

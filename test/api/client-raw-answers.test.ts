@@ -6,6 +6,7 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/api/api-error.js';
 import { createClient } from '../../src/api/client.js';
@@ -65,5 +66,44 @@ describe('an answer whose connection is cut halfway through its body', () => {
     expect((err as TransportError).failure).toBe('connection');
     expect(err.message).not.toContain('UND_ERR_REQ_RETRY');
     expect(seen.filter((h) => /^(range|if-match):/im.test(h))).toEqual([]);
+  });
+});
+
+describe('an answer compressed in a way orgform cannot read', () => {
+  async function listingFailure(answer: (res: import('node:http').ServerResponse) => void): Promise<TransportError> {
+    const url = await listen(createHttpServer((_req, res) => answer(res)));
+    const client = createClient({ baseUrl: url, token: TOKEN });
+    const err = await rejection((async () => {
+      for await (const _org of client.listOrganisations()) void _org;
+    })());
+    await client.close();
+    expect(err).toBeInstanceOf(TransportError);
+    return err as TransportError;
+  }
+  const listing = Buffer.from(JSON.stringify({ organisations: [{ id: 'org_1', slug: 'one' }] }));
+
+  it('names an encoding it did not ask for (br, or gzip twice), rather than calling the answer not UTF-8', async () => {
+    for (const [encoding, bytes] of [['br', brotliCompressSync(listing)], ['gzip, gzip', gzipSync(gzipSync(listing))]] as const) {
+      const err = await listingFailure((res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding });
+        res.end(bytes);
+      });
+      expect(err.failure).toBe('bad-response');
+      expect(err.message).toContain(`encoded as "${encoding}", which orgform did not ask for`);
+    }
+  });
+
+  it('calls a gzip answer cut short or corrupt a bad answer, not a failed connection', async () => {
+    const whole = gzipSync(listing);
+    const corrupt = Buffer.from(whole);
+    corrupt[corrupt.length - 6]! ^= 0xff;
+    for (const bytes of [whole.subarray(0, whole.length - 12), corrupt]) {
+      const err = await listingFailure((res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(bytes);
+      });
+      expect(err.failure).toBe('bad-response');
+      expect(err.message).toMatch(/the answer's gzip encoding is corrupt or cut short \(Z_[A-Z_]+\)/);
+    }
   });
 });
