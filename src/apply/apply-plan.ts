@@ -82,6 +82,8 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   const outcomes = new Uint8Array(changes.length);
   const notApplied = new Map<number, ChangeResult>();
   let interrupted = false;
+  /** The journal refused an entry (a full disk, a read-only directory): nothing more is started. */
+  let journalFailure: string | undefined;
   let inFlight = 0;
   // Set below, once the groups are known; an interrupt reads no more of it.
   let listing: FreshListing | undefined;
@@ -123,6 +125,10 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       finish(index, { outcome: 'not-started', reason: 'apply was interrupted before it started', durationMs: 0 });
       return 'not-started';
     }
+    if (journalFailure !== undefined) {
+      finish(index, { outcome: 'not-started', reason: `the state journal could not be written, so nothing more was started (${journalFailure})`, durationMs: 0 });
+      return 'not-started';
+    }
     if (isRecordedDone(change, isJournaled)) {
       finish(index, { outcome: 'already-done', reason: 'recorded in the state journal', durationMs: 0 });
       return 'already-done';
@@ -141,12 +147,26 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       });
       // Only billing can be stale; a revocation or channel removal that ended is done.
       if (JOURNALED_KINDS.has(change.kind) && change.targetId !== undefined && result.outcome !== 'stale') {
-        await options.journal.record(options.service, journalKey(change.kind, change.organisation.id, change.targetId), {
-          kind: change.kind,
-          organisation: change.organisation.slug,
-          outcome: result.outcome,
-          at: new Date(now()).toISOString(),
-        });
+        try {
+          await options.journal.record(options.service, journalKey(change.kind, change.organisation.id, change.targetId), {
+            kind: change.kind,
+            organisation: change.organisation.slug,
+            outcome: result.outcome,
+            at: new Date(now()).toISOString(),
+          });
+        } catch (err) {
+          // Done on the service but not recorded: say so, and start nothing more, since nothing more
+          // could be recorded either (a full disk let an apply go on deleting thousands, each told
+          // only as a failure of "operation unknown"). The next apply finds these already gone.
+          const message = err instanceof Error ? err.message : String(err);
+          journalFailure ??= message;
+          finish(index, {
+            outcome: 'failed',
+            failure: { operation: change.kind, message: `${result.outcome === 'applied' ? 'done on the service' : 'found already done on the service'}, but not recorded in the state journal: ${message}. The next apply finds it done` },
+            durationMs: now() - t0,
+          });
+          return 'failed';
+        }
       }
       finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });
       return result.outcome;

@@ -194,6 +194,18 @@ describe('applyPlan', () => {
     expect(again.writes()).toEqual([]);
   });
 
+  it('starts nothing more once the journal cannot be written, and says the change it could not record was done on the service', async () => {
+    const client = createScriptedClient([member('acme')]);
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    const journal = { has: () => false, record: () => Promise.reject(full), flush: async () => undefined };
+    const changes = [removeChannel('acme', 'ch_1'), removeChannel('acme', 'ch_2'), removeChannel('acme', 'ch_3')];
+    const { summary } = await run(changes, client, { journal, parallelism: 1 });
+    expect(client.writes().map((w) => w.operation)).toEqual(['deleteNotificationChannel']);
+    expect(summary).toMatchObject({ failed: 1, notStarted: 2 });
+    expect(summary.notApplied[0]!.failure!.message).toContain('done on the service, but not recorded in the state journal: ENOSPC');
+    expect(summary.notApplied[1]!.reason).toContain('the state journal could not be written, so nothing more was started');
+  });
+
   it('tells every change’s start before its end, between apply-start first and apply-end last', async () => {
     const client = createScriptedClient([member('acme'), member('globex')]);
     const { events, summary } = await run([billing('acme', {}), revokeInvitation('acme', 'inv_2'), billing('globex', {})], client);
