@@ -24,6 +24,15 @@ import type { ErrorBody, OperationId } from './types.js';
 /** While an attempt waits at the rate limiter, the deadline looks again this often. */
 const HOLD_RECHECK_MS = 1_000;
 
+/**
+ * How many times a request whose answer was cut off halfway (a connection reset mid-body) is sent
+ * again whole. undici's retry interceptor cannot: it would ask for the rest by byte range.
+ */
+const MAX_CUT_RESENDS = 2;
+
+/** Failures of an answer cut off after it began: the request may be sent again whole. */
+const cutMidAnswer = new WeakSet<TransportError>();
+
 export interface HttpOptions {
   baseUrl: URL;
   tokens: TokenSource;
@@ -151,7 +160,7 @@ export function createHttp(options: HttpOptions): Http {
   return async function send(request: HttpRequest): Promise<HttpResponse> {
     const token = (await tokenFor(request, () => options.tokens.current()))!;
     try {
-      return await sendWith(request, token, false);
+      return await sendWhole(request, token, false);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 401) throw err;
       if (options.tokens.kind !== 'command') {
@@ -163,7 +172,7 @@ export function createHttp(options: HttpOptions): Http {
       const fresh = await tokenFor(request, () => options.tokens.refresh(token));
       if (fresh === undefined) throw err;
       try {
-        return await sendWith(request, fresh, true);
+        return await sendWhole(request, fresh, true);
       } catch (again) {
         // Refused even just after the command gave it: another run of the command will not help.
         if (again instanceof ApiError && again.status === 401) options.onTokenRefused?.(again);
@@ -171,6 +180,21 @@ export function createHttp(options: HttpOptions): Http {
       }
     }
   };
+
+  /**
+   * The request, sent whole again when its answer was cut off halfway: safe for every operation, as
+   * a write carries its idempotency key and a delete found gone is done. The gate still holds each
+   * send to the rate limit, an interrupt and the request's `notAfter`.
+   */
+  async function sendWhole(request: HttpRequest, token: string, refreshed: boolean): Promise<HttpResponse> {
+    for (let resent = 0; ; resent += 1) {
+      try {
+        return await sendWith(request, token, refreshed);
+      } catch (err) {
+        if (!(err instanceof TransportError) || !cutMidAnswer.has(err) || resent >= MAX_CUT_RESENDS) throw err;
+      }
+    }
+  }
 
   async function sendWith(request: HttpRequest, token: string, refreshed: boolean): Promise<HttpResponse> {
     const timeouts = request.timeouts ?? options.timeouts;
@@ -264,7 +288,9 @@ export function createHttp(options: HttpOptions): Http {
         const zlibCode = errorCodeOf(err);
         if (inflate !== undefined && !deadline.aborted && zlibCode?.startsWith('Z_')) throw fail('bad-response', `the answer's ${encoding} encoding is corrupt or cut short (${zlibCode}); nothing is read from it`, err);
         const { failure, detail } = describeTransportFailure(err, deadline.aborted, options.proxy !== undefined);
-        throw fail(failure, detail, err);
+        const error = fail(failure, detail, err);
+        if (failure === 'connection') cutMidAnswer.add(error);
+        throw error;
       }
 
       const contentType = firstHeader(response.headers['content-type']) ?? '';

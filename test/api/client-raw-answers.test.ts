@@ -66,6 +66,31 @@ describe('an answer whose connection is cut halfway through its body', () => {
     expect((err as TransportError).failure).toBe('connection');
     expect(err.message).not.toContain('UND_ERR_REQ_RETRY');
     expect(seen.filter((h) => /^(range|if-match):/im.test(h))).toEqual([]);
+    // Sent whole again twice, with its idempotency key each time, then given up.
+    expect(seen).toHaveLength(3);
+    expect(new Set(seen.map((h) => /^idempotency-key: (.*)$/im.exec(h)?.[1])).size).toBe(1);
+  });
+
+  it('is asked for again whole: a listing page cut off once is read on the next try', async () => {
+    const body = JSON.stringify({ organisations: [{ id: 'org_1', slug: 'one' }] });
+    let answers = 0;
+    const url = await listen(
+      createServer((socket) => {
+        sockets.push(socket);
+        socket.on('error', () => undefined);
+        socket.on('data', () => {
+          answers += 1;
+          socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${answers === 1 ? body.slice(0, 10) : body}`);
+          if (answers === 1) setTimeout(() => socket.resetAndDestroy(), 20);
+        });
+      }),
+    );
+    const client = createClient({ baseUrl: url, token: TOKEN });
+    const orgs: string[] = [];
+    for await (const org of client.listOrganisations()) orgs.push(org.slug);
+    await client.close();
+    expect(orgs).toEqual(['one']);
+    expect(answers).toBe(2);
   });
 });
 
