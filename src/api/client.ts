@@ -264,7 +264,6 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
         throw badResponse('getOrganisations', target, `expected an object with an "organisations" array${notJson(response)}`, secrets);
       }
-      listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
       return listing;
     };
     let ahead: Promise<OrganisationList> | undefined;
@@ -289,6 +288,9 @@ export function createClient(options: ClientOptions): OrganisationsClient {
         // Its failure is the caller's when it asks for that page; until then it is not unhandled.
         ahead.catch(() => undefined);
       }
+      // Each organisation checked once the next page is on its way: 500 checks a page were on the
+      // chain of pages, which can only be read one after another.
+      listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
       yield listing;
       if (after.kind === 'end') return;
       if (after.kind === 'refused') throw badResponse('getOrganisations', target, after.reason, secrets);
