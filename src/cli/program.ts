@@ -149,6 +149,8 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
   const program = new OrgformCommand('orgform')
     .description('Declarative, Terraform-style provisioning for the Organisations service.')
     .version(VERSION)
+    // Also before the command (`orgform --no-color plan`), as NO_COLOR is for every command.
+    .option('--no-color', 'no colour, for any command (each command also takes it after its name)')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -158,7 +160,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
 
   const load = (name: string) => async (...actionArgs: unknown[]) => {
     const cmd = actionArgs[actionArgs.length - 1] as Command;
-    const options = cmd.opts();
+    const options = program.opts().color === false ? { ...cmd.opts(), color: false } : cmd.opts();
     const load = COMMANDS[name];
     if (load === undefined) throw new Error(`no module for command ${name}`);
     const mod = await load();

@@ -23,6 +23,15 @@ describe('colour on the command line', () => {
     expect(result.stdout + result.stderr).not.toContain(ESC);
   });
 
+  it('takes --no-color before the command too, even with FORCE_COLOR set', async () => {
+    const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const before = await runCli(['--no-color', 'plan'], { cwd, env: { ...env, FORCE_COLOR: '1' } });
+    expect(before.stderr).not.toContain('unknown option');
+    expect(before.code).toBe(0);
+    expect(before.stdout).toContain('organisations.acme');
+    expect(before.stdout).not.toContain(ESC);
+  });
+
   it('colours a plan written to a log when FORCE_COLOR is set', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     const plain = await runCli(['plan'], { cwd, env });
