@@ -67,7 +67,11 @@ export function parseYaml(text: string): ParseYamlResult {
     return { ok: false, problems: [{ pos: { line: 1, col: 1 }, message: `cannot parse this YAML: ${message}` }] };
   }
 
-  const yamlProblems = [...doc.errors, ...doc.warnings].map((error) => ({
+  // The parser can run out of stack more than once on the way back up (how often depends on the
+  // stack left when it started): one "nested too deeply" says it.
+  const exhausted = doc.errors.findIndex((error) => error.code === 'RESOURCE_EXHAUSTION');
+  const errors = exhausted < 0 ? doc.errors : doc.errors.filter((error, i) => error.code !== 'RESOURCE_EXHAUSTION' || i === exhausted);
+  const yamlProblems = [...errors, ...doc.warnings].map((error) => ({
     pos: positionOf(error.pos[0]),
     message: describeYamlError(error),
   }));

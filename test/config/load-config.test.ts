@@ -209,6 +209,15 @@ describe('loadConfig refusing what is not YAML text', () => {
     expect(found[0]).toMatch(/^deep\.yaml:2:\d+: nested too deeply for the YAML parser \(hundreds of mappings or lists inside one another\); an orgs file needs five levels at most$/);
   });
 
+  it('says it once however much stack was used before the parse began (a worker that ran other files first)', async () => {
+    const cwd = await makeWorkspace({ 'deep.yaml': `version: 1\nx: ${'['.repeat(2_000)}${']'.repeat(2_000)}\n` });
+    // Each frame leaves less stack to the parser, which then runs out more than once on the way back.
+    const deepen = (frames: number): Promise<LoadResult> => (frames === 0 ? load(cwd, ['deep.yaml']) : deepen(frames - 1));
+    const found = lines(await deepen(3_000));
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/nested too deeply for the YAML parser/);
+  });
+
   it('rejects a large node repeated by aliases, which the yaml package lets through', async () => {
     const big = `[${Array(20_000).fill('x').join(', ')}]`;
     const cwd = await makeWorkspace({ 'wide.yaml': `version: 1
