@@ -12,6 +12,7 @@
  * (nothing is written then); so is the outcome, which the command maps to an exit code.
  */
 import { NotSentError } from '../../api/api-error.js';
+import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { applyPlan } from '../../apply/apply-plan.js';
 import type { ApplyEvent, ApplySummary } from '../../apply/events.js';
@@ -302,9 +303,17 @@ async function savedWorkdir(saved: SavedPlan, planFile: string, cwd: string): Pr
   if (saved.workdir === undefined) return cwd;
   const recorded = resolve(dirname(resolve(cwd, planFile)), saved.workdir);
   if (recorded === cwd) return cwd;
-  const paths = saved.configFiles.map((f) => f.path);
-  const readable = async (dir: string) => [...(await hashFiles(paths, dir)).values()].every((hash) => hash !== null);
-  return (await readable(recorded)) || !(await readable(cwd)) ? recorded : cwd;
+  // Whether the files are there is all this asks: they are read, and hashed, once, under the lock.
+  const present = async (dir: string) => (await Promise.all(saved.configFiles.map((f) => isRegularFile(resolve(dir, f.path))))).every(Boolean);
+  return (await present(recorded)) || !(await present(cwd)) ? recorded : cwd;
+}
+
+async function isRegularFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 async function approve(confirmation: Confirmation, changes: number): Promise<boolean> {
