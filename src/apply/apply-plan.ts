@@ -20,7 +20,7 @@ import { journalKey } from '../state/journal.js';
 import type { StateJournal } from '../state/state-backend.js';
 import { CHANGED_LISTED, type ApplyListener, type ApplySummary, type ChangeFailure, type ChangeResult, type Outcome } from './events.js';
 import { ChangeFailedError, executeChange, type FreshRead } from './execute-change.js';
-import { FreshListing, type FreshReads } from './fresh-listing.js';
+import { FreshListing, lowWaterMark, type FreshReads } from './fresh-listing.js';
 import { runOrganisationChanges, type Decided, type OrganisationChange, type RunChange } from './run-organisation-changes.js';
 
 export interface ApplyOptions {
@@ -222,7 +222,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   // others (`immediate`) can start at once.
   const { waiting, immediate } = splitByFreshRead(changes, order, starts, options.freshReads);
   if (options.freshReads?.kind === 'listing') {
-    listing = new FreshListing(waiting, { client: options.client, pageSize: options.freshReads.pageSize, lowWater: 2 * options.parallelism, now });
+    listing = new FreshListing(waiting, { client: options.client, pageSize: options.freshReads.pageSize, lowWater: () => lowWaterMark(options.parallelism, options.client.rateStatus().rps), now });
     if (interrupted) listing.close();
   }
 

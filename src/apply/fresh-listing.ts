@@ -37,17 +37,32 @@ const MIN_PAGE_SIZE = 50;
  * By listing when its pages cost fewer requests than reading each organisation by id. Its page size
  * brings about four changes per worker a page (enough to keep every worker busy while the next is
  * read, few enough that none waits long), fewer when a known request rate would make a page's
- * writes outlast half the read age bound; larger where only a few of the listed organisations change.
+ * writes outlast a quarter of the read age bound; larger where only a few of the listed
+ * organisations change. A quarter, not half: the groups still waiting when the page is read, the
+ * writes held at the rate limiter and a 429's pause all age the same reads, and with half the bound
+ * for the page alone, shards sharing one limit read a third of their organisations again by id.
  */
 export function chooseFreshReads(inputs: FreshReadsInputs): FreshReads {
   const { changes, listed, parallelism, rps, maxReadAgeMs, maxPageSize } = inputs;
   if (changes === 0 || listed === undefined || listed === 0 || maxReadAgeMs === 0) return { kind: 'by-id' };
   let perPage = 4 * parallelism;
-  if (rps !== undefined && rps > 0) perPage = Math.min(perPage, Math.max(1, Math.floor((rps * maxReadAgeMs) / 2_000)));
+  if (rps !== undefined && rps > 0) perPage = Math.min(perPage, Math.max(1, Math.floor((rps * maxReadAgeMs) / 4_000)));
   const density = Math.min(1, changes / listed);
   const pageSize = Math.max(Math.min(MIN_PAGE_SIZE, maxPageSize), Math.min(maxPageSize, Math.ceil(perPage / density)));
   const pages = Math.ceil(listed / pageSize);
   return pages < changes ? { kind: 'listing', pageSize } : { kind: 'by-id' };
+}
+
+/**
+ * How few groups may be left waiting before the next page is read: twice the parallelism, enough to
+ * keep every worker busy while the page comes, but never more than half a second of writes at the
+ * rate the client holds itself to. The groups waiting age with their page, and at a limited rate
+ * (shards sharing one limit: a dozen requests a second each) 32 of them, plus the page read on top,
+ * outlasted the read age bound: their writes were held back and each organisation read again by id.
+ */
+export function lowWaterMark(parallelism: number, rps: number | undefined): number {
+  const busy = 2 * parallelism;
+  return rps === undefined ? busy : Math.max(1, Math.min(busy, Math.ceil(rps / 2)));
 }
 
 /** A group whose organisation the listing reached (or could not), with what it read. */
@@ -60,8 +75,8 @@ export interface Arrival {
 export interface FreshListingOptions {
   client: OrganisationsClient;
   pageSize: number;
-  /** The next page is read once fewer groups than this are waiting to run. */
-  lowWater: number;
+  /** The next page is read once fewer groups than this are waiting to run (asked before each read: it follows the rate). */
+  lowWater: () => number;
   now: () => number;
 }
 
@@ -91,7 +106,7 @@ export class FreshListing {
 
   /** Whether the caller should read the next page now: none is on its way and the groups read are running out. */
   wantsRead(): boolean {
-    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater;
+    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater();
   }
 
   /** Whether a page is on its way (the caller may wait for it with `arrival`). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseFreshReads, FreshListing, type Arrival } from '../../src/apply/fresh-listing.js';
+import { chooseFreshReads, FreshListing, lowWaterMark, type Arrival } from '../../src/apply/fresh-listing.js';
 import { createScriptedClient, fail, gate, serviceError } from '../support/scripted-client.js';
 
 const base = { parallelism: 16, rps: undefined, maxReadAgeMs: 5_000, maxPageSize: 500 };
@@ -24,18 +24,35 @@ describe('chooseFreshReads', () => {
     expect(chooseFreshReads({ ...base, changes: 5_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 128 });
   });
 
-  it('asks for smaller pages when a known request rate would make a page’s writes outlast half the bound, but never under 50', () => {
-    expect(chooseFreshReads({ ...base, parallelism: 64, rps: 40, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 100 });
+  it('asks for smaller pages when a known request rate would make a page’s writes outlast a quarter of the bound, but never under 50', () => {
+    // 80 a second for a quarter of 5 s: 100 writes a page.
+    expect(chooseFreshReads({ ...base, parallelism: 64, rps: 80, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 100 });
+    // 48 a second for a quarter of 10 s: 120.
+    expect(chooseFreshReads({ ...base, parallelism: 64, rps: 48, maxReadAgeMs: 10_000, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 120 });
+    expect(chooseFreshReads({ ...base, parallelism: 64, rps: 40, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
     expect(chooseFreshReads({ ...base, rps: 2, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
+  });
+});
+
+describe('lowWaterMark', () => {
+  it('keeps twice the parallelism waiting while nothing limits the rate', () => {
+    expect(lowWaterMark(16, undefined)).toBe(32);
+    expect(lowWaterMark(16, 1_000)).toBe(32);
+  });
+
+  it('keeps no more than half a second of writes waiting at a known rate, and at least one', () => {
+    expect(lowWaterMark(16, 12)).toBe(6);
+    expect(lowWaterMark(16, 49)).toBe(25);
+    expect(lowWaterMark(16, 0.5)).toBe(1);
   });
 });
 
 const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `org_${slug}`, slug, member: true, billing });
 
 /** A client whose listing answers pages of two, and the listing over it waiting for the groups of `ids`, in order. */
-function setup(ids: string[], options: { lowWater?: number; now?: () => number } = {}) {
+function setup(ids: string[], options: { lowWater?: number | (() => number); now?: () => number } = {}) {
   const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2 });
-  const listing = new FreshListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: options.lowWater ?? 1, now: options.now ?? (() => 7) });
+  const listing = new FreshListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now: options.now ?? (() => 7) });
   return { client, listing };
 }
 
@@ -77,6 +94,22 @@ describe('FreshListing', () => {
     expect(listing.wantsRead()).toBe(true);
     await listing.readPage();
     expect(drain(listing).map((a) => a.group)).toEqual([1, 2]);
+  });
+
+  it('asks for the low water each time, so that the pages follow the rate as it changes', async () => {
+    let lowWater = 3;
+    const { listing } = setup(['org_a', 'org_b', 'org_c', 'org_d'], { lowWater: () => lowWater });
+    await listing.readPage();
+    // a and b wait: below 3, so the next page is wanted…
+    expect(listing.wantsRead()).toBe(true);
+    // …until the rate drops and the mark with it.
+    lowWater = 2;
+    expect(listing.wantsRead()).toBe(false);
+    lowWater = 1;
+    listing.take();
+    expect(listing.wantsRead()).toBe(false);
+    listing.take();
+    expect(listing.wantsRead()).toBe(true);
   });
 
   it('hands over what the listing never showed as unlisted once it has ended', async () => {
