@@ -35,17 +35,20 @@ const MIN_PAGE_SIZE = 50;
 
 /**
  * By listing when its pages cost fewer requests than reading each organisation by id. Its page size
- * brings about four changes per worker a page (enough to keep every worker busy while the next is
- * read, few enough that none waits long), fewer when a known request rate would make a page's
- * writes outlast a quarter of the read age bound; larger where only a few of the listed
- * organisations change. A quarter, not half: the groups still waiting when the page is read, the
- * writes held at the rate limiter and a 429's pause all age the same reads, and with half the bound
- * for the page alone, shards sharing one limit read a third of their organisations again by id.
+ * brings about two changes per worker a page: enough to keep every worker busy while the next is
+ * read (it is asked for while up to twice the parallelism still wait), few enough that none waits
+ * long, whatever rate the run meets later (the size is chosen once, often before any 429 says what
+ * the rate is: four per worker left shards sharing one limit reading 200–500 organisations again by
+ * id). Fewer when a known request rate would make a page's writes outlast a quarter of the read age
+ * bound; larger where only a few of the listed organisations change. A quarter, not half: the groups
+ * still waiting when the page is read, the writes held at the rate limiter and a 429's pause all age
+ * the same reads, and with half the bound for the page alone, shards read a third of their
+ * organisations again by id.
  */
 export function chooseFreshReads(inputs: FreshReadsInputs): FreshReads {
   const { changes, listed, parallelism, rps, maxReadAgeMs, maxPageSize } = inputs;
   if (changes === 0 || listed === undefined || listed === 0 || maxReadAgeMs === 0) return { kind: 'by-id' };
-  let perPage = 4 * parallelism;
+  let perPage = 2 * parallelism;
   if (rps !== undefined && rps > 0) perPage = Math.min(perPage, Math.max(1, Math.floor((rps * maxReadAgeMs) / 4_000)));
   const density = Math.min(1, changes / listed);
   const pageSize = Math.max(Math.min(MIN_PAGE_SIZE, maxPageSize), Math.min(maxPageSize, Math.ceil(perPage / density)));

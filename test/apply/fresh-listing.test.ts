@@ -6,7 +6,9 @@ const base = { parallelism: 16, rps: undefined, maxReadAgeMs: 5_000, maxPageSize
 
 describe('chooseFreshReads', () => {
   it('streams one listing when its pages cost fewer requests than reading each organisation by id', () => {
-    expect(chooseFreshReads({ ...base, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 64 });
+    expect(chooseFreshReads({ ...base, parallelism: 64, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 128 });
+    // Two changes per worker, but never a page under 50.
+    expect(chooseFreshReads({ ...base, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
   });
 
   it('reads by id when there are fewer changes than the listing would have pages, or no listing was read whole', () => {
@@ -20,8 +22,9 @@ describe('chooseFreshReads', () => {
   });
 
   it('asks for larger pages where few of the listed organisations change, up to the service’s largest', () => {
-    expect(chooseFreshReads({ ...base, changes: 1_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 500 });
-    expect(chooseFreshReads({ ...base, changes: 5_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 128 });
+    expect(chooseFreshReads({ ...base, changes: 1_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 320 });
+    expect(chooseFreshReads({ ...base, changes: 500, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 500 });
+    expect(chooseFreshReads({ ...base, changes: 5_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 64 });
   });
 
   it('asks for smaller pages when a known request rate would make a page’s writes outlast a quarter of the bound, but never under 50', () => {

@@ -189,7 +189,7 @@ describe('the listing read again behind the writes, whatever its pages look like
     expect(result.stdout).toMatch(/Apply complete: 130 applied/);
     const after = new Map(emulator.store.dump().organisations.map((o) => [o.id, o.billing]));
     for (const o of sorted.filter((_, i) => i % 10 === 3)) expect(after.get(o.id)?.subscriptionId).toBe(`sub_renewed_${o.id}`);
-    // The plan's listing and apply's: pages of 50 (fixed, or 4 × --parallelism asked for, at least 50).
+    // The plan's listing and apply's: pages of 50 (fixed, or 2 × --parallelism asked for, at least 50).
     expect(emulator.counters.byOperation.getOrganisations).toBe(behaviour['page-size'] === 'fixed-50' ? 3 + 3 : 1 + 3);
     expect(emulator.counters.byOperation.getOrganisation).toBe(behaviour['listing-billing'] === 'omitted' ? 260 : 0);
   }, 60_000);
