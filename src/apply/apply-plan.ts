@@ -222,7 +222,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   // others (`immediate`) can start at once.
   const { waiting, immediate } = splitByFreshRead(changes, order, starts, options.freshReads);
   if (options.freshReads?.kind === 'listing') {
-    listing = new FreshListing(waiting, { client: options.client, pageSize: options.freshReads.pageSize, lowWater: () => lowWaterMark(options.parallelism, options.client.rateStatus().rps), now });
+    listing = new FreshListing(waiting, { client: options.client, pageSize: options.freshReads.pageSize, lowWater: (pageMs) => lowWaterMark(options.parallelism, options.client.rateStatus().rps, pageMs), now });
     if (interrupted) listing.close();
   }
 

@@ -58,14 +58,17 @@ export function chooseFreshReads(inputs: FreshReadsInputs): FreshReads {
 
 /**
  * How few groups may be left waiting before the next page is read: twice the parallelism, enough to
- * keep every worker busy while the page comes, but never more than half a second of writes at the
- * rate the client holds itself to. The groups waiting age with their page, and at a limited rate
- * (shards sharing one limit: a dozen requests a second each) 32 of them, plus the page read on top,
- * outlasted the read age bound: their writes were held back and each organisation read again by id.
+ * keep every worker busy while the page comes, but at the rate the client holds itself to, no more
+ * than the writes of the time a page takes to come (the fastest so far: the one read before the
+ * writes, or with no write ahead of it at the rate limiter) plus half a second. The groups waiting
+ * age with their page, and at a limited rate (shards sharing one limit: a dozen requests a second
+ * each) 32 of them, plus the page read on top, outlasted the read age bound: their writes were held
+ * back and each organisation read again by id. Half a second alone left the workers idle at every
+ * page of a service that takes a second to answer one.
  */
-export function lowWaterMark(parallelism: number, rps: number | undefined): number {
+export function lowWaterMark(parallelism: number, rps: number | undefined, pageMs = 0): number {
   const busy = 2 * parallelism;
-  return rps === undefined ? busy : Math.max(1, Math.min(busy, Math.ceil(rps / 2)));
+  return rps === undefined ? busy : Math.max(1, Math.min(busy, Math.ceil((rps * (500 + pageMs)) / 1000)));
 }
 
 /** A group whose organisation the listing reached (or could not), with what it read. */
@@ -78,8 +81,11 @@ export interface Arrival {
 export interface FreshListingOptions {
   client: OrganisationsClient;
   pageSize: number;
-  /** The next page is read once fewer groups than this are waiting to run (asked before each read: it follows the rate). */
-  lowWater: () => number;
+  /**
+   * The next page is read once fewer groups than this are waiting to run; asked before each read (it
+   * follows the rate), with the fastest a page has come so far (undefined before the first).
+   */
+  lowWater: (fastestPageMs: number | undefined) => number;
   now: () => number;
 }
 
@@ -98,6 +104,8 @@ export class FreshListing {
   private ended = false;
   private closing = false;
   private wakers: Array<() => void> = [];
+  /** The least time a page took from being asked for to arriving. */
+  private fastestPageMs: number | undefined;
 
   /** `waiting`: the group of each organisation (by id) whose billing is read from the listing; taken over. */
   constructor(
@@ -109,7 +117,7 @@ export class FreshListing {
 
   /** Whether the caller should read the next page now: none is on its way and the groups read are running out. */
   wantsRead(): boolean {
-    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater();
+    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs);
   }
 
   /** Whether a page is on its way (the caller may wait for it with `arrival`). */
@@ -141,10 +149,12 @@ export class FreshListing {
     this.reading = true;
     try {
       this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
+      const askedAt = this.options.now();
       const page = await this.pages.next();
       // When the page arrived: it shows the service as it was when it answered (a pause for a 429 or
       // a retry before it does not age it).
       const readAt = this.options.now();
+      if (page.done !== true) this.fastestPageMs = Math.min(this.fastestPageMs ?? Infinity, Math.max(0, readAt - askedAt));
       if (page.done === true) {
         this.end(UNLISTED);
       } else {

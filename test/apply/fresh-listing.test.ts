@@ -48,12 +48,20 @@ describe('lowWaterMark', () => {
     expect(lowWaterMark(16, 49)).toBe(25);
     expect(lowWaterMark(16, 0.5)).toBe(1);
   });
+
+  it('adds the writes of the time the fastest page took to come, for a service slow to answer one', () => {
+    // 12 a second, pages in 20 ms: 12 × 0.52 s.
+    expect(lowWaterMark(16, 12, 20)).toBe(7);
+    // 30 a second, pages in a second: 45 (half a second alone left the workers idle at every page).
+    expect(lowWaterMark(32, 30, 1_000)).toBe(45);
+    expect(lowWaterMark(16, 30, 1_000)).toBe(32);
+  });
 });
 
 const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `org_${slug}`, slug, member: true, billing });
 
 /** A client whose listing answers pages of two, and the listing over it waiting for the groups of `ids`, in order. */
-function setup(ids: string[], options: { lowWater?: number | (() => number); now?: () => number } = {}) {
+function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number) => number); now?: () => number } = {}) {
   const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2 });
   const listing = new FreshListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now: options.now ?? (() => 7) });
   return { client, listing };
@@ -113,6 +121,32 @@ describe('FreshListing', () => {
     expect(listing.wantsRead()).toBe(false);
     listing.take();
     expect(listing.wantsRead()).toBe(true);
+  });
+
+  it('tells the low water the fastest a page has come so far, nothing before the first', async () => {
+    let clock = 0;
+    const seen: Array<number | undefined> = [];
+    const { client, listing } = setup(['org_a', 'org_c', 'org_e'], {
+      lowWater: (pageMs?: number) => {
+        seen.push(pageMs);
+        return 10;
+      },
+      now: () => clock,
+    });
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    expect(listing.wantsRead()).toBe(true);
+    const first = listing.readPage();
+    await held.held;
+    clock = 300;
+    held.release();
+    await first;
+    expect(listing.wantsRead()).toBe(true);
+    // The next page comes at once: the fastest is now 0 ms.
+    await listing.readPage();
+    expect(listing.wantsRead()).toBe(true);
+    // Asked by each wantsRead, readPage's own included.
+    expect(seen).toEqual([undefined, undefined, 300, 300, 0]);
   });
 
   it('hands over what the listing never showed as unlisted once it has ended', async () => {
