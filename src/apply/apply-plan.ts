@@ -19,8 +19,8 @@ import type { ApplicableChange } from '../plan/types.js';
 import { journalKey } from '../state/journal.js';
 import type { StateJournal } from '../state/state-backend.js';
 import { CHANGED_LISTED, type ApplyListener, type ApplySummary, type ChangeFailure, type ChangeResult, type Outcome } from './events.js';
-import { ChangeFailedError, executeChange, type FreshRead } from './execute-change.js';
-import { FreshListing, lowWaterMark, type FreshReads } from './fresh-listing.js';
+import { ChangeFailedError, DEFAULT_READ_MAX_AGE_MS, executeChange, type FreshRead } from './execute-change.js';
+import { FreshListing, lowWaterMark, workersAtRate, type FreshReads } from './fresh-listing.js';
 import { runOrganisationChanges, type Decided, type OrganisationChange, type RunChange } from './run-organisation-changes.js';
 
 export interface ApplyOptions {
@@ -232,6 +232,30 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   // changes. Workers, not one p-limit task per organisation: those are all queued at once and each is
   // held, about 1 KB, until its turn (100 MB at 100,000 organisations).
   let nextImmediate = 0;
+  // At a known rate, only as many workers take work as the rate serves within the read age bound
+  // (workersAtRate): the others wait here for one to finish. 256 workers at 5 requests a second held
+  // their writes at the rate limiter until every read they were built from was too old to send.
+  const maxReadAgeMs = Math.max(options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS, 1_000);
+  let working = 0;
+  const waitingForTurn: Array<() => void> = [];
+  async function takeTurn(): Promise<void> {
+    while (working >= workersAtRate(options.parallelism, options.client.rateStatus().rps, maxReadAgeMs)) {
+      await new Promise<void>((resolve) => waitingForTurn.push(resolve));
+    }
+    working += 1;
+  }
+  function endTurn(): void {
+    working -= 1;
+    waitingForTurn.shift()?.();
+  }
+  async function inTurn(work: () => Promise<unknown>): Promise<void> {
+    await takeTurn();
+    try {
+      await work();
+    } finally {
+      endTurn();
+    }
+  }
   async function worker(): Promise<void> {
     for (;;) {
       if (listing?.wantsRead()) {
@@ -240,11 +264,12 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       }
       const arrived = listing?.take();
       if (arrived !== undefined) {
-        await runGroup(arrived.group, arrived.fresh);
+        await inTurn(() => runGroup(arrived.group, arrived.fresh));
         continue;
       }
       if (nextImmediate < immediate.length) {
-        await runGroup(immediate[nextImmediate++]!, undefined);
+        const group = immediate[nextImmediate++]!;
+        await inTurn(() => runGroup(group, undefined));
         continue;
       }
       if (listing?.busy) {
@@ -253,7 +278,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       }
       const next = ready.shift();
       if (next === undefined) return;
-      await run(next.index, next.decided, undefined);
+      await inTurn(() => run(next.index, next.decided, undefined));
     }
   }
   const workers = Math.max(1, Math.min(options.parallelism, groupCount + active.length));

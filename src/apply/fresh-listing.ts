@@ -71,6 +71,17 @@ export function lowWaterMark(parallelism: number, rps: number | undefined, pageM
   return rps === undefined ? busy : Math.max(1, Math.min(busy, Math.ceil((rps * (500 + pageMs)) / 1000)));
 }
 
+/**
+ * How many workers may run changes at once: all of them while nothing limits the rate; at a known
+ * rate, those whose requests (a read and a write each, at worst) the rate serves within a quarter
+ * of the read age bound, at least one. More only hold writes at the rate limiter until the reads
+ * they were built from are too old to send, and read again, three times, then fail.
+ */
+export function workersAtRate(parallelism: number, rps: number | undefined, maxReadAgeMs: number): number {
+  if (rps === undefined) return parallelism;
+  return Math.max(1, Math.min(parallelism, Math.ceil((rps * maxReadAgeMs) / 4_000)));
+}
+
 /** A group whose organisation the listing reached (or could not), with what it read. */
 export interface Arrival {
   group: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseFreshReads, FreshListing, lowWaterMark, type Arrival } from '../../src/apply/fresh-listing.js';
+import { chooseFreshReads, FreshListing, lowWaterMark, workersAtRate, type Arrival } from '../../src/apply/fresh-listing.js';
 import { createScriptedClient, fail, gate, serviceError } from '../support/scripted-client.js';
 
 const base = { parallelism: 16, rps: undefined, maxReadAgeMs: 5_000, maxPageSize: 500 };
@@ -34,6 +34,19 @@ describe('chooseFreshReads', () => {
     expect(chooseFreshReads({ ...base, parallelism: 64, rps: 48, maxReadAgeMs: 10_000, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 120 });
     expect(chooseFreshReads({ ...base, parallelism: 64, rps: 40, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
     expect(chooseFreshReads({ ...base, rps: 2, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
+  });
+});
+
+describe('workersAtRate', () => {
+  it('lets every worker run while nothing limits the rate', () => {
+    expect(workersAtRate(256, undefined, 5_000)).toBe(256);
+  });
+
+  it('at a known rate, lets run only those whose requests the rate serves in a quarter of the read age bound, at least one', () => {
+    expect(workersAtRate(256, 5, 5_000)).toBe(7);
+    expect(workersAtRate(16, 12, 5_000)).toBe(15);
+    expect(workersAtRate(32, 50, 5_000)).toBe(32);
+    expect(workersAtRate(16, 0.5, 1_000)).toBe(1);
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
-import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { setupBillingWorld, setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
 
 /** 400 organisations, a quarter of them with a new billing e-mail: pages of the listing hold 4 organisations for each change. */
@@ -34,4 +34,16 @@ describe('the listing behind the writes, held to 10 requests a second', () => {
     // keeps the rule under the other page profile.
     expect(world.emulator.counters.byOperation.getOrganisation).toBeLessThanOrEqual(10);
   }, 60_000);
+});
+
+describe('more workers than a rate serves', () => {
+  it('at --max-rps 5, --parallelism 256 applies every one of 60 changes: only as many run at once as the rate serves within the read age bound', async () => {
+    const world = await setupBillingWorld(60);
+    const result = await runCli(['apply', '--auto-approve', '--parallelism', '256', '--max-rps', '5'], { cwd: world.cwd, env: world.env });
+    // All 256 at once held their writes at the rate limiter until every read was too old to send:
+    // 36 of the 60 failed, each read three times.
+    expect(result.stdout).toMatch(/Apply complete: 60 applied/);
+    expect(result.code).toBe(0);
+    expect(world.changed()).toBe(60);
+  }, 90_000);
 });
