@@ -248,13 +248,17 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
     working -= 1;
     waitingForTurn.shift()?.();
   }
-  async function inTurn(work: () => Promise<unknown>): Promise<void> {
-    await takeTurn();
-    try {
-      await work();
-    } finally {
-      endTurn();
+  /** The next piece of work, taken only once the worker has its turn (a group read from the listing ages while it waits). */
+  function nextWork(): (() => Promise<unknown>) | undefined {
+    const arrived = listing?.take();
+    if (arrived !== undefined) return () => runGroup(arrived.group, arrived.fresh);
+    if (nextImmediate < immediate.length) {
+      const group = immediate[nextImmediate++]!;
+      return () => runGroup(group, undefined);
     }
+    if (listing?.busy) return undefined;
+    const next = ready.shift();
+    return next === undefined ? undefined : () => run(next.index, next.decided, undefined);
   }
   async function worker(): Promise<void> {
     for (;;) {
@@ -262,23 +266,19 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
         await listing.readPage();
         continue;
       }
-      const arrived = listing?.take();
-      if (arrived !== undefined) {
-        await inTurn(() => runGroup(arrived.group, arrived.fresh));
-        continue;
-      }
-      if (nextImmediate < immediate.length) {
-        const group = immediate[nextImmediate++]!;
-        await inTurn(() => runGroup(group, undefined));
-        continue;
-      }
-      if (listing?.busy) {
+      await takeTurn();
+      const work = nextWork();
+      if (work === undefined) {
+        endTurn();
+        if (!listing?.busy) return;
         await listing.arrival();
         continue;
       }
-      const next = ready.shift();
-      if (next === undefined) return;
-      await inTurn(() => run(next.index, next.decided, undefined));
+      try {
+        await work();
+      } finally {
+        endTurn();
+      }
     }
   }
   const workers = Math.max(1, Math.min(options.parallelism, groupCount + active.length));
