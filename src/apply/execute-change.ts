@@ -56,6 +56,11 @@ export interface ExecuteOptions {
   /** A fresh read older than this is read again by id just before the write (ORGFORM_READ_MAX_AGE_MS). */
   maxReadAgeMs?: number;
   now?: () => number;
+  /**
+   * Before a billing write held until its read aged is read and built again: apply waits here for
+   * its turn again, so that at a rate learned mid-run only the workers it serves read again.
+   */
+  beforeReadAgain?: () => Promise<void>;
 }
 
 export const DEFAULT_BACKOFF_BASE_MS = 250;
@@ -278,6 +283,7 @@ async function writeBilling(change: ApplicableChange, client: OrganisationsClien
           }
           // Read again by id: the listing's read is the one that aged.
           fresh = undefined;
+          await options.beforeReadAgain?.();
           continue;
         }
         return { outcome: 'applied' };

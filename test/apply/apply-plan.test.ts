@@ -5,6 +5,7 @@ import { CHANGED_LISTED, type ApplyEvent } from '../../src/apply/events.js';
 import type { Change } from '../../src/plan/types.js';
 import { Journal, journalKey } from '../../src/state/journal.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../support/view-fixtures.js';
+import { NotSentError } from '../../src/api/api-error.js';
 import { BASE_URL, createScriptedClient, fail, gate, serviceError, type ScriptedClient } from '../support/scripted-client.js';
 import { makeWorkspace } from '../support/workspace.js';
 
@@ -339,6 +340,37 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
     expect(summary.applied).toBe(6);
     expect(client.calls.filter((c) => c.operation === 'getOrganisation').map((c) => c.organisationId)).toEqual(['org_b']);
     expect(client.organisation('org_b')!.billing!.subscriptionId).toBe('sub_b_late');
+  });
+
+  it('when a rate learned mid-run serves fewer than were started, lets only those it serves read again and write', async () => {
+    const client = createScriptedClient(world(), { pageSize: 6 });
+    let inFlight = 0;
+    let most = 0;
+    let clock = 0;
+    // Every worker's first write is held until its read aged, and meanwhile a 429 tells the rate:
+    // half a request a second, one organisation at a time.
+    client.on(
+      'updateBillingDetails',
+      () => {
+        client.rate = { ...client.rate, rps: 0.5 };
+        clock += 6_000;
+        throw new NotSentError({ operation: 'updateBillingDetails', why: 'its read is too old', readTooOld: true });
+      },
+      4,
+    );
+    client.on(
+      'getOrganisation',
+      async () => {
+        most = Math.max(most, (inFlight += 1));
+        await new Promise((r) => setTimeout(r, 5));
+        inFlight -= 1;
+      },
+      Infinity,
+    );
+    const { summary } = await run(changes(), client, { ...listing, freshReads: { kind: 'listing', pageSize: 6 }, parallelism: 4, now: () => clock });
+    expect(summary.applied).toBe(6);
+    // The four started before the rate was known all read again at once.
+    expect(most).toBe(1);
   });
 
   it('on an interrupt while a page is on its way, lets it finish and starts nothing that waited for it', async () => {
