@@ -278,6 +278,8 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       const work = nextWork();
       if (work === undefined) {
         endTurn();
+        // The listing ran dry while this worker waited for its turn, and no page is on its way: read it.
+        if (listing?.wantsRead()) continue;
         if (!listing?.busy) return;
         await listing.arrival();
         continue;
