@@ -19,7 +19,7 @@ import type { ApplicableChange } from '../plan/types.js';
 import { journalKey } from '../state/journal.js';
 import type { StateJournal } from '../state/state-backend.js';
 import { CHANGED_LISTED, type ApplyListener, type ApplySummary, type ChangeFailure, type ChangeResult, type Outcome } from './events.js';
-import { ChangeFailedError, DEFAULT_READ_MAX_AGE_MS, executeChange, type FreshRead } from './execute-change.js';
+import { ChangeFailedError, executeChange, sendWindowMs, type FreshRead } from './execute-change.js';
 import { FreshListing, lowWaterMark, workersAtRate, type FreshReads } from './fresh-listing.js';
 import { runOrganisationChanges, type Decided, type OrganisationChange, type RunChange } from './run-organisation-changes.js';
 
@@ -243,7 +243,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   // At a known rate, only as many workers take work as the rate serves within the read age bound
   // (workersAtRate): the others wait here for one to finish. 256 workers at 5 requests a second held
   // their writes at the rate limiter until every read they were built from was too old to send.
-  const maxReadAgeMs = Math.max(options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS, 1_000);
+  const maxReadAgeMs = sendWindowMs(options.maxReadAgeMs);
   let working = 0;
   const waitingForTurn: Array<() => void> = [];
   async function takeTurn(): Promise<void> {

@@ -69,6 +69,11 @@ export const DEFAULT_READ_MAX_AGE_MS = 5_000;
 
 /** The least time a write may take to go out after its read, whatever ORGFORM_READ_MAX_AGE_MS says. */
 const MIN_SEND_WINDOW_MS = 1_000;
+
+/** How long after its read a billing write may still be sent: the read age bound, at least MIN_SEND_WINDOW_MS. */
+export function sendWindowMs(maxReadAgeMs: number | undefined): number {
+  return Math.max(maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS, MIN_SEND_WINDOW_MS);
+}
 /** How many times a billing write held until its read was too old is built again before the change fails. */
 const MAX_BILLING_BUILDS = 3;
 
@@ -249,7 +254,7 @@ async function writeBilling(change: ApplicableChange, client: OrganisationsClien
   if (declared === undefined) throw new Error(`plan change ${change.address} has no declared billing`);
   const clock = options.now ?? Date.now;
   // A write goes out moments after its read; a bound of 0 ("always read by id first") still lets it.
-  const sendWithinMs = Math.max(options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS, MIN_SEND_WINDOW_MS);
+  const sendWithinMs = sendWindowMs(options.maxReadAgeMs);
   let fresh = options.fresh;
   for (let build = 1; ; build += 1) {
     const read =

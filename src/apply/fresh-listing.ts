@@ -165,10 +165,10 @@ export class FreshListing {
       // When the page arrived: it shows the service as it was when it answered (a pause for a 429 or
       // a retry before it does not age it).
       const readAt = this.options.now();
-      if (page.done !== true) this.fastestPageMs = Math.min(this.fastestPageMs ?? Infinity, Math.max(0, readAt - askedAt));
       if (page.done === true) {
         this.end(UNLISTED);
       } else {
+        this.fastestPageMs = Math.min(this.fastestPageMs ?? Infinity, Math.max(0, readAt - askedAt));
         for (const org of page.value.organisations) {
           const group = this.waiting.get(org.id);
           if (group === undefined) continue;

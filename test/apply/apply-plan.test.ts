@@ -30,6 +30,21 @@ async function run(changes: Change[], client: ScriptedClient, options: Partial<A
 
 const member = (slug: string, extra: object = {}) => ({ id: `org_${slug}`, slug, member: true, ...extra });
 /** Every change's outcome as told when it ended (the summary keeps only those not applied). */
+/** Answers every call of `operation` after 5 ms, counting the most answered at once. */
+function countAtOnce(client: ScriptedClient, operation: 'updateBillingDetails' | 'getOrganisation'): { readonly most: number } {
+  const count = { inFlight: 0, most: 0 };
+  client.on(
+    operation,
+    async () => {
+      count.most = Math.max(count.most, (count.inFlight += 1));
+      await new Promise((r) => setTimeout(r, 5));
+      count.inFlight -= 1;
+    },
+    Infinity,
+  );
+  return count;
+}
+
 const outcomes = (events: ApplyEvent[]) => Object.fromEntries(events.flatMap((e) => (e.type === 'change-end' ? [[e.address, e.outcome]] : [])));
 
 describe('applyPlan', () => {
@@ -133,19 +148,9 @@ describe('applyPlan', () => {
 
   it('keeps no more requests in flight than the parallelism', async () => {
     const client = createScriptedClient(['a', 'b', 'c', 'd', 'e', 'f'].map((s) => member(s)));
-    let inFlight = 0;
-    let most = 0;
-    client.on(
-      'updateBillingDetails',
-      async () => {
-        most = Math.max(most, (inFlight += 1));
-        await new Promise((r) => setTimeout(r, 5));
-        inFlight -= 1;
-      },
-      Infinity,
-    );
+    const updates = countAtOnce(client, 'updateBillingDetails');
     await run(['a', 'b', 'c', 'd', 'e', 'f'].map((s) => billing(s, {})), client, { parallelism: 2 });
-    expect(most).toBe(2);
+    expect(updates.most).toBe(2);
   });
 
   it('on interrupt starts nothing new, lets the change in flight finish, and reports the rest not started', async () => {
@@ -344,8 +349,6 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
 
   it('when a rate learned mid-run serves fewer than were started, lets only those it serves read again and write', async () => {
     const client = createScriptedClient(world(), { pageSize: 6 });
-    let inFlight = 0;
-    let most = 0;
     let clock = 0;
     // Every worker's first write is held until its read aged, and meanwhile a 429 tells the rate:
     // half a request a second, one organisation at a time.
@@ -358,19 +361,12 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
       },
       4,
     );
-    client.on(
-      'getOrganisation',
-      async () => {
-        most = Math.max(most, (inFlight += 1));
-        await new Promise((r) => setTimeout(r, 5));
-        inFlight -= 1;
-      },
-      Infinity,
-    );
+    const reads = countAtOnce(client, 'getOrganisation');
     const { summary } = await run(changes(), client, { ...listing, freshReads: { kind: 'listing', pageSize: 6 }, parallelism: 4, now: () => clock });
     expect(summary.applied).toBe(6);
-    // The four started before the rate was known all read again at once.
-    expect(most).toBe(1);
+    // Had each not waited for a turn again, the four started before the rate was known would all
+    // have read again at once.
+    expect(reads.most).toBe(1);
   });
 
   it('on an interrupt while a page is on its way, lets it finish and starts nothing that waited for it', async () => {
