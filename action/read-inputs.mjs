@@ -16,6 +16,7 @@ import { splitWords, WordsError } from './split-words.mjs';
  * @property {string | undefined} maxChanges  a whole number, as text
  * @property {string[]} args
  * @property {string} state            '' = orgform's default journal
+ * @property {string} commentAuthor    the login github-token writes as, when the API cannot tell ('' = ask it)
  */
 
 /**
@@ -39,6 +40,7 @@ export function readInputs(env) {
     maxChanges: maxChanges === '' ? undefined : maxChanges,
     args: words('args', get('ARGS')),
     state: get('STATE'),
+    commentAuthor: get('COMMENT_AUTHOR'),
   };
 }
 
