@@ -126,7 +126,7 @@ describe('the GitHub comment', () => {
     ];
     const scope = nock(GITHUB);
     pages.forEach((items, i) => {
-      const link = i < pages.length - 1 ? { link: `<${GITHUB}${LIST}?per_page=100&page=${i + 2}>; rel="next", <${GITHUB}${LIST}?per_page=100&page=3>; rel="last"` } : {};
+      const link: Record<string, string> = i < pages.length - 1 ? { link: `<${GITHUB}${LIST}?per_page=100&page=${i + 2}>; rel="next", <${GITHUB}${LIST}?per_page=100&page=3>; rel="last"` } : {};
       scope.get(LIST).query(i === 0 ? { per_page: '100' } : { per_page: '100', page: String(i + 1) }).reply(200, items, link);
     });
     const writes = githubWrites(scope);
