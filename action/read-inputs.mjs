@@ -9,7 +9,8 @@ import { splitWords, WordsError } from './split-words.mjs';
 /**
  * @typedef {object} ActionInputs
  * @property {'plan' | 'apply'} command
- * @property {string} version          as given ('' = this action's own version)
+ * @property {string} version          as given ('' = this action's own release)
+ * @property {string} sha256           the checksum the release tarball must have ('' = its release's SHA256SUMS)
  * @property {string[]} files          each one becomes `-f FILE`
  * @property {string} workingDirectory as given ('.' by default)
  * @property {boolean} comment
@@ -34,6 +35,7 @@ export function readInputs(env) {
   return {
     command,
     version: get('VERSION'),
+    sha256: get('SHA256').toLowerCase(),
     files: words('files', get('FILES')),
     workingDirectory: get('WORKING_DIRECTORY') || '.',
     comment: comment === 'true',

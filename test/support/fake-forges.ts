@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 export interface FakeComment {
   id: number;
   body: string;
-  /** GitHub: user.type (Bot or User). GitLab: author.id. */
+  /** GitHub: 'Bot' (github-actions[bot]), 'User', or another bot's login. GitLab: author.id. */
   author: string | number;
   system?: boolean;
 }
@@ -67,7 +67,8 @@ export async function startFakeGithub(options: { repository: string; number: num
   const state = { comments: options.comments ?? [], states: new Map(), requests: [] as string[], readOnly: false };
   const list = `/repos/${options.repository}/issues/${options.number}/comments`;
   const one = new RegExp(`^/repos/${options.repository}/issues/comments/(\\d+)$`);
-  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: { login: c.author === 'Bot' ? 'github-actions[bot]' : 'someone', type: c.author } });
+  // author 'Bot' is github-actions[bot] (the job's token), 'User' someone; any other string is that bot's login.
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: { login: c.author === 'Bot' ? 'github-actions[bot]' : c.author === 'User' ? 'someone' : c.author, type: c.author === 'User' ? 'User' : 'Bot' } });
   return listen((req, url, body, reply) => {
     if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { message: 'Bad credentials' });
     if (req.method === 'GET' && url.pathname === list) {
