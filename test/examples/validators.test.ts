@@ -39,7 +39,9 @@ describe('action.yml and the GitHub workflows pass action-validator', () => {
     expect(files.map((file) => file.slice(ROOT.length))).toEqual(expect.arrayContaining(['action.yml', 'examples/github-actions/orgform.yml', '.github/workflows/release.yml']));
     for (const file of files) {
       const result = await run(process.execPath, [ACTION_VALIDATOR, file], ROOT);
-      expect({ file, code: result.code, stderr: result.stderr }).toEqual({ file, code: 0, stderr: '' });
+      // It says it cannot check the globs of a `paths` filter; anything else is a finding.
+      const stderr = result.stderr.split('\n').filter((line) => line !== '' && !/^WARNING: Glob validation is not yet supported\. Glob at \/on\/\w+\/paths will not be validated\.$/.test(line));
+      expect({ file, code: result.code, stderr }).toEqual({ file, code: 0, stderr: [] });
     }
   });
 
