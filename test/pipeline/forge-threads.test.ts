@@ -135,38 +135,33 @@ describe('the GitHub comment', () => {
     expect(scope.pendingMocks().filter((m) => m.startsWith('GET'))).toEqual([]);
   });
 
-  it('stops when the API ignores `page` and serves the first page again: two reads, one new comment', async () => {
-    let reads = 0;
-    const first = Array.from({ length: 100 }, (_, i) => comment(i + 1, RENOVATE));
+  /** A list that always links a next page, each read answered by `page(n)`: the reads counted. */
+  function endlessList(page: (n: number) => unknown[]) {
+    const reads = { count: 0 };
     const scope = nock(GITHUB)
       .get(LIST)
       .query(true)
       .times(MAX_PAGES + 1)
       .optionally()
       .reply(() => {
-        reads += 1;
-        return [200, first, { link: `<${GITHUB}${LIST}?per_page=100&page=${reads + 1}>; rel="next"` }];
+        reads.count += 1;
+        return [200, page(reads.count), { link: `<${GITHUB}${LIST}?per_page=100&page=${reads.count + 1}>; rel="next"` }];
       });
-    const writes = githubWrites(scope);
+    return { reads, writes: githubWrites(scope) };
+  }
+
+  it('stops when the API ignores `page` and serves the first page again: two reads, one new comment', async () => {
+    const first = Array.from({ length: 100 }, (_, i) => comment(i + 1, RENOVATE));
+    const { reads, writes } = endlessList(() => first);
     expect(await upsertComment(github(), MARKER, BODY)).toEqual({ action: 'created', id: 999 });
-    expect(reads).toBe(2);
+    expect(reads.count).toBe(2);
     expect(writes).toEqual(['POST']);
   });
 
   it('gives up after MAX_PAGES pages that keep coming, and writes nothing', async () => {
-    let reads = 0;
-    const scope = nock(GITHUB)
-      .get(LIST)
-      .query(true)
-      .times(MAX_PAGES + 1)
-      .optionally()
-      .reply(() => {
-        reads += 1;
-        return [200, [comment(reads, RENOVATE)], { link: `<${GITHUB}${LIST}?page=${reads + 1}>; rel="next"` }];
-      });
-    const writes = githubWrites(scope);
+    const { reads, writes } = endlessList((n) => [comment(n, RENOVATE)]);
     await expect(upsertComment(github(), MARKER, BODY)).rejects.toThrow(`more than ${MAX_PAGES} pages; gave up rather than read part of the list`);
-    expect(reads).toBe(MAX_PAGES);
+    expect(reads.count).toBe(MAX_PAGES);
     expect(writes).toEqual([]);
   });
 
