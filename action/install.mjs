@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { redactAddress } from '../pipeline/forge-api.mjs';
 import { ActionError, runStep, setOutputs, warningCommand } from './github-runner.mjs';
 import { readInputs } from './read-inputs.mjs';
 
@@ -79,7 +80,8 @@ function releaseSource(version, sha256, env) {
   }
   if (sha256 === '') throw new ActionError(`version is a tarball (${version}): give its sha256 too, so that what runs is what you checked`);
   const tarball = url ? version : isAbsolute(version) ? version : resolve(version);
-  return { tarball, name: tarball.split('/').at(-1) ?? 'orgform.tgz', sha256 };
+  const path = url ? new URL(tarball).pathname : tarball;
+  return { tarball, name: path.split('/').at(-1) || 'orgform.tgz', sha256 };
 }
 
 /** This action's own version (its package.json), so that `uses: …@v0.2.1` runs orgform 0.2.1. */
@@ -93,7 +95,7 @@ function ownVersion() {
  * @param {string} home
  */
 async function unpackRelease(source, home) {
-  console.log(`Fetching ${source.tarball}`);
+  console.log(`Fetching ${shown(source.tarball)}`);
   const data = await fetchBytes(source.tarball);
   const digest = createHash('sha256').update(data).digest('hex');
   const expected = [source.sha256, source.sums === undefined ? undefined : sumFor(await fetchBytes(source.sums), source.name, source.sums)].filter((sum) => sum !== undefined);
@@ -123,7 +125,7 @@ async function unpackRelease(source, home) {
  */
 function sumFor(sums, name, url) {
   const line = sums.toString('utf8').split('\n').map((l) => /^([0-9a-f]{64}) [ *](.+)$/.exec(l.trim())).find((m) => m?.[2] === name);
-  if (!line?.[1]) throw new ActionError(`${url} lists no checksum for ${name}`);
+  if (!line?.[1]) throw new ActionError(`${shown(url)} lists no checksum for ${name}`);
   return line[1];
 }
 
@@ -141,12 +143,17 @@ async function fetchBytes(source) {
     res = await fetch(source, { signal: AbortSignal.timeout(120_000) });
   } catch (err) {
     const cause = /** @type {{ cause?: { message?: string } }} */ (err).cause;
-    throw new ActionError(`could not fetch ${source}: ${cause?.message ?? /** @type {Error} */ (err).message}`);
+    throw new ActionError(`could not fetch ${shown(source)}: ${cause?.message ?? /** @type {Error} */ (err).message}`);
   }
-  if (!res.ok) throw new ActionError(`could not fetch ${source}: HTTP ${res.status}`);
+  if (!res.ok) throw new ActionError(`could not fetch ${shown(source)}: HTTP ${res.status}`);
   const data = Buffer.from(await res.arrayBuffer());
-  if (data.length > MAX_TARBALL_BYTES) throw new ActionError(`${source} is ${data.length} bytes, far more than a release: not run`);
+  if (data.length > MAX_TARBALL_BYTES) throw new ActionError(`${shown(source)} is ${data.length} bytes, far more than a release: not run`);
   return data;
+}
+
+/** A URL as printed: a presigned one's signature and any user info hidden. A path as it is. @param {string} source */
+function shown(source) {
+  return /^https?:\/\//i.test(source) ? redactAddress(source) : source;
 }
 
 await runStep(main);

@@ -305,6 +305,11 @@ require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ arg
     const byUrl = await runAction({ version: `${release.url}/v${PACKAGE_VERSION}/orgform-${PACKAGE_VERSION}.tgz`, sha256: release.sha256, comment: 'false' });
     expect(byUrl.failed).toBe(false);
     expect(release.requests).toEqual([TARBALL, SUMS, TARBALL]);
+    // A presigned URL's signature is not printed.
+    const presigned = await runAction({ version: `${release.url}/signed/orgform.tgz?X-Amz-Signature=SECRETSIG`, sha256: release.sha256, comment: 'false' });
+    expect(presigned.failed).toBe(true);
+    expect(presigned.steps[0]!.stdout).toContain(`could not fetch ${release.url}/signed/orgform.tgz?X-Amz-Signature=***: HTTP 404`);
+    expect(JSON.stringify(presigned.steps)).not.toContain('SECRETSIG');
     expect(await npmCalls()).toEqual([]);
   });
 
