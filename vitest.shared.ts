@@ -35,7 +35,7 @@ export const PROPERTIES_IN_BOTH = [
 
 /**
  * Files that need a fresh module graph and process of their own: they mock node:fs/promises
- * (vi.mock), replace global fetch, turn on fake timers or listen on process. Every other file of
+ * (vi.mock), replace global fetch (nock), turn on fake timers or listen on process. Every other file of
  * `npm test` shares its worker with others (`isolate: false`), which saves loading vitest and the
  * code under test again for each file; the helpers' clean-ups run per test all the same
  * (test/support/after-each-test.ts).
@@ -47,6 +47,7 @@ export const NEEDS_ISOLATION = [
   'test/state/journal.test.ts',
   'test/state/lock.test.ts',
   'test/state/write-file-atomically.test.ts',
+  'test/pipeline/forge-threads.test.ts',
 ];
 
 export const COMMON: NonNullable<ViteUserConfig['test']> = {

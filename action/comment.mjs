@@ -9,8 +9,9 @@
  * mislead the review.
  */
 import { readFileSync } from 'node:fs';
+import { asSentence, checkToken } from '../pipeline/forge-api.mjs';
 import { commentMarker, composePlanComment, githubThread, readIfWritten, upsertComment } from '../pipeline/sticky-comment.mjs';
-import { ActionError, runStep } from './github-runner.mjs';
+import { ActionError, runStep, warningCommand } from './github-runner.mjs';
 import { readInputs } from './read-inputs.mjs';
 
 async function main() {
@@ -32,26 +33,36 @@ async function main() {
     exitCode: Number(env.ORGFORM_EXITCODE),
     commit: pr.head?.sha ?? env.GITHUB_SHA ?? '',
   });
-  const thread = githubThread({
-    apiUrl: env.GITHUB_API_URL || 'https://api.github.com',
-    repository: env.GITHUB_REPOSITORY ?? '',
-    number: pr.number,
-    token: env.GITHUB_TOKEN,
-  });
   try {
+    const token = checkToken('github-token', env.GITHUB_TOKEN);
+    const thread = githubThread({
+      apiUrl: env.GITHUB_API_URL || 'https://api.github.com',
+      graphqlUrl: env.GITHUB_GRAPHQL_URL || undefined,
+      repository: env.GITHUB_REPOSITORY ?? '',
+      number: pr.number,
+      token,
+      jobToken: token === (env.ORGFORM_JOB_TOKEN ?? '').trim(),
+      login: inputs.commentAuthor || undefined,
+    });
     const result = await upsertComment(thread, marker, body);
     console.log(`Plan comment ${result.id} ${result.action} on pull request #${pr.number}.`);
+    if (result.unowned) console.log(warningCommand("github-token cannot tell whose it is (GET /user and GraphQL's viewer refused it), so the comments it wrote before cannot be told from others' and a new one was written: set the input comment-author to the login it writes as."));
   } catch (err) {
-    const status = /** @type {{ status?: number }} */ (err).status;
     const fork = pr.head?.repo?.full_name !== undefined && pr.head.repo.full_name !== event.repository?.full_name;
-    const hint =
-      status === 403 || status === 404
-        ? fork
-          ? ' This pull request comes from a fork, whose jobs get a read-only token.'
-          : ' The job needs `permissions: pull-requests: write`.'
-        : '';
-    throw new ActionError(`could not write the plan comment: ${/** @type {Error} */ (err).message}.${hint}`);
+    throw new ActionError(`could not write the plan comment: ${asSentence(/** @type {Error} */ (err).message)}${commentHint(/** @type {{ status?: number, rateLimited?: boolean }} */ (err), fork)}`);
   }
+}
+
+/**
+ * What to do about a refusal: a rate limit is one (the job's token shares the repository's), not
+ * a missing permission; 403 and 404 are the token's rights.
+ * @param {{ status?: number, rateLimited?: boolean }} err
+ * @param {boolean} fork
+ */
+function commentHint(err, fork) {
+  if (err.rateLimited) return ' Run the job again once the limit resets.';
+  if (err.status !== 403 && err.status !== 404) return '';
+  return fork ? ' This pull request comes from a fork, whose jobs get a read-only token.' : ' The job needs `permissions: pull-requests: write`.';
 }
 
 /** The same directory and files find the same comment. @param {string} workingDirectory @param {string[]} files */

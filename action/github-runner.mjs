@@ -28,7 +28,17 @@ export function setOutputs(env, outputs) {
 
 /** `::error::` with the message escaped as the runner unescapes it. @param {string} message */
 export function errorCommand(message) {
-  return `::error title=orgform::${message.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}\n`;
+  return annotation('error', message);
+}
+
+/** `::warning::`, escaped the same way. @param {string} message */
+export function warningCommand(message) {
+  return annotation('warning', message).trimEnd();
+}
+
+/** @param {'error' | 'warning'} kind @param {string} message */
+function annotation(kind, message) {
+  return `::${kind} title=orgform::${message.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}\n`;
 }
 
 /**

@@ -9,13 +9,15 @@ import { splitWords, WordsError } from './split-words.mjs';
 /**
  * @typedef {object} ActionInputs
  * @property {'plan' | 'apply'} command
- * @property {string} version          as given ('' = this action's own version)
+ * @property {string} version          as given ('' = this action's own release)
+ * @property {string} sha256           the checksum the release tarball must have ('' = its release's SHA256SUMS)
  * @property {string[]} files          each one becomes `-f FILE`
  * @property {string} workingDirectory as given ('.' by default)
  * @property {boolean} comment
  * @property {string | undefined} maxChanges  a whole number, as text
  * @property {string[]} args
  * @property {string} state            '' = orgform's default journal
+ * @property {string} commentAuthor    the login github-token writes as, when the API cannot tell ('' = ask it)
  */
 
 /**
@@ -33,12 +35,14 @@ export function readInputs(env) {
   return {
     command,
     version: get('VERSION'),
+    sha256: get('SHA256').toLowerCase(),
     files: words('files', get('FILES')),
     workingDirectory: get('WORKING_DIRECTORY') || '.',
     comment: comment === 'true',
     maxChanges: maxChanges === '' ? undefined : maxChanges,
     args: words('args', get('ARGS')),
     state: get('STATE'),
+    commentAuthor: get('COMMENT_AUTHOR'),
   };
 }
 

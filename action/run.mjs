@@ -75,7 +75,9 @@ async function main() {
  */
 function run(bin, args, env, stdio, onStderr) {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env, stdio });
+    // A release's bin/orgform.js is run by this node; an installed one (node_modules/.bin) as it is.
+    const [command, first] = bin.endsWith('.js') ? [process.execPath, [bin]] : [bin, []];
+    const child = spawn(command, [...first, ...args], { env, stdio });
     if (onStderr) child.stderr?.on('data', onStderr);
     const pass = (/** @type {NodeJS.Signals} */ signal) => child.kill(signal);
     process.on('SIGINT', pass);

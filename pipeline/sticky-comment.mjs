@@ -2,14 +2,17 @@
 /**
  * One plan comment per pull request (GitHub) or merge request note (GitLab), updated on every push
  * instead of piling up: found again by a hidden marker at the start of its body, among the comments
- * written by the same identity as the token's (so a comment that someone else wrote, marker and all,
- * is never taken over).
+ * written by the token's own identity (so a comment that someone else wrote, another bot included,
+ * marker and all, is never taken over).
  *
  * Plain Node (its own fetch), no dependencies: the GitHub Action runs it from its checkout, and the
- * GitLab component from the installed orgform package (it ships in the tarball).
+ * GitLab component from the release it downloaded (it ships in the package).
  */
 
 import { readFileSync } from 'node:fs';
+import { ForgeApiError, readPages, requestJson } from './forge-api.mjs';
+
+export { ForgeApiError } from './forge-api.mjs';
 
 /** GitHub refuses a comment body longer than this; GitLab allows 1,000,000. */
 export const MAX_COMMENT_LENGTH = 65_536;
@@ -94,23 +97,32 @@ function fenced(text) {
 
 /**
  * @typedef {{ id: number | string, body: string }} Comment
+ * @typedef {{ login: string, id?: number | string }} Author  who writes the comments: a login, and the account's id when known
  * @typedef {object} CommentThread  one conversation's comments, as one forge serves them
  * @property {string} name                                  for messages: "pull request #7 comments"
- * @property {() => AsyncGenerator<Comment>} mine          the comments written by the token's identity, oldest first
+ * @property {() => Promise<Author | undefined>} author      the token's identity; undefined when it cannot be told
+ * @property {(author: Author) => AsyncGenerator<Comment>} writtenBy  the comments written by `author`, oldest first
  * @property {(body: string) => Promise<Comment>} create
  * @property {(id: Comment['id'], body: string) => Promise<Comment>} update
  */
 
 /**
- * Creates the comment, or updates the oldest one of ours that starts with the marker (left alone
- * when its text is already `body`).
+ * Creates the comment, or updates the oldest one written by the token's own identity that starts
+ * with the marker (left alone when its text is already `body`). Nobody else's comment is ever
+ * edited: when the identity cannot be told, a new comment is written (`unowned`), and the caller
+ * says how to name the identity.
  * @param {CommentThread} thread
  * @param {string} marker
  * @param {string} body
- * @returns {Promise<{ action: 'created' | 'updated' | 'unchanged', id: Comment['id'] }>}
+ * @returns {Promise<{ action: 'created' | 'updated' | 'unchanged', id: Comment['id'], unowned?: true }>}
  */
 export async function upsertComment(thread, marker, body) {
-  for await (const comment of thread.mine()) {
+  const author = await thread.author();
+  if (author === undefined) {
+    const created = await thread.create(body);
+    return { action: 'created', id: created.id, unowned: true };
+  }
+  for await (const comment of thread.writtenBy(author)) {
     if (typeof comment.body !== 'string' || !comment.body.startsWith(`${marker}\n`)) continue;
     if (comment.body === body) return { action: 'unchanged', id: comment.id };
     const updated = await thread.update(comment.id, body);
@@ -121,16 +133,37 @@ export async function upsertComment(thread, marker, body) {
 }
 
 /**
+ * Whether an account (a comment's `user`, a note's `author`) is `author`: by id when both have one,
+ * else by login (GitHub's are case-insensitive).
+ * @param {{ id?: unknown, login?: unknown, username?: unknown } | undefined} account
+ * @param {Author} author
+ */
+export function isAuthor(account, author) {
+  if (account === undefined || account === null) return false;
+  if (author.id !== undefined && account.id !== undefined) return account.id === author.id;
+  const login = account.login ?? account.username;
+  return typeof login === 'string' && login.toLowerCase() === author.login.toLowerCase();
+}
+
+/** The login that the job's own GITHUB_TOKEN writes as. */
+export const GITHUB_ACTIONS_LOGIN = 'github-actions[bot]';
+
+/**
  * @typedef {object} GithubThreadOptions
  * @property {string} apiUrl       GITHUB_API_URL (https://api.github.com, or a GitHub Enterprise Server's)
+ * @property {string} [graphqlUrl] GITHUB_GRAPHQL_URL; else derived from apiUrl
  * @property {string} repository   GITHUB_REPOSITORY, owner/name
  * @property {number} number       the pull request's number
- * @property {string} token        a token allowed to write pull requests (the job's GITHUB_TOKEN)
+ * @property {string} token        a token allowed to write pull requests, already checked (checkToken)
+ * @property {boolean} jobToken    whether it is the job's own GITHUB_TOKEN, which writes as github-actions[bot]
+ * @property {string} [login]      the login it writes as, when the API cannot tell (the action's comment-author)
  */
 
 /**
- * A pull request's conversation, through GitHub's REST API (issue comments). Ours are the bots'
- * comments: the job's GITHUB_TOKEN writes as github-actions[bot], and a user cannot post as a bot.
+ * A pull request's conversation, through GitHub's REST API (issue comments). Ours are those whose
+ * author is the token's identity: github-actions[bot] for the job's token; otherwise the user
+ * (GET /user) or, for a GitHub App's installation token, which /user refuses, the app's bot
+ * (GraphQL `viewer`); otherwise the login given.
  * @param {GithubThreadOptions} options
  * @returns {CommentThread}
  */
@@ -142,20 +175,45 @@ export function githubThread(options) {
     'content-type': 'application/json',
     'user-agent': 'orgform',
   };
-  const base = `${options.apiUrl.replace(/\/+$/, '')}/repos/${options.repository}/issues`;
+  const api = options.apiUrl.replace(/\/+$/, '');
+  const base = `${api}/repos/${options.repository}/issues`;
   const name = `pull request #${options.number}'s comments`;
   return {
     name,
-    async *mine() {
-      for (let page = 1; ; page += 1) {
-        const batch = /** @type {Array<Comment & { user?: { type?: string } }>} */ (await callJson(`GET ${name}`, `${base}/${options.number}/comments?per_page=100&page=${page}`, { headers }));
-        for (const comment of batch) if (comment.user?.type === 'Bot') yield comment;
-        if (batch.length < 100) return;
-      }
+    author: () => githubAuthor(options, api, headers),
+    async *writtenBy(author) {
+      const all = readPages(name, `${base}/${options.number}/comments?per_page=100`, headers, 'last');
+      for await (const comment of /** @type {AsyncGenerator<Comment & { user?: { id?: number, login?: string } }>} */ (all)) if (isAuthor(comment.user, author)) yield comment;
     },
-    create: (body) => callJson(`POST ${name}`, `${base}/${options.number}/comments`, { method: 'POST', headers, body: JSON.stringify({ body }) }),
-    update: (id, body) => callJson(`PATCH ${name}`, `${base}/comments/${id}`, { method: 'PATCH', headers, body: JSON.stringify({ body }) }),
+    create: async (body) => (await requestJson(`POST ${name}`, `${base}/${options.number}/comments`, { method: 'POST', headers, body: JSON.stringify({ body }) })).body,
+    update: async (id, body) => (await requestJson(`PATCH ${name}`, `${base}/comments/${id}`, { method: 'PATCH', headers, body: JSON.stringify({ body }) })).body,
   };
+}
+
+/**
+ * @param {GithubThreadOptions} options
+ * @param {string} api
+ * @param {Record<string, string>} headers
+ * @returns {Promise<Author | undefined>}
+ */
+async function githubAuthor(options, api, headers) {
+  if (options.jobToken) return { login: GITHUB_ACTIONS_LOGIN };
+  try {
+    const user = (await requestJson("GET the token's user", `${api}/user`, { headers })).body;
+    if (typeof user?.login === 'string') return { login: user.login, id: user.id };
+  } catch (err) {
+    if (!(err instanceof ForgeApiError) || err.status !== 403 || err.rateLimited) throw err;
+  }
+  // An installation token: /user is "not accessible by integration", GraphQL's viewer is its bot.
+  const graphql = options.graphqlUrl || (api.endsWith('/api/v3') ? `${api.slice(0, -3)}graphql` : `${api}/graphql`);
+  try {
+    const answer = (await requestJson("GET the token's app", graphql, { method: 'POST', headers, body: JSON.stringify({ query: 'query { viewer { login databaseId } }' }) })).body;
+    const viewer = answer?.data?.viewer;
+    if (typeof viewer?.login === 'string') return { login: viewer.login, id: viewer.databaseId };
+  } catch (err) {
+    if (!(err instanceof ForgeApiError) || err.rateLimited || err.status === undefined) throw err;
+  }
+  return options.login ? { login: options.login } : undefined;
 }
 
 /**
@@ -163,12 +221,13 @@ export function githubThread(options) {
  * @property {string} apiUrl           CI_API_V4_URL
  * @property {string} projectId        CI_PROJECT_ID
  * @property {string} mergeRequestIid  CI_MERGE_REQUEST_IID
- * @property {string} token            a project or personal access token with the api scope
+ * @property {string} token            a project or personal access token with the api scope, already checked (checkToken)
+ * @property {string} [username]       the user it writes as, when GET /user is refused (ORGFORM_NOTE_AUTHOR)
  */
 
 /**
- * A merge request's notes, through GitLab's REST API. Ours are the notes whose author is the token's
- * user (GET /user), never system notes.
+ * A merge request's notes, through GitLab's REST API. Ours are the notes whose author is the
+ * token's user (GET /user; else the username given), never system notes.
  * @param {GitlabThreadOptions} options
  * @returns {CommentThread}
  */
@@ -179,61 +238,22 @@ export function gitlabThread(options) {
   const name = `merge request !${options.mergeRequestIid}'s notes`;
   return {
     name,
-    async *mine() {
-      const me = /** @type {{ id: number }} */ (await callJson('GET the token\'s user', `${api}/user`, { headers }));
-      for (let page = 1; ; page += 1) {
-        const batch = /** @type {Array<Comment & { system?: boolean, author?: { id?: number } }>} */ (
-          await callJson(`GET ${name}`, `${notes}?per_page=100&page=${page}&sort=asc&order_by=created_at`, { headers })
-        );
-        for (const note of batch) if (note.system !== true && note.author?.id === me.id) yield note;
-        if (batch.length < 100) return;
+    async author() {
+      try {
+        const me = (await requestJson("GET the token's user", `${api}/user`, { headers })).body;
+        if (typeof me?.username === 'string') return { login: me.username, id: me.id };
+      } catch (err) {
+        if (!(err instanceof ForgeApiError) || err.status !== 403 || err.rateLimited) throw err;
+      }
+      return options.username ? { login: options.username } : undefined;
+    },
+    async *writtenBy(author) {
+      const all = readPages(name, `${notes}?per_page=100&sort=asc&order_by=created_at`, headers, 'count');
+      for await (const note of /** @type {AsyncGenerator<Comment & { system?: boolean, author?: { id?: number, username?: string } }>} */ (all)) {
+        if (note.system !== true && isAuthor(note.author, author)) yield note;
       }
     },
-    create: (body) => callJson(`POST ${name}`, notes, { method: 'POST', headers, body: JSON.stringify({ body }) }),
-    update: (id, body) => callJson(`PUT ${name}`, `${notes}/${id}`, { method: 'PUT', headers, body: JSON.stringify({ body }) }),
+    create: async (body) => (await requestJson(`POST ${name}`, notes, { method: 'POST', headers, body: JSON.stringify({ body }) })).body,
+    update: async (id, body) => (await requestJson(`PUT ${name}`, `${notes}/${id}`, { method: 'PUT', headers, body: JSON.stringify({ body }) })).body,
   };
-}
-
-/** An HTTP error from the forge's API, with what the answer said (never the token). */
-export class ForgeApiError extends Error {
-  /**
-   * @param {string} what
-   * @param {number} status
-   * @param {string} detail
-   */
-  constructor(what, status, detail) {
-    super(`${what}: HTTP ${status}${detail === '' ? '' : ` (${detail})`}`);
-    this.name = 'ForgeApiError';
-    this.status = status;
-  }
-}
-
-/**
- * One request, JSON back. Redirects are refused (they would carry the token elsewhere), and a
- * request that takes over 30 s is given up.
- * @param {string} what  "METHOD thing", for the error message
- * @param {string} url
- * @param {RequestInit & { headers: Record<string, string> }} init
- * @returns {Promise<any>}
- */
-async function callJson(what, url, init) {
-  let res;
-  try {
-    res = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(30_000) });
-  } catch (err) {
-    const cause = /** @type {{ cause?: { message?: string } }} */ (err).cause;
-    throw new Error(`${what}: ${cause?.message ?? /** @type {Error} */ (err).message}`);
-  }
-  const text = await res.text();
-  if (!res.ok) {
-    let detail = text.slice(0, 300);
-    try {
-      const message = JSON.parse(text).message;
-      if (typeof message === 'string') detail = message;
-    } catch {
-      // not JSON: the start of the text is the detail
-    }
-    throw new ForgeApiError(what, res.status, detail.replace(/\s+/g, ' ').trim());
-  }
-  return JSON.parse(text);
 }

@@ -4,7 +4,8 @@
  * commented starter that validates as it is), the pipeline (the GitHub workflow by default, the
  * GitLab CI/CD configuration with --gitlab, none with --no-workflow) and the .gitignore lines, and
  * prints the steps left (first, below a repository's root, that the pipeline file must move up to
- * it). Nothing is overwritten without --force: every file is checked, .gitignore read and the
+ * it; then the credentials, split: a read-only token for the pull requests' plan, the token that
+ * writes where only the default branch reaches it). Nothing is overwritten without --force: every file is checked, .gitignore read and the
  * pipeline's directory made before any is written, so a refusal writes nothing. The pipelines are
  * the package's own examples, which use the Action and the component and are tested as shipped,
  * so that init never drifts from them.
@@ -66,7 +67,8 @@ function packageRoot(): string {
 interface Pipeline {
   path: string;
   example: string;
-  steps: string[];
+  /** The secrets and variables to set, for the branch that applies. */
+  steps: (branch: string) => string[];
   /** Said when init runs below the repository root, where the forge never looks for the file. */
   atRoot: (root: string, path: string, dir: string) => string;
 }
@@ -74,9 +76,10 @@ interface Pipeline {
 const GITHUB: Pipeline = {
   path: '.github/workflows/orgform.yml',
   example: 'examples/github-actions/orgform.yml',
-  steps: [
-    'Add the secret ORGFORM_TOKEN: Settings > Secrets and variables > Actions > New repository secret (and ORGFORM_STATE for remote state, see the workflow\'s header).',
-    'Add the variable ORGFORM_BASE_URL (same page, Variables tab), e.g. https://api.example.com.',
+  steps: (branch) => [
+    'Add the repository secret ORGFORM_PLAN_TOKEN, a token that can only read, for the plan of every pull request (and ORGFORM_PLAN_STATE, read-only access to a remote state): Settings > Secrets and variables > Actions > New repository secret.',
+    `Create the environment orgform-apply (Settings > Environments), deployment branches limited to ${branch}, and give it the secrets ORGFORM_TOKEN, the token that writes (and ORGFORM_STATE for a remote state): no pull request's job can read them.`,
+    'Add the variable ORGFORM_BASE_URL (Settings > Secrets and variables > Actions, Variables tab), e.g. https://api.example.com.',
   ],
   atRoot: (root, path, dir) => `GitHub runs only the workflows in .github/workflows at the repository root (${root}): move ${path} there, and give each use of the action \`working-directory: ${dir}\`.`,
 };
@@ -84,8 +87,9 @@ const GITHUB: Pipeline = {
 const GITLAB: Pipeline = {
   path: '.gitlab-ci.yml',
   example: 'examples/gitlab-ci.yml',
-  steps: [
-    'Add the CI/CD variable ORGFORM_TOKEN (masked), and GITLAB_API_TOKEN for the plan note: Settings > CI/CD > Variables (see the file\'s header).',
+  steps: (branch) => [
+    'Add the CI/CD variable ORGFORM_PLAN_TOKEN (masked), a token that can only read, for the plan of every merge request, and GITLAB_API_TOKEN for the plan note: Settings > CI/CD > Variables (see the file\'s header).',
+    `Add the CI/CD variable ORGFORM_TOKEN (masked and protected), the token that writes, and keep ${branch} protected: only its pipelines get it.`,
     'Add the CI/CD variable ORGFORM_BASE_URL, e.g. https://api.example.com.',
   ],
   atRoot: (root, path, dir) => `GitLab reads .gitlab-ci.yml at the repository root (${root}): move ${path} there, and give the component \`working-directory: ${dir}\`.`,
@@ -124,10 +128,22 @@ export function currentBranch(root: string | undefined): string | undefined {
   }
 }
 
-/** The GitHub example's `branches: [main]` (and its header's word) for the repository's own branch. */
+/** The GitHub example's `branches: [main]` (and its header's words) for the repository's own branch. */
 export function forBranch(workflow: string, branch: string | undefined): string {
   if (branch === undefined || branch === 'main') return workflow;
-  return workflow.replace(/^(\s*branches: )\[main\]$/m, `$1[${branch}]`).replace(/apply on merge to main\./, `apply on merge to ${branch}.`);
+  return workflow
+    .replace(/^(\s*branches: )\[main\]$/m, `$1[${branch}]`)
+    .replace(/apply on merge to main\./, `apply on merge to ${branch}.`)
+    .replace(/deployment branches are main only/, `deployment branches are ${branch} only`);
+}
+
+/**
+ * The example's path filter (GitHub's `paths:`, GitLab's `changes:`) for orgs.yaml written `below`
+ * the repository's root (infra/orgs.yaml): a filter on the root's orgs.yaml would never run.
+ */
+export function forDirectory(pipeline: string, below: string): string {
+  if (below === '') return pipeline;
+  return pipeline.replace(/^(\s*(?:paths|changes): \[)orgs\.yaml,/gm, `$1${below}/orgs.yaml,`);
 }
 
 /** Whether a service and a token are set, so that orgs.yaml can be exported rather than started empty. */
@@ -170,7 +186,10 @@ export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
   // The export first: when it fails, nothing has been written yet.
   const exported = canExport(flags, io) ? await exportedConfig(flags, io) : undefined;
   const example = pipeline === undefined ? undefined : await readFile(join(packageRoot(), pipeline.example), 'utf8');
-  const workflowText = example === undefined || pipeline !== GITHUB ? example : forBranch(example, currentBranch(gitRoot(io.cwd)));
+  const root = pipeline === undefined ? undefined : gitRoot(io.cwd);
+  const below = root === undefined ? '' : relative(root, resolve(io.cwd));
+  const branch = currentBranch(root);
+  const workflowText = example === undefined ? undefined : forDirectory(pipeline === GITHUB ? forBranch(example, branch) : example, below);
 
   // Then what could still fail (.github a file, .gitignore a directory), before any file is written.
   const gitignore = resolve(io.cwd, '.gitignore');
@@ -197,11 +216,9 @@ export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
   if (ignored.length > 0) written.push(`.gitignore (${ignored.join(', ')})`);
 
   const files = ['orgs.yaml', ...(pipeline === undefined ? [] : [pipeline.path]), '.gitignore'];
-  const root = pipeline === undefined ? undefined : gitRoot(io.cwd);
-  const below = root === undefined ? '' : relative(root, resolve(io.cwd));
   const steps = [
     ...(pipeline !== undefined && root !== undefined && below !== '' ? [pipeline.atRoot(root, `${below}/${pipeline.path}`, below)] : []),
-    ...(pipeline?.steps ?? ['Set ORGFORM_TOKEN and ORGFORM_BASE_URL where orgform runs.']),
+    ...(pipeline?.steps(branch ?? 'main') ?? ['Set ORGFORM_TOKEN and ORGFORM_BASE_URL where orgform runs.']),
     `Commit and push: git add ${files.join(' ')} && git commit -m "Manage organisations with orgform" && git push${pipeline === undefined ? '' : ', then open a pull request to see its plan'}.`,
   ];
   io.stdout.write(

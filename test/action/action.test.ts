@@ -2,11 +2,11 @@
  * The GitHub Action (action.yml and its scripts in action/), run whole by a port of the runner's
  * composite-action steps (test/support/composite-action.ts) in a simulated job: GITHUB_OUTPUT,
  * GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH and the rest as the runner sets them, the service played by
- * the emulator, GitHub's comment API by a fake on 127.0.0.1, and `npm` by a stand-in that records
- * what it was asked to install and installs this repository (test/support/fake-npm.ts).
+ * the emulator, GitHub's comment API by a fake on 127.0.0.1, and the release the action fetches by
+ * another (test/support/fake-release.ts). An `npm` on PATH fails the test if anything calls it.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { readEmulatorData } from '../../src/emulator/data.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { runCompositeAction, type ActionRun } from '../support/composite-action.js';
 import { startFakeGithub, type FakeForge } from '../support/fake-forges.js';
-import { makeFakeNpm, type FakeNpm } from '../support/fake-npm.js';
+import { startFakeRelease, type FakeRelease } from '../support/fake-release.js';
 import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
@@ -26,17 +26,22 @@ const BROKEN_CONFIG = 'version: 1\norganisations:\n  acme:\n    billing:\n      
 let emulator: Emulator;
 let github: FakeForge;
 let workspace: string;
-let npm: FakeNpm;
+let release: FakeRelease;
+/** A directory first on PATH whose `npm` records being called: nothing may install anything. */
+let trap: string;
 
 beforeEach(async () => {
   emulator = await startEmulator({ slugDelayMs: 0 });
   github = await startFakeGithub({ repository: 'acme/config', number: 7, token: 'ghs_job_token', comments: [{ id: 1, body: 'Looks good to me', author: 'User' }] });
   workspace = await makeWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
-  npm = await makeFakeNpm();
+  release = await startFakeRelease(PACKAGE_VERSION);
+  trap = await makeWorkspace({ npm: `#!/bin/sh\necho "npm $*" >> "$(dirname "$0")/npm.log"\nexit 1\n` });
+  await chmod(join(trap, 'npm'), 0o755);
 });
 afterEach(async () => {
   await emulator?.stop();
   await github?.close();
+  await release?.close();
 });
 
 interface RunOptions {
@@ -55,8 +60,9 @@ async function runAction(inputs: Record<string, string>, options: RunOptions = {
     workspace,
     runnerTemp,
     env: {
-      PATH: `${npm.dir}:${process.env.PATH ?? ''}`,
+      PATH: `${trap}:${process.env.PATH ?? ''}`,
       HOME: workspace,
+      ORGFORM_RELEASES_URL: release.url,
       ORGFORM_BASE_URL: emulator.url,
       ORGFORM_TOKEN: 'demo-token',
       ...options.env,
@@ -73,23 +79,43 @@ async function runAction(inputs: Record<string, string>, options: RunOptions = {
   return { ...run, runnerTemp };
 }
 
-const npmCalls = () => npm.calls();
+const npmCalls = async () => (existsSync(join(trap, 'npm.log')) ? (await readFile(join(trap, 'npm.log'), 'utf8')).trim().split('\n') : []);
+const TARBALL = `GET /v${PACKAGE_VERSION}/orgform-${PACKAGE_VERSION}.tgz`;
+const SUMS = `GET /v${PACKAGE_VERSION}/SHA256SUMS`;
 
 const step = (run: ActionRun, id: string) => run.steps.find((s) => s.id === id)!;
 const lastStep = (run: ActionRun) => run.steps[run.steps.length - 1]!;
 
 // Each run of the action starts half a dozen processes (node, npm, orgform): minutes, on a loaded machine.
 describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
-  it('installs this action’s own version of orgform, outside the checkout, production dependencies only and no install scripts', async () => {
+  it('runs the release of this action’s own version, checked against the release’s SHA256SUMS and unpacked outside the checkout, and installs nothing', async () => {
     const run = await runAction({});
     expect(run.failed).toBe(false);
-    const calls = await npmCalls();
-    expect(calls).toHaveLength(1);
-    expect(calls[0]).toEqual(expect.arrayContaining(['install', '--no-save', '--omit=dev', '--ignore-scripts']));
-    expect(calls[0]!.at(-1)).toBe(`orgform@${PACKAGE_VERSION}`);
-    const prefix = calls[0]![calls[0]!.indexOf('--prefix') + 1]!;
-    expect(prefix.startsWith(workspace)).toBe(false);
+    expect(release.requests).toEqual([TARBALL, SUMS]);
+    expect(step(run, 'install').stdout).toContain(`orgform-${PACKAGE_VERSION}.tgz: sha256 ${release.sha256}, as the release's SHA256SUMS says`);
+    const bin = step(run, 'install').outputs.bin!;
+    expect(bin).toBe(join(run.runnerTemp, 'orgform-action', release.sha256.slice(0, 32), 'package', 'bin', 'orgform.js'));
     expect(step(run, 'install').outputs.version).toBe(PACKAGE_VERSION);
+    expect(await npmCalls()).toEqual([]);
+  });
+
+  it('refuses a tarball that is not the one the release’s SHA256SUMS names, or not the sha256 input’s, and runs nothing', async () => {
+    release.tamper();
+    const tampered = await runAction({});
+    expect(tampered.failed).toBe(true);
+    expect(runnerAnnotations(tampered.steps[0]!.stdout)[0]?.data).toMatch(new RegExp(`orgform-${PACKAGE_VERSION.replace(/\./g, '\\.')}\\.tgz has the checksum [0-9a-f]{64}, not ${release.sha256}: it is not the release, so it was not run`));
+    expect(tampered.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined]);
+    expect(github.requests).toEqual([]);
+
+    const other = await runAction({ sha256: 'a'.repeat(64), version: release.tarballPath });
+    expect(runnerAnnotations(other.steps[0]!.stdout)[0]?.data).toContain(`has the checksum ${release.sha256}, not ${'a'.repeat(64)}`);
+    expect(other.failed).toBe(true);
+  });
+
+  it('pins the bytes with the sha256 input: the release’s tarball with that checksum runs', async () => {
+    const run = await runAction({ sha256: release.sha256 });
+    expect(run.failed).toBe(false);
+    expect(step(run, 'install').stdout).toContain("as the release's SHA256SUMS and the sha256 input say");
   });
 
   it('posts the Markdown plan as one comment, then updates that same comment on the next push', async () => {
@@ -116,6 +142,23 @@ describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
     expect(run.failed).toBe(false);
     expect(github.comments.find((c) => c.id === 2)!.body).toBe('<!-- orgform-plan -->\nfake plan: nothing to see');
     expect(github.comments).toHaveLength(3);
+  });
+
+  it('never edits another bot’s comment that starts with the marker: the job’s token writes as github-actions[bot]', async () => {
+    github.comments.push({ id: 2, body: '<!-- orgform-plan -->\nrenovate was here', author: 'renovate[bot]' });
+    const run = await runAction({});
+    expect(run.failed).toBe(false);
+    expect(github.comments.find((c) => c.id === 2)!.body).toBe('<!-- orgform-plan -->\nrenovate was here');
+    expect(github.requests.filter((r) => !r.startsWith('GET'))).toEqual(['POST /repos/acme/config/issues/7/comments']);
+  });
+
+  it('refuses a github-token holding a control character before sending it, naming the input and never showing the token', async () => {
+    const run = await runAction({ 'github-token': 'ghs_SECRET\rX' });
+    const annotation = runnerAnnotations(step(run, 'comment').stdout)[0]?.data ?? '';
+    expect(annotation).toContain('github-token holds a control character (U+000D), so it cannot be sent as a header and was not used');
+    expect(JSON.stringify(run.steps)).not.toMatch(/SECRET|%0DX/);
+    expect(github.requests).toEqual([]);
+    expect(run.failed).toBe(true);
   });
 
   it('keeps one comment per working directory and files, so two plans on one pull request do not overwrite each other', async () => {
@@ -252,15 +295,31 @@ require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ arg
     expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ state: null });
   });
 
-  it('version takes a range, a URL or a tarball path, as npm does', async () => {
-    await runAction({ version: '0.x' });
-    await runAction({ version: 'https://github.com/orgform/orgform/releases/download/v0.1.0/orgform-0.1.0.tgz' });
-    await runAction({ version: './vendor/orgform-0.1.0.tgz' });
-    expect((await npmCalls()).map((args) => args.at(-1))).toEqual([
-      'orgform@0.x',
-      'https://github.com/orgform/orgform/releases/download/v0.1.0/orgform-0.1.0.tgz',
-      join(workspace, 'vendor', 'orgform-0.1.0.tgz'),
-    ]);
+  it('version takes a release’s version, or a tarball’s URL or path with its sha256; nothing is installed', async () => {
+    const byVersion = await runAction({ version: PACKAGE_VERSION, comment: 'false' });
+    expect(byVersion.failed).toBe(false);
+    await mkdir(join(workspace, 'vendor'));
+    await writeFile(join(workspace, 'vendor', 'orgform.tgz'), await readFile(release.tarballPath));
+    const byPath = await runAction({ version: './vendor/orgform.tgz', sha256: release.sha256.toUpperCase(), comment: 'false' });
+    expect(byPath.failed).toBe(false);
+    const byUrl = await runAction({ version: `${release.url}/v${PACKAGE_VERSION}/orgform-${PACKAGE_VERSION}.tgz`, sha256: release.sha256, comment: 'false' });
+    expect(byUrl.failed).toBe(false);
+    expect(release.requests).toEqual([TARBALL, SUMS, TARBALL]);
+    // A presigned URL's signature is not printed.
+    const presigned = await runAction({ version: `${release.url}/signed/orgform.tgz?X-Amz-Signature=SECRETSIG`, sha256: release.sha256, comment: 'false' });
+    expect(presigned.failed).toBe(true);
+    expect(presigned.steps[0]!.stdout).toContain(`could not fetch ${release.url}/signed/orgform.tgz?X-Amz-Signature=***: HTTP 404`);
+    expect(JSON.stringify(presigned.steps)).not.toContain('SECRETSIG');
+    expect(await npmCalls()).toEqual([]);
+  });
+
+  it('version: installed runs the checkout’s own node_modules/.bin/orgform, and warns that the pull request decides what that is', async () => {
+    await recordingOrgform();
+    const run = await runAction({ version: 'installed' });
+    expect(run.failed).toBe(false);
+    const warnings = runnerAnnotations(step(run, 'install').stdout).filter((a) => a.command === 'warning');
+    expect(warnings).toEqual([expect.objectContaining({ data: expect.stringContaining("version: installed runs node_modules/.bin/orgform as this checkout installed it, with this job's secrets") })]);
+    expect(release.requests).toEqual([]);
   });
 
   it('a bad input fails the first step, before anything is installed or run', async () => {
@@ -270,6 +329,9 @@ require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ arg
       [{ comment: 'yes' }, 'comment must be true or false (got "yes")'],
       [{ args: '--target "unclosed' }, 'args: unterminated " quote'],
       [{ version: 'installed' }, 'version is "installed", but there is no'],
+      [{ version: '0.x' }, 'version must be empty (this action\'s release), a release\'s version (0.2.0), a tarball\'s URL or path with its sha256, or installed (got "0.x")'],
+      [{ version: 'https://example.test/orgform.tgz' }, 'version is a tarball (https://example.test/orgform.tgz): give its sha256 too'],
+      [{ sha256: 'abc' }, 'sha256 must be 64 lower-case hexadecimal digits'],
     ] as const) {
       const run = await runAction(inputs);
       expect(run.failed).toBe(true);
@@ -277,9 +339,9 @@ require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ arg
       expect(runnerAnnotations(run.steps[0]!.stdout)[0]?.data).toContain(message);
     }
     expect(await npmCalls()).toEqual([]);
+    expect(release.requests).toEqual([]);
     expect(github.requests).toEqual([]);
   });
-
 });
 
 describe('action.yml itself', () => {

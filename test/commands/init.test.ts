@@ -8,10 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
+import { checkoutProblems, pinningProblems, splitCredentialProblems } from '../support/workflow-checks.js';
 import { makeWorkspace } from '../support/workspace.js';
+import { parse } from 'yaml';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (cwd: string, name: string) => readFile(join(cwd, name), 'utf8');
+const VERSION = (JSON.parse(await read(ROOT, 'package.json')) as { version: string }).version;
 
 describe('orgform init', () => {
   it('sets up an empty directory that validate accepts at once, with the GitHub workflow and the steps left', async () => {
@@ -20,7 +23,9 @@ describe('orgform init', () => {
     expect(init.stderr).toBe('');
     expect(init.code).toBe(0);
     expect(init.stdout).toContain('orgs.yaml (a starter: no service or token set to export from)');
-    expect(init.stdout).toMatch(/Left to do:\n {2}1\. Add the secret ORGFORM_TOKEN.*\n {2}2\. Add the variable ORGFORM_BASE_URL.*\n {2}3\. Commit and push: git add orgs.yaml \.github\/workflows\/orgform\.yml \.gitignore/);
+    expect(init.stdout).toMatch(
+      /Left to do:\n {2}1\. Add the repository secret ORGFORM_PLAN_TOKEN, a token that can only read.*\n {2}2\. Create the environment orgform-apply \(Settings > Environments\), deployment branches limited to main, and give it the secrets ORGFORM_TOKEN.*\n {2}3\. Add the variable ORGFORM_BASE_URL.*\n {2}4\. Commit and push: git add orgs.yaml \.github\/workflows\/orgform\.yml \.gitignore/,
+    );
     expect(await read(cwd, '.github/workflows/orgform.yml')).toBe(await read(ROOT, 'examples/github-actions/orgform.yml'));
     expect(await read(cwd, 'orgs.yaml')).toMatch(/^# yaml-language-server: \$schema=\.\/node_modules\/orgform\/schemas\/orgs\.schema\.json\n/);
     expect((await read(cwd, '.gitignore')).split('\n')).toEqual(expect.arrayContaining(['.orgform/', 'plan.bin']));
@@ -39,11 +44,28 @@ describe('orgform init', () => {
     expect(workflow).toMatch(/^\s*branches: \[master\]$/m);
     expect(workflow).not.toMatch(/\[main\]/);
     expect(workflow).toContain('apply on merge to master.');
+    expect(workflow).toContain('deployment branches are master only');
+  });
+
+  it('writes a workflow with split credentials, every action pinned by commit (its own by this release, stamped at release), no persisted checkout credentials and a paths filter', async () => {
+    const cwd = await makeWorkspace();
+    const init = await runCli(['init'], { cwd, env: {} });
+    expect(init.code).toBe(0);
+    const text = await read(cwd, '.github/workflows/orgform.yml');
+    const workflow = parse(text) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(pinningProblems(text, `v${VERSION}`)).toEqual([]);
+    expect(checkoutProblems(workflow)).toEqual([]);
+    expect(splitCredentialProblems(workflow, ['plan'])).toEqual([]);
+    expect(workflow.jobs.plan.permissions).toEqual({ contents: 'read', 'pull-requests': 'write' });
+    expect(workflow.on.pull_request.paths).toEqual(['orgs.yaml', '.github/workflows/orgform.yml']);
   });
 
   it('writes the GitLab configuration with --gitlab, and no pipeline with --no-workflow', async () => {
     const gitlab = await makeWorkspace();
-    expect((await runCli(['init', '--gitlab'], { cwd: gitlab, env: {} })).code).toBe(0);
+    const init = await runCli(['init', '--gitlab'], { cwd: gitlab, env: {} });
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain('1. Add the CI/CD variable ORGFORM_PLAN_TOKEN (masked), a token that can only read, for the plan of every merge request');
+    expect(init.stdout).toContain('2. Add the CI/CD variable ORGFORM_TOKEN (masked and protected), the token that writes, and keep main protected');
     expect(await read(gitlab, '.gitlab-ci.yml')).toBe(await read(ROOT, 'examples/gitlab-ci.yml'));
     expect(existsSync(join(gitlab, '.github'))).toBe(false);
 
@@ -132,8 +154,11 @@ describe('orgform init', () => {
     expect(github.code).toBe(0);
     expect(github.stdout).toContain(`GitHub runs only the workflows in .github/workflows at the repository root (${repo}): move infra/.github/workflows/orgform.yml there, and give each use of the action \`working-directory: infra\`.`);
 
+    expect(await read(join(repo, 'infra'), '.github/workflows/orgform.yml')).toMatch(/^ {4}paths: \[infra\/orgs\.yaml, \.github\/workflows\/orgform\.yml\]$/m);
+
     const gitlab = await runCli(['init', '--gitlab', '--force'], { cwd: join(repo, 'infra'), env: {} });
     expect(gitlab.stdout).toContain(`GitLab reads .gitlab-ci.yml at the repository root (${repo}): move infra/.gitlab-ci.yml there, and give the component \`working-directory: infra\`.`);
+    expect(await read(join(repo, 'infra'), '.gitlab-ci.yml')).toMatch(/^ {6}changes: \[infra\/orgs\.yaml, \.gitlab-ci\.yml\]$/m);
 
     const atRoot = await runCli(['init', '--force'], { cwd: repo, env: {} });
     expect(atRoot.stdout).not.toContain('repository root');

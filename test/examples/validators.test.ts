@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { gitlabCiLocal, gitlabProject, run } from '../support/gitlab-ci.js';
+import { runCli } from '../support/run-cli.js';
 import { makeWorkspace } from '../support/workspace.js';
 
 const require = createRequire(import.meta.url);
@@ -39,7 +40,9 @@ describe('action.yml and the GitHub workflows pass action-validator', () => {
     expect(files.map((file) => file.slice(ROOT.length))).toEqual(expect.arrayContaining(['action.yml', 'examples/github-actions/orgform.yml', '.github/workflows/release.yml']));
     for (const file of files) {
       const result = await run(process.execPath, [ACTION_VALIDATOR, file], ROOT);
-      expect({ file, code: result.code, stderr: result.stderr }).toEqual({ file, code: 0, stderr: '' });
+      // It says it cannot check the globs of a `paths` filter; anything else is a finding.
+      const stderr = result.stderr.split('\n').filter((line) => line !== '' && !/^WARNING: Glob validation is not yet supported\. Glob at \/on\/\w+\/paths will not be validated\.$/.test(line));
+      expect({ file, code: result.code, stderr }).toEqual({ file, code: 0, stderr: [] });
     }
   });
 
@@ -89,5 +92,26 @@ describe('examples/gitlab-ci.yml, with the component it includes, passes gitlab-
     const result = await gitlabCiLocal(await project(broken), ['--list-all']);
     expect(result.code).not.toBe(0);
     expect(result.stderr + result.stdout).toContain("'interuptible' property is not expected to be here");
+  });
+});
+
+describe('what `orgform init` writes passes the same validators', { timeout: 120_000 }, () => {
+  it('its GitHub workflow passes action-validator', async () => {
+    const cwd = await makeWorkspace();
+    expect((await runCli(['init'], { cwd, env: {} })).code).toBe(0);
+    const result = await run(process.execPath, [ACTION_VALIDATOR, join(cwd, '.github', 'workflows', 'orgform.yml')], cwd);
+    expect(result.code).toBe(0);
+    expect(result.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('WARNING: Glob validation is not yet supported'))).toEqual([]);
+  });
+
+  it('its GitLab configuration, with the component it includes, passes gitlab-ci-local --list-all', async () => {
+    const written = await makeWorkspace();
+    expect((await runCli(['init', '--gitlab'], { cwd: written, env: {} })).code).toBe(0);
+    const ci = await readFile(join(written, '.gitlab-ci.yml'), 'utf8');
+    const url = /- remote: (\S+)/.exec(ci)![1]!;
+    const cwd = await gitlabProject({ '.gitlab-ci.yml': ci }, { remoteIncludes: { [url]: await readFile(COMPONENT, 'utf8') } });
+    const result = await gitlabCiLocal(cwd, ['--list-all']);
+    expect(result.stderr + result.stdout).toContain('json schema validated');
+    expect(result.code).toBe(0);
   });
 });

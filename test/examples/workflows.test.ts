@@ -15,7 +15,8 @@ import { parseDocument } from 'yaml';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { runCompositeAction } from '../support/composite-action.js';
 import { startFakeGithub, type FakeForge } from '../support/fake-forges.js';
-import { makeFakeNpm, type FakeNpm } from '../support/fake-npm.js';
+import { startFakeRelease, type FakeRelease } from '../support/fake-release.js';
+import { checkoutProblems, pinningProblems, splitCredentialProblems } from '../support/workflow-checks.js';
 import { gitlabProject, listJobs, MERGE_REQUEST_PIPELINE, previewPipeline } from '../support/gitlab-ci.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
@@ -39,31 +40,58 @@ const orgformStep = (workflow: Json, job: string): Json => (workflow.jobs[job].s
 // GitHub Actions
 
 describe('examples/github-actions/orgform.yml', () => {
-  it('is at most 40 lines: plan on pull requests and apply on pushes to main, through this release of the action', async () => {
+  it('is at most 45 lines: plan on pull requests and apply on pushes to main, when orgs.yaml or the workflow changes, through this release of the action', async () => {
     const text = await readFile(GITHUB_WORKFLOW, 'utf8');
-    expect(text.trimEnd().split('\n').length).toBeLessThanOrEqual(40);
+    expect(text.trimEnd().split('\n').length).toBeLessThanOrEqual(45);
     const workflow = await readYaml(GITHUB_WORKFLOW);
-    expect(workflow.on).toEqual({ pull_request: null, push: { branches: ['main'] } });
+    const paths = ['orgs.yaml', '.github/workflows/orgform.yml'];
+    expect(workflow.on).toEqual({ pull_request: { paths }, push: { branches: ['main'], paths } });
     expect(workflow.jobs.plan.if).toBe("github.event_name == 'pull_request'");
     expect(workflow.jobs.apply.if).toBe("github.event_name == 'push'");
     expect(orgformStep(workflow, 'plan')).toMatchObject({ uses: `orgform/orgform@v${VERSION}`, with: { command: 'plan' } });
     expect(orgformStep(workflow, 'apply')).toMatchObject({ uses: `orgform/orgform@v${VERSION}`, with: { command: 'apply', 'max-changes': 50 } });
   });
 
+  it('pins every action by commit with its tag as the comment (orgform’s own: this release’s tag, stamped with its commit at release), and checks out without keeping credentials', async () => {
+    const text = await readFile(GITHUB_WORKFLOW, 'utf8');
+    expect(pinningProblems(text, `v${VERSION}`)).toEqual([]);
+    expect(pinningProblems(text)).toEqual([`not pinned by a commit SHA: - uses: orgform/orgform@v${VERSION}`, `not pinned by a commit SHA: - uses: orgform/orgform@v${VERSION}`]);
+    expect(checkoutProblems(await readYaml(GITHUB_WORKFLOW))).toEqual([]);
+    expect(pinningProblems('      - uses: actions/checkout@v4')).toEqual(['not pinned by a commit SHA: - uses: actions/checkout@v4']);
+    expect(checkoutProblems({ jobs: { plan: { steps: [{ uses: 'actions/checkout@x' }] } } })).toEqual(['no top-level permissions', 'plan: checkout persists the credentials']);
+  });
+
+  it('splits the credentials: the plan job holds only the read-only secrets, apply’s live in the environment orgform-apply', async () => {
+    const workflow = await readYaml(GITHUB_WORKFLOW);
+    expect(splitCredentialProblems(workflow, ['plan'])).toEqual([]);
+    expect(workflow.jobs.apply.environment).toBe('orgform-apply');
+    expect(orgformStep(workflow, 'plan')).toMatchObject({ env: { ORGFORM_TOKEN: '${{ secrets.ORGFORM_PLAN_TOKEN }}' }, with: { state: '${{ secrets.ORGFORM_PLAN_STATE }}' } });
+    expect(orgformStep(workflow, 'apply')).toMatchObject({ env: { ORGFORM_TOKEN: '${{ secrets.ORGFORM_TOKEN }}' }, with: { state: '${{ secrets.ORGFORM_STATE }}' } });
+    // The checks can fail: the plan job with apply's token, apply outside its environment, the key in a pull request.
+    const leaky = structuredClone(workflow);
+    leaky.jobs.plan.steps[1].env.ORGFORM_TOKEN = '${{ secrets.ORGFORM_TOKEN }}';
+    leaky.jobs.plan.env = { ORGFORM_PLAN_KEY: '${{ secrets.ORGFORM_PLAN_KEY }}' };
+    delete leaky.jobs.apply.environment;
+    expect(splitCredentialProblems(leaky, ['plan'])).toEqual([
+      'plan runs on pull requests and holds ORGFORM_TOKEN',
+      'plan runs on pull requests and holds ORGFORM_PLAN_KEY',
+      'apply holds ORGFORM_STATE, ORGFORM_TOKEN outside an environment',
+      'plan holds ORGFORM_PLAN_KEY',
+    ]);
+  });
+
   it('needs no write access to the repository: nothing is pushed, and only the plan job may write, its comment', async () => {
     const workflow = await readYaml(GITHUB_WORKFLOW);
+    expect(workflow.permissions).toEqual({});
     expect(workflow.jobs.plan.permissions).toEqual({ contents: 'read', 'pull-requests': 'write' });
     expect(workflow.jobs.apply.permissions).toEqual({ contents: 'read' });
     expect(await readFile(GITHUB_WORKFLOW, 'utf8')).not.toMatch(/contents: write|git push/);
   });
 
-  it('takes the token from a secret, for the orgform steps only, and the remote state from the ORGFORM_STATE secret', async () => {
+  it('gives the tokens to the orgform steps only', async () => {
     const workflow = await readYaml(GITHUB_WORKFLOW);
-    for (const job of ['plan', 'apply']) {
-      expect(orgformStep(workflow, job).env).toEqual({ ORGFORM_TOKEN: '${{ secrets.ORGFORM_TOKEN }}' });
-      expect(orgformStep(workflow, job).with.state).toBe('${{ secrets.ORGFORM_STATE }}');
-    }
-    expect(JSON.stringify(workflow).match(/secrets\.ORGFORM_TOKEN/g)).toHaveLength(2);
+    expect(JSON.stringify(workflow).match(/secrets\.ORGFORM_(PLAN_)?TOKEN/g)).toHaveLength(2);
+    expect(workflow.env).toEqual({ ORGFORM_BASE_URL: '${{ vars.ORGFORM_BASE_URL }}' });
   });
 
   it('never runs two applies at once, and a newer push cancels an obsolete plan', async () => {
@@ -75,24 +103,26 @@ describe('examples/github-actions/orgform.yml', () => {
   describe('run, with this repository’s action', { timeout: 120_000 }, () => {
     let emulator: Emulator;
     let github: FakeForge;
-    let npm: FakeNpm;
+    let release: FakeRelease;
     let workspace: string;
     beforeEach(async () => {
       emulator = await startEmulator({ slugDelayMs: 0 });
       github = await startFakeGithub({ repository: 'acme/config', number: 7, token: 'ghs_job_token' });
-      npm = await makeFakeNpm();
+      release = await startFakeRelease(VERSION);
       workspace = await makeWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     });
     afterEach(async () => {
       await emulator?.stop();
       await github?.close();
+      await release?.close();
     });
 
     /** The job's orgform step, with the workflow's expressions as GitHub would give them (no ORGFORM_STATE secret set). */
     async function runStep(job: 'plan' | 'apply') {
       const workflow = await readYaml(GITHUB_WORKFLOW);
       const step = orgformStep(workflow, job);
-      const known: Record<string, string> = { 'vars.ORGFORM_BASE_URL': emulator.url, 'secrets.ORGFORM_TOKEN': 'demo-token', 'secrets.ORGFORM_STATE': '' };
+      // Apply's token is not the plan's: a plan job that took the wrong one fails.
+      const known: Record<string, string> = { 'vars.ORGFORM_BASE_URL': emulator.url, 'secrets.ORGFORM_PLAN_TOKEN': job === 'plan' ? 'demo-token' : 'x', 'secrets.ORGFORM_PLAN_STATE': '', 'secrets.ORGFORM_TOKEN': job === 'apply' ? 'demo-token' : 'x', 'secrets.ORGFORM_STATE': '' };
       const expand = (value: unknown) => String(value).replace(/\$\{\{\s*(.+?)\s*\}\}/g, (_, expr: string) => {
         if (!(expr in known)) throw new Error(`the test does not know \${{ ${expr} }}`);
         return known[expr]!;
@@ -104,7 +134,7 @@ describe('examples/github-actions/orgform.yml', () => {
         with: inputs,
         workspace,
         runnerTemp: await makeWorkspace(),
-        env: { PATH: `${npm.dir}:${process.env.PATH ?? ''}`, HOME: workspace, ...env },
+        env: { PATH: process.env.PATH ?? '', HOME: workspace, ORGFORM_RELEASES_URL: release.url, ...env },
         github: {
           token: 'ghs_job_token',
           eventName: job === 'plan' ? 'pull_request' : 'push',
@@ -151,9 +181,21 @@ describe('examples/gitlab-ci.yml', { timeout: 120_000 }, () => {
     return gitlabProject({ '.gitlab-ci.yml': await readFile(GITLAB_PIPELINE, 'utf8'), 'orgs.yaml': CHANGING_CONFIG }, { ...(branch ? { branch } : {}), remoteIncludes: { [COMPONENT_URL]: component } });
   }
 
-  it('includes the component of this release, with max-changes', async () => {
+  it('includes the component of this release, with max-changes, and runs only when orgs.yaml or itself changes', async () => {
     const pipeline = await readYaml(GITLAB_PIPELINE);
     expect(pipeline.include).toEqual([{ remote: COMPONENT_URL, inputs: { 'max-changes': '50' } }]);
+    expect(pipeline.workflow.rules.map((rule: Json) => rule.changes)).toEqual([['orgs.yaml', '.gitlab-ci.yml'], ['orgs.yaml', '.gitlab-ci.yml']]);
+  });
+
+  it('splits the credentials: the merge request’s plan reads with ORGFORM_PLAN_TOKEN and the job’s own token; ORGFORM_TOKEN is protected, for apply', async () => {
+    const text = await readFile(GITLAB_PIPELINE, 'utf8');
+    expect(text).toMatch(/ORGFORM_PLAN_TOKEN\s+masked, not protected: a read-only API token, for plan\./);
+    expect(text).toMatch(/ORGFORM_TOKEN\s+masked and protected: the token that writes, for apply/);
+    const pipeline = await previewPipeline(await project());
+    expect(pipeline['orgform-plan'].script.join('\n')).toContain('export ORGFORM_TOKEN="$ORGFORM_PLAN_TOKEN"');
+    expect(pipeline['orgform-plan'].variables.ORGFORM_STATE_PASSWORD).toBe('${CI_JOB_TOKEN}');
+    expect(JSON.stringify(pipeline['orgform-apply'])).not.toContain('ORGFORM_PLAN_TOKEN');
+    expect(JSON.stringify(pipeline)).not.toContain('ORGFORM_PLAN_KEY');
   });
 
   it('a merge request pipeline runs validate and plan; a default-branch pipeline validate and apply; another branch’s push runs no pipeline', async () => {

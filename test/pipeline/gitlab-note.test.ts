@@ -41,7 +41,7 @@ describe('pipeline/gitlab-note.mjs', { timeout: 60_000 }, () => {
     for (let i = 0; i < 250; i += 1) gitlab.comments.push({ id: i + 1, body: `comment ${i}`, author: i === 230 ? 9 : 3 });
     gitlab.comments[230]!.body = '<!-- orgform-plan orgform-plan -->\nold';
     expect((await note({})).stdout).toBe('orgform: plan note 231 updated on merge request !7.\n');
-    expect(gitlab.requests.filter((r) => r.includes('/notes?')).map((r) => new URL(r.split(' ')[1]!, 'http://x').searchParams.get('page'))).toEqual(['1', '2', '3']);
+    expect(gitlab.requests.filter((r) => r.includes('/notes?')).map((r) => new URL(r.split(' ')[1]!, 'http://x').searchParams.get('page'))).toEqual([null, '2', '3']);
   });
 
   it('outside a merge request pipeline, or without GITLAB_API_TOKEN, writes nothing and passes, saying why', async () => {
@@ -61,6 +61,14 @@ describe('pipeline/gitlab-note.mjs', { timeout: 60_000 }, () => {
     const readOnly = await note({});
     expect(readOnly.code).toBe(1);
     expect(readOnly.stderr).toContain("POST merge request !7's notes: HTTP 403 (403 Forbidden)");
+  });
+
+  it('refuses a GITLAB_API_TOKEN with a control character before sending anything, naming it and never showing it', async () => {
+    const result = await note({ GITLAB_API_TOKEN: 'glpat-SECRET\rX' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('orgform: could not write the plan note: GITLAB_API_TOKEN holds a control character (U+000D), so it cannot be sent as a header and was not used. Set it again without it (its value is not shown).\n');
+    expect(result.stdout + result.stderr).not.toMatch(/SECRET|glpat/);
+    expect(gitlab.requests).toEqual([]);
   });
 
   it('fails on a call without its three arguments, or with a server that does not answer', async () => {

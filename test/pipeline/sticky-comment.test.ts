@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commentMarker, composePlanComment, MAX_COMMENT_LENGTH, upsertComment } from '../../pipeline/sticky-comment.mjs';
+import { commentMarker, composePlanComment, isAuthor, MAX_COMMENT_LENGTH, upsertComment } from '../../pipeline/sticky-comment.mjs';
 
 const MARKER = commentMarker('');
 
@@ -35,13 +35,14 @@ describe('composePlanComment', () => {
 });
 
 describe('upsertComment', () => {
-  function thread(comments: Array<{ id: number; body: string }>) {
+  function thread(comments: Array<{ id: number; body: string; by?: string }>, author: string | null = 'us') {
     const calls: string[] = [];
     return {
       calls,
       name: 'test',
-      async *mine() {
-        for (const c of comments) yield c;
+      author: async () => (author === null ? undefined : { login: author }),
+      async *writtenBy(who: { login: string }) {
+        for (const c of comments) if ((c.by ?? 'us') === who.login) yield c;
       },
       async create(body: string) {
         calls.push(`create ${body}`);
@@ -67,8 +68,27 @@ describe('upsertComment', () => {
     expect(t.calls).toEqual([`update 2 ${MARKER}\nnew`]);
   });
 
+  it('never edits a comment of another author, and edits none when the token’s identity is unknown', async () => {
+    const t = thread([{ id: 1, body: `${MARKER}\nrenovate`, by: 'renovate[bot]' }]);
+    expect(await upsertComment(t, MARKER, `${MARKER}\nnew`)).toEqual({ action: 'created', id: 99 });
+    const unknown = thread([{ id: 2, body: `${MARKER}\nold` }], null);
+    expect(await upsertComment(unknown, MARKER, `${MARKER}\nnew`)).toEqual({ action: 'created', id: 99, unowned: true });
+    expect([...t.calls, ...unknown.calls]).toEqual([`create ${MARKER}\nnew`, `create ${MARKER}\nnew`]);
+  });
+
   it('tells one keyed marker from another', async () => {
     const t = thread([{ id: 5, body: `${commentMarker('team-b')}\nb` }]);
     expect((await upsertComment(t, MARKER, `${MARKER}\na`)).action).toBe('created');
+  });
+});
+
+describe('isAuthor', () => {
+  it('matches by id when both have one, else by login regardless of case; an absent account is nobody', () => {
+    expect(isAuthor({ id: 5, login: 'renamed' }, { login: 'ops-bot', id: 5 })).toBe(true);
+    expect(isAuthor({ id: 6, login: 'ops-bot' }, { login: 'ops-bot', id: 5 })).toBe(false);
+    expect(isAuthor({ id: 41898282, login: 'GitHub-Actions[bot]' }, { login: 'github-actions[bot]' })).toBe(true);
+    expect(isAuthor({ id: 1, username: 'project_42_bot' }, { login: 'project_42_bot' })).toBe(true);
+    expect(isAuthor({ id: 1, login: 'renovate[bot]' }, { login: 'github-actions[bot]' })).toBe(false);
+    expect(isAuthor(undefined, { login: 'x' })).toBe(false);
   });
 });

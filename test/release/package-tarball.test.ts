@@ -1,24 +1,24 @@
 /**
  * The release as users get it: the project is copied as a fresh clone would have it (the files git
- * tracks or would track, so no dist/), packed with `npm pack` (whose `prepack` builds dist/), and
- * the tarball installed into an empty directory with production dependencies only. Then the
- * installed command runs: `npx orgform --version`, `validate` on an example, `plan` against
- * `orgform emulator`.
- *
- * Offline: the install is `npm ci --offline` from a lockfile that holds the tarball and the project
- * lockfile's production entries, so npm takes every dependency from its cache by integrity (warm
- * after the `npm ci` that CI runs first; a cold cache fails with ENOTCACHED, and the message says so).
+ * tracks or would track, so no dist/), packed with `npm pack` (whose `prepack` builds dist/ and
+ * replaces it with the self-contained bundle, scripts/bundle.mjs), and the tarball unpacked into an
+ * empty directory with no node_modules in it or above it. Then it runs as the Action and the GitLab
+ * component run it, `node package/bin/orgform.js`: `--version`, `validate` on an example, and
+ * `plan`, `apply` and `plan` again against `orgform emulator` (the release's own), with the journal
+ * in a file and in PostgreSQL. `npm install` of the tarball, offline and with an empty cache,
+ * shows that it asks npm for nothing.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, parse as parsePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/postgres.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string> };
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
 
 interface Run {
   code: number | null;
@@ -26,13 +26,13 @@ interface Run {
   stderr: string;
 }
 
-/** npm without the settings of an enclosing `npm test` (npm_*), but with the same cache. */
-function npmEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) || k === 'npm_config_cache'));
-  return { ...env, NO_COLOR: '1', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+/** The environment of a machine without this repository: no npm_* settings of an enclosing `npm test`, no NODE_PATH. */
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'NODE_PATH' && !k.startsWith('ORGFORM_')));
+  return { ...env, NO_COLOR: '1', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', ...extra };
 }
 
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = npmEnv()): Run {
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = cleanEnv()): Run {
   const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 170_000 });
   return { code: result.status, stdout: result.stdout ?? '', stderr: (result.stderr ?? '') + (result.error ? String(result.error) : '') };
 }
@@ -40,8 +40,8 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 let scratch: string;
 let tarball: string;
 let packed: string[];
-let app: string;
-let install: Run;
+/** Where the tarball was unpacked: `${unpacked}/package`. */
+let unpacked: string;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'orgform-release-'));
@@ -66,19 +66,9 @@ beforeAll(async () => {
   tarball = join(out, report[0]!.filename);
   packed = report[0]!.files.map((f) => f.path).sort();
 
-  // An empty project that depends on the tarball alone, locked to the project's production dependencies.
-  app = join(scratch, 'app');
-  mkdirSync(app);
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-  const spec = `file:${tarball}`;
-  const packages: Record<string, unknown> = {
-    '': { name: 'app', dependencies: { [PACKAGE.name]: spec } },
-    [`node_modules/${PACKAGE.name}`]: { version: PACKAGE.version, resolved: spec, dependencies: PACKAGE.dependencies, bin: { orgform: 'bin/orgform.js' } },
-  };
-  for (const [path, entry] of Object.entries(lock.packages)) if (path !== '' && entry.dev !== true) packages[path] = entry;
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, dependencies: { [PACKAGE.name]: spec } }));
-  writeFileSync(join(app, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
-  install = run('npm', ['ci', '--offline', '--omit=dev'], app);
+  unpacked = join(scratch, 'empty');
+  mkdirSync(unpacked);
+  expect(run('tar', ['-xzf', tarball, '-C', unpacked], scratch).code).toBe(0);
 }, 300_000);
 
 afterAll(async () => {
@@ -86,47 +76,61 @@ afterAll(async () => {
 });
 
 describe('the packed tarball', () => {
-  it('holds the CLI built at pack time, the schemas, the examples, the GitLab note script, the licence and the changelog', () => {
+  it('holds the bundled CLI, its validators and their licences, the schemas, the examples, the pipeline scripts, the licence and the changelog', () => {
     expect(packed).toEqual(
-      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/orgform.js', 'dist/cli/main.js', 'dist/validators/orgs.cjs', 'schemas/orgs.schema.json', 'examples/emulator-data.json', 'pipeline/gitlab-note.mjs', 'pipeline/sticky-comment.mjs']),
+      expect.arrayContaining([
+        'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/orgform.js', 'dist/cli/main.js', 'dist/validators/orgs.cjs', 'dist/THIRD-PARTY-LICENSES.md',
+        'schemas/orgs.schema.json', 'examples/emulator-data.json', 'pipeline/gitlab-note.mjs', 'pipeline/sticky-comment.mjs', 'pipeline/forge-api.mjs',
+      ]),
     );
   });
 
-  it('holds nothing from src/, test/ or scripts/, no source maps of sources it does not ship, and not the GitHub Action (it runs from its own checkout)', () => {
-    expect(packed.length).toBeGreaterThan(50);
+  it('is the bundle, not the compiled sources: dist/ holds only the CLI’s entry and chunks and the validators', () => {
+    const dist = packed.filter((path) => path.startsWith('dist/'));
+    expect(dist.filter((path) => !/^dist\/(cli\/(main|chunk-[A-Z0-9]+)\.js|validators\/[a-z-]+\.cjs|THIRD-PARTY-LICENSES\.md)$/.test(path))).toEqual([]);
     expect(packed.filter((path) => /^(src|test|scripts|action|node_modules|\.github|\.ci)\//.test(path) || path.endsWith('.map') || path.endsWith('.ts'))).toEqual([]);
+    const licences = readFileSync(join(unpacked, 'package', 'dist', 'THIRD-PARTY-LICENSES.md'), 'utf8');
+    for (const bundled of ['undici', 'yaml', 'ajv', 'commander', 'pg']) expect(licences).toMatch(new RegExp(`^## ${bundled}@\\d`, 'm'));
   });
 
-  it('asks nothing of npm at install: no prepare, install or postinstall script', () => {
-    const listed = run('tar', ['-xzOf', tarball, 'package/package.json'], scratch);
-    const scripts = (JSON.parse(listed.stdout) as { scripts: Record<string, string> }).scripts;
-    expect(Object.keys(scripts)).toContain('prepack');
-    expect(Object.keys(scripts).filter((name) => /^(pre|post)?(prepare|install)$/.test(name))).toEqual([]);
+  it('declares no dependency and no install script: npm has nothing to resolve or run at install', () => {
+    const manifest = JSON.parse(readFileSync(join(unpacked, 'package', 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies', 'bundleDependencies']) expect(manifest[field], field).toBeUndefined();
+    expect(Object.keys(manifest.scripts ?? {}).filter((name) => /^(pre|post)?(prepare|install)$/.test(name))).toEqual([]);
+  });
+
+  it('installs with npm offline from an empty cache, bringing nothing but itself', () => {
+    const app = join(scratch, 'app');
+    mkdirSync(app);
+    const install = run('npm', ['install', '--offline', '--cache', join(scratch, 'empty-cache'), '--no-package-lock', tarball], app);
+    expect(install, install.stderr).toMatchObject({ code: 0 });
+    expect(readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual([PACKAGE.name]);
+    expect(run(join(app, 'node_modules', '.bin', 'orgform'), ['--version'], app)).toMatchObject({ code: 0, stdout: `${PACKAGE.version}\n` });
   });
 });
 
-describe('installed from the tarball into an empty directory', { timeout: 120_000 }, () => {
-  it('installs with production dependencies only, each within the range the package declares', () => {
-    expect(install, `${install.stderr}\n(npm ci --offline needs the dependencies in npm's cache: run npm ci first)`).toMatchObject({ code: 0 });
-    const installed = readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.')).sort();
-    expect(installed).toContain(PACKAGE.name);
-    for (const dependency of Object.keys(PACKAGE.dependencies)) expect(installed).toContain(dependency);
-    for (const dev of ['typescript', 'vitest', 'nock', 'gitlab-ci-local', '@types']) expect(installed).not.toContain(dev);
-    const ls = run('npm', ['ls', '--all', '--omit=dev'], app);
-    expect(ls, ls.stdout + ls.stderr).toMatchObject({ code: 0 });
+describe('unpacked into an empty directory, with no node_modules beside it', { timeout: 120_000 }, () => {
+  const orgform = (args: string[], env: NodeJS.ProcessEnv = {}) => run(process.execPath, [join(unpacked, 'package', 'bin', 'orgform.js'), ...args], unpacked, cleanEnv(env));
+
+  it('has no node_modules in its directory or any above it', () => {
+    const above: string[] = [];
+    for (let dir = unpacked; ; dir = dirname(dir)) {
+      above.push(dir);
+      if (dir === parsePath(dir).root) break;
+    }
+    expect(above.filter((dir) => existsSync(join(dir, 'node_modules')))).toEqual([]);
   });
 
-  it('`npx orgform --version` prints the version of package.json', () => {
-    const version = run('npx', ['--offline', 'orgform', '--version'], app);
-    expect(version).toMatchObject({ code: 0, stdout: `${PACKAGE.version}\n` });
-  });
-
-  it('`orgform validate` checks an example offline, and `orgform plan` plans against `orgform emulator`', async () => {
-    const validate = run('npx', ['--offline', 'orgform', 'validate', '-f', 'node_modules/orgform/examples/orgs.yaml'], app);
+  it('`--version` prints the version of package.json, and `validate` checks an example offline', () => {
+    expect(orgform(['--version'])).toMatchObject({ code: 0, stdout: `${PACKAGE.version}\n` });
+    const validate = orgform(['validate', '-f', 'package/examples/orgs.yaml']);
     expect(validate, validate.stderr).toMatchObject({ code: 0 });
+    expect(validate.stdout).toMatch(/^Valid: 4 organisations/);
+  });
 
-    // The emulator started straight from the bin link: npx would leave it behind a shell when killed.
-    const emulator = spawn(join(app, 'node_modules', '.bin', 'orgform'), ['emulator', '--port', '0', '--slug-delay', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'inherit'] });
+  it('plans and applies against its own emulator, with the journal in a file and then in PostgreSQL, and plans nothing after', async () => {
+    // The emulator started from the release too; killed by its pid.
+    const emulator = spawn(process.execPath, [join(unpacked, 'package', 'bin', 'orgform.js'), 'emulator', '--port', '0', '--slug-delay', '0'], { cwd: unpacked, env: cleanEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -137,10 +141,24 @@ describe('installed from the tarball into an empty directory', { timeout: 120_00
         });
         emulator.on('exit', (code) => reject(new Error(`the emulator exited (${code}) before it listened`)));
       });
-      copyFileSync(join(app, 'node_modules', 'orgform', 'examples', 'demo', 'orgs.yaml'), join(app, 'orgs.yaml'));
-      const plan = run('npx', ['--offline', 'orgform', 'plan', '--detailed-exitcode'], app, { ...npmEnv(), ORGFORM_BASE_URL: url, ORGFORM_TOKEN: 'demo-token' });
+      copyFileSync(join(unpacked, 'package', 'examples', 'demo', 'orgs.yaml'), join(unpacked, 'orgs.yaml'));
+      const service = { ORGFORM_BASE_URL: url, ORGFORM_TOKEN: 'demo-token' };
+      const plan = orgform(['plan', '--detailed-exitcode'], service);
       expect(plan, plan.stderr).toMatchObject({ code: 2 });
       expect(plan.stdout).toMatch(/Plan: \d+ to change/);
+      const apply = orgform(['apply', '--auto-approve'], service);
+      expect(apply, apply.stderr).toMatchObject({ code: 0 });
+      expect(apply.stdout).toMatch(/Apply complete: \d+ applied/);
+      expect(existsSync(join(unpacked, '.orgform', 'state.json'))).toBe(true);
+      expect(orgform(['plan', '--detailed-exitcode'], service)).toMatchObject({ code: 0 });
+
+      // The PostgreSQL state: pg is loaded only for it, from the bundle's chunks.
+      const state = await createTestDatabase('release');
+      const migrate = orgform(['state', 'migrate', '--to', state], service);
+      expect(migrate, migrate.stderr).toMatchObject({ code: 0 });
+      const listed = orgform(['state', 'list'], { ...service, ORGFORM_STATE: state });
+      expect(listed, listed.stderr).toMatchObject({ code: 0 });
+      expect(orgform(['plan', '--detailed-exitcode'], { ...service, ORGFORM_STATE: state })).toMatchObject({ code: 0 });
     } finally {
       emulator.kill('SIGTERM');
     }

@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { releaseNotes } from '../../scripts/release-notes.mjs';
+import { pinRelease } from '../../scripts/pin-release.mjs';
 import { runProcess } from '../support/run-process.js';
+import { checkoutProblems, pinningProblems } from '../support/workflow-checks.js';
 import { makeWorkspace } from '../support/workspace.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -46,21 +48,29 @@ async function readWorkflow(): Promise<Json> {
 }
 
 describe('.github/workflows/release.yml', () => {
-  it('runs on a v* tag: checks the tag, then tests as CI does, then packs once', async () => {
+  it('runs on a v* tag: checks the tag, tests as CI does, pins the shipped examples to the commit, packs once (the bundle) and tries it unpacked', async () => {
     const workflow = await readWorkflow();
     expect(workflow.on).toEqual({ push: { tags: ['v*'] } });
     expect(workflow.permissions).toEqual({});
     const runs = (workflow.jobs.build.steps as Json[]).map((s) => s.run).filter(Boolean);
     expect(runs[0]).toBe('node scripts/release-notes.mjs "$GITHUB_REF_NAME" > release-notes.md');
     expect(runs[1]).toBe('.ci/run');
-    expect(runs[2]).toContain('npm pack --json');
-    expect(runs[2]).toContain('sha256sum "$file" > SHA256SUMS');
+    expect(runs[2]).toBe('node scripts/pin-release.mjs "$GITHUB_SHA"');
+    expect(runs[3]).toContain('npm pack --json');
+    expect(runs[3]).toContain('sha256sum "$file" > SHA256SUMS');
+    expect(runs[4]).toContain('node "$try/package/bin/orgform.js" --version');
+    expect(JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')).scripts.prepack).toBe('npm run build && node scripts/bundle.mjs');
+  });
+
+  it('pins every action by commit, the tag as the comment', async () => {
+    expect(pinningProblems(await readFile(WORKFLOW, 'utf8'))).toEqual([]);
+    expect(checkoutProblems(await readWorkflow())).toEqual([]);
   });
 
   it('keeps the rights to publish away from the tests: build reads only, publish runs no checkout and no npm ci', async () => {
     const { jobs } = await readWorkflow();
     expect(jobs.build.permissions).toEqual({ contents: 'read' });
-    expect(jobs.build.steps[0]).toEqual({ uses: 'actions/checkout@v4', with: { 'persist-credentials': false } });
+    expect(jobs.build.steps[0]).toEqual({ uses: 'actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683', with: { 'persist-credentials': false } });
     expect(jobs.publish.needs).toBe('build');
     expect(jobs.publish.permissions).toEqual({ contents: 'write', 'id-token': 'write' });
     const publishing = JSON.stringify(jobs.publish.steps);
@@ -121,5 +131,22 @@ describe('.github/workflows/release.yml', () => {
       expect(other.stdout).toContain('::error::orgform@1.2.0 is already on npm, from another tarball (sha512-theirs).');
       expect(other.calls.filter((c) => c.startsWith('npm publish') || c.startsWith('gh'))).toEqual([]);
     });
+  });
+});
+
+describe('scripts/pin-release.mjs', () => {
+  const SHA = '0123456789abcdef0123456789abcdef01234567';
+  it('pins this release’s tag in the GitHub examples and the GitLab include to the commit, the tag as the comment, so that they pass the pinning check', async () => {
+    const workflow = await readFile(join(ROOT, 'examples', 'github-actions', 'orgform.yml'), 'utf8');
+    const pinned = pinRelease(workflow, '0.1.0', SHA);
+    expect(pinned).toContain(`uses: orgform/orgform@${SHA} # v0.1.0`);
+    expect(pinningProblems(pinned)).toEqual([]);
+    const gitlab = pinRelease(await readFile(join(ROOT, 'examples', 'gitlab-ci.yml'), 'utf8'), '0.1.0', SHA);
+    expect(gitlab).toContain(`- remote: https://raw.githubusercontent.com/orgform/orgform/${SHA}/templates/orgform.yml # v0.1.0`);
+  });
+
+  it('leaves other versions alone, and refuses what is not a commit SHA', () => {
+    expect(pinRelease('- uses: orgform/orgform@v0.0.9\n', '0.1.0', SHA)).toBe('- uses: orgform/orgform@v0.0.9\n');
+    expect(() => pinRelease('', '0.1.0', 'main')).toThrow('not a commit SHA: main');
   });
 });

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 export interface FakeComment {
   id: number;
   body: string;
-  /** GitHub: user.type (Bot or User). GitLab: author.id. */
+  /** GitHub: 'Bot' (github-actions[bot]), 'User', or another bot's login. GitLab: author.id. */
   author: string | number;
   system?: boolean;
 }
@@ -30,7 +30,7 @@ export interface FakeForge {
   close(): Promise<void>;
 }
 
-type Handler = (req: IncomingMessage, url: URL, body: string, reply: (status: number, value: unknown) => void) => void;
+type Handler = (req: IncomingMessage, url: URL, body: string, reply: (status: number, value: unknown, headers?: Record<string, string>) => void) => void;
 
 async function listen(handler: Handler, state: Omit<FakeForge, 'url' | 'close'>): Promise<FakeForge> {
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -38,8 +38,8 @@ async function listen(handler: Handler, state: Omit<FakeForge, 'url' | 'close'>)
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       state.requests.push(`${req.method} ${req.url}`);
-      const reply = (status: number, value: unknown) =>
-        status === 204 ? res.writeHead(204).end() : res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+      const reply = (status: number, value: unknown, headers: Record<string, string> = {}) =>
+        status === 204 ? res.writeHead(204).end() : res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(value));
       handler(req, new URL(req.url ?? '/', 'http://fake'), body, reply);
     });
   });
@@ -50,10 +50,16 @@ async function listen(handler: Handler, state: Omit<FakeForge, 'url' | 'close'>)
   return fake;
 }
 
-function page<T>(items: T[], url: URL): T[] {
+/** One page of `items`, with the paging headers both forges send: Link's rel="next" (none on the last page), and GitLab's x-next-page and x-total-pages. */
+function page<T>(items: T[], url: URL, base: string): [T[], Record<string, string>] {
   const perPage = Number(url.searchParams.get('per_page') ?? 30);
   const n = Number(url.searchParams.get('page') ?? 1);
-  return items.slice((n - 1) * perPage, n * perPage);
+  const pages = Math.max(1, Math.ceil(items.length / perPage));
+  const next = new URL(url.pathname + url.search, base);
+  next.searchParams.set('page', String(n + 1));
+  const headers: Record<string, string> = { 'x-next-page': n < pages ? String(n + 1) : '', 'x-total-pages': String(pages) };
+  if (n < pages) headers.link = `<${next.href}>; rel="next"`;
+  return [items.slice((n - 1) * perPage, n * perPage), headers];
 }
 
 /** GitHub's REST API for pull request `number` of `repository`, answering `token` only. */
@@ -61,10 +67,14 @@ export async function startFakeGithub(options: { repository: string; number: num
   const state = { comments: options.comments ?? [], states: new Map(), requests: [] as string[], readOnly: false };
   const list = `/repos/${options.repository}/issues/${options.number}/comments`;
   const one = new RegExp(`^/repos/${options.repository}/issues/comments/(\\d+)$`);
-  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: { login: c.author === 'Bot' ? 'github-actions[bot]' : 'someone', type: c.author } });
+  // author 'Bot' is github-actions[bot] (the job's token), 'User' someone; any other string is that bot's login.
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: { login: c.author === 'Bot' ? 'github-actions[bot]' : c.author === 'User' ? 'someone' : c.author, type: c.author === 'User' ? 'User' : 'Bot' } });
   return listen((req, url, body, reply) => {
     if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { message: 'Bad credentials' });
-    if (req.method === 'GET' && url.pathname === list) return reply(200, page(state.comments, url).map(show));
+    if (req.method === 'GET' && url.pathname === list) {
+      const [items, headers] = page(state.comments, url, `http://${req.headers.host}`);
+      return reply(200, items.map(show), headers);
+    }
     if (req.method !== 'GET' && state.readOnly) return reply(403, { message: 'Resource not accessible by integration' });
     if (req.method === 'POST' && url.pathname === list) {
       const comment = { id: 1000 + state.comments.length, body: JSON.parse(body).body as string, author: 'Bot' };
@@ -90,7 +100,7 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
   const notes = `/api/v4/projects/${options.projectId}/merge_requests/${options.iid}/notes`;
   const terraform = new RegExp(`^/api/v4/projects/${options.projectId}/terraform/state/([^/]+)(/lock)?$`);
   const jobAuth = `Basic ${Buffer.from(`gitlab-ci-token:${options.jobToken}`).toString('base64')}`;
-  const show = (c: FakeComment) => ({ id: c.id, body: c.body, system: c.system ?? false, author: { id: c.author } });
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, system: c.system ?? false, author: { id: c.author, username: c.author === options.userId ? 'project_42_bot' : `user_${c.author}` } });
   return listen((req, url, body, reply) => {
     const tf = terraform.exec(url.pathname);
     if (tf) {
@@ -132,7 +142,10 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
     }
     if (req.headers['private-token'] !== options.token) return reply(401, { message: '401 Unauthorized' });
     if (req.method === 'GET' && url.pathname === '/api/v4/user') return reply(200, { id: options.userId, username: 'project_42_bot' });
-    if (req.method === 'GET' && url.pathname === notes) return reply(200, page(state.comments, url).map(show));
+    if (req.method === 'GET' && url.pathname === notes) {
+      const [items, headers] = page(state.comments, url, `http://${req.headers.host}`);
+      return reply(200, items.map(show), headers);
+    }
     if (req.method !== 'GET' && state.readOnly) return reply(403, { message: '403 Forbidden' });
     if (req.method === 'POST' && url.pathname === notes) {
       const note = { id: 100 + state.comments.length, body: JSON.parse(body).body as string, author: options.userId };

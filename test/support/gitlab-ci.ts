@@ -47,8 +47,13 @@ export async function gitlabProject(files: Record<string, string>, options: Proj
   return cwd;
 }
 
+/**
+ * gitlab-ci-local in `cwd`. `rules:changes` (the example's filter on orgs.yaml) is taken as true:
+ * its evaluation diffs against origin/main, which these scratch projects have not got;
+ * workflows.test.ts checks the filter as data.
+ */
 export function gitlabCiLocal(cwd: string, args: string[]): Promise<Run> {
-  return run(process.execPath, [GITLAB_CI_LOCAL, ...args], cwd);
+  return run(process.execPath, [GITLAB_CI_LOCAL, '--evaluate-rule-changes=false', ...args], cwd);
 }
 
 /** `--variable NAME=VALUE` for each, as GitLab would set them for the pipeline. */

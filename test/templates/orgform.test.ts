@@ -2,8 +2,9 @@
  * The GitLab CI/CD component (templates/orgform.yml), included with inputs into a scratch project
  * and resolved by gitlab-ci-local as GitLab would: which jobs each pipeline runs, what the inputs
  * change, and the jobs' scripts run through bash against the emulator, GitLab's API faked on
- * 127.0.0.1 (the merge request notes, the managed Terraform state) and `npm` by a stand-in that
- * installs this repository (test/support/fake-npm.ts).
+ * 127.0.0.1 (the merge request notes, the managed Terraform state) and the release the jobs download
+ * by another (test/support/fake-release.ts), whose address the project variable
+ * ORGFORM_RELEASES_URL gives, as a project variable wins over the component's.
  */
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { startFakeGitlab, type FakeForge } from '../support/fake-forges.js';
-import { makeFakeNpm, type FakeNpm } from '../support/fake-npm.js';
+import { startFakeRelease, type FakeRelease } from '../support/fake-release.js';
 import { gitlabCiLocal, gitlabProject, listJobs, MERGE_REQUEST_PIPELINE, previewPipeline, runJob } from '../support/gitlab-ci.js';
 import { codeQualityErrors, gitlabTerraformErrors } from '../support/report-schemas.js';
 import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
@@ -75,9 +76,11 @@ describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 120_000 
     expect(pipeline['orgform-validate'].variables.ORGFORM_STATE).toBeUndefined();
   });
 
-  it('installs this release of orgform by default: the input’s default is package.json’s version', async () => {
+  it('runs this release of orgform by default, from GitHub’s releases: the input’s default is package.json’s version', async () => {
     const pipeline = await previewPipeline(await project([{}]));
-    expect(pipeline['orgform-plan'].variables.ORGFORM_VERSION).toBe(PACKAGE_VERSION);
+    expect(pipeline['orgform-plan'].variables).toMatchObject({ ORGFORM_VERSION: PACKAGE_VERSION, ORGFORM_SHA256: '', ORGFORM_RELEASES_URL: 'https://github.com/orgform/orgform/releases/download' });
+    const scripts = JSON.stringify(['orgform-validate', 'orgform-plan', 'orgform-apply'].map((name) => [pipeline[name].before_script, pipeline[name].script]));
+    expect(scripts).not.toMatch(/\bnpm\b|\bnpx\b|yarn|pnpm/);
   });
 
   it('refuses an input of the wrong form, naming it', async () => {
@@ -86,6 +89,8 @@ describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 120_000 
       [{ 'max-changes': 50 }, '`max-changes` input: provided value is not a string'],
       [{ 'apply-when': 'always' }, '`apply-when` input: `always` cannot be used because it is not in the list of allowed options'],
       [{ 'job-prefix': 'Bad Prefix' }, '`job-prefix` input: `Bad Prefix` does not match required regex'],
+      [{ version: '0.x' }, '`version` input: `0.x` does not match required regex'],
+      [{ sha256: 'abc' }, '`sha256` input: `abc` does not match required regex'],
     ] as const) {
       const result = await gitlabCiLocal(await project([inputs]), ['--list', '--no-json-schema-validation']);
       expect(result.code).not.toBe(0);
@@ -97,22 +102,23 @@ describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 120_000 
 describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
   let emulator: Emulator;
   let gitlab: FakeForge;
-  let npm: FakeNpm;
+  let release: FakeRelease;
   beforeEach(async () => {
     emulator = await startEmulator({ slugDelayMs: 0 });
     gitlab = await startFakeGitlab({ projectId: '42', iid: '7', token: 'glpat-note', userId: 9, jobToken: 'job-token', comments: [{ id: 1, body: 'Please double-check acme', author: 3 }] });
-    npm = await makeFakeNpm();
+    release = await startFakeRelease(PACKAGE_VERSION);
   });
   afterEach(async () => {
     await emulator?.stop();
     await gitlab?.close();
+    await release?.close();
   });
 
   /** What GitLab sets for a job, and the project's CI/CD variables of the example's setup. */
   async function variables(cwd: string, job: string): Promise<{ predefined: Record<string, string>; project: Record<string, string> }> {
     return {
       predefined: {
-        PATH: `${npm.dir}:${process.env.PATH ?? ''}`,
+        PATH: process.env.PATH ?? '',
         TMPDIR: await makeWorkspace(),
         CI: 'true',
         GITLAB_CI: 'true',
@@ -125,7 +131,8 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
         CI_COMMIT_SHA: 'abc1234def567890',
         CI_MERGE_REQUEST_IID: '7',
       },
-      project: { ORGFORM_BASE_URL: emulator.url, ORGFORM_TOKEN: 'demo-token', GITLAB_API_TOKEN: 'glpat-note' },
+      // Split as the example sets them up: plan reads with ORGFORM_PLAN_TOKEN, apply writes with ORGFORM_TOKEN.
+      project: { ORGFORM_RELEASES_URL: release.url, ORGFORM_BASE_URL: emulator.url, ORGFORM_PLAN_TOKEN: 'demo-token', ORGFORM_TOKEN: 'demo-token', GITLAB_API_TOKEN: 'glpat-note' },
     };
   }
 
@@ -141,12 +148,51 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     return runJob(pipeline[name] as Json, cwd, { ...env.predefined, CI_COMMIT_SHA: commit }, { ...env.project, ...project });
   }
 
+  it('refuses a release tarball that its SHA256SUMS, or the sha256 input, does not name, and runs nothing', async () => {
+    const cwd = await project([{}], { branch: 'feature' });
+    release.tamper();
+    const tampered = await runComponentJob(cwd, 'orgform-plan');
+    expect(tampered.code).toBe(1);
+    expect(tampered.stderr).toContain(`orgform: orgform-${PACKAGE_VERSION}.tgz is not the release that SHA256SUMS (and the sha256 input) name, so it was not run.`);
+    expect(existsSync(join(cwd, 'plan.md'))).toBe(false);
+    expect(gitlab.requests).toEqual([]);
+
+    const pinned = await project([{ sha256: 'a'.repeat(64) }], { branch: 'feature' });
+    const wrongPin = await runComponentJob(pinned, 'orgform-validate');
+    expect(wrongPin.code).toBe(1);
+    expect(wrongPin.stderr).toContain('is not the release that SHA256SUMS (and the sha256 input) name');
+  });
+
+  it('with the sha256 input of the release, runs it', async () => {
+    const cwd = await project([{ sha256: release.sha256 }]);
+    const result = await runComponentJob(cwd, 'orgform-validate');
+    expect(result.code).toBe(0);
+  });
+
+  it('plan reads the service with ORGFORM_PLAN_TOKEN, never ORGFORM_TOKEN; apply writes with ORGFORM_TOKEN', async () => {
+    const cwd = await project([{}], { branch: 'feature' });
+    const plan = await runComponentJob(cwd, 'orgform-plan', { ORGFORM_TOKEN: 'write-token-plan-must-not-use' });
+    expect(plan.code).toBe(0);
+    expect(await readFile(join(cwd, 'plan.md'), 'utf8')).toMatch(/^\*\*orgform plan:\*\* 2 to change/);
+    const apply = await runComponentJob(cwd, 'orgform-apply', { ORGFORM_PLAN_TOKEN: 'read-token-apply-must-not-use' });
+    expect(apply.code).toBe(0);
+    expect(apply.stdout).toMatch(/Apply complete: 5 applied/);
+  });
+
+  it('plan without ORGFORM_PLAN_TOKEN says that it uses ORGFORM_TOKEN, which a merge request should not hold', async () => {
+    const cwd = await project([{}], { branch: 'feature' });
+    const plan = await runComponentJob(cwd, 'orgform-plan', { ORGFORM_PLAN_TOKEN: '' });
+    expect(plan.code).toBe(0);
+    expect(plan.stderr).toContain('orgform: ORGFORM_PLAN_TOKEN is not set, so plan uses ORGFORM_TOKEN, which a merge request\'s jobs should not hold');
+  });
+
   it('validate writes an empty Code Quality report for a valid file, and a blocker at the line of a problem, and fails', async () => {
     const cwd = await project([{}]);
     const valid = await runComponentJob(cwd, 'orgform-validate');
     expect(valid.code).toBe(0);
     expect(await readFile(join(cwd, 'gl-code-quality-report.json'), 'utf8')).toBe('[]\n');
-    expect((await npm.calls())[0]!.at(-1)).toBe(`orgform@${PACKAGE_VERSION}`);
+    expect(release.requests).toEqual([`GET /v${PACKAGE_VERSION}/orgform-${PACKAGE_VERSION}.tgz`, `GET /v${PACKAGE_VERSION}/SHA256SUMS`]);
+    expect(valid.stdout).toContain(`orgform-${PACKAGE_VERSION}.tgz: OK`);
 
     await writeFile(join(cwd, 'orgs.yaml'), BROKEN_CONFIG);
     const invalid = await runComponentJob(cwd, 'orgform-validate');

@@ -10,7 +10,7 @@ import { confirmQuestion, type ApplyView } from './view.js';
 import { clientOpener, retryBaseMs } from '../../api/connect/open-client.js';
 import { envInt } from '../../env-int.js';
 import { useColor } from '../../text/use-color.js';
-import { planKeyFromEnv } from '../../plan/saved-plan.js';
+import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
 import { formatError } from '../../text/format-error.js';
 import type { CliIO, ExitCode, OutputStream } from '../../io.js';
 import { openPipelineOutput } from '../../ci/pipeline-output.js';
@@ -119,7 +119,7 @@ export function exitCodeFor(outcome: ApplyOutcome): ExitCode {
  */
 export function freshnessFromEnv(env: CliIO['env']): Pick<ApplyInputs, 'maxReadAgeMs' | 'planKey'> {
   const maxReadAgeMs = envInt(env, 'ORGFORM_READ_MAX_AGE_MS');
-  const planKey = planKeyFromEnv(env);
+  const planKey = planKeyOutsidePullRequests(env);
   return { ...(maxReadAgeMs === undefined ? {} : { maxReadAgeMs }), ...(planKey === undefined ? {} : { planKey }) };
 }
 

@@ -3,7 +3,7 @@
  * then maps the outcome to an exit code. Never writes to the service.
  */
 import { runPlan, type PlanInputs, type PlanOutcome } from './flow.js';
-import { planKeyFromEnv } from '../../plan/saved-plan.js';
+import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
 import { createPlanView } from './view.js';
 import { clientOpener } from '../../api/connect/open-client.js';
 import { useColor } from '../../text/use-color.js';
@@ -37,7 +37,7 @@ export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
     reports: flags.report ?? [],
     files: flags.file ?? [],
   });
-  const planKey = planKeyFromEnv(io.env);
+  const planKey = planKeyOutsidePullRequests(io.env);
   const inputs = { ...planInputs(flags), ...(planKey === undefined ? {} : { planKey }) };
   const outcome = await runPlan(inputs, { cwd: io.cwd, env: io.env, now: io.now, openClient: clientOpener(flags, io), stateSettings: stateSettings(io) }, view);
   return exitCodeFor(outcome, flags);

@@ -11,7 +11,7 @@ import { terminalSafe } from '../../text/ansi.js';
 import { shellWord } from '../../text/shell-word.js';
 import { useColor } from '../../text/use-color.js';
 import type { CliIO, ExitCode } from '../../io.js';
-import { planKeyFromEnv } from '../../plan/saved-plan.js';
+import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
 
 export interface ShowFlags {
   format: 'text' | 'json' | 'markdown';
@@ -20,7 +20,7 @@ export interface ShowFlags {
 
 export async function run(flags: ShowFlags, io: CliIO, args: string[]): Promise<ExitCode> {
   const path = args[0] ?? '';
-  const saved = await readSavedPlan(path, io.cwd, planKeyFromEnv(io.env));
+  const saved = await readSavedPlan(path, io.cwd, planKeyOutsidePullRequests(io.env));
   const view = createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, io) });
   await view.planMade(saved.plan, checkPlanSafety(saved.plan));
   const files = saved.configFiles.map((f) => f.path).join(', ');
