@@ -154,7 +154,9 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
 export type ProxyAction =
   | { kind: 'pass' }
   | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+  /** Forwarded once `until` settles: the client is held at this request (a fault point), however loaded the machine. */
+  | { kind: 'hold'; until: Promise<void> };
 
 export interface ProxyRecord {
   method: string;
@@ -195,19 +197,28 @@ export async function startFaultProxy(target: string, decide: (method: string, p
       res.end(body);
       return;
     }
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method, path, headers: { ...req.headers, host: upstream.host } },
-      (answer) => {
-        record.outcome = answer.statusCode ?? 0;
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => {
-      record.outcome = 'reset';
-      req.socket.destroy();
-    });
-    req.pipe(forward);
+    const forward = () => {
+      const request = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method, path, headers: { ...req.headers, host: upstream.host } },
+        (answer) => {
+          record.outcome = answer.statusCode ?? 0;
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      request.on('error', () => {
+        record.outcome = 'reset';
+        req.socket.destroy();
+      });
+      req.pipe(request);
+    };
+    if (action.kind === 'hold') {
+      // The body waits in the socket meanwhile; piped on release.
+      req.pause();
+      void action.until.then(forward, () => req.socket.destroy());
+      return;
+    }
+    forward();
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
