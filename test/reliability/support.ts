@@ -86,7 +86,7 @@ export interface World {
   /** The CLI in-process with the canary token; its stdout and stderr are scanned. */
   cli(args: string[], options?: Partial<RunOptions>): Promise<CliResult>;
   /** The built CLI as a child process. */
-  spawn(args: string[], options?: Partial<RunOptions> & { onSpawn?: (pid: number) => void }): Promise<CliResult & { signal: NodeJS.Signals | null }>;
+  spawn(args: string[], options?: Partial<Parameters<typeof spawnCli>[1]>): Promise<CliResult & { signal: NodeJS.Signals | null }>;
   journalPath: string;
   /** The canary user as the store holds it now. */
   user(): EmulatorData['users'][number];
