@@ -121,7 +121,7 @@ describe('installed from the tarball into an empty directory', { timeout: 120_00
     expect(version).toMatchObject({ code: 0, stdout: `${PACKAGE.version}\n` });
   });
 
-  it('`orgform validate` checks an example offline, and `orgform plan` plans against `orgform emulator`', async () => {
+  it('`orgform validate` checks an example offline, and `orgform plan` plans against `orgform emulator`, with its token from `orgform emulator token`', async () => {
     const validate = run('npx', ['--offline', 'orgform', 'validate', '-f', 'node_modules/orgform/examples/orgs.yaml'], app);
     expect(validate, validate.stderr).toMatchObject({ code: 0 });
 
@@ -141,6 +141,15 @@ describe('installed from the tarball into an empty directory', { timeout: 120_00
       const plan = run('npx', ['--offline', 'orgform', 'plan', '--detailed-exitcode'], app, { ...npmEnv(), ORGFORM_BASE_URL: url, ORGFORM_TOKEN: 'demo-token' });
       expect(plan, plan.stderr).toMatchObject({ code: 2 });
       expect(plan.stdout).toMatch(/Plan: \d+ to change/);
+      // As the README and docs/emulator.md give them: the installed example, and a token command that the package holds.
+      const token = run('npx', ['--offline', 'orgform', 'emulator', 'token', url], app, npmEnv());
+      expect(token, token.stderr).toMatchObject({ code: 0 });
+      const readme = run('npx', ['--offline', 'orgform', 'plan', '-f', 'node_modules/orgform/examples/orgs.yaml', '--detailed-exitcode'], app, {
+        ...npmEnv(),
+        ORGFORM_BASE_URL: url,
+        ORGFORM_TOKEN_COMMAND: `npx --offline orgform emulator token ${url}`,
+      });
+      expect(readme, readme.stderr).toMatchObject({ code: 2 });
     } finally {
       emulator.kill('SIGTERM');
     }
