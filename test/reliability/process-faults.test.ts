@@ -14,7 +14,7 @@ import { CLI_BIN, runCli, spawnCli } from '../support/run-cli.js';
 import { setupBillingWorld } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
-import { canaryToken, expectNoCrash, LeakScanner, readLock, signalChild, startFaultProxy, startWorld, waitFor } from './support.js';
+import { canaryToken, expectNoCrash, LeakScanner, readLock, signalChild, startFaultProxy, startWorld, startWorldHeldAtWrites, waitFor } from './support.js';
 import { configFor, countEffects, expectConverged, type Desired } from './world-model.js';
 
 beforeAll(() => {
@@ -35,23 +35,14 @@ describe('process faults', () => {
     // The first apply is held at its first write, lock in hand, until the second has ended: the
     // order holds however slowly either starts. Were the second to wait for the lock, it would
     // wait for ever (and the test time out): that is what "at once" means here, not a duration.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let held!: Awaited<ReturnType<typeof startFaultProxy>>;
-    const world = await startWorld({
-      config: CHANGES,
-      baseUrl: async (emulator) => {
-        held = await startFaultProxy(emulator.url, (method) => (method === 'GET' ? { kind: 'pass' } : { kind: 'hold', until: released }));
-        return held.url;
-      },
-    });
+    const { world, writeHeld, release } = await startWorldHeldAtWrites({ config: CHANGES });
     // The second apply goes through a proxy of its own, so that anything it sends can be seen apart.
     const proxy = await startFaultProxy(world.emulator.url);
 
     let firstPid: number | undefined;
     const first = world.spawn(['apply', '--auto-approve'], { onSpawn: (pid) => (firstPid = pid) });
     try {
-      expect(await waitFor(() => held.records.some((r) => r.method !== 'GET'), 15_000)).toBe(true);
+      expect(await writeHeld()).toBe(true);
       const lockPath = lockPathFor(world.journalPath);
       const holder = await readLock(lockPath);
       expect(holder.pid).toBe(firstPid);

@@ -13,7 +13,7 @@ import { lockPathFor } from '../../src/state/lock.js';
 import { journalLogPath } from '../../src/state/journal.js';
 import { cannotMount, listed, mountSmallFilesystem } from '../support/small-filesystem.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
-import { expectNoCrash, readLock, startFaultProxy, startWorld, waitFor, type World } from './support.js';
+import { expectNoCrash, readLock, startWorld, startWorldHeldAtWrites, type World } from './support.js';
 
 const NOBODY = { uid: 65534, gid: 65534 };
 const OTHER_SERVICE = 'https://elsewhere.example';
@@ -103,16 +103,7 @@ interface Blocker {
  * and the next apply (its process gone) takes the lock over and converges.
  */
 async function applyBlockedPartWay(errno: string, advice: string, prepare: (world: World) => Promise<Blocker>): Promise<void> {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let held!: Awaited<ReturnType<typeof startFaultProxy>>;
-  const world = await startWorld({
-    config: CHANGING_CONFIG,
-    baseUrl: async (emulator) => {
-      held = await startFaultProxy(emulator.url, (method) => (method === 'GET' ? { kind: 'pass' } : { kind: 'hold', until: released }));
-      return held.url;
-    },
-  });
+  const { world, writeHeld, release } = await startWorldHeldAtWrites({ config: CHANGING_CONFIG });
   const place = await prepare(world);
   const statePath = join(place.dir, 'state.json');
   const spawn = (args: string[]) => world.spawn(args, place.as === undefined ? {} : { as: place.as });
@@ -120,7 +111,7 @@ async function applyBlockedPartWay(errno: string, advice: string, prepare: (worl
   const run = spawn(['apply', '--auto-approve', '--parallelism', '1', '--state', statePath]);
   let lockId: string;
   try {
-    expect(await waitFor(() => held.records.some((r) => r.method !== 'GET'), 15_000)).toBe(true);
+    expect(await writeHeld()).toBe(true);
     lockId = (await readLock(lockPathFor(statePath))).id;
     await place.block();
   } finally {

@@ -149,6 +149,24 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   };
 }
 
+/**
+ * A world whose writes wait at a proxy in front of the emulator until `release()`: an apply stops at
+ * its first write, lock in hand, however loaded the machine; `writeHeld()` tells when it is there.
+ */
+export async function startWorldHeldAtWrites(options: Omit<WorldOptions, 'baseUrl'> = {}): Promise<{ world: World; writeHeld(): Promise<boolean>; release(): void }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held!: FaultProxy;
+  const world = await startWorld({
+    ...options,
+    baseUrl: async (emulator) => {
+      held = await startFaultProxy(emulator.url, (method) => (method === 'GET' ? { kind: 'pass' } : { kind: 'hold', until: released }));
+      return held.url;
+    },
+  });
+  return { world, release, writeHeld: () => waitFor(() => held.records.some((r) => r.method !== 'GET'), 15_000) };
+}
+
 // ---- a loopback proxy that can fault by path and records when each request arrived ------------
 
 export type ProxyAction =
