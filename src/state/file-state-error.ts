@@ -20,7 +20,7 @@ export function fileStateAdvice(path: string, err: unknown): string {
     case 'EPERM':
       return `This user may not read or write there: give it access to ${dir} and the state files in it, ${ELSEWHERE}, then run again.`;
     case 'EROFS':
-      return `The file system of ${dir} is mounted read-only: keep the state on a writable one, ${ELSEWHERE}, then run again.`;
+      return `The file system of ${dir} is mounted read-only: remount it writable, ${ELSEWHERE}, then run again.`;
     default:
       return `Check that ${dir} can be created and written, ${ELSEWHERE}, then run again.`;
   }

@@ -193,7 +193,7 @@ function lockLeftError(statePath: string, id: string, err: unknown): OrgformErro
   const cause = err instanceof OrgformError ? err.message : fileStateError('Cannot remove the state lock', lockPathFor(statePath), err).message;
   return new OrgformError(
     'STATE_INVALID',
-    `${cause} What was done stands and is recorded, but the lock ${id} stays: an apply on this host takes it over once this process has ended; from another machine (a restored cache), break it with: orgform force-unlock ${id} --state ${statePath}`,
+    `${cause} What was done stands, as said above, but the lock ${id} stays: an apply on this host takes it over once this process has ended; from another machine (a restored cache), break it with: orgform force-unlock ${id} --state ${statePath}`,
     { cause: err },
   );
 }

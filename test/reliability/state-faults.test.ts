@@ -125,7 +125,7 @@ async function applyBlockedPartWay(errno: string, advice: string, prepare: (worl
   expect(result.stdout).toContain(`done on the service, but not recorded in the state journal: Cannot write the state journal ${statePath}: ${errno}`);
   expect(result.stdout).toContain(advice);
   expect(result.stderr).toContain(`Error: Cannot remove the state lock ${lockPathFor(statePath)}: ${errno}`);
-  expect(result.stderr).toContain(`What was done stands and is recorded, but the lock ${lockId} stays: an apply on this host takes it over once this process has ended`);
+  expect(result.stderr).toContain(`What was done stands, as said above, but the lock ${lockId} stays: an apply on this host takes it over once this process has ended`);
   expect(result.stderr).toContain(`orgform force-unlock ${lockId} --state ${statePath}`);
   expect(existsSync(lockPathFor(statePath))).toBe(true);
 
@@ -137,7 +137,7 @@ async function applyBlockedPartWay(errno: string, advice: string, prepare: (worl
 
 describe('the file state when it can no longer be written part way through an apply', () => {
   it.skipIf(cannotMount !== undefined)(`a file system remounted read-only (EROFS)${cannotMount === undefined ? '' : ` (skipped: ${cannotMount})`}`, async () => {
-    await applyBlockedPartWay('EROFS', 'is mounted read-only: keep the state on a writable one', async () => {
+    await applyBlockedPartWay('EROFS', 'is mounted read-only: remount it writable, or keep the state elsewhere', async () => {
       const disk = mountSmallFilesystem(256);
       return { dir: disk.dir, block: () => disk.readOnly(), unblock: () => disk.writable() };
     });

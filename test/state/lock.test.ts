@@ -182,7 +182,7 @@ describe('acquireLock', () => {
     const err = await rejection(lock.release());
     expect(err.code).toBe('STATE_INVALID');
     expect(err.message).toContain(`Cannot remove the state lock ${lockPath}: ${code}`);
-    expect(err.message).toContain(`What was done stands and is recorded, but the lock ${lock.info.id} stays`);
+    expect(err.message).toContain(`What was done stands, as said above, but the lock ${lock.info.id} stays`);
     expect(err.message).toContain(`orgform force-unlock ${lock.info.id} --state ${statePath}`);
     expect((await holderNow()).id).toBe(lock.info.id);
   });
