@@ -184,13 +184,14 @@ export async function executeChange(change: ApplicableChange, client: Organisati
         // The first attempt may have been applied and its answer lost: membership tells.
         const member = await settle(() => isMember(client, orgId, slug), waits);
         if (member.ok) return { outcome: 'already-done', reason: 'the invitation is no longer pending and you are a member of the organisation' };
-        // Interrupted before the checks were done: a membership that takes a moment to show may not have yet.
-        if (member.checked === 'not-sent' || waits.signal?.aborted === true) {
-          throw new ChangeFailedError(
-            'acceptInvitation',
-            `${(err as Error).message}; whether the invitation was accepted is not known: apply was interrupted before your membership of organisation ${JSON.stringify(orgId)} could be confirmed (last check: ${member.why}). Run orgform apply again: it checks`,
-            err,
-          );
+        // Interrupted before the checks were done (a membership that takes a moment to show may not
+        // have yet), or the last check failed: whether it was accepted is not known.
+        if (member.checked !== 'not-listed' || waits.signal?.aborted === true) {
+          const why =
+            member.checked === 'failed' && waits.signal?.aborted !== true
+              ? describeNonMembership(orgId, member)
+              : `apply was interrupted before your membership of organisation ${JSON.stringify(orgId)} could be confirmed (last check: ${member.why})`;
+          throw new ChangeFailedError('acceptInvitation', `${(err as Error).message}; whether the invitation was accepted is not known: ${why}. Run orgform apply again: it checks`, err);
         }
         throw new ChangeFailedError('acceptInvitation', `${(err as Error).message}; and ${describeNonMembership(orgId, member)}, so the invitation was not accepted`, err);
       }

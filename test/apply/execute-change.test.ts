@@ -165,6 +165,18 @@ describe('executeChange: accepting an invitation', () => {
     expect(waited).toHaveLength(4);
   });
 
+  it('says whether it was accepted is not known, not that you are no member, when every membership check fails', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme' }]);
+    client.on('acceptInvitation', fail(serviceError('acceptInvitation', 404, 'invitation_not_found')));
+    client.on('getOrganisations', fail(serviceError('getOrganisations', 500, 'internal')), Infinity);
+    const failure = (await executeChange(acceptInvitation('acme', 'inv_1'), client, sleeps().options).catch((err: unknown) => err)) as ChangeFailedError;
+    expect(failure).toBeInstanceOf(ChangeFailedError);
+    expect(failure.message).toContain(
+      'whether the invitation was accepted is not known: your membership of organisation "org_acme" could not be confirmed (the listing answered HTTP 500 internal). Run orgform apply again: it checks',
+    );
+    expect(failure.message).not.toContain('not a member');
+  });
+
   it('sends every write with an idempotency key and the change’s address', async () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }]);
     await executeChange(acceptInvitation('acme', 'inv_1'), client, sleeps().options);
