@@ -422,7 +422,7 @@ function render(report) {
     out.push('floor = a bare undici.request client (scripts/bench/floor-client.mjs) sending the same requests right after each orgform run, against the same emulator; ÷ floor = orgform\'s figure over the floor\'s.');
   }
   if (report.cases.some((c) => c.kind === 'rate')) out.push(`rate: emulator --rate-limit ${GOAL_SETTINGS.rate.rps} (burst ${Math.ceil(GOAL_SETTINGS.rate.rps / 4)}, Retry-After: 1, no headers), latency ${GOAL_SETTINGS.rate.latencyMs} ms; requests = every request the emulator received, 429s included; wall = the whole process.`);
-  if (report.cases.some((c) => c.kind === 'token')) out.push(`token: emulator --token-lifetime-requests ${GOAL_SETTINGS.token.lifetimeRequests}, latency ${GOAL_SETTINGS.token.latencyMs} ms, --parallelism ${GOAL_SETTINGS.token.parallelism}; ORGFORM_TOKEN_COMMAND runs scripts/emulator-token.mjs; refused = requests neither a listing page nor a write processed.`);
+  if (report.cases.some((c) => c.kind === 'token')) out.push(`token: emulator --token-lifetime-requests ${GOAL_SETTINGS.token.lifetimeRequests}, latency ${GOAL_SETTINGS.token.latencyMs} ms, --parallelism ${GOAL_SETTINGS.token.parallelism}; ORGFORM_TOKEN_COMMAND runs orgform emulator token; refused = requests neither a listing page nor a write processed.`);
   if (report.cases.some((c) => c.kind === 'output')) out.push(`output: stdout and stderr to files (no terminal), text format, CI=true; latency ${GOAL_SETTINGS.output.latencyMs} ms, --parallelism ${GOAL_SETTINGS.output.parallelism}.`);
   return out.join('\n');
 }

@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures } from './fixtures.mjs';
-import { median, ROOT, runOrgform, startEmulatorProcess } from './processes.mjs';
+import { BIN, median, ROOT, runOrgform, startEmulatorProcess } from './processes.mjs';
 
 export const GOAL_SETTINGS = {
   rate: { changes: 5_000, rps: 50, parallelism: 32, latencyMs: 20, max429Share: 0.02, maxWallOverBound: 1.1, timeoutMs: 400_000 },
@@ -123,7 +123,7 @@ export async function tokenCase(ctx, rounds) {
       const config = writeApplyConfig(ctx.tmp, fixtures, r);
       const tally = join(ctx.tmp, `token-runs-${r}.txt`);
       // docs/cli.md's command, plus a tally of its runs (to a file: stdout is the token).
-      const command = `printf 'x\\n' >> '${tally}' && node '${join(ROOT, 'scripts', 'emulator-token.mjs')}' '${emulator.url}'`;
+      const command = `printf 'x\\n' >> '${tally}' && node '${BIN}' emulator token '${emulator.url}'`;
       const env = ctx.baseEnv();
       delete env.ORGFORM_TOKEN;
       env.ORGFORM_TOKEN_COMMAND = command;

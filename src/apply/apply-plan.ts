@@ -166,8 +166,9 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
           // Done on the service but not recorded: say so, and start nothing more, since nothing more
           // could be recorded either (a full disk let an apply go on deleting thousands, each told
           // only as a failure of "operation unknown"). The next apply finds these already gone.
-          const message = err instanceof Error ? err.message : String(err);
-          journalFailure ??= message;
+          const message = (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');
+          // The changes not started say only the system's reason (the failure above has the path and what to do).
+          journalFailure ??= err instanceof Error && err.cause instanceof Error ? err.cause.message : message;
           finish(index, {
             outcome: 'failed',
             failure: { operation: change.kind, message: `${result.outcome === 'applied' ? 'done on the service' : 'found already done on the service'}, but not recorded in the state journal: ${message}. The next apply finds it done` },

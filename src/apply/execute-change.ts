@@ -112,17 +112,32 @@ function describeError(err: unknown): string {
   return err instanceof ApiError ? `HTTP ${err.status}${err.serviceCode ? ` ${err.serviceCode}` : ''}` : (err as Error).message;
 }
 
+type Membership = { ok: true } | { ok: false; why: string; checked: 'not-listed' | 'failed' | 'not-sent' };
+
 /**
  * Membership as the listing shows it: a service may let non-members read an organisation, so a
  * successful GetOrganisation proves nothing. The listing filtered by slug is one small request.
  */
-async function isMember(client: OrganisationsClient, organisationId: string, slug: string): Promise<{ ok: true } | { ok: false; why: string; unknown?: true }> {
+async function isMember(client: OrganisationsClient, organisationId: string, slug: string): Promise<Membership> {
   try {
     for await (const org of client.listOrganisations({ filter: slug })) if (org.id === organisationId) return { ok: true };
-    return { ok: false, why: 'it is not among your organisations' };
+    return { ok: false, why: 'it is not among your organisations', checked: 'not-listed' };
   } catch (err) {
     // Not sent (an interrupt, the run stopped): nothing is known about the membership.
-    return { ok: false, why: describeError(err), ...(err instanceof NotSentError ? { unknown: true as const } : {}) };
+    return { ok: false, why: describeError(err), checked: err instanceof NotSentError ? 'not-sent' : 'failed' };
+  }
+}
+
+/** What a failed membership check says, true to what was learnt: only a listing that answered without the organisation says "not a member". */
+function describeNonMembership(organisationId: string, member: Exclude<Membership, { ok: true }>): string {
+  const org = `organisation ${JSON.stringify(organisationId)}`;
+  switch (member.checked) {
+    case 'not-listed':
+      return `you are not a member of ${org} (${member.why})`;
+    case 'failed':
+      return `your membership of ${org} could not be confirmed (the listing answered ${member.why})`;
+    case 'not-sent':
+      return `your membership of ${org} was not checked (${member.why})`;
   }
 }
 
@@ -169,19 +184,16 @@ export async function executeChange(change: ApplicableChange, client: Organisati
         // The first attempt may have been applied and its answer lost: membership tells.
         const member = await settle(() => isMember(client, orgId, slug), waits);
         if (member.ok) return { outcome: 'already-done', reason: 'the invitation is no longer pending and you are a member of the organisation' };
-        // Interrupted before the checks were done: a membership that takes a moment to show may not have yet.
-        if (member.unknown === true || waits.signal?.aborted === true) {
-          throw new ChangeFailedError(
-            'acceptInvitation',
-            `${(err as Error).message}; whether the invitation was accepted is not known: apply was interrupted before your membership of organisation ${JSON.stringify(orgId)} could be confirmed (last check: ${member.why}). Run orgform apply again: it checks`,
-            err,
-          );
+        // Interrupted before the checks were done (a membership that takes a moment to show may not
+        // have yet), or the last check failed: whether it was accepted is not known.
+        if (member.checked !== 'not-listed' || waits.signal?.aborted === true) {
+          const why =
+            member.checked === 'failed' && waits.signal?.aborted !== true
+              ? describeNonMembership(orgId, member)
+              : `apply was interrupted before your membership of organisation ${JSON.stringify(orgId)} could be confirmed (last check: ${member.why})`;
+          throw new ChangeFailedError('acceptInvitation', `${(err as Error).message}; whether the invitation was accepted is not known: ${why}. Run orgform apply again: it checks`, err);
         }
-        throw new ChangeFailedError(
-          'acceptInvitation',
-          `${(err as Error).message}; and you are not a member of organisation ${JSON.stringify(orgId)} (${member.why}), so the invitation was not accepted`,
-          err,
-        );
+        throw new ChangeFailedError('acceptInvitation', `${(err as Error).message}; and ${describeNonMembership(orgId, member)}, so the invitation was not accepted`, err);
       }
       // Wait (bounded) until the listing shows the membership, so that the next plan, which takes
       // membership from the listing, agrees with what was just done. Accepted either way.
@@ -227,11 +239,8 @@ async function deleteTarget(change: ApplicableChange, client: OrganisationsClien
       // you are still a member; otherwise the 404 may mean no access.
       const member = await isMember(client, orgId, change.organisation.slug);
       if (member.ok) return { outcome: 'already-done', reason: 'found already gone' };
-      throw new ChangeFailedError(
-        err.operation,
-        `${err.message}; and you are not a member of organisation ${JSON.stringify(orgId)} (${member.why}), so this is not counted as done`,
-        err,
-      );
+      const next = member.checked === 'not-listed' ? '' : '; run orgform apply again: it checks';
+      throw new ChangeFailedError(err.operation, `${err.message}; and ${describeNonMembership(orgId, member)}, so this is not counted as done${next}`, err);
     }
   }
 }

@@ -169,6 +169,13 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       [1, 'an error: the data cannot be read, the port is taken'],
     ],
   },
+  'emulator token': {
+    examples: [
+      ['orgform emulator token http://127.0.0.1:4010', 'a fresh token of the first user'],
+      ['orgform emulator token --user bob@globex.example', "one of bob's, from the emulator at ORGFORM_BASE_URL"],
+    ],
+    exitCodes: OK_OR_ERROR('the token was printed'),
+  },
   completion: {
     examples: [
       ['orgform completion bash > ~/.local/share/bash-completion/completions/orgform', 'bash'],

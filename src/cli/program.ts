@@ -139,6 +139,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   export: () => import('../commands/export/command.js'),
   'slugs-check': () => import('../commands/slugs/command.js'),
   emulator: () => import('../commands/emulator.js'),
+  'emulator-token': () => import('../commands/emulator-token.js'),
   completion: () => import('../commands/completion.js'),
 };
 
@@ -267,7 +268,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(load('slugs-check'));
 
-  program
+  const emulator = program
     .command('emulator')
     .description('run the local Organisations service emulator')
     .option('--port <n>', 'port (0 for any free one)', nonNegativeInt('--port'), 4010)
@@ -295,6 +296,12 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--renew-every <n>', 'a billing system alongside: every n service requests, one subscription is renewed (new subscriptionId and customerId)', positiveInt('--renew-every'))
     .addHelpText('after', () => describeBehaviourHelp())
     .action(load('emulator'));
+  emulator
+    .command('token')
+    .description('print a fresh token from a running emulator, for ORGFORM_TOKEN_COMMAND')
+    .argument('[url]', 'the emulator (default: env ORGFORM_BASE_URL)')
+    .option('--user <token|email>', 'the user it is for, by a token or e-mail address of theirs (env ORGFORM_EMULATOR_USER; default the first user)')
+    .action(load('emulator-token'));
 
   program
     .command('completion')

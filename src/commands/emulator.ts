@@ -124,7 +124,7 @@ function describePlayed(played: PlayedOptions, behaviour: Behaviour): string[] {
   if (played.tokenLifetime) {
     const { requests, seconds } = played.tokenLifetime;
     const after = [requests === undefined ? '' : `${requests} requests`, seconds === undefined ? '' : `${seconds} s`].filter(Boolean).join(' or ');
-    lines.push(`Tokens expire after ${after}; fresh ones: POST /__emulator/tokens (node scripts/emulator-token.mjs URL)`);
+    lines.push(`Tokens expire after ${after}; fresh ones: orgform emulator token URL (POST /__emulator/tokens)`);
   }
   if (played.renewals) lines.push(`A subscription is renewed every ${played.renewals.everyRequests} service requests (new subscriptionId and customerId)`);
   return lines;

@@ -28,7 +28,7 @@ export interface InitFlags extends ConnectionFlags {
 }
 
 /** What the local runs leave beside orgs.yaml: the journal and its lock, and saved plans (they hold billing details as read). */
-const GITIGNORE_LINES = ['.orgform/', 'plan.bin'];
+const GITIGNORE_LINES = ['node_modules/', '.orgform/', 'plan.bin'];
 
 const STARTER = `# yaml-language-server: $schema=${DEFAULT_SCHEMA_PATH}
 #
@@ -69,12 +69,15 @@ interface Pipeline {
   example: string;
   /** The secrets and variables to set, for the branch that applies. */
   steps: (branch: string) => string[];
+  /** What the forge calls the review that shows the plan. */
+  review: string;
   /** Said when init runs below the repository root, where the forge never looks for the file. */
   atRoot: (root: string, path: string, dir: string) => string;
 }
 
 const GITHUB: Pipeline = {
   path: '.github/workflows/orgform.yml',
+  review: 'a pull request',
   example: 'examples/github-actions/orgform.yml',
   steps: (branch) => [
     'Add the repository secret ORGFORM_PLAN_TOKEN, a token that can only read, for the plan of every pull request (and ORGFORM_PLAN_STATE, read-only access to a remote state): Settings > Secrets and variables > Actions > New repository secret.',
@@ -86,6 +89,7 @@ const GITHUB: Pipeline = {
 
 const GITLAB: Pipeline = {
   path: '.gitlab-ci.yml',
+  review: 'a merge request',
   example: 'examples/gitlab-ci.yml',
   steps: (branch) => [
     'Add the CI/CD variable ORGFORM_PLAN_TOKEN (masked), a token that can only read, for the plan of every merge request, and GITLAB_API_TOKEN for the plan note: Settings > CI/CD > Variables (see the file\'s header).',
@@ -219,7 +223,7 @@ export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
   const steps = [
     ...(pipeline !== undefined && root !== undefined && below !== '' ? [pipeline.atRoot(root, `${below}/${pipeline.path}`, below)] : []),
     ...(pipeline?.steps(branch ?? 'main') ?? ['Set ORGFORM_TOKEN and ORGFORM_BASE_URL where orgform runs.']),
-    `Commit and push: git add ${files.join(' ')} && git commit -m "Manage organisations with orgform" && git push${pipeline === undefined ? '' : ', then open a pull request to see its plan'}.`,
+    `Commit and push: git add ${files.join(' ')} && git commit -m "Manage organisations with orgform" && git push${pipeline === undefined ? '' : `, then open ${pipeline.review} to see its plan`}.`,
   ];
   io.stdout.write(
     [
@@ -252,6 +256,6 @@ async function addGitignoreLines(path: string, text: string): Promise<string[]> 
   const missing = GITIGNORE_LINES.filter((line) => !present.has(line));
   if (missing.length === 0) return [];
   const lead = text === '' || text.endsWith('\n') ? '' : '\n';
-  await appendFile(path, `${lead}# orgform: the local state journal and its lock, and saved plans (they hold billing details as read)\n${missing.join('\n')}\n`);
+  await appendFile(path, `${lead}# orgform: the npm packages, the local state journal and its lock, and saved plans (they hold billing details as read)\n${missing.join('\n')}\n`);
   return missing;
 }

@@ -13,16 +13,32 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** `a`, `a and b`, `a, b and c`. */
+function listed(parts: readonly string[]): string {
+  return parts.length <= 1 ? (parts[0] ?? '') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+}
+
+/**
+ * What the files declare, counted as declarations: validate reads no service, so it cannot know
+ * which of them would change anything (a file that plans nothing still declares its billing).
+ */
 export function summarise(state: DesiredState): string {
-  const billing = state.organisations.filter((o) => o.billing !== undefined).length;
-  const accepts = state.organisations.reduce((n, o) => n + o.invitations.accept.length, 0);
-  const revocations = state.organisations.reduce((n, o) => n + o.invitations.revoke.length, 0);
-  const removals = state.organisations.reduce((n, o) => n + o.notificationChannels.remove.length, 0);
-  const changes = billing + accepts + revocations + removals;
+  const count = (pick: (o: DesiredState['organisations'][number]) => number) => state.organisations.reduce((n, o) => n + pick(o), 0);
+  const billing = count((o) => (o.billing === undefined ? 0 : 1));
+  const accepts = count((o) => o.invitations.accept.length);
+  const revocations = count((o) => o.invitations.revoke.length);
+  const removals = count((o) => o.notificationChannels.remove.length);
+  const declared = [
+    ...(billing > 0 ? [`billing for ${billing}`] : []),
+    ...(accepts > 0 ? [`${plural(accepts, 'invitation')} to accept`] : []),
+    ...(revocations > 0 ? [`${plural(revocations, 'invitation')} to revoke`] : []),
+    ...(removals > 0 ? [`${plural(removals, 'notification channel')} to remove`] : []),
+    ...(state.activeOrganisation === undefined ? [] : [`${state.activeOrganisation.slug} as the active organisation`]),
+  ];
   return (
-    `Valid: ${plural(state.organisations.length, 'organisation')}, ${plural(changes, 'change')} declared ` +
-    `(${billing} billing, ${plural(accepts, 'accept')}, ${plural(revocations, 'revocation')}, ${plural(removals, 'channel removal')}) ` +
-    `in ${state.files.length} ${state.files.length === 1 ? 'file' : 'files'}.`
+    `Valid: ${plural(state.organisations.length, 'organisation')} in ${plural(state.files.length, 'file')}, ` +
+    `declaring ${declared.length === 0 ? 'nothing beyond the organisations' : listed(declared)}. ` +
+    'No service was read: orgform plan shows what would change.'
   );
 }
 
@@ -43,7 +59,7 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   }
   if (result.ok) {
     await pipeline.annotate(warned, io.stderr);
-    io.stdout.write(`${summarise(result.state)}\n`);
+    io.stdout.write(`${terminalSafe(summarise(result.state))}\n`);
     return 0;
   }
   const lines = result.problems.map((p) => terminalSafe(formatProblem(p)));

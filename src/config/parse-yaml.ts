@@ -43,6 +43,18 @@ function describeYamlError(error: YAMLError): string {
   }
 }
 
+/**
+ * The yaml package places some errors (a mis-indented key, a list where a key belongs) at the
+ * start of the line's indentation: the first character after the spaces is where the mistake
+ * shows, so `:7:6` for a key at column 6, not `:7:1`. A tab stays where it is (it is the mistake).
+ */
+function pastIndentation(text: string, offset: number): number {
+  if (offset !== 0 && text[offset - 1] !== '\n' && text[offset - 1] !== '\r') return offset;
+  let at = offset;
+  while (text[at] === ' ') at += 1;
+  return at < text.length && text[at] !== '\n' && text[at] !== '\r' ? at : offset;
+}
+
 export function parseYaml(text: string): ParseYamlResult {
   const lineCounter = new LineCounter();
   const positionOf = (offset: number): Position => {
@@ -72,7 +84,7 @@ export function parseYaml(text: string): ParseYamlResult {
   const exhausted = doc.errors.findIndex((error) => error.code === 'RESOURCE_EXHAUSTION');
   const errors = exhausted < 0 ? doc.errors : doc.errors.filter((error, i) => error.code !== 'RESOURCE_EXHAUSTION' || i === exhausted);
   const yamlProblems = [...errors, ...doc.warnings].map((error) => ({
-    pos: positionOf(error.pos[0]),
+    pos: positionOf(pastIndentation(text, error.pos[0])),
     message: describeYamlError(error),
   }));
   if (yamlProblems.length > 0) return { ok: false, problems: yamlProblems };

@@ -7,6 +7,7 @@
 import { Journal } from './journal.js';
 import { acquireLock, forceUnlock, type LockEnvironment } from './lock.js';
 import type { HeldState, StateBackend } from './state-backend.js';
+import { removeOrphanTempFiles } from './write-file-atomically.js';
 
 export function openFileState(path: string, lockEnvironment?: LockEnvironment): StateBackend {
   return {
@@ -18,8 +19,8 @@ export function openFileState(path: string, lockEnvironment?: LockEnvironment): 
     async lock(command: string): Promise<HeldState> {
       const lock = await acquireLock(path, command, lockEnvironment);
       try {
-        // Only the lock holder writes, so a temp file left beside the journal is a killed writer's.
-        await Journal.removeOrphanTempFiles(path);
+        // Temp files a killed writer of the journal left (their process gone) are removed.
+        await removeOrphanTempFiles(path);
         const journal = await Journal.read(path);
         // A log a killed apply left is folded in now, while the lock is ours.
         await journal.compact();
@@ -36,12 +37,15 @@ export function openFileState(path: string, lockEnvironment?: LockEnvironment): 
           // A lock file is not lost while its holder runs (force-unlock is for holders that are gone).
           onLost: () => undefined,
           async release() {
+            // A fold that fails (a full disk) loses nothing: the log keeps every entry, and the
+            // next lock folds it. A lock that cannot be removed is said (lock.ts).
             await journal.compact().catch(() => undefined);
             await lock.release();
           },
         };
       } catch (err) {
-        await lock.release();
+        // The error that stopped the lock is the one to tell; a lock left by this process is taken over by the next.
+        await lock.release().catch(() => undefined);
         throw err;
       }
     },

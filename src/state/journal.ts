@@ -14,10 +14,11 @@
  * nothing it acknowledged: every reader replays the log over the document (twice is harmless, an
  * entry is keyed), and only a last line cut short, never acknowledged, is left out.
  */
-import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, open, readFile, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { OrgformError } from '../errors.js';
 import type { ChangeKind } from '../model/change-kind.js';
+import { fileStateError } from './file-state-error.js';
 import { replaceFile, syncDirectory } from './write-file-atomically.js';
 
 export const JOURNAL_VERSION = 1;
@@ -177,25 +178,6 @@ export class Journal {
     return journal;
   }
 
-  /**
-   * Removes temp files (`.NAME.PID.N.tmp`, see write-file-atomically.ts) that a killed writer left
-   * beside the journal. Only the lock holder writes, so once the lock is held every such file is an
-   * orphan. Returns how many were removed.
-   */
-  static async removeOrphanTempFiles(path: string): Promise<number> {
-    const dir = dirname(path);
-    const prefix = `.${basename(path)}.`;
-    let names: string[];
-    try {
-      names = await readdir(dir);
-    } catch {
-      return 0;
-    }
-    const orphans = names.filter((n) => n.startsWith(prefix) && n.endsWith('.tmp'));
-    await Promise.all(orphans.map((n) => unlink(join(dir, n)).catch(() => undefined)));
-    return orphans.length;
-  }
-
   has(service: string, key: string): boolean {
     return this.data.services[service]?.[key] !== undefined;
   }
@@ -235,7 +217,7 @@ export class Journal {
         for (const r of resolvers) r();
       } catch (err) {
         this.broken = true;
-        const error = new OrgformError('STATE_INVALID', `Could not write the state journal ${this.path}: ${(err as Error).message}`, { cause: err });
+        const error = writeError(this.path, err);
         for (const r of rejecters) r(error);
       }
     }
@@ -283,16 +265,28 @@ export class Journal {
    */
   async compact(): Promise<void> {
     await this.flush();
-    if (this.logged > 0 || this.broken) await this.fold();
+    if (this.logged > 0 || this.broken) {
+      await this.fold().catch((err: unknown) => {
+        throw writeError(this.path, err);
+      });
+    }
   }
+}
+
+/** A write of the journal (its log or its document) failed: nothing it held is lost, and what to do. */
+function writeError(path: string, err: unknown): OrgformError {
+  return fileStateError('Cannot write the state journal', path, err);
 }
 
 async function readIfThere(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw stateError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    // Not for this user: nothing is wrong with the journal itself.
+    if (code === 'EACCES' || code === 'EPERM') throw fileStateError('Cannot read the state journal', path, err);
+    throw stateError(path, `cannot be read (${code ?? 'error'})`);
   }
 }
 

@@ -6,8 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { OrgformError } from '../errors.js';
+import { fileStateError } from './file-state-error.js';
+import { isProcessAlive, literalPattern, removeOrphanFiles } from './orphan-files.js';
 import { writeDurableFile } from './write-file-atomically.js';
 
 export interface LockInfo {
@@ -34,19 +36,7 @@ export interface LockEnvironment {
 }
 
 export function defaultLockEnvironment(): LockEnvironment {
-  return {
-    pid: process.pid,
-    host: hostname(),
-    now: Date.now,
-    isAlive(pid) {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch (err) {
-        return (err as NodeJS.ErrnoException).code === 'EPERM';
-      }
-    },
-  };
+  return { pid: process.pid, host: hostname(), now: Date.now, isAlive: isProcessAlive };
 }
 
 export function lockPathFor(statePath: string): string {
@@ -63,17 +53,18 @@ async function readHolder(lockPath: string): Promise<LockInfo | undefined> {
 }
 
 /**
- * Removes the lock file only if it still holds the lock `id`: it is first moved aside atomically,
- * so that a lock another process took meanwhile is never removed by mistake (it is put back).
- * Returns false when the lock file held another lock.
+ * Removes the lock file only if it still holds the lock `id`: it is first moved aside atomically
+ * (to `LOCK.PID.HEX.removing`, PID the remover's), so that a lock another process took meanwhile is
+ * never removed by mistake (it is put back). Returns false when the lock file held another lock;
+ * throws the state error when the lock file cannot be moved.
  */
-async function removeLockIfHeldBy(lockPath: string, id: string): Promise<boolean> {
-  const aside = `${lockPath}.${randomBytes(6).toString('hex')}.removing`;
+async function removeLockIfHeldBy(lockPath: string, id: string, pid: number): Promise<boolean> {
+  const aside = `${lockPath}.${pid}.${randomBytes(6).toString('hex')}.removing`;
   try {
     await rename(lockPath, aside);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw err;
+    throw fileStateError('Cannot remove the state lock', lockPath, err);
   }
   if ((await readHolder(aside))?.id === id) {
     await unlink(aside).catch(() => undefined);
@@ -87,11 +78,23 @@ async function removeLockIfHeldBy(lockPath: string, id: string): Promise<boolean
 
 /** A file system failure while taking the lock: what failed, and what to do, rather than a raw errno. */
 function lockIoError(lockPath: string, err: unknown): OrgformError {
-  const detail = err instanceof Error ? err.message : String(err);
-  return new OrgformError(
-    'STATE_INVALID',
-    `Cannot create the state lock ${lockPath}: ${detail}. Make sure its directory can be created and written, or keep the journal elsewhere with --state PATH, then run apply again.`,
-    { cause: err },
+  return fileStateError('Cannot create the state lock', lockPath, err, 'Nothing was changed.');
+}
+
+/**
+ * The lock's own files that a killed process left: its temp file (`LOCK.PID.HEX.tmp`, killed while
+ * taking the lock) and a lock moved aside to be removed (`LOCK.PID.HEX.removing`, killed while
+ * letting go), each removed once its process is gone.
+ */
+function removeOrphanLockFiles(lockPath: string, isAlive: (pid: number) => boolean): Promise<number> {
+  const form = new RegExp(`^${literalPattern(basename(lockPath))}\\.(\\d+)\\.[0-9a-f]+\\.(tmp|removing)$`);
+  return removeOrphanFiles(
+    dirname(lockPath),
+    (name) => {
+      const pid = form.exec(name)?.[1];
+      return pid === undefined ? undefined : Number(pid);
+    },
+    isAlive,
   );
 }
 
@@ -149,12 +152,17 @@ export async function acquireLock(statePath: string, command: string, env: LockE
       await unlink(temp).catch(() => undefined);
     }
     if (taken) {
+      await removeOrphanLockFiles(lockPath, env.isAlive);
       return {
         info,
         replaced,
         async release() {
           const holder = await readHolder(lockPath);
-          if (holder?.id === info.id) await removeLockIfHeldBy(lockPath, info.id).catch(() => undefined);
+          if (holder?.id === info.id) {
+            await removeLockIfHeldBy(lockPath, info.id, env.pid).catch((err: unknown) => {
+              throw lockLeftError(statePath, info.id, err);
+            });
+          }
           if (created !== undefined) await removeEmptyDirectories(dirname(lockPath), created);
         },
       };
@@ -162,7 +170,7 @@ export async function acquireLock(statePath: string, command: string, env: LockE
     const holder = await readHolder(lockPath);
     if (holder && holder.host === env.host && !env.isAlive(holder.pid) && attempt === 0) {
       // Only the stale lock is removed; one another process took over meanwhile stays.
-      if (await removeLockIfHeldBy(lockPath, holder.id)) replaced = holder;
+      if (await removeLockIfHeldBy(lockPath, holder.id, env.pid)) replaced = holder;
       continue;
     }
     if (!holder) {
@@ -178,6 +186,16 @@ export async function acquireLock(statePath: string, command: string, env: LockE
     );
   }
   throw new OrgformError('STATE_LOCKED', `Could not lock ${statePath}.`);
+}
+
+/** The lock could not be let go at the end: what was done stands; how the lock left behind goes. */
+function lockLeftError(statePath: string, id: string, err: unknown): OrgformError {
+  const cause = err instanceof OrgformError ? err.message : fileStateError('Cannot remove the state lock', lockPathFor(statePath), err).message;
+  return new OrgformError(
+    'STATE_INVALID',
+    `${cause} What was done stands, as said above, but the lock ${id} stays: an apply on this host takes it over once this process has ended; from another machine (a restored cache), break it with: orgform force-unlock ${id} --state ${statePath}`,
+    { cause: err },
+  );
 }
 
 /**
@@ -203,7 +221,7 @@ export async function forceUnlock(statePath: string, id: string): Promise<LockIn
   if (holder.id !== id) {
     throw new OrgformError('STATE_LOCKED', `The lock on ${statePath} has ID ${holder.id}, not ${id}; it is held by ${describeHolder(holder)}. Nothing was changed.`);
   }
-  if (!(await removeLockIfHeldBy(lockPath, id))) {
+  if (!(await removeLockIfHeldBy(lockPath, id, process.pid))) {
     throw new OrgformError('STATE_LOCKED', `The lock on ${statePath} changed hands while it was being broken; nothing was changed. Run orgform force-unlock again with the current ID.`);
   }
   return holder;

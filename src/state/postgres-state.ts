@@ -61,8 +61,47 @@ function secretsOf(spec: PostgresSpec): string[] {
   return secrets;
 }
 
+/** The role orgform connects as, as pg chooses it (the URL's user, else PGUSER, else the login name), quoted for SQL. */
+function roleOf(spec: PostgresSpec): string {
+  let user: string | undefined;
+  try {
+    user = decodeURIComponent(new URL(spec.connectionString).username) || undefined;
+  } catch {
+    // parseStateSpec has already checked the URL.
+  }
+  user ??= process.env.PGUSER || process.env.USER || undefined;
+  return user === undefined ? 'ROLE' : `"${user.replace(/"/g, '""')}"`;
+}
+
+/**
+ * What a role that does not own the schema lacks, by what the server refused (its English words;
+ * in another language, the whole list). docs/state.md lists the same grants, and a test runs them.
+ */
+function privilegeHint(message: string, schema: string, role: string): string {
+  const name = `"${schema}"`;
+  if (/permission denied for database/i.test(message)) {
+    return ` (the role may not create the schema: grant it CREATE on the database, or create the schema and its tables by running the first apply as a role that may, then grant this one what docs/state.md lists)`;
+  }
+  if (/permission denied for schema/i.test(message)) {
+    return ` (grant the role the use of the schema: GRANT USAGE ON SCHEMA ${name} TO ${role}; and its tables, see docs/state.md. Creating the tables, as the first apply does, needs CREATE on the schema as well)`;
+  }
+  if (/permission denied for (table|relation|sequence)/i.test(message)) {
+    const grants = [
+      `GRANT SELECT ON ${name}.migrations TO ${role}`,
+      `GRANT SELECT, INSERT ON ${name}.journal TO ${role}`,
+      `GRANT SELECT, INSERT, UPDATE ON ${name}.states TO ${role}`,
+      `GRANT USAGE ON SEQUENCE ${name}.states_id_seq TO ${role}`,
+    ];
+    return ` (grant the role the use of the schema's tables: ${grants.join('; ')})`;
+  }
+  if (/terminate|signal/i.test(message)) {
+    return ` (ending the session that holds the lock needs its role, or pg_signal_backend: GRANT pg_signal_backend TO ${role})`;
+  }
+  return ` (the role lacks a privilege: a role that does not own the schema needs USAGE on it, SELECT, INSERT and UPDATE on its tables, USAGE on its sequence, and pg_signal_backend for force-unlock; docs/state.md has the statements)`;
+}
+
 /** What went wrong, in words, without the password (pg's messages do not carry it; this makes sure). */
-function describePgError(err: unknown, secrets: readonly string[], timeoutMs: number): string {
+function describePgError(err: unknown, secrets: readonly string[], timeoutMs: number, grants: { schema: string; role: string }): string {
   const e = err as { message?: string; code?: string };
   // pg's own words for its client-side deadlines ("timeout expired", "Query read timeout", …) and the server's statement_timeout.
   if (e?.code === '57014' || /timeout expired|connection timeout|query read timeout/i.test(e?.message ?? '')) return `no answer in time (ORGFORM_STATE_TIMEOUT_MS is ${timeoutMs} ms)`;
@@ -73,7 +112,9 @@ function describePgError(err: unknown, secrets: readonly string[], timeoutMs: nu
     '28P01': ' (check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)',
     '28000': ' (check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)',
     '3D000': ' (create the database first, or name another one in the URL)',
-    '42501': ' (the user may not do this: grant it CREATE on the database, or create the schema for it)',
+    '42501': privilegeHint(message, grants.schema, grants.role),
+    '53100': " (the database server's disk is full: its administrator must free space; nothing more was written)",
+    '25006': ' (the database takes no writes: a standby, or default_transaction_read_only; point the URL at the primary)',
   };
   const hint = (e?.code !== undefined && hints[e.code]) || '';
   return redactSecrets(`${message}${e?.code && !message.includes(e.code) ? ` [${e.code}]` : ''}${hint}`, secrets);
@@ -85,7 +126,8 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
   const schema = `"${spec.schema}"`;
   const table = (name: string) => `${schema}.${name}`;
   const klass = lockClass(spec.schema);
-  const unavailable = (err: unknown) => (err instanceof OrgformError ? err : stateUnavailableError(location, describePgError(err, secrets, options.settings.timeoutMs)));
+  const grants = { schema: spec.schema, role: roleOf(spec) };
+  const unavailable = (err: unknown) => (err instanceof OrgformError ? err : stateUnavailableError(location, describePgError(err, secrets, options.settings.timeoutMs, grants)));
 
   async function connect(): Promise<Client> {
     const { default: pg } = await import('pg');
@@ -261,7 +303,7 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
       const markLost = (why: string) => {
         if (!closing) loss.report(lockLostError(location, why));
       };
-      client.on('error', (err) => markLost(`the database connection failed (${describePgError(err, secrets, options.settings.timeoutMs)}), and the lock went with it`));
+      client.on('error', (err) => markLost(`the database connection failed (${describePgError(err, secrets, options.settings.timeoutMs, grants)}), and the lock went with it`));
       client.on('end', () => markLost('the database connection closed, and the lock went with it'));
       try {
         await ensureSchema(client);
@@ -285,7 +327,7 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
           run: holder.id,
           policy: options.settings.batch,
           write: (batch) => insertBatch(client, batch),
-          onFailure: (err, unwritten) => markLost(`writing to the database failed (${describePgError(err, secrets, options.settings.timeoutMs)}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written, nor any recorded after (the changes in flight)`),
+          onFailure: (err, unwritten) => markLost(`writing to the database failed (${describePgError(err, secrets, options.settings.timeoutMs, grants)}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written, nor any recorded after (the changes in flight)`),
         });
         return holdRemoteState({
           lock: holder,

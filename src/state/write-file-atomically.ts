@@ -13,6 +13,7 @@ import { access, lstat, mkdir, open, readFile, realpath, rename, stat, unlink } 
 import { constants, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { OrgformError, UsageError } from '../errors.js';
+import { literalPattern, removeOrphanFiles } from './orphan-files.js';
 
 export interface DurableFileOptions {
   /** Fail if the file exists. */
@@ -58,11 +59,24 @@ let sequence = 0;
 
 /**
  * A temp file name beside `path`, unique within this process: `.NAME.PID.N.tmp`. A temp file that a
- * killed writer left is recognisable by that form (Journal.removeOrphanTempFiles removes them).
+ * killed writer left is recognisable by that form (removeOrphanTempFiles removes them).
  */
 export function tempPathFor(path: string): string {
   sequence += 1;
   return join(dirname(path), `.${basename(path)}.${process.pid}.${sequence}.tmp`);
+}
+
+/**
+ * Removes the temp files of `path` (`.NAME.PID.N.tmp`) whose writer is gone (killed between writing
+ * and renaming): every replaceFile does, so a killed write of a journal, a saved plan, an export or
+ * a report is cleaned up by the next write of the same file. Returns how many were removed.
+ */
+export function removeOrphanTempFiles(path: string): Promise<number> {
+  const form = new RegExp(`^\\.${literalPattern(basename(path))}\\.(\\d+)\\.\\d+\\.tmp$`);
+  return removeOrphanFiles(dirname(path), (name) => {
+    const pid = form.exec(name)?.[1];
+    return pid === undefined ? undefined : Number(pid);
+  });
 }
 
 export interface ReplaceOptions extends Omit<DurableFileOptions, 'exclusive'> {
@@ -75,6 +89,7 @@ export async function replaceFile(path: string, text: string, options: ReplaceOp
   const { beforeRename, ...durable } = options;
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
+  await removeOrphanTempFiles(path);
   const temp = tempPathFor(path);
   await writeDurableFile(temp, text, durable);
   try {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ChangeFailedError, executeChange } from '../../src/apply/execute-change.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation } from '../support/view-fixtures.js';
 import { createScriptedClient, fail, lostAnswer, serviceError } from '../support/scripted-client.js';
+import { NotSentError } from '../../src/api/api-error.js';
 
 /** Records the waits between re-reads instead of waiting them out. */
 function sleeps() {
@@ -164,6 +165,18 @@ describe('executeChange: accepting an invitation', () => {
     expect(waited).toHaveLength(4);
   });
 
+  it('says whether it was accepted is not known, not that you are no member, when every membership check fails', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme' }]);
+    client.on('acceptInvitation', fail(serviceError('acceptInvitation', 404, 'invitation_not_found')));
+    client.on('getOrganisations', fail(serviceError('getOrganisations', 500, 'internal')), Infinity);
+    const failure = (await executeChange(acceptInvitation('acme', 'inv_1'), client, sleeps().options).catch((err: unknown) => err)) as ChangeFailedError;
+    expect(failure).toBeInstanceOf(ChangeFailedError);
+    expect(failure.message).toContain(
+      'whether the invitation was accepted is not known: your membership of organisation "org_acme" could not be confirmed (the listing answered HTTP 500 internal). Run orgform apply again: it checks',
+    );
+    expect(failure.message).not.toContain('not a member');
+  });
+
   it('sends every write with an idempotency key and the change’s address', async () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }]);
     await executeChange(acceptInvitation('acme', 'inv_1'), client, sleeps().options);
@@ -189,6 +202,26 @@ describe('executeChange: deleting', () => {
     const outsider = createScriptedClient([{ id: 'org_acme', slug: 'acme' }]);
     outsider.on('deleteNotificationChannel', fail(serviceError('deleteNotificationChannel', 404, 'channel_not_found')));
     await expect(executeChange(removeChannel('acme', 'ch_9'), outsider)).rejects.toThrow(/so this is not counted as done/);
+  });
+
+  it('after an interrupt, says the membership was not checked, not that you are no member, when the check after a 404 is not sent', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true }]);
+    client.on('deleteInvitation', fail(serviceError('deleteInvitation', 404, 'invitation_not_found')));
+    client.on('getOrganisations', fail(new NotSentError({ operation: 'getOrganisations', why: 'interrupted' })));
+    const failure = (await executeChange(revokeInvitation('acme', 'inv_2'), client).catch((err: unknown) => err)) as ChangeFailedError;
+    expect(failure).toBeInstanceOf(ChangeFailedError);
+    expect(failure.message).toContain('and your membership of organisation "org_acme" was not checked (getOrganisations was not sent: interrupted), so this is not counted as done; run orgform apply again: it checks');
+    expect(failure.message).not.toContain('not a member');
+  });
+
+  it('says the membership could not be confirmed, not that you are no member, when the check after a 404 fails', async () => {
+    const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true }]);
+    client.on('deleteNotificationChannel', fail(serviceError('deleteNotificationChannel', 404, 'channel_not_found')));
+    client.on('getOrganisations', fail(serviceError('getOrganisations', 500, 'internal')));
+    const failure = (await executeChange(removeChannel('acme', 'ch_9'), client).catch((err: unknown) => err)) as ChangeFailedError;
+    expect(failure).toBeInstanceOf(ChangeFailedError);
+    expect(failure.message).toContain('and your membership of organisation "org_acme" could not be confirmed (the listing answered HTTP 500 internal), so this is not counted as done');
+    expect(failure.message).not.toContain('not a member');
   });
 
   it('never counts a 404 without the Error body (a gateway’s) as done: it tries twice more, then fails', async () => {

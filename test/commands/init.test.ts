@@ -28,7 +28,8 @@ describe('orgform init', () => {
     );
     expect(await read(cwd, '.github/workflows/orgform.yml')).toBe(await read(ROOT, 'examples/github-actions/orgform.yml'));
     expect(await read(cwd, 'orgs.yaml')).toMatch(/^# yaml-language-server: \$schema=\.\/node_modules\/orgform\/schemas\/orgs\.schema\.json\n/);
-    expect((await read(cwd, '.gitignore')).split('\n')).toEqual(expect.arrayContaining(['.orgform/', 'plan.bin']));
+    expect((await read(cwd, '.gitignore')).split('\n')).toEqual(expect.arrayContaining(['node_modules/', '.orgform/', 'plan.bin']));
+    expect(init.stdout).toContain('git push, then open a pull request to see its plan.');
 
     const validate = await runCli(['validate'], { cwd, env: {} });
     expect(validate.stderr).toBe('');
@@ -62,12 +63,15 @@ describe('orgform init', () => {
 
   it('writes the GitLab configuration with --gitlab, and no pipeline with --no-workflow', async () => {
     const gitlab = await makeWorkspace();
-    const init = await runCli(['init', '--gitlab'], { cwd: gitlab, env: {} });
-    expect(init.code).toBe(0);
-    expect(init.stdout).toContain('1. Add the CI/CD variable ORGFORM_PLAN_TOKEN (masked), a token that can only read, for the plan of every merge request');
-    expect(init.stdout).toContain('2. Add the CI/CD variable ORGFORM_TOKEN (masked and protected), the token that writes, and keep main protected');
+    const onGitlab = await runCli(['init', '--gitlab'], { cwd: gitlab, env: {} });
+    expect(onGitlab.code).toBe(0);
+    expect(onGitlab.stdout).toContain('1. Add the CI/CD variable ORGFORM_PLAN_TOKEN (masked), a token that can only read, for the plan of every merge request');
+    expect(onGitlab.stdout).toContain('2. Add the CI/CD variable ORGFORM_TOKEN (masked and protected), the token that writes, and keep main protected');
     expect(await read(gitlab, '.gitlab-ci.yml')).toBe(await read(ROOT, 'examples/gitlab-ci.yml'));
     expect(existsSync(join(gitlab, '.github'))).toBe(false);
+    // GitLab's word for the review.
+    expect(onGitlab.stdout).toContain('git push, then open a merge request to see its plan.');
+    expect(onGitlab.stdout).not.toContain('pull request');
 
     const bare = await makeWorkspace();
     expect((await runCli(['init', '--no-workflow'], { cwd: bare, env: {} })).code).toBe(0);
@@ -97,6 +101,7 @@ describe('orgform init', () => {
     expect(lines.filter((l) => l === '.orgform/')).toHaveLength(1);
     expect(lines.filter((l) => l === 'plan.bin')).toHaveLength(1);
     expect(lines[0]).toBe('node_modules/');
+    expect(lines.filter((l) => l === 'node_modules/')).toHaveLength(1);
   });
 
   it('exports what the token can see when a service and a token are set, so that plan shows no changes', async () => {

@@ -230,6 +230,20 @@ uses: [${Array(60).fill('*big').join(', ')}]
   });
 });
 
+describe('loadConfig placing YAML syntax errors', () => {
+  it('places a mis-indented key where it starts, not at the start of its line', async () => {
+    const cwd = await makeWorkspace({
+      'key.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: a@b.example\n      customerID: cus_1\n     subscriptionID: sub_1\n',
+      'item.yaml': 'version: 1\norganisations:\n  acme:\n    invitations:\n      accept:\n        - inv_1\n       - inv_2\n',
+      'tab.yaml': 'version: 1\norganisations:\n  acme:\n\tbilling: {}\n',
+    });
+    expect(lines(await load(cwd, ['key.yaml']))).toEqual(['key.yaml:7:6: All mapping items must start at the same column']);
+    expect(lines(await load(cwd, ['item.yaml']))[0]).toMatch(/^item\.yaml:7:8: /);
+    // A tab is the mistake itself: pointed at where it is.
+    expect(lines(await load(cwd, ['tab.yaml']))[0]).toMatch(/^tab\.yaml:4:1: /);
+  });
+});
+
 describe('loadConfig reading anchors and aliases', () => {
   it('refuses an alias with no anchor of its name before it, where null would be a valid value', async () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme: *nope\n  beta: *later\n  gamma: &later {}\n' });

@@ -10,7 +10,9 @@ describe('orgform validate', () => {
     const result = await runCli(['validate', '-f', 'examples/orgs.yaml'], { cwd: ROOT });
     expect(result).toEqual({
       code: 0,
-      stdout: 'Valid: 4 organisations, 7 changes declared (4 billing, 1 accept, 1 revocation, 1 channel removal) in 1 file.\n',
+      stdout:
+        'Valid: 4 organisations in 1 file, declaring billing for 4, 1 invitation to accept, 1 invitation to revoke, 1 notification channel to remove and acme as the active organisation.' +
+        ' No service was read: orgform plan shows what would change.\n',
       stderr: '',
     });
   });
@@ -18,13 +20,24 @@ describe('orgform validate', () => {
   it('reads every file of a directory, and repeated -f', async () => {
     const result = await runCli(['validate', '-f', 'examples/bulk', '-f', 'examples/orgs.yaml'], { cwd: ROOT });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^Valid: 304 organisations, \d+ changes declared \(304 billing, \d+ accepts, \d+ revocations, \d+ channel removals\) in 4 files\.\n$/);
+    expect(result.stdout).toMatch(/^Valid: 304 organisations in 4 files, declaring billing for 304, \d+ invitations to accept, \d+ invitations to revoke, \d+ notification channels to remove and acme as the active organisation\. /);
   });
 
   it('reads ./orgs.yaml by default and counts in the singular', async () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    invitations:\n      accept: [inv_1]\n' });
     const result = await runCli(['validate'], { cwd });
-    expect(result.stdout).toBe('Valid: 1 organisation, 1 change declared (0 billing, 1 accept, 0 revocations, 0 channel removals) in 1 file.\n');
+    expect(result.stdout).toBe('Valid: 1 organisation in 1 file, declaring 1 invitation to accept. No service was read: orgform plan shows what would change.\n');
+  });
+
+  it('counts declarations, not changes: the active organisation is one, and a file that declares nothing else says so', async () => {
+    const active = await makeWorkspace({ 'orgs.yaml': 'version: 1\nactiveOrganisation: acme\norganisations:\n  acme: {}\n' });
+    expect((await runCli(['validate'], { cwd: active })).stdout).toBe(
+      'Valid: 1 organisation in 1 file, declaring acme as the active organisation. No service was read: orgform plan shows what would change.\n',
+    );
+    const bare = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme: {}\n  globex: {}\n' });
+    expect((await runCli(['validate'], { cwd: bare })).stdout).toBe(
+      'Valid: 2 organisations in 1 file, declaring nothing beyond the organisations. No service was read: orgform plan shows what would change.\n',
+    );
   });
 
   it('prints every problem and their count on stderr, and exits 1', async () => {
@@ -55,7 +68,7 @@ describe('orgform validate', () => {
     const result = await runCli(['validate'], { cwd });
     expect(result).toEqual({
       code: 0,
-      stdout: 'Valid: 1 organisation, 1 change declared (1 billing, 0 accepts, 0 revocations, 0 channel removals) in 1 file.\n',
+      stdout: 'Valid: 1 organisation in 1 file, declaring billing for 1. No service was read: orgform plan shows what would change.\n',
       stderr: 'orgs.yaml:5:23: warning: billing.subscriptionID "sub\\u200B_acme" holds U+200B, a zero-width character: it is sent as it is; remove it unless it is meant to be there\n',
     });
   });

@@ -9,17 +9,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.js';
 import { commandTokenSource } from '../../src/api/token-source.js';
 import type { EmulatorOptions } from '../../src/emulator/server.js';
 import { signalChild, waitFor } from '../reliability/support.js';
 import { setupBillingWorld } from '../support/emulator-workspace.js';
-import { runCli, spawnCli } from '../support/run-cli.js';
+import { CLI_BIN, runCli, spawnCli } from '../support/run-cli.js';
 
 const STACK = /^\s+at .+(\(|:\d+:\d+)/m;
-const TOKEN_SCRIPT = fileURLToPath(new URL('../../scripts/emulator-token.mjs', import.meta.url));
 const NODE = JSON.stringify(process.execPath);
 
 async function billingWorld(n: number, options: EmulatorOptions = {}) {
@@ -29,7 +27,7 @@ async function billingWorld(n: number, options: EmulatorOptions = {}) {
   return { ...world, env };
 }
 
-/** A fresh token from the emulator, as scripts/emulator-token.mjs gets it. */
+/** A fresh token from the emulator, as `orgform emulator token` gets it. */
 async function issue(url: string): Promise<string> {
   const response = await fetch(new URL('/__emulator/tokens', url), { method: 'POST' });
   return ((await response.json()) as { token: string }).token;
@@ -66,7 +64,7 @@ describe('token commands', () => {
   it('an apply whose token expires every 15 requests finishes in one run with no failure, and no token shows anywhere', async () => {
     const world = await billingWorld(60, { tokenLifetime: { requests: 15 } });
     // Records each token it hands out (in a file the scan leaves out), and how often it ran.
-    const command = `t=$(${NODE} ${JSON.stringify(TOKEN_SCRIPT)} ${world.emulator.url}) && echo "$t" >> tokens.log && echo "$t"`;
+    const command = `t=$(${NODE} ${JSON.stringify(CLI_BIN)} emulator token ${world.emulator.url}) && echo "$t" >> tokens.log && echo "$t"`;
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '8', '--token-command', command], { cwd: world.cwd, env: world.env });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -98,7 +96,7 @@ describe('token commands', () => {
     expect(fixed.stdout).toMatch(/HTTP 401 token_expired/);
     expect(fixed.stdout).toContain('Check the token (from ORGFORM_TOKEN), or set ORGFORM_TOKEN_COMMAND');
     expect(fixed.stderr).toContain('Error: The service refused the token from ORGFORM_TOKEN (HTTP 401 token_expired), and a fixed token cannot be replaced during a run: nothing more is sent.');
-    const command = `${NODE} ${JSON.stringify(TOKEN_SCRIPT)} ${world.emulator.url}`;
+    const command = `${NODE} ${JSON.stringify(CLI_BIN)} emulator token ${world.emulator.url}`;
     const renewed = await runCli(['apply', '--auto-approve', '--parallelism', '4'], { cwd: world.cwd, env: { ...world.env, ORGFORM_TOKEN: 'ignored-when-a-command-is-set', ORGFORM_TOKEN_COMMAND: command } });
     expect(renewed.code).toBe(0);
     expect(world.changed()).toBe(20);
@@ -199,7 +197,7 @@ describe('token commands', () => {
 
   it('a command that fails when run again part way stops the run: nothing new starts, and it says why', async () => {
     const world = await billingWorld(30, { tokenLifetime: { requests: 6 } });
-    const command = `if [ -f ran ]; then echo "sso session expired" >&2; exit 5; fi; touch ran; ${NODE} ${JSON.stringify(TOKEN_SCRIPT)} ${world.emulator.url}`;
+    const command = `if [ -f ran ]; then echo "sso session expired" >&2; exit 5; fi; touch ran; ${NODE} ${JSON.stringify(CLI_BIN)} emulator token ${world.emulator.url}`;
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '2', '--token-command', command], { cwd: world.cwd, env: world.env });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Error: The token command (--token-command) failed with exit status 5 (run again for a fresh token). The run stops here; what was done is recorded.');

@@ -138,7 +138,7 @@ describe('orgform emulator: the command line', () => {
     expect(stdout).toContain('Behaviour: profile strict, with billing-put=merge membership-lag=5\n');
     expect(stdout).toContain('Rate limit: 20 requests/s, burst 7, headers x-ratelimit\n');
     expect(stdout).toContain('Quota: 5000 requests every 86400 s, headers x-ratelimit\n');
-    expect(stdout).toContain('Tokens expire after 3 requests; fresh ones: POST /__emulator/tokens');
+    expect(stdout).toContain('Tokens expire after 3 requests; fresh ones: orgform emulator token URL (POST /__emulator/tokens)');
     expect(stdout).toContain('A subscription is renewed every 50 service requests (new subscriptionId and customerId)\n');
   });
 

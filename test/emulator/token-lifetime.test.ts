@@ -1,16 +1,13 @@
 /**
  * Expiring tokens (by requests and by seconds, with an injected clock), fresh tokens from
- * POST /__emulator/tokens and Emulator.issueToken, and scripts/emulator-token.mjs.
+ * POST /__emulator/tokens and Emulator.issueToken (the command that prints one: test/commands/emulator-token.test.ts).
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { call, callJson, DEMO, ORG_API, orgPath, OTHER, useEmulator } from './emulator-test-kit.js';
 
 const LIST = `${ORG_API}/organisations`;
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 0);
-const SCRIPT = fileURLToPath(new URL('../../scripts/emulator-token.mjs', import.meta.url));
 
 async function withClock(options: EmulatorOptions) {
   let now = T0;
@@ -136,39 +133,5 @@ describe('POST /__emulator/tokens', () => {
     const emulator = await useEmulator({ rateLimit: { rps: 1, burst: 1 } });
     for (let i = 0; i < 3; i += 1) expect((await issue(emulator)).status).toBe(200);
     expect(emulator.counters.total).toBe(0);
-  });
-});
-
-function runScript(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-describe('scripts/emulator-token.mjs', () => {
-  it('prints a fresh token for the URL given, or for ORGFORM_BASE_URL, usable as a token command', async () => {
-    const emulator = await useEmulator({ tokenLifetime: { requests: 1 } });
-    const byArg = await runScript([emulator.url]);
-    expect([byArg.code, byArg.stderr]).toEqual([0, '']);
-    expect(byArg.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
-    expect((await call(emulator, LIST, { token: byArg.stdout.trim() })).status).toBe(200);
-    const byEnv = await runScript([], { ORGFORM_BASE_URL: emulator.url, ORGFORM_EMULATOR_USER: 'bob@globex.example' });
-    expect((await callJson(emulator, LIST, { token: byEnv.stdout.trim() })).body.totalCount).toBe(2);
-  });
-
-  it('fails with a message and no output when there is no URL or no emulator there', async () => {
-    const none = await runScript([]);
-    expect([none.code, none.stdout]).toEqual([2, '']);
-    expect(none.stderr).toContain('ORGFORM_BASE_URL');
-    const emulator = await useEmulator();
-    const unknownUser = await runScript([emulator.url, 'carol@wonka.example']);
-    expect([unknownUser.code, unknownUser.stdout]).toEqual([1, '']);
-    expect(unknownUser.stderr).toContain('answered 404');
   });
 });

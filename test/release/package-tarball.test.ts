@@ -106,6 +106,9 @@ describe('the packed tarball', () => {
     expect(install, install.stderr).toMatchObject({ code: 0 });
     expect(readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual([PACKAGE.name]);
     expect(run(join(app, 'node_modules', '.bin', 'orgform'), ['--version'], app)).toMatchObject({ code: 0, stdout: `${PACKAGE.version}\n` });
+    // The README's example, from the installed package.
+    const validate = run(join(app, 'node_modules', '.bin', 'orgform'), ['validate', '-f', 'node_modules/orgform/examples/orgs.yaml'], app);
+    expect(validate, validate.stderr).toMatchObject({ code: 0 });
   });
 });
 
@@ -143,6 +146,11 @@ describe('unpacked into an empty directory, with no node_modules beside it', { t
       });
       copyFileSync(join(unpacked, 'package', 'examples', 'demo', 'orgs.yaml'), join(unpacked, 'orgs.yaml'));
       const service = { ORGFORM_BASE_URL: url, ORGFORM_TOKEN: 'demo-token' };
+      // As docs/emulator.md gives it: a token command that the package holds.
+      const token = orgform(['emulator', 'token', url]);
+      expect(token, token.stderr).toMatchObject({ code: 0 });
+      const byCommand = orgform(['plan', '--detailed-exitcode'], { ORGFORM_BASE_URL: url, ORGFORM_TOKEN_COMMAND: `${process.execPath} ${join(unpacked, 'package', 'bin', 'orgform.js')} emulator token ${url}` });
+      expect(byCommand, byCommand.stderr).toMatchObject({ code: 2 });
       const plan = orgform(['plan', '--detailed-exitcode'], service);
       expect(plan, plan.stderr).toMatchObject({ code: 2 });
       expect(plan.stdout).toMatch(/Plan: \d+ to change/);

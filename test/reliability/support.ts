@@ -86,7 +86,7 @@ export interface World {
   /** The CLI in-process with the canary token; its stdout and stderr are scanned. */
   cli(args: string[], options?: Partial<RunOptions>): Promise<CliResult>;
   /** The built CLI as a child process. */
-  spawn(args: string[], options?: Partial<RunOptions> & { onSpawn?: (pid: number) => void }): Promise<CliResult & { signal: NodeJS.Signals | null }>;
+  spawn(args: string[], options?: Partial<Parameters<typeof spawnCli>[1]>): Promise<CliResult & { signal: NodeJS.Signals | null }>;
   journalPath: string;
   /** The canary user as the store holds it now. */
   user(): EmulatorData['users'][number];
@@ -149,12 +149,32 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   };
 }
 
+/**
+ * A world whose writes wait at a proxy in front of the emulator until `release()`: an apply stops at
+ * its first write, lock in hand, however loaded the machine; `writeHeld()` tells when it is there.
+ */
+export async function startWorldHeldAtWrites(options: Omit<WorldOptions, 'baseUrl'> = {}): Promise<{ world: World; writeHeld(): Promise<boolean>; release(): void }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held!: FaultProxy;
+  const world = await startWorld({
+    ...options,
+    baseUrl: async (emulator) => {
+      held = await startFaultProxy(emulator.url, (method) => (method === 'GET' ? { kind: 'pass' } : { kind: 'hold', until: released }));
+      return held.url;
+    },
+  });
+  return { world, release, writeHeld: () => waitFor(() => held.records.some((r) => r.method !== 'GET'), 15_000) };
+}
+
 // ---- a loopback proxy that can fault by path and records when each request arrived ------------
 
 export type ProxyAction =
   | { kind: 'pass' }
   | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+  /** Forwarded once `until` settles: the client is held at this request (a fault point), however loaded the machine. */
+  | { kind: 'hold'; until: Promise<void> };
 
 export interface ProxyRecord {
   method: string;
@@ -195,19 +215,28 @@ export async function startFaultProxy(target: string, decide: (method: string, p
       res.end(body);
       return;
     }
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method, path, headers: { ...req.headers, host: upstream.host } },
-      (answer) => {
-        record.outcome = answer.statusCode ?? 0;
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => {
-      record.outcome = 'reset';
-      req.socket.destroy();
-    });
-    req.pipe(forward);
+    const forward = () => {
+      const request = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method, path, headers: { ...req.headers, host: upstream.host } },
+        (answer) => {
+          record.outcome = answer.statusCode ?? 0;
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      request.on('error', () => {
+        record.outcome = 'reset';
+        req.socket.destroy();
+      });
+      req.pipe(request);
+    };
+    if (action.kind === 'hold') {
+      // The body waits in the socket meanwhile; piped on release.
+      req.pause();
+      void action.until.then(forward, () => req.socket.destroy());
+      return;
+    }
+    forward();
   });
   server.on('connection', (socket) => {
     sockets.add(socket);

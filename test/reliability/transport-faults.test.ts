@@ -269,7 +269,7 @@ describe('transport and service faults', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/✗ organisations\.acme\.invitations\.revoke\.inv_acme_carol failed/);
     expect(result.stdout).toContain(
-      `failed: deleteInvitation: HTTP 404 invitation_not_found: No such invitation. — and you are not a member of organisation "org_acme" (HTTP ${status} forbidden)`,
+      `failed: deleteInvitation: HTTP 404 invitation_not_found: No such invitation. — and your membership of organisation "org_acme" could not be confirmed (the listing answered HTTP ${status} forbidden)`,
     );
     expect(result.stdout).toContain('so this is not counted as done');
     expect(result.stdout).toMatch(/0 applied, 0 already done, 0 skipped, 0 not started, 1 failed/);

@@ -184,21 +184,6 @@ describe('Journal', () => {
   });
 });
 
-describe('Journal.removeOrphanTempFiles', () => {
-  it('removes the temp files a killed writer left, and nothing else', async () => {
-    const { mkdtemp, writeFile, readdir } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const dir = await mkdtemp(join(tmpdir(), 'orgform-orphans-'));
-    const path = join(dir, 'state.json');
-    await writeFile(path, '{"version":1,"services":{}}\n');
-    await writeFile(join(dir, '.state.json.4242.3.tmp'), '{"half');
-    await writeFile(join(dir, '.other.json.1.1.tmp'), 'x');
-    expect(await Journal.removeOrphanTempFiles(path)).toBe(1);
-    expect((await readdir(dir)).sort()).toEqual(['.other.json.1.1.tmp', 'state.json']);
-  });
-});
-
 describe('journalKey', () => {
   it('keeps ids with spaces apart', () => {
     expect(journalKey('revoke-invitation', 'a b', 'c')).not.toBe(journalKey('revoke-invitation', 'a', 'b c'));

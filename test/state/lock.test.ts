@@ -2,15 +2,16 @@ import * as fs from 'node:fs/promises';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { failNextFileWrite } from '../support/fail-next-file-write.js';
+import { failNextFileWrite, failNextRename } from '../support/fail-next-file-write.js';
+import { deadPid } from '../support/dead-pid.js';
 import { rejection } from '../support/rejection.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { acquireLock, forceUnlock, lockPathFor, type LockEnvironment, type LockInfo } from '../../src/state/lock.js';
 
-// A pass-through spy, so that a test can make writing the lock file fail.
+// Pass-through spies, so that a test can make writing or moving the lock file fail.
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>();
-  return { ...actual, open: vi.fn(actual.open) };
+  return { ...actual, open: vi.fn(actual.open), rename: vi.fn(actual.rename) };
 });
 
 let dir: string;
@@ -165,6 +166,27 @@ describe('acquireLock', () => {
     expect(err.message).toMatch(/--state PATH/);
   });
 
+  it('removes, once it holds the lock, the lock files a killed process left (its temp file, a lock moved aside), and not a running one\'s', async () => {
+    const gone = await deadPid();
+    const orphans = [`orgform.state.json.lock.${gone}.0123456789ab.tmp`, `orgform.state.json.lock.${gone}.0123456789ab.removing`];
+    const kept = [`orgform.state.json.lock.${process.ppid}.0123456789ab.tmp`, `.orgform.state.json.${gone}.1.tmp`];
+    for (const name of [...orphans, ...kept]) await fs.writeFile(path.join(dir, name), '{}');
+    const lock = await acquireLock(statePath, 'orgform apply', lockEnv({ isAlive: (pid) => pid !== gone }));
+    expect((await fs.readdir(dir)).sort()).toEqual([...kept, 'orgform.state.json.lock'].sort());
+    await lock.release();
+  });
+
+  it.each(['EROFS', 'EACCES'] as const)('says, when the lock cannot be removed on release (%s), that what was done stands, and how the lock left goes', async (code) => {
+    const lock = await acquireLock(statePath, 'orgform apply', lockEnv());
+    failNextRename(code);
+    const err = await rejection(lock.release());
+    expect(err.code).toBe('STATE_INVALID');
+    expect(err.message).toContain(`Cannot remove the state lock ${lockPath}: ${code}`);
+    expect(err.message).toContain(`What was done stands, as said above, but the lock ${lock.info.id} stays`);
+    expect(err.message).toContain(`orgform force-unlock ${lock.info.id} --state ${statePath}`);
+    expect((await holderNow()).id).toBe(lock.info.id);
+  });
+
   it('tells how to recover from a lock file it cannot read (left by a crash as it was created)', async () => {
     await fs.writeFile(lockPath, '');
     const err = await rejection(acquireLock(statePath, 'orgform apply', lockEnv()));
@@ -190,6 +212,16 @@ describe('forceUnlock', () => {
     expect(await forceUnlock(statePath, lock.info.id)).toEqual(lock.info);
     await expect(fs.access(lockPath)).rejects.toThrow();
     expect(await fs.readdir(dir)).toEqual([]);
+  });
+
+  it('says what to do, and not that orgform has a bug, when the lock file cannot be removed', async () => {
+    const lock = await acquireLock(statePath, 'orgform apply', lockEnv());
+    failNextRename('EROFS');
+    const err = await rejection(forceUnlock(statePath, lock.info.id));
+    expect(err.code).toBe('STATE_INVALID');
+    expect(err.message).toContain(`Cannot remove the state lock ${lockPath}: EROFS`);
+    expect(err.message).toContain('is mounted read-only');
+    expect((await holderNow()).id).toBe(lock.info.id);
   });
 
   it('says there is no lock when there is none', async () => {

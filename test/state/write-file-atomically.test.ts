@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHash } from 'node:crypto';
-import { checkUnchanged, inspectTarget, replaceFile, writeDurableFile, writeFileAtomically } from '../../src/state/write-file-atomically.js';
+import { checkUnchanged, inspectTarget, removeOrphanTempFiles, replaceFile, writeDurableFile, writeFileAtomically } from '../../src/state/write-file-atomically.js';
+import { deadPid } from '../support/dead-pid.js';
 import { failNextFileWrite } from '../support/fail-next-file-write.js';
 import { rejection } from '../support/rejection.js';
 
@@ -59,6 +60,27 @@ describe('replaceFile', () => {
     await expect(replaceFile(target, 'new')).rejects.toMatchObject({ code: 'ENOSPC' });
     expect(await fs.readFile(target, 'utf8')).toBe('old');
     expect(await fs.readdir(dir)).toEqual(['state.json']);
+  });
+});
+
+describe('removeOrphanTempFiles', () => {
+  it('removes the temp files of a writer that is gone, and neither a running writer\'s nor another file\'s', async () => {
+    const target = path.join(dir, 'state.json');
+    await fs.writeFile(target, '{}\n');
+    const gone = await deadPid();
+    const running = process.ppid;
+    const names = [`.state.json.${gone}.3.tmp`, `.state.json.${running}.1.tmp`, `.other.json.${gone}.1.tmp`, `.state.json.${gone}.tmp`, 'state.json.old'];
+    for (const name of names) await fs.writeFile(path.join(dir, name), '{"half');
+    expect(await removeOrphanTempFiles(target)).toBe(1);
+    expect((await fs.readdir(dir)).sort()).toEqual(names.slice(1).concat('state.json').sort());
+  });
+
+  it('is what replaceFile does before it writes: a killed write of the same file is cleaned up by the next', async () => {
+    const target = path.join(dir, 'plan.bin');
+    const orphan = path.join(dir, `.plan.bin.${await deadPid()}.1.tmp`);
+    await fs.writeFile(orphan, 'half a plan');
+    await replaceFile(target, 'whole');
+    expect(await fs.readdir(dir)).toEqual(['plan.bin']);
   });
 });
 

@@ -19,3 +19,8 @@ export async function failNextFileWrite(): Promise<void> {
     });
   });
 }
+
+/** Makes the next rename through node:fs/promises fail with `code` (EROFS: a file system gone read-only; EACCES: a directory made read-only). Needs a pass-through spy on `rename`, as above. */
+export function failNextRename(code: 'EROFS' | 'EACCES' | 'ENOSPC'): void {
+  vi.mocked(fs.rename).mockImplementationOnce(async () => Promise.reject(Object.assign(new Error(`${code}: injected, rename`), { code })));
+}

@@ -63,12 +63,16 @@ export async function runCli(args: string[], options: RunOptions): Promise<CliRe
 export const CLI_BIN = fileURLToPath(new URL('../../bin/orgform.js', import.meta.url));
 
 /** The built CLI as a child process (needs `npm run build`, which `npm test` runs first). */
-export function spawnCli(args: string[], options: RunOptions & { onSpawn?: (pid: number) => void }): Promise<CliResult & { signal: NodeJS.Signals | null }> {
+export function spawnCli(
+  args: string[],
+  options: RunOptions & { onSpawn?: (pid: number) => void; /** Run as this user (root may). */ as?: { uid: number; gid: number } },
+): Promise<CliResult & { signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_BIN, ...args], {
       cwd: options.cwd,
       env: { PATH: process.env.PATH, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...options.as,
     });
     let stdout = '';
     let stderr = '';

@@ -147,8 +147,12 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     await view.applyReported(summary);
     return { kind: 'applied', summary, ...(halted === undefined ? {} : { halted }) };
   } finally {
-    await lock.release();
-    await client.close();
+    // A lock that cannot be let go is said (it outlives the run); the client is closed all the same.
+    try {
+      await lock.release();
+    } finally {
+      await client.close();
+    }
   }
 }
 
@@ -264,8 +268,11 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
     return { client, lock, journal, service, changes: dropDisplays(plan.changes), freshReads };
   } finally {
     if (!handedOver) {
-      await lock?.release();
-      await client.close();
+      try {
+        await lock?.release();
+      } finally {
+        await client.close();
+      }
     }
   }
 }
