@@ -23,7 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['api'],
   ['api/rate', 'env-int'],
   ['errors'],
-  ['io', 'model'],
+  ['io', 'model', 'work-tree'],
 ];
 
 /** An edge of the graph: the importing file and the imported one, both relative to src/. */

@@ -13,6 +13,7 @@ import { access, lstat, mkdir, open, readFile, realpath, rename, stat, unlink } 
 import { constants, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { OrgformError, UsageError } from '../errors.js';
+import { describeEscape, type WorkTree } from '../work-tree.js';
 
 export interface DurableFileOptions {
   /** Fail if the file exists. */
@@ -94,6 +95,8 @@ export interface UserFile {
   shown: string;
   /** What named it (`--out`, `--report`, `-f`), for what to do next. */
   option: string;
+  /** The repository's working tree: a path in it must stay in it, links followed (a pull request may have planted one). */
+  tree: WorkTree;
   /**
    * SHA-256 of the content the new text was made from: checked right before the rename, and if the
    * file holds anything else by then (someone edited it meanwhile), nothing is written.
@@ -105,7 +108,8 @@ export interface UserFile {
  * Writes a file that a user named (--out, -f, --report, --save). The target must be a regular file
  * of one name, or not exist: renaming over a device, a directory or a FIFO would replace it, and
  * over a file with other hard links would leave those names with the old text. A symlink is
- * followed to the file it names rather than replaced by one. The file keeps its mode (and, where
+ * followed to the file it names rather than replaced by one, unless it leads out of the working
+ * tree (or into .git) from a place in it. The file keeps its mode (and, where
  * this process may give it, its owner); a new one is made 0600. Failures are the user's to fix.
  */
 export async function writeFileAtomically(path: string, text: string, file: UserFile): Promise<void> {
@@ -128,6 +132,8 @@ export async function writeFileAtomically(path: string, text: string, file: User
  * replace; so a command can check a path before it reads the service, rather than after.
  */
 export async function inspectTarget(path: string, file: UserFile): Promise<{ target: string; existing?: Stats }> {
+  const away = await describeEscape(file.tree, path, 'stay', file.shown);
+  if (away !== undefined) throw new UsageError(`Cannot write ${file.shown}: ${away}. Nothing was written; remove the link, or choose a path for ${file.option} that stays in the working tree (or lies outside it, such as the runner's temporary directory).`);
   let info: Stats;
   try {
     info = await lstat(path);

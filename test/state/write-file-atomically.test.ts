@@ -71,7 +71,9 @@ describe('writeDurableFile', () => {
   });
 });
 
-const OUT = { shown: 'out', option: '--out' };
+/** The working tree is the test's directory: links in it lead in it. */
+const tree = () => ({ root: dir, real: dir });
+const OUT = { shown: 'out', option: '--out', get tree() { return tree(); } };
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('writeFileAtomically (files a user names)', () => {
@@ -110,7 +112,7 @@ describe('writeFileAtomically (files a user names)', () => {
   });
 
   it('refuses a directory as a directory, naming the option that gave it, and changes nothing', async () => {
-    const err = await rejection(writeFileAtomically(dir, 'x', { shown: 'reports', option: '--report' }));
+    const err = await rejection(writeFileAtomically(dir, 'x', { shown: 'reports', option: '--report', tree: tree() }));
     expect(err.message).toBe('Cannot write reports: it is a directory. Nothing was written; give --report the path of a file (in it, or elsewhere).');
     expect(await fs.readdir(dir)).toEqual([]);
   });
@@ -119,7 +121,7 @@ describe('writeFileAtomically (files a user names)', () => {
     const file = path.join(dir, 'orgs.yaml');
     await fs.writeFile(file, 'old');
     await fs.link(file, path.join(dir, 'backup.yaml'));
-    const err = await rejection(writeFileAtomically(file, 'new', { shown: 'orgs.yaml', option: '-f' }));
+    const err = await rejection(writeFileAtomically(file, 'new', { shown: 'orgs.yaml', option: '-f', tree: tree() }));
     expect(err.message).toMatch(/^Cannot write orgs\.yaml: it has 2 hard links, and replacing it would leave the other names with the old content\. Nothing was written; .* choose another path for -f\.$/);
     expect(await fs.readFile(path.join(dir, 'backup.yaml'), 'utf8')).toBe('old');
     expect(await fs.readFile(file, 'utf8')).toBe('old');
@@ -132,7 +134,7 @@ describe('writeFileAtomically (files a user names)', () => {
     await fs.chmod(file, 0o444);
     // (As root every file can be written: the check is made to fail as it would for anyone else.)
     vi.mocked(fs.access).mockRejectedValueOnce(Object.assign(new Error('permission denied'), { code: 'EACCES' }));
-    const err = await rejection(writeFileAtomically(file, 'new', { shown: 'orgs.yaml', option: '-f' }));
+    const err = await rejection(writeFileAtomically(file, 'new', { shown: 'orgs.yaml', option: '-f', tree: tree() }));
     expect(err.message).toBe('Cannot write orgs.yaml: it is read-only (mode 0444). Nothing was written; make it writable (chmod u+w orgs.yaml) or choose another path for -f.');
     expect(await fs.readFile(file, 'utf8')).toBe('old');
   });
@@ -142,11 +144,11 @@ describe('writeFileAtomically (files a user names)', () => {
     await fs.writeFile(file, 'read\n');
     // Edited after it was read: the check right before the rename sees it.
     await fs.writeFile(file, 'edited meanwhile\n');
-    const err = await rejection(writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', madeFrom: sha256('read\n') }));
+    const err = await rejection(writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', tree: tree(), madeFrom: sha256('read\n') }));
     expect(err.message).toBe('orgs.yaml changed after orgform read it (an edit, a checkout?). Nothing was written, so that the change is kept; run the command again to start from what it holds now.');
     expect(await fs.readFile(file, 'utf8')).toBe('edited meanwhile\n');
     expect(await fs.readdir(dir)).toEqual(['orgs.yaml']);
-    await writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', madeFrom: sha256('edited meanwhile\n') });
+    await writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', tree: tree(), madeFrom: sha256('edited meanwhile\n') });
     expect(await fs.readFile(file, 'utf8')).toBe('updated\n');
   });
 
@@ -160,14 +162,14 @@ describe('writeFileAtomically (files a user names)', () => {
       await actual.writeFile(file, 'edited while writing\n');
       return handle;
     });
-    await expect(writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', madeFrom: sha256('read\n') })).rejects.toThrow(/orgs\.yaml changed after orgform read it/);
+    await expect(writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', tree: tree(), madeFrom: sha256('read\n') })).rejects.toThrow(/orgs\.yaml changed after orgform read it/);
     expect(await fs.readFile(file, 'utf8')).toBe('edited while writing\n');
     expect(await fs.readdir(dir)).toEqual(['orgs.yaml']);
   });
 
   it('says which file could not be written when its directory cannot be made', async () => {
     await fs.writeFile(path.join(dir, 'file'), '');
-    const err = await rejection(writeFileAtomically(path.join(dir, 'file', 'plan.json'), 'x', { shown: 'file/plan.json', option: '--out' }));
+    const err = await rejection(writeFileAtomically(path.join(dir, 'file', 'plan.json'), 'x', { shown: 'file/plan.json', option: '--out', tree: tree() }));
     expect(err.message).toMatch(/^Cannot write file\/plan\.json: .*Check that its directory can be created and written, or choose another path for --out\.$/);
   });
 });
