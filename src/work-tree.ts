@@ -161,3 +161,15 @@ export async function openInTree(tree: WorkTree, path: string, rule: Rule, shown
   await handle.close();
   return { ok: false, reason: `${shown} changed while it was opened (a link swapped in?)` };
 }
+
+/** The whole text of `path` if `rule` allows it (see openInTree), or why not. */
+export async function readTextInTree(tree: WorkTree, path: string, rule: Rule, shown: string): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+  const opened = await openInTree(tree, path, rule, shown);
+  if (!opened.ok) return opened;
+  try {
+    if (!(await opened.handle.stat()).isFile()) return { ok: false, reason: `${shown} is not a regular file` };
+    return { ok: true, text: await opened.handle.readFile('utf8') };
+  } finally {
+    await opened.handle.close();
+  }
+}
