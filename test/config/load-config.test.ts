@@ -123,10 +123,41 @@ describe('loadConfig reading files', () => {
   });
 
   it('interpolates ${VAR} from the environment it is given, not the process', async () => {
-    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: ${EMAIL}\n' });
-    const result = await load(cwd, [], { EMAIL: 'x@acme.example' });
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: ${ORGFORM_VAR_EMAIL}\n' });
+    const result = await load(cwd, [], { ORGFORM_VAR_EMAIL: 'x@acme.example' });
     expect(result.ok && result.state.organisations[0]?.billing).toEqual({ billingEmail: 'x@acme.example' });
-    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:5:21: billing.billingEmail: environment variable EMAIL is not set']);
+    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:5:21: billing.billingEmail: environment variable ORGFORM_VAR_EMAIL is not set']);
+  });
+});
+
+describe('loadConfig and values from the environment', () => {
+  it('names a value from the environment as written in every message about it, never by its value', async () => {
+    const cwd = await makeWorkspace({
+      'orgs.yaml': [
+        'version: 1',
+        'organisations:',
+        '  acme:',
+        '    id: ${ORGFORM_VAR_ID}',
+        '    billing:',
+        '      billingEmail: ${ORGFORM_VAR_EMAIL}',
+        '    invitations:',
+        '      accept: ["${ORGFORM_VAR_INV}", "${ORGFORM_VAR_INV}"]',
+        '      revoke: ["${ORGFORM_VAR_PADDED}", "${ORGFORM_VAR_DOTS}"]',
+        '  beta:',
+        '    id: ${ORGFORM_VAR_ID}',
+        '',
+      ].join('\n'),
+    });
+    const env = { ORGFORM_VAR_ID: 'org_canary_id', ORGFORM_VAR_EMAIL: 'canary-not-an-email', ORGFORM_VAR_INV: 'inv_canary', ORGFORM_VAR_PADDED: ' inv_canary_padded', ORGFORM_VAR_DOTS: '..' };
+    const found = lines(await load(cwd, [], env));
+    expect(found).toEqual([
+      'orgs.yaml:6:21: billing.billingEmail "${ORGFORM_VAR_EMAIL}" (its value is not shown) is not an e-mail address',
+      'orgs.yaml:8:38: invitation "${ORGFORM_VAR_INV}" (its value is not shown) is listed twice (first at line 8, column 16)',
+      'orgs.yaml:9:16: invitation id "${ORGFORM_VAR_PADDED}" (its value is not shown) must not start or end with whitespace',
+      'orgs.yaml:9:41: invitation id "${ORGFORM_VAR_DOTS}" (its value is not shown) must not be "." or "..": it would change the URL path',
+      'orgs.yaml:11:9: id "${ORGFORM_VAR_ID}" (its value is not shown) is also the id of organisation "acme" (line 4)',
+    ]);
+    expect(found.join('\n')).not.toMatch(/canary/);
   });
 });
 
@@ -328,15 +359,15 @@ organisations:
 describe('loadConfig and the characters a reviewer cannot see', () => {
   it('warns, at FILE:LINE:COL, about invisible and bidirectional control characters in values, and still loads them as written', async () => {
     const cwd = await makeWorkspace({
-      'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      subscriptionID: "sub\\u200b_acme"\n      customerID: "cus_\\u202eemca"\n      platformID: ${PLATFORM}\n',
+      'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      subscriptionID: "sub\\u200b_acme"\n      customerID: "cus_\\u202eemca"\n      platformID: ${ORGFORM_VAR_PLATFORM}\n',
     });
-    const result = await load(cwd, [], { PLATFORM: 'plat\u2060form' });
+    const result = await load(cwd, [], { ORGFORM_VAR_PLATFORM: 'plat\u2060form' });
     expect(result.ok && result.state.organisations[0]?.billing).toEqual({ subscriptionID: 'sub\u200b_acme', customerID: 'cus_\u202eemca', platformID: 'plat\u2060form' });
     expect(result.warnings.map(formatProblem)).toEqual([
       'orgs.yaml:5:23: billing.subscriptionID "sub\\u200B_acme" holds U+200B, a zero-width character: it is sent as it is; remove it unless it is meant to be there',
       'orgs.yaml:6:19: billing.customerID "cus_\\u202Eemca" holds U+202E, a bidirectional control, which changes the order in which text is shown: it is sent as it is; remove it unless it is meant to be there',
       // The value of a variable may be a secret: named as written.
-      'orgs.yaml:7:19: billing.platformID "${PLATFORM}": its value holds U+2060, an invisible format character: it is sent as it is; remove it unless it is meant to be there',
+      'orgs.yaml:7:19: billing.platformID "${ORGFORM_VAR_PLATFORM}": its value holds U+2060, an invisible format character: it is sent as it is; remove it unless it is meant to be there',
     ]);
   });
 
