@@ -17,7 +17,7 @@ import { describeNetworkFailure } from './describe-network-failure.js';
 import type { ProxySettings } from './proxy-settings.js';
 import { BodyNotUtf8Error, BodyTooLargeError, discardBody, readStreamCapped } from './read-body.js';
 import { timerDelay } from './rate/timer-delay.js';
-import { redactSecrets, sanitizeCause } from './redact.js';
+import { redactAddress, redactSecrets, sanitizeCause } from '../redact.js';
 import type { TokenSource } from './token-source.js';
 import type { ErrorBody, OperationId } from './types.js';
 
@@ -265,7 +265,7 @@ export function createHttp(options: HttpOptions): Http {
         // A redirect would carry the body and headers to wherever it points: never follow one.
         discardBody(response.body);
         const location = firstHeader(response.headers.location);
-        throw fail('redirect', `the service answered with a redirect${location ? ` to ${shorten(redact(location), 100)}` : ''}, which orgform never follows: check the base URL`);
+        throw fail('redirect', `the service answered with a redirect${location ? ` to ${shorten(redact(redactAddress(location)), 100)}` : ''}, which orgform never follows: check the base URL`);
       }
 
       // Asked for, as fetch did: a compressed answer is read inflated, and the cap counts what it inflates to.
