@@ -162,6 +162,33 @@ describe('loadConfig and values from the environment', () => {
 });
 
 describe('loadConfig refusing what is not YAML text', () => {
+  it('never quotes the text of a file that is not YAML: a git config gives positions and token kinds only', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': '[core]\n\trepositoryformatversion = 0\n[http "https://github.example/"]\n\textraheader = AUTHORIZATION: basic Y2FuYXJ5LXNlY3JldA==\n' });
+    const found = lines(await load(cwd, []));
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.join('\n')).not.toMatch(/Y2FuYXJ5|basic|extraheader/);
+  });
+
+  it('keeps what the parser says bounded: ten errors and how many more, tags and aliases cut, any message cut at 1,000 characters', async () => {
+    const cwd = await makeWorkspace({
+      'many.yaml': `version: 1\n${']]]]\n'.repeat(200)}`,
+      'tag.yaml': `version: 1\norganisations: !${'t'.repeat(5_000)} {}\n`,
+      'alias.yaml': `version: 1\norganisations: *${'a'.repeat(5_000)}\n`,
+      'long.yaml': `version: 1\norganisations:\n  acme:\n    billing:\n      platformID: "\${ORGFORM_VAR_P}${'y'.repeat(5_000)}"\n`,
+    });
+    const many = lines(await load(cwd, ['many.yaml']));
+    expect(many).toHaveLength(11);
+    expect(many[10]).toMatch(/^many\.yaml:\d+:\d+: and 790 more YAML errors after this one, not listed/);
+    for (const file of ['tag.yaml', 'alias.yaml']) {
+      const found = lines(await load(cwd, [file]));
+      expect(found.length).toBeGreaterThan(0);
+      for (const line of found) expect(line.length).toBeLessThan(400);
+    }
+    const long = await load(cwd, ['long.yaml'], { ORGFORM_VAR_P: 'p\u200b' });
+    expect(long.warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^billing\.platformID "\$\{ORGFORM_VAR_P\}y+… \(cut\)$/)]);
+    expect(long.warnings[0]!.message.length).toBeLessThanOrEqual(1_010);
+  });
+
   it('refuses a file over the size limit before reading it, and says the limit', async () => {
     const cwd = await makeWorkspace();
     await writeFile(join(cwd, 'big.yaml'), Buffer.alloc(MAX_FILE_BYTES + 1, '#'));
