@@ -79,8 +79,8 @@ describe('a pull request reading variables into its values', () => {
         'orgs/tags.yaml': ['version: 1', 'organisations:', '  hooli-eu:', '    billing:', '      platformID: !!binary Y2FuYXJ5', '      customerID: "${ACTIONS_RUNTIME_TOKEN}"', ''].join('\n'),
       },
     });
-    const codes = await runEveryOutput(world, ['orgs']);
-    expect(codes.slice(0, 4)).toEqual([1, 1, 1, 1]);
+    // Each file alone, so that no other file's problem keeps a plan from being made of it.
+    for (const file of ['orgs/aliases.yaml', 'orgs/merge.yaml', 'orgs/tags.yaml']) expect((await runEveryOutput(world, [file])).slice(0, 4)).toEqual([1, 1, 1, 1]);
     expect(world.emulator.counters.total).toBe(0);
     await world.expectNoCanary();
   });
