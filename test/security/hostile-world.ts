@@ -169,7 +169,8 @@ export async function startHostileWorld(options: HostileWorldOptions = {}): Prom
   canaries.ORGFORM_PLAN_KEY = env.ORGFORM_PLAN_KEY!;
 
   const texts: Array<{ where: string; text: string }> = [];
-  const watched: Record<string, string> = { ...canaries };
+  // The checkout's credentials as .git/config holds them: base64 of more than the canary.
+  const watched: Record<string, string> = { ...canaries, GIT_EXTRAHEADER_BASIC: basic };
   let runs = 0;
   return {
     repo,
