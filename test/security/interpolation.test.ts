@@ -22,13 +22,16 @@ async function runEveryOutput(world: HostileWorld, files: string[] = []): Promis
   return codes;
 }
 
+/** An orgs file declaring `lines` under `organisations:`. */
+function orgsFile(...lines: string[]): string {
+  return ['version: 1', 'organisations:', ...lines, ''].join('\n');
+}
+
 describe('a pull request reading variables into its values', () => {
   it('gets none of the job credentials: each ${NAME} is an error naming the variable, in every output', async () => {
     const world = await startHostileWorld({
       files: {
-        'orgs.yaml': [
-          'version: 1',
-          'organisations:',
+        'orgs.yaml': orgsFile(
           '  acme:',
           '    billing:',
           '      billingEmail: "${ORGFORM_TOKEN}@acme.example"',
@@ -43,8 +46,7 @@ describe('a pull request reading variables into its values', () => {
           '    id: "${ORGFORM_STATE_PASSWORD}"',
           '  initech:',
           '    id: ${ACTIONS_RUNTIME_TOKEN}',
-          '',
-        ].join('\n'),
+        ),
       },
     });
     const codes = await runEveryOutput(world);
@@ -90,9 +92,7 @@ describe('a pull request reading variables into its values', () => {
   it('sees no value of a configuration variable echoed in a problem, an annotation, a report or the job summary', async () => {
     const world = await startHostileWorld({
       files: {
-        'orgs.yaml': [
-          'version: 1',
-          'organisations:',
+        'orgs.yaml': orgsFile(
           '  acme:',
           '    billing:',
           '      billingEmail: ${ORGFORM_VAR_EMAIL}',
@@ -100,8 +100,7 @@ describe('a pull request reading variables into its values', () => {
           '      revoke: ["${ORGFORM_VAR_INVITATION}", "${ORGFORM_VAR_INVITATION}"]',
           '  globex:',
           '    id: "${ORGFORM_VAR_ID}"',
-          '',
-        ].join('\n'),
+        ),
       },
       env: { ORGFORM_VAR_EMAIL: 'cfg-canary-not-an-email', ORGFORM_VAR_INVITATION: ' cfg-canary-invitation', ORGFORM_VAR_ID: 'cfg-canary-id\u202e' },
     });
