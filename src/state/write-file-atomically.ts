@@ -71,13 +71,32 @@ export interface ReplaceOptions extends Omit<DurableFileOptions, 'exclusive'> {
   beforeRename?: () => Promise<void>;
 }
 
+/** Temp names tried before giving up: each one taken means something else made it. */
+const TEMP_ATTEMPTS = 20;
+
+/**
+ * The text written to a new temp file beside `path`, created exclusively: a name already there
+ * (a link planted in the repository where a temp file would go, say) is never opened, let alone
+ * written through, and the next name is tried.
+ */
+async function writeTempFile(path: string, text: string, options: DurableFileOptions): Promise<string> {
+  for (let attempt = 1; ; attempt += 1) {
+    const temp = tempPathFor(path);
+    try {
+      await writeDurableFile(temp, text, { ...options, exclusive: true });
+      return temp;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= TEMP_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /** Replaces (or creates) `path` with `text`, atomically and durably. File system errors are thrown as they are. */
 export async function replaceFile(path: string, text: string, options: ReplaceOptions = {}): Promise<void> {
   const { beforeRename, ...durable } = options;
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
-  const temp = tempPathFor(path);
-  await writeDurableFile(temp, text, durable);
+  const temp = await writeTempFile(path, text, durable);
   try {
     await beforeRename?.();
     await rename(temp, path);

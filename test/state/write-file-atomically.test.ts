@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHash } from 'node:crypto';
-import { checkUnchanged, inspectTarget, replaceFile, writeDurableFile, writeFileAtomically } from '../../src/state/write-file-atomically.js';
+import { checkUnchanged, inspectTarget, replaceFile, tempPathFor, writeDurableFile, writeFileAtomically } from '../../src/state/write-file-atomically.js';
 import { failNextFileWrite } from '../support/fail-next-file-write.js';
 import { rejection } from '../support/rejection.js';
 
@@ -183,5 +183,20 @@ describe('inspectTarget and checkUnchanged', () => {
     await expect(checkUnchanged(path.join(dir, 'a'), { ...OUT, madeFrom: sha256('x') })).resolves.toBeUndefined();
     await expect(checkUnchanged(path.join(dir, 'a'), { ...OUT, madeFrom: sha256('y') })).rejects.toThrow(/^out changed after orgform read it/);
     await expect(checkUnchanged(path.join(dir, 'gone'), { ...OUT, madeFrom: sha256('x') })).rejects.toThrow(/^out was removed or cannot be read after orgform read it/);
+  });
+});
+
+describe('replaceFile and the temp file beside the target', () => {
+  it('never opens a name that is already there (a planted link): it takes the next one, and the link’s target is untouched', async () => {
+    const target = path.join(dir, 'plan.bin');
+    const outside = path.join(dir, 'outside.txt');
+    await fs.writeFile(outside, 'keep me\n');
+    // The next temp names this process would take, each a link to the outside file.
+    const probe = tempPathFor(target);
+    const [, name, pid, n] = /^(.*)\.(\d+)\.(\d+)\.tmp$/.exec(path.basename(probe))!;
+    for (let i = 1; i <= 3; i += 1) await fs.symlink(outside, path.join(dir, `${name}.${pid}.${Number(n) + i}.tmp`));
+    await replaceFile(target, 'the plan\n');
+    expect(await fs.readFile(target, 'utf8')).toBe('the plan\n');
+    expect(await fs.readFile(outside, 'utf8')).toBe('keep me\n');
   });
 });
