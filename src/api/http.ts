@@ -293,6 +293,13 @@ export function createHttp(options: HttpOptions): Http {
         throw error;
       }
 
+      // A service that echoes the credential into its data (a billing value, a slug) would have it
+      // shown in the plan, its comment and the saved plan: such an answer is refused whole. Error
+      // bodies are only ever shown redacted, so they are read as they are.
+      if (status >= 200 && status < 300 && holdsSecret(text, allSecrets())) {
+        throw fail('bad-response', 'the answer holds the credential orgform sent with the request (the service echoed it into its data); nothing is read from it, so that it cannot be shown or saved');
+      }
+
       const contentType = firstHeader(response.headers['content-type']) ?? '';
       let parsed: unknown;
       let parseFailed = false;
@@ -351,4 +358,9 @@ export function createHttp(options: HttpOptions): Http {
       options.transport.untrack(requestId);
     }
   }
+}
+
+/** Whether `text` holds one of `secrets` (as it is, or percent-encoded); secrets under 4 characters are not looked for, as redactSecrets does. */
+function holdsSecret(text: string, secrets: readonly string[]): boolean {
+  return secrets.some((secret) => secret.length >= 4 && (text.includes(secret) || text.includes(encodeURIComponent(secret))));
 }

@@ -49,6 +49,20 @@ describe('a hostile service', () => {
     expect(redirected.stderr).toContain('the service answered with a redirect to https://evil.example/collect?X-Amz-Signature=[REDACTED]&private_token=[REDACTED]&t=[REDACTED]');
     await world.expectNoCanary();
   });
+
+  it('gets no credential out by echoing it into its data: such an answer is refused whole, never shown or saved', async () => {
+    const world = await startHostileWorld({ files: { 'orgs.yaml': ORGS } });
+    const token = world.canaries.ORGFORM_TOKEN!;
+    // The listing (the billing of acme) and a read by id (globex) each hold the token.
+    world.emulator.store.changeBilling('org_acme', { customerId: `cus_${token}` });
+    world.emulator.store.changeBilling('org_globex', { billingEmail: `${encodeURIComponent(token)}@globex.example` });
+    for (const args of [['plan'], ['plan', '--format', 'json'], ['plan', '--format', 'markdown', '--detailed-exitcode', '--out', 'plan.bin', ...GITLAB_REPORTS], ['export'], ['apply', '--auto-approve']]) {
+      const result = await world.run(args);
+      expect(result.code, args.join(' ')).not.toBe(0);
+      expect(result.stderr + result.stdout).toContain('the answer holds the credential orgform sent with the request');
+    }
+    await world.expectNoCanary();
+  });
 });
 
 describe("the state's address and server", () => {
