@@ -1,9 +1,12 @@
 /**
  * The few error classes orgform throws. Each has a stable `code` that scripts may match on,
  * an optional `cause`, and a message that says what to do next. Nothing here may ever carry
- * a credential: callers redact where the error is made (see api/redact.ts).
+ * a credential: callers remove the secrets they know (a token) where the error is made, and the
+ * constructor removes, from the message and every detail, what has the shape of one (an address's
+ * user information and query values, an Authorization value, a JWT: redact.ts).
  */
 import type { ConfigProblem } from './model/config-problem.js';
+import { redactSecrets } from './redact.js';
 
 export type ErrorCode =
   | 'CONFIG_INVALID'
@@ -30,10 +33,10 @@ export class OrgformError extends Error {
   readonly details: readonly string[];
 
   constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: readonly string[] } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(redactSecrets(message, []), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'OrgformError';
     this.code = code;
-    this.details = options.details ?? [];
+    this.details = (options.details ?? []).map((detail) => redactSecrets(detail, []));
   }
 }
 

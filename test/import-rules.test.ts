@@ -21,9 +21,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['state', 'plan', 'config', 'emulator'],
   ['api/connect'],
   ['api'],
-  ['api/rate', 'env-int'],
+  ['api/rate', 'env-int', 'check-credential'],
   ['errors'],
-  ['io', 'model'],
+  ['io', 'model', 'work-tree', 'redact'],
 ];
 
 /** An edge of the graph: the importing file and the imported one, both relative to src/. */

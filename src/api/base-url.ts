@@ -1,4 +1,5 @@
 import { OrgformError } from '../errors.js';
+import { redactAddress } from '../redact.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -23,7 +24,7 @@ export function parseBaseUrl(raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new OrgformError('USAGE', `The base URL "${raw}" is not a URL. Pass e.g. --base-url https://api.example.com`);
+    throw new OrgformError('USAGE', `The base URL "${redactAddress(raw)}" is not a URL. Pass e.g. --base-url https://api.example.com`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new OrgformError('USAGE', `The base URL must use https:// (got ${url.protocol}//).`);
@@ -51,7 +52,7 @@ export function parseBaseUrl(raw: string): URL {
       const base = `${url.origin}${url.pathname.slice(0, at)}`;
       throw new OrgformError(
         'USAGE',
-        `The base URL "${raw}" is the address of an endpoint: orgform adds ${root} and the rest itself. Pass the service's base URL: --base-url ${base}`,
+        `The base URL "${redactAddress(raw)}" is the address of an endpoint: orgform adds ${root} and the rest itself. Pass the service's base URL: --base-url ${base}`,
       );
     }
   }

@@ -13,7 +13,7 @@ import { parseBaseUrl } from './base-url.js';
 import { proxySecrets, type ProxySettings } from './proxy-settings.js';
 import { DEFAULT_NO_PROGRESS_MS, RateGate, type LimiterClock, type RateEvent, type RateStatus } from './rate/rate-gate.js';
 import { OrgformError } from '../errors.js';
-import { redactSecrets } from './redact.js';
+import { redactSecrets } from '../redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { fixedTokenSource, type TokenSource } from './token-source.js';
 import type { BillingDetails } from '../model/billing.js';

@@ -17,7 +17,7 @@ import { describeNetworkFailure } from './describe-network-failure.js';
 import type { ProxySettings } from './proxy-settings.js';
 import { BodyNotUtf8Error, BodyTooLargeError, discardBody, readStreamCapped } from './read-body.js';
 import { timerDelay } from './rate/timer-delay.js';
-import { redactSecrets, sanitizeCause } from './redact.js';
+import { redactAddress, redactSecrets, sanitizeCause } from '../redact.js';
 import type { TokenSource } from './token-source.js';
 import type { ErrorBody, OperationId } from './types.js';
 
@@ -265,7 +265,7 @@ export function createHttp(options: HttpOptions): Http {
         // A redirect would carry the body and headers to wherever it points: never follow one.
         discardBody(response.body);
         const location = firstHeader(response.headers.location);
-        throw fail('redirect', `the service answered with a redirect${location ? ` to ${shorten(redact(location), 100)}` : ''}, which orgform never follows: check the base URL`);
+        throw fail('redirect', `the service answered with a redirect${location ? ` to ${shorten(redact(redactAddress(location)), 100)}` : ''}, which orgform never follows: check the base URL`);
       }
 
       // Asked for, as fetch did: a compressed answer is read inflated, and the cap counts what it inflates to.
@@ -291,6 +291,13 @@ export function createHttp(options: HttpOptions): Http {
         const error = fail(failure, detail, err);
         if (failure === 'connection') cutMidAnswer.add(error);
         throw error;
+      }
+
+      // A service that echoes the credential into its data (a billing value, a slug) would have it
+      // shown in the plan, its comment and the saved plan: such an answer is refused whole. Error
+      // bodies are only ever shown redacted, so they are read as they are.
+      if (status >= 200 && status < 300 && holdsSecret(text, allSecrets())) {
+        throw fail('bad-response', 'the answer holds the credential orgform sent with the request (the service echoed it into its data); nothing is read from it, so that it cannot be shown or saved');
       }
 
       const contentType = firstHeader(response.headers['content-type']) ?? '';
@@ -351,4 +358,9 @@ export function createHttp(options: HttpOptions): Http {
       options.transport.untrack(requestId);
     }
   }
+}
+
+/** Whether `text` holds one of `secrets` (as it is, or percent-encoded); secrets under 4 characters are not looked for, as redactSecrets does. */
+function holdsSecret(text: string, secrets: readonly string[]): boolean {
+  return secrets.some((secret) => secret.length >= 4 && (text.includes(secret) || text.includes(encodeURIComponent(secret))));
 }

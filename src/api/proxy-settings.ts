@@ -9,6 +9,7 @@
  */
 import { isIPv6 } from 'node:net';
 import { OrgformError } from '../errors.js';
+import { redactAddress } from '../redact.js';
 
 export interface ProxyUrl {
   /** As given: credentials included. Only the dispatcher sees it. */
@@ -39,10 +40,9 @@ function pick(env: Record<string, string | undefined>, lower: string): { variabl
   return { variable, value: env[variable]! };
 }
 
-/** A proxy URL with any user name and password replaced, safe to show. */
+/** A proxy URL as every address is shown (redactAddress), without the path `/` that a proxy's URL always has. */
 export function displayProxyUrl(url: URL): string {
-  const auth = url.username !== '' || url.password !== '' ? '[REDACTED]@' : '';
-  return `${url.protocol}//${auth}${url.host}`;
+  return redactAddress(url.href).replace(/\/$/, '');
 }
 
 function parseProxy(variable: string, value: string): ProxyUrl {
@@ -57,7 +57,7 @@ function parseProxy(variable: string, value: string): ProxyUrl {
   const extra = url !== undefined && (url.pathname !== '/' || url.search !== '' || url.hash !== '');
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || extra) {
     // The value may be credentials without a scheme (`user:secret@proxy:3128`): never echoed.
-    const shown = value.includes('@') ? '[REDACTED]' : value;
+    const shown = value.includes('@') && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? '[REDACTED]' : redactAddress(value);
     throw new OrgformError(
       'USAGE',
       `${variable} must be the URL of an HTTP proxy, such as http://proxy.example.com:3128 (got ${JSON.stringify(shown)}).` +

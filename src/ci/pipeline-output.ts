@@ -14,6 +14,7 @@ import type { Finding } from './findings.js';
 import { inGithubActions } from './guard-workflow-commands.js';
 import type { CliIO, OutputStream } from '../io.js';
 import { writeFileAtomically } from '../state/write-file-atomically.js';
+import { findWorkTree } from '../work-tree.js';
 
 export type ReportKind = 'codequality' | 'gitlab-terraform';
 
@@ -107,6 +108,7 @@ export interface ReportContent {
  * it was asked for by name.
  */
 export async function writeReports(reports: readonly ReportSpec[], content: ReportContent, io: CliIO): Promise<void> {
+  const tree = reports.length === 0 ? undefined : await findWorkTree(io.cwd);
   for (const report of reports) {
     let text: string;
     switch (report.kind) {
@@ -126,6 +128,6 @@ export async function writeReports(reports: readonly ReportSpec[], content: Repo
         throw new Error(`unknown report ${String(unreachable)}`);
       }
     }
-    await writeFileAtomically(resolve(io.cwd, report.path), text, { shown: report.path, option: '--report' });
+    await writeFileAtomically(resolve(io.cwd, report.path), text, { shown: report.path, option: '--report', tree: tree! });
   }
 }

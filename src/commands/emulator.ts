@@ -11,7 +11,8 @@ import { parseRateLimitSpec, type RateLimitHeaderStyle, type RateLimitOptions } 
 import { startEmulator, type EmulatorOptions } from '../emulator/server.js';
 import type { TokenLifetime } from '../emulator/tokens.js';
 import { OrgformError, UsageError } from '../errors.js';
-import { writeFileAtomically } from '../state/write-file-atomically.js';
+import { writeFileAtomically, type UserFile } from '../state/write-file-atomically.js';
+import { findWorkTree } from '../work-tree.js';
 import type { CliIO, ExitCode } from '../io.js';
 
 interface EmulatorCommandOptions {
@@ -64,7 +65,7 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   await waitForAbort(io.signal);
 
   try {
-    if (opts.save !== undefined) await saveState(resolve(io.cwd, opts.save), emulator.store.dump(), opts.save);
+    if (opts.save !== undefined) await saveState(resolve(io.cwd, opts.save), emulator.store.dump(), { shown: opts.save, option: '--save', tree: await findWorkTree(io.cwd) });
   } finally {
     await emulator.stop();
   }
@@ -155,6 +156,6 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
 }
 
 /** Written as orgform writes every file a user names: whole, keeping the mode, never over a directory or a hard link. */
-async function saveState(file: string, data: EmulatorData, shown: string): Promise<void> {
-  await writeFileAtomically(file, `${JSON.stringify(data, null, 2)}\n`, { shown, option: '--save' });
+async function saveState(file: string, data: EmulatorData, named: UserFile): Promise<void> {
+  await writeFileAtomically(file, `${JSON.stringify(data, null, 2)}\n`, named);
 }

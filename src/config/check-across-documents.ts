@@ -5,6 +5,7 @@
  * Documents are checked one after another as they are read, keeping only the firsts.
  */
 import type { DeclaredDocument, Item } from './declare-document.js';
+import { quoteValue } from './describe-bad-identifier.js';
 import { toProblem } from './format-problem.js';
 import type { Position } from './source-tree.js';
 import type { ConfigProblem } from '../model/config-problem.js';
@@ -42,6 +43,11 @@ function throughAlias(item: Item): string {
   return `: organisation "${item.owner.slug}" (line ${item.owner.source.line}) has it through this alias${more}`;
 }
 
+/** An id as a message quotes it: as written where it came from the environment, never its value. */
+function quoteId(item: Item): string {
+  return quoteValue(item.id, item.written);
+}
+
 function itemFirst(item: Item): First {
   return { ...placeOf(item.owner.document.file, item.pos), slug: item.owner.slug, list: item.list };
 }
@@ -69,9 +75,9 @@ export class AcrossDocuments {
       const there = describePlace(seen, here);
       // Organisations are declared once (a second one is reported above): a slug names one owner.
       const via = throughAlias(item);
-      if (seen.slug !== item.owner.slug || seen.file !== here.file) report(here, `${noun} "${item.id}" is also listed under organisation "${seen.slug}" (${there})${via}`);
-      else if (seen.list === item.list) report(here, `${noun} "${item.id}" is listed twice (first at ${there})${via}`);
-      else report(here, `${noun} "${item.id}" is both accepted (${there}) and revoked: keep one${via}`);
+      if (seen.slug !== item.owner.slug || seen.file !== here.file) report(here, `${noun} ${quoteId(item)} is also listed under organisation "${seen.slug}" (${there})${via}`);
+      else if (seen.list === item.list) report(here, `${noun} ${quoteId(item)} is listed twice (first at ${there})${via}`);
+      else report(here, `${noun} ${quoteId(item)} is both accepted (${there}) and revoked: keep one${via}`);
     };
 
     if (document.active !== undefined) {
@@ -91,7 +97,7 @@ export class AcrossDocuments {
         if (seen === undefined) this.orgIds.set(org.id.id, itemFirst(org.id));
         else {
           const at = placeOf(document.file, org.id.pos);
-          report(at, `id "${org.id.id}" is also the id of organisation "${seen.slug}" (${describePlace(seen, at)})${throughAlias(org.id)}`);
+          report(at, `id ${quoteId(org.id)} is also the id of organisation "${seen.slug}" (${describePlace(seen, at)})${throughAlias(org.id)}`);
         }
       }
       for (const item of org.accept) checkListed(item, this.invitations, 'invitation');

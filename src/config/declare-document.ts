@@ -25,6 +25,8 @@ export interface Item {
    * standing for all: each of its ids is listed twice, and this is how many more there are.
    */
   more: number;
+  /** The id as written, when it came from the environment (`${ORGFORM_VAR_…}`): messages quote this instead. */
+  written?: string;
 }
 
 export interface DeclaredOrganisation {
@@ -62,8 +64,17 @@ function isFlawed(flawed: Flawed, path: DocPath): boolean {
 /** The lists picked so far in a document, by the value read: a list repeated through an alias is the same value. */
 type Picked = Map<unknown, Item[]>;
 
+/** What readTree says came from the environment, by pointer (see ReadTreeResult.interpolated). */
+type Interpolated = ReadonlyMap<string, string>;
+
+function writtenAt(interpolated: Interpolated, path: DocPath): { written: string } | undefined {
+  if (interpolated.size === 0) return undefined;
+  const written = interpolated.get(toPointer(path));
+  return written === undefined ? undefined : { written };
+}
+
 /** The strings of the list at `path` (relative to the organisation's node, `orgNode`); the rest were reported by the schema. */
-function pickItems(owner: DeclaredOrganisation, orgNode: SourceNode, value: unknown, path: DocPath, base: DocPath, flawed: Flawed, picked: Picked): Item[] {
+function pickItems(owner: DeclaredOrganisation, orgNode: SourceNode, value: unknown, path: DocPath, base: DocPath, flawed: Flawed, picked: Picked, interpolated: Interpolated): Item[] {
   if (!Array.isArray(value)) return [];
   const list = String(path[path.length - 1]);
   const earlier = picked.get(value);
@@ -71,21 +82,21 @@ function pickItems(owner: DeclaredOrganisation, orgNode: SourceNode, value: unkn
     // The same list again, through an alias: every id is a duplicate. One item reports them all, at
     // the alias, so that a list of a thousand ids shared by a thousand organisations is not a million.
     const first = earlier[0];
-    return first === undefined ? [] : [{ id: first.id, owner, list, pos: locateUse(orgNode, path).pos, throughAlias: true, more: earlier.length - 1 }];
+    return first === undefined ? [] : [{ id: first.id, owner, list, pos: locateUse(orgNode, path).pos, throughAlias: true, more: earlier.length - 1, ...(first.written === undefined ? {} : { written: first.written }) }];
   }
   const items: Item[] = [];
   for (let index = 0; index < value.length; index++) {
     const id: unknown = value[index];
     if (typeof id !== 'string' || isFlawed(flawed, [...base, ...path, index])) continue;
     const use = locateUse(orgNode, [...path, index]);
-    items.push({ id: ownString(id), owner, list, pos: use.pos, throughAlias: use.throughAlias, more: 0 });
+    items.push({ id: ownString(id), owner, list, pos: use.pos, throughAlias: use.throughAlias, more: 0, ...writtenAt(interpolated, [...base, ...path, index]) });
   }
   picked.set(value, items);
   return items;
 }
 
 /** `value` is what readTree built from `root`; `flawed`, the pointers in it that already have a problem. */
-export function declareDocument(file: string, root: SourceNode, value: unknown, flawed: Flawed): DeclaredDocument {
+export function declareDocument(file: string, root: SourceNode, value: unknown, flawed: Flawed, interpolated: Interpolated = new Map()): DeclaredDocument {
   const top = isRecord(value) ? value : {};
   const activeValue = own(top, 'activeOrganisation');
   const defaultBilling = pickBilling(valueAt(top, ['defaults', 'billing']));
@@ -118,15 +129,15 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
       remove: [],
     };
     const id = own(org, 'id');
-    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id: ownString(id), owner: declared, list: 'id', ...locateUse(pair.value, ['id']), more: 0 };
+    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id: ownString(id), owner: declared, list: 'id', ...locateUse(pair.value, ['id']), more: 0, ...writtenAt(interpolated, [...base, 'id']) };
     // Read with own() rather than valueAt(): this runs for every organisation, and it is measurably faster.
     const invitations = own(org, 'invitations');
     if (isRecord(invitations)) {
-      declared.accept = pickItems(declared, pair.value, own(invitations, 'accept'), ['invitations', 'accept'], base, flawed, picked);
-      declared.revoke = pickItems(declared, pair.value, own(invitations, 'revoke'), ['invitations', 'revoke'], base, flawed, picked);
+      declared.accept = pickItems(declared, pair.value, own(invitations, 'accept'), ['invitations', 'accept'], base, flawed, picked, interpolated);
+      declared.revoke = pickItems(declared, pair.value, own(invitations, 'revoke'), ['invitations', 'revoke'], base, flawed, picked, interpolated);
     }
     const channels = own(org, 'notificationChannels');
-    if (isRecord(channels)) declared.remove = pickItems(declared, pair.value, own(channels, 'remove'), ['notificationChannels', 'remove'], base, flawed, picked);
+    if (isRecord(channels)) declared.remove = pickItems(declared, pair.value, own(channels, 'remove'), ['notificationChannels', 'remove'], base, flawed, picked, interpolated);
     document.organisations.push(declared);
   }
   return document;

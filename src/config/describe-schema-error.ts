@@ -6,7 +6,7 @@ import type { ErrorObject } from 'ajv';
 import { BILLING_RESPONSE_FIELD } from '../api/types.js';
 import { BILLING_FIELDS } from '../model/billing.js';
 import { escapeInvisibleCharacters } from '../model/invisible-characters.js';
-import { describeBadIdentifier, nameField, nameIdentifier } from './describe-bad-identifier.js';
+import { describeBadIdentifier, nameField, nameIdentifier, quoteValue } from './describe-bad-identifier.js';
 import { suggestKey } from './did-you-mean.js';
 import { parsePointer } from './json-pointer.js';
 import type { PositionedMessage } from './parse-yaml.js';
@@ -22,6 +22,8 @@ export interface SchemaErrorContext {
   walker: SchemaWalker;
   /** Pointers whose value readTree already reported: errors there would repeat it. */
   claimed: ReadonlySet<string>;
+  /** The text as written of each value that came from the environment, by pointer: quoted instead of the value. */
+  interpolated: ReadonlyMap<string, string>;
 }
 
 function describeValue(value: unknown): string {
@@ -77,6 +79,7 @@ export function describeSchemaError(error: ErrorObject, ctx: SchemaErrorContext)
   }
   if (ctx.claimed.has(error.instancePath)) return undefined;
   const value = valueAt(ctx.value, path);
+  const written = ctx.interpolated.get(error.instancePath);
   const params = error.params as JsonObject;
   switch (error.keyword) {
     case 'additionalProperties': {
@@ -101,13 +104,13 @@ export function describeSchemaError(error: ErrorObject, ctx: SchemaErrorContext)
     case 'format':
       return {
         pos: locate(ctx.root, path),
-        message: `${nameField(path)} ${escapeInvisibleCharacters(JSON.stringify(value))} is not ${params.format === 'email' ? 'an e-mail address' : `a valid ${String(params.format)}`}`,
+        message: `${nameField(path)} ${quoteValue(String(value), written)} is not ${params.format === 'email' ? 'an e-mail address' : `a valid ${String(params.format)}`}`,
       };
     case 'minLength':
     case 'maxLength':
     case 'pattern':
     case 'not':
-      return { pos: locate(ctx.root, path), message: describeBadIdentifier(String(value), nameIdentifier(path)) };
+      return { pos: locate(ctx.root, path), message: describeBadIdentifier(String(value), nameIdentifier(path), written) };
     default:
       return { pos: locate(ctx.root, path), message: `${nameField(path)}: ${error.message ?? `fails ${error.keyword}`}` };
   }

@@ -1,9 +1,17 @@
 import type { PositionedMessage } from './parse-yaml.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 
-/** A message placed in a file's tree, as a problem with that file. */
+/**
+ * The longest message a problem carries: far more than any orgform writes, so that a message that
+ * quotes the file (a long value, a long name) is cut rather than copied whole into every annotation,
+ * report and comment.
+ */
+export const MAX_PROBLEM_MESSAGE = 1_000;
+
+/** A message placed in a file's tree, as a problem with that file; an oversized message is cut. */
 export function toProblem(file: string, { pos, message }: PositionedMessage): ConfigProblem {
-  return { file, line: pos.line, col: pos.col, message };
+  const bounded = message.length <= MAX_PROBLEM_MESSAGE ? message : `${message.slice(0, MAX_PROBLEM_MESSAGE)}… (cut)`;
+  return { file, line: pos.line, col: pos.col, message: bounded };
 }
 
 /** `FILE:LINE:COL: message`, the form editors and CI annotations jump to. */

@@ -3,13 +3,14 @@
  * file with a size cap, hash it, parse it, then validate them all together.
  */
 import { createHash } from 'node:crypto';
-import { open, readdir, readlink, realpath, stat } from 'node:fs/promises';
+import { readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { MAX_FILE_BYTES, parseSource, tooLargeMessage } from './parse-source.js';
 import { sortProblems, toProblem } from './format-problem.js';
 import { loadSchemaValidator } from './schema-validator.js';
 import { ConfigValidation, type LoadResult } from './validate-config.js';
 import type { ConfigProblem } from '../model/config-problem.js';
+import { describeEscape, findWorkTree, openInTree, type WorkTree } from '../work-tree.js';
 
 export type { LoadResult } from './validate-config.js';
 export { formatProblem } from './format-problem.js';
@@ -21,6 +22,8 @@ export interface LoadOptions {
   cwd: string;
   /** For `${VAR}` interpolation. */
   env: Readonly<Record<string, string | undefined>>;
+  /** Where configuration may be read from; by default the working tree that holds `cwd`. */
+  tree?: WorkTree;
 }
 
 function fileProblem(file: string, message: string): ConfigProblem {
@@ -49,7 +52,12 @@ interface Expanded {
   order: string[];
 }
 
-async function expandPaths(paths: readonly string[], cwd: string): Promise<Expanded> {
+/** A file or directory that leads out of the working tree (or into .git), refused before anything in it is read. */
+function refusal(reason: string): string {
+  return `refused, nothing in it was read: ${reason}. orgform reads configuration only from inside the repository's working tree (not its .git directory)`;
+}
+
+async function expandPaths(paths: readonly string[], cwd: string, tree: WorkTree): Promise<Expanded> {
   const files: string[] = [];
   const problems: ConfigProblem[] = [];
   const order: string[] = [];
@@ -64,6 +72,12 @@ async function expandPaths(paths: readonly string[], cwd: string): Promise<Expan
   };
 
   for (const given of paths) {
+    const escape = await describeEscape(tree, resolve(cwd, given), 'inside', given);
+    if (escape !== undefined) {
+      order.push(given);
+      problems.push(fileProblem(given, refusal(escape)));
+      continue;
+    }
     let info;
     try {
       info = await stat(resolve(cwd, given));
@@ -80,6 +94,13 @@ async function expandPaths(paths: readonly string[], cwd: string): Promise<Expan
       let found = 0;
       for (const { name } of entries) {
         const file = join(given, name);
+        const away = await describeEscape(tree, resolve(cwd, file), 'inside', file);
+        if (away !== undefined) {
+          found += 1;
+          order.push(file);
+          problems.push(fileProblem(file, refusal(away)));
+          continue;
+        }
         let entry;
         try {
           entry = await stat(resolve(cwd, file));
@@ -110,10 +131,15 @@ async function expandPaths(paths: readonly string[], cwd: string): Promise<Expan
   return { files, problems, order };
 }
 
-async function readCapped(path: string): Promise<{ ok: true; bytes: Buffer } | { ok: false; message: string }> {
-  const handle = await open(path, 'r');
+async function readCapped(tree: WorkTree, path: string, shown: string): Promise<{ ok: true; bytes: Buffer } | { ok: false; message: string }> {
+  const opened = await openInTree(tree, path, 'inside', shown);
+  if (!opened.ok) return { ok: false, message: refusal(opened.reason) };
+  const handle: FileHandle = opened.handle;
   try {
-    const { size } = await handle.stat();
+    const info = await handle.stat();
+    // Listed as a file, yet something else by now (a named pipe swapped in): never read from it.
+    if (!info.isFile()) return { ok: false, message: 'not a regular file' };
+    const { size } = info;
     // Checked before reading: a huge file is refused without loading it.
     if (size > MAX_FILE_BYTES) return { ok: false, message: tooLargeMessage(size) };
     const bytes = await handle.readFile();
@@ -130,14 +156,15 @@ async function readCapped(path: string): Promise<{ ok: true; bytes: Buffer } | {
  */
 export async function loadConfig(paths: string[], options: LoadOptions): Promise<LoadResult> {
   const given = paths.length > 0 ? paths : [DEFAULT_CONFIG_FILE];
-  const { files, problems, order } = await expandPaths(given, options.cwd);
+  const tree = options.tree ?? (await findWorkTree(options.cwd));
+  const { files, problems, order } = await expandPaths(given, options.cwd, tree);
   // Each file is checked as soon as it is parsed and its tree let go: a directory of bulk files
   // is never held in memory whole.
   const validation = new ConfigValidation({ env: options.env, validator: await loadSchemaValidator('orgs') });
   for (const file of files) {
     let read;
     try {
-      read = await readCapped(resolve(options.cwd, file));
+      read = await readCapped(tree, resolve(options.cwd, file), file);
     } catch (err) {
       problems.push(fileProblem(file, `cannot read: ${describeFsError(err)}`));
       continue;

@@ -31,6 +31,22 @@ export interface PositionedMessage {
 
 export type ParseYamlResult = { ok: true; root: SourceNode | null } | { ok: false; problems: PositionedMessage[] };
 
+/** Problems the YAML parser reports for one file, at most: past the first few, most follow from them. */
+export const MAX_YAML_PROBLEMS = 10;
+/** The part of the file a parser's message quotes (a tag, an escape, a directive), at most. */
+const MAX_QUOTED_SOURCE = 40;
+
+/**
+ * yaml's own message, without the file's text it may quote: an unexpected token is named by its
+ * kind, never by what it holds (`"basic c2Vj…"` of a file that is not YAML at all); a tag, escape
+ * or directive is cut short. The position says where to look.
+ */
+function withoutSource(message: string): string {
+  const stream = /^(Unexpected \S+ token in YAML stream): /s.exec(message);
+  if (stream) return stream[1]!;
+  return message.replace(/(: |\b(?:tag|sequence|directive|version|characters:?|so) )(\S{41,})/g, (_all, lead: string, source: string) => `${lead}${source.slice(0, MAX_QUOTED_SOURCE)}…`);
+}
+
 function describeYamlError(error: YAMLError): string {
   switch (error.code) {
     case 'MULTIPLE_DOCS':
@@ -39,7 +55,7 @@ function describeYamlError(error: YAMLError): string {
       // yaml's own text is "Maximum call stack size exceeded": say what in the file causes it.
       return 'nested too deeply for the YAML parser (hundreds of mappings or lists inside one another); an orgs file needs five levels at most';
     default:
-      return error.message;
+      return withoutSource(error.message);
   }
 }
 
@@ -83,10 +99,15 @@ export function parseYaml(text: string): ParseYamlResult {
   // stack left when it started): one "nested too deeply" says it.
   const exhausted = doc.errors.findIndex((error) => error.code === 'RESOURCE_EXHAUSTION');
   const errors = exhausted < 0 ? doc.errors : doc.errors.filter((error, i) => error.code !== 'RESOURCE_EXHAUSTION' || i === exhausted);
-  const yamlProblems = [...errors, ...doc.warnings].map((error) => ({
+  const all = [...errors, ...doc.warnings];
+  const yamlProblems = all.slice(0, MAX_YAML_PROBLEMS).map((error) => ({
     pos: positionOf(pastIndentation(text, error.pos[0])),
     message: describeYamlError(error),
   }));
+  if (all.length > MAX_YAML_PROBLEMS) {
+    const last = yamlProblems[yamlProblems.length - 1]!;
+    yamlProblems.push({ pos: last.pos, message: `and ${all.length - MAX_YAML_PROBLEMS} more YAML errors after this one, not listed: fix these first (the rest often follow from them)` });
+  }
   if (yamlProblems.length > 0) return { ok: false, problems: yamlProblems };
   if (doc.directives.yaml.version !== '1.2') {
     return {
@@ -255,7 +276,8 @@ interface Size {
   chars: number;
 }
 
-function noAnchorMessage(name: string): string {
+function noAnchorMessage(written: string): string {
+  const name = written.length > MAX_QUOTED_SOURCE ? `${written.slice(0, MAX_QUOTED_SOURCE)}…` : written;
   return `alias *${name} has no anchor &${name} before it (an alias stands for the anchor of its name written above it): define the anchor first, or fix the name`;
 }
 

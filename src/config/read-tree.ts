@@ -14,7 +14,7 @@
 import { nameField, nameIdentifier } from './describe-bad-identifier.js';
 import { describeHiddenCharacter } from './describe-hidden-character.js';
 import { describeBadKey, describeUnquoted } from './describe-unquoted.js';
-import { interpolate } from './interpolate.js';
+import { hasReference, interpolate } from './interpolate.js';
 import { toPointer } from './json-pointer.js';
 import type { PositionedMessage } from './parse-yaml.js';
 import type { JsonSchema } from './schema-validator.js';
@@ -42,6 +42,11 @@ export interface ReadTreeResult {
   claimed: Set<string>;
   /** Where a stand-in is, and for what: as many as the aliases in the file, at most. */
   repeats: Repeat[];
+  /**
+   * The text as written (`${ORGFORM_VAR_X}`), by JSON pointer, of each value that came from the
+   * environment: a message about such a value quotes this, never the value.
+   */
+  interpolated: Map<string, string>;
 }
 
 function expectsString(schema: JsonSchema | undefined): boolean {
@@ -95,6 +100,7 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
   // The value of each alias target, per schema read under.
   const shared = new Map<SourceNode, Map<JsonSchema | undefined, unknown>>();
   const repeats: Repeat[] = [];
+  const interpolated = new Map<string, string>();
 
   // The path to the node being read; joined into a pointer only when a problem claims it.
   const segments: string[] = [];
@@ -183,8 +189,10 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
         }
         const identifier = walker.isIdentifier(schema);
         const what = identifier ? nameIdentifier(segments) : segments.slice(segments[0] === 'organisations' ? 2 : 0).join('.');
-        // A value from the environment is named as written: it may be a secret.
-        const written = node.value.replaceAll('$${', '').includes('${') ? node.value : result.value;
+        // A value from the environment is named as written, in this message and every later one.
+        const fromEnvironment = hasReference(node.value);
+        const written = fromEnvironment ? node.value : result.value;
+        if (fromEnvironment) interpolated.set(pointer(), written);
         const hidden = describeHiddenCharacter(result.value, what, identifier, written);
         if (hidden?.level === 'warning') warnings.add(node.pos, hidden.message);
         else if (hidden !== undefined) {
@@ -196,5 +204,5 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
     }
   };
 
-  return { value: read(root, walker.resolve(walker.root)), problems: problems.messages, warnings: warnings.messages, claimed, repeats };
+  return { value: read(root, walker.resolve(walker.root)), problems: problems.messages, warnings: warnings.messages, claimed, repeats, interpolated };
 }

@@ -78,7 +78,7 @@ function checkDocument(
   const repeated = tree.repeats.length === 0 ? undefined : new Set(tree.repeats.map((repeat) => toPointer(repeat.path)));
   fillRepeats(tree.value, tree.repeats);
   if (!valid) {
-    const ctx: SchemaErrorContext = { root: doc.root, value: tree.value, walker, claimed: tree.claimed };
+    const ctx: SchemaErrorContext = { root: doc.root, value: tree.value, walker, claimed: tree.claimed, interpolated: tree.interpolated };
     const described = new UniqueMessages();
     for (const error of validate.errors ?? []) {
       if (repeated?.has(error.instancePath)) continue;
@@ -88,7 +88,7 @@ function checkDocument(
     }
     problems.push(...described.messages.map(toProblemHere));
   }
-  return { problems, warnings, declared: declareDocument(doc.file, doc.root, tree.value, flawed) };
+  return { problems, warnings, declared: declareDocument(doc.file, doc.root, tree.value, flawed, tree.interpolated) };
 }
 
 /**

@@ -9,7 +9,7 @@
 import { isMap, isSeq, type Node, type Scalar } from 'yaml';
 import { observeBilling } from '../api/observe-billing.js';
 import type { Organisation } from '../api/types.js';
-import { escapeInterpolation, interpolate } from '../config/interpolate.js';
+import { escapeInterpolation, hasReference, interpolate } from '../config/interpolate.js';
 import { organisationAddress } from '../model/address.js';
 import { BILLING_FIELDS } from '../model/billing.js';
 import { quoteYamlString } from './format-yaml-string.js';
@@ -41,12 +41,7 @@ export interface DocumentUpdate {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** `${NAME}` still to be replaced (not the `$${` escape): the value comes from the environment. */
-function hasReference(raw: string): boolean {
-  return raw.replaceAll('$${', '').includes('${');
-}
-
-/** A declared value for a message: as written where it holds a variable, whose value may be a secret. */
+/** A declared value for a message: as written where it holds a variable (a message never holds a value from the environment). */
 function shown(raw: string, value: string): string {
   return hasReference(raw) ? raw : quoteYamlString(value);
 }

@@ -11,6 +11,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import type { DesiredState } from '../model/desired-state.js';
+import { checkCredential } from '../check-credential.js';
 import { OrgformError, UsageError } from '../errors.js';
 import type { Plan } from './types.js';
 
@@ -152,6 +153,7 @@ function fieldPath(pointer: string): string {
 export function planKeyFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
   const key = env.ORGFORM_PLAN_KEY;
   if (key === undefined || key === '') return undefined;
+  checkCredential(key, 'ORGFORM_PLAN_KEY');
   if (key.length < MIN_PLAN_KEY_LENGTH) {
     throw new UsageError(`ORGFORM_PLAN_KEY must be at least ${MIN_PLAN_KEY_LENGTH} characters long (it has ${key.length}); make one with: openssl rand -hex 32`);
   }

@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { checkCredential } from '../check-credential.js';
 import { OrgformError, UsageError } from '../errors.js';
 import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
 import type { StateSettings } from './state-settings.js';
@@ -71,6 +72,8 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
   const env = options.env;
   const username = env.ORGFORM_STATE_USERNAME || undefined;
   const password = env.ORGFORM_STATE_PASSWORD || undefined;
+  if (username !== undefined) checkCredential(username, 'ORGFORM_STATE_USERNAME');
+  if (password !== undefined) checkCredential(password, 'ORGFORM_STATE_PASSWORD');
   if (password !== undefined && username === undefined) {
     throw new UsageError('ORGFORM_STATE_PASSWORD is set without ORGFORM_STATE_USERNAME: set both (in GitLab CI: gitlab-ci-token and $CI_JOB_TOKEN).');
   }

@@ -5,8 +5,11 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { resolve } from 'node:path';
+import { OrgformError } from '../errors.js';
+import { describeEscape, findWorkTree } from '../work-tree.js';
 import { openFileState } from './file-state.js';
-import type { LockEnvironment } from './lock.js';
+import { journalLogPath } from './journal.js';
+import { lockPathFor, type LockEnvironment } from './lock.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
 import type { LockRequest, StateBackend } from './state-backend.js';
 import { DEFAULT_STATE_SETTINGS, stateSettings, type StateSettings } from './state-settings.js';
@@ -41,6 +44,7 @@ export async function openState(options: StateOptions): Promise<StateBackend> {
   const describe = (command: string) => lockRequest(command, options);
   switch (spec.kind) {
     case 'file':
+      await checkJournalPaths(spec.path, options.cwd);
       return openFileState(spec.path, options.lockEnvironment);
     case 'postgres': {
       const { openPostgresState } = await import('./postgres-state.js');
@@ -53,6 +57,21 @@ export async function openState(options: StateOptions): Promise<StateBackend> {
     default: {
       const unreachable: never = spec;
       throw new Error(`unknown state kind ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * The journal, its log and its lock, where they are named in the working tree, must stay in it: the
+ * default journal lies beside the configuration, where a pull request may have put a link in its
+ * place (to a file it would read, or append to).
+ */
+async function checkJournalPaths(path: string, cwd: string): Promise<void> {
+  const tree = await findWorkTree(cwd);
+  for (const file of [path, journalLogPath(path), lockPathFor(path)]) {
+    const away = await describeEscape(tree, file, 'stay', file);
+    if (away !== undefined) {
+      throw new OrgformError('STATE_INVALID', `The state journal cannot be used: ${away}. Nothing was read or written; remove the link, or keep the journal elsewhere with --state PATH.`);
     }
   }
 }

@@ -1,7 +1,7 @@
 /**
  * What `--state` / ORGFORM_STATE names: a file path (the default kind), a PostgreSQL URL or a
- * Terraform HTTP backend address. Pure: the text in, where the state is and how to show it out,
- * with any password left out of what is shown.
+ * Terraform HTTP backend address. Pure: the text in, where the state is and how to show it out:
+ * redacted (redactAddress), with no user information and no query value but state, schema and sslmode.
  *
  *   .orgform/state.json, file:///srv/orgform/state.json
  *   postgres://user:pass@db.example.com:5432/ops?sslmode=verify-full&state=prod&schema=orgform
@@ -10,7 +10,9 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isLoopbackHost } from '../api/base-url.js';
+import { checkCredential } from '../check-credential.js';
 import { UsageError } from '../errors.js';
+import { redactAddress } from '../redact.js';
 
 export type StateSpec =
   | { kind: 'file'; path: string; location: string }
@@ -33,26 +35,6 @@ const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
 /** libpq's sslmodes that pg 8 checks in full anyway (and warns about on stderr): said outright instead. */
 const VERIFIED_IN_FULL = new Set(['prefer', 'require', 'verify-ca']);
 
-/** A URL as it may be shown: no password, in the user part or in a `password` parameter. */
-export function redactUrl(raw: string): string {
-  const at = SCHEME.exec(raw);
-  if (!at) return raw;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    // Unparsable: keep the scheme and host part only, never what might be a password.
-    return `${at[1]}://…`;
-  }
-  // What follows a `#` may be the rest of a password that held an unescaped `#`.
-  url.hash = '';
-  if (url.password !== '') url.password = '***';
-  for (const name of [...url.searchParams.keys()]) {
-    if (/pass|secret|token/i.test(name)) url.searchParams.set(name, '***');
-  }
-  return url.toString();
-}
-
 export function parseStateSpec(raw: string, cwd: string): StateSpec {
   if (raw.trim() === '') throw new UsageError('--state (or ORGFORM_STATE) is empty: give a file path, a postgres:// URL or an https:// address.');
   const scheme = SCHEME.exec(raw)?.[1]?.toLowerCase();
@@ -68,7 +50,7 @@ export function parseStateSpec(raw: string, cwd: string): StateSpec {
       return httpSpec(raw);
     default:
       throw new UsageError(
-        `--state ${redactUrl(raw)}: orgform keeps state in a file, in PostgreSQL (postgres://…) or in a Terraform HTTP backend (https://…), not ${scheme}://.`,
+        `--state ${redactAddress(raw)}: orgform keeps state in a file, in PostgreSQL (postgres://…) or in a Terraform HTTP backend (https://…), not ${scheme}://.`,
       );
   }
 }
@@ -81,7 +63,7 @@ function parseUrl(raw: string): URL {
   try {
     return new URL(raw);
   } catch {
-    throw new UsageError(`--state ${redactUrl(raw)} is not a valid URL.`);
+    throw new UsageError(`--state ${redactAddress(raw)} is not a valid URL.`);
   }
 }
 
@@ -92,34 +74,45 @@ function postgresSpec(raw: string): StateSpec {
   if (url.hash !== '' || raw.includes('#')) {
     throw new UsageError('--state postgres://…: the URL holds a "#". If it is part of the password, write it as %23 (or set PGPASSWORD instead).');
   }
+  for (const [part, value] of [['user name', url.username], ['password', url.password], ['password parameter', url.searchParams.get('password') ?? '']] as const) {
+    checkCredential(safeDecode(value), `The ${part} in the postgres:// state address`);
+  }
   const name = url.searchParams.get('state') ?? DEFAULT_STATE_NAME;
   const schema = url.searchParams.get('schema') ?? DEFAULT_SCHEMA;
   url.searchParams.delete('state');
   url.searchParams.delete('schema');
   if (name === '' || name.length > 200 || /[\u0000-\u001f\u007f]/.test(name)) {
-    throw new UsageError(`--state ${redactUrl(raw)}: the state name (state=…) must be 1 to 200 printable characters.`);
+    throw new UsageError(`--state ${redactAddress(raw)}: the state name (state=…) must be 1 to 200 printable characters.`);
   }
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
-    throw new UsageError(`--state ${redactUrl(raw)}: schema=${schema} must be a lower-case SQL name (letters, digits and _, not starting with a digit).`);
+    throw new UsageError(`--state ${redactAddress(raw)}: schema=${schema} must be a lower-case SQL name (letters, digits and _, not starting with a digit).`);
   }
   const sslmode = url.searchParams.get('sslmode');
   if (sslmode !== null && VERIFIED_IN_FULL.has(sslmode) && url.searchParams.get('uselibpqcompat') !== 'true') url.searchParams.set('sslmode', 'verify-full');
   const shown = new URL(raw);
   if (!shown.searchParams.has('state')) shown.searchParams.set('state', name);
-  return { kind: 'postgres', connectionString: url.toString(), name, schema, location: redactUrl(shown.toString()) };
+  return { kind: 'postgres', connectionString: url.toString(), name, schema, location: redactAddress(shown.toString()) };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function httpSpec(raw: string): StateSpec {
   const url = parseUrl(raw);
   if (url.username !== '' || url.password !== '') {
     throw new UsageError(
-      `--state ${redactUrl(raw)}: an HTTP state address must not carry a user name or password (they would show in logs); set ORGFORM_STATE_USERNAME and ORGFORM_STATE_PASSWORD instead.`,
+      `--state ${redactAddress(raw)}: an HTTP state address must not carry a user name or password (they would show in logs); set ORGFORM_STATE_USERNAME and ORGFORM_STATE_PASSWORD instead.`,
     );
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(`--state ${redactUrl(raw)}: refusing plain http:// to ${url.hostname}, the state's credentials would travel unencrypted. Use https://.`);
+    throw new UsageError(`--state ${redactAddress(raw)}: refusing plain http:// to ${url.hostname}, the state's credentials would travel unencrypted. Use https://.`);
   }
   if (url.hash !== '' || raw.includes('#')) throw new UsageError(`--state ${url.protocol}//…: an HTTP state address must not hold a "#" (a #fragment, or an unescaped "#" in a password, which would show here).`);
   // GitLab also takes a token as ?private_token=…: shown nowhere.
-  return { kind: 'http', address: url, location: redactUrl(url.toString()) };
+  return { kind: 'http', address: url, location: redactAddress(url.toString()) };
 }

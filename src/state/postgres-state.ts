@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, ClientConfig } from 'pg';
 import { OrgformError } from '../errors.js';
-import { redactSecrets } from '../api/redact.js';
+import { redactSecrets } from '../redact.js';
 import { BatchedJournal, holdRemoteState, LockLoss, type PendingEntry } from './batched-journal.js';
 import type { JournalData, JournalEntry } from './journal.js';
 import type { StateSettings } from './state-settings.js';

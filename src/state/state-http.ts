@@ -5,7 +5,7 @@
  */
 import { describeNetworkFailure } from '../api/describe-network-failure.js';
 import { proxySecrets, type ProxySettings } from '../api/proxy-settings.js';
-import { redactSecrets } from '../api/redact.js';
+import { redactAddress, redactSecrets } from '../redact.js';
 import { BodyTooLargeError, readBodyCapped } from '../api/read-body.js';
 import { stateUnavailableError } from './state-backend.js';
 
@@ -80,7 +80,7 @@ export function createStateHttp(options: StateHttpOptions): { send: StateHttp; r
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => undefined);
       const location = response.headers.get('location');
-      throw new Refusal(`the server answered ${request.doing} with a redirect${location ? ` to ${redact(location)}` : ''}, which orgform never follows (the credentials would go along): use the address it points to`);
+      throw new Refusal(`the server answered ${request.doing} with a redirect${location ? ` to ${redact(redactAddress(location))}` : ''}, which orgform never follows (the credentials would go along): use the address it points to`);
     }
     try {
       return { status: response.status, text: await readBodyCapped(response as unknown as Response, MAX_STATE_BYTES) };

@@ -14,6 +14,7 @@ import { constants, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { OrgformError, UsageError } from '../errors.js';
 import { literalPattern, removeOrphanFiles } from './orphan-files.js';
+import { describeEscape, type WorkTree } from '../work-tree.js';
 
 export interface DurableFileOptions {
   /** Fail if the file exists. */
@@ -84,14 +85,33 @@ export interface ReplaceOptions extends Omit<DurableFileOptions, 'exclusive'> {
   beforeRename?: () => Promise<void>;
 }
 
+/** Temp names tried before giving up: each one taken means something else made it. */
+const TEMP_ATTEMPTS = 20;
+
+/**
+ * The text written to a new temp file beside `path`, created exclusively: a name already there
+ * (a link planted in the repository where a temp file would go, say) is never opened, let alone
+ * written through, and the next name is tried.
+ */
+async function writeTempFile(path: string, text: string, options: DurableFileOptions): Promise<string> {
+  for (let attempt = 1; ; attempt += 1) {
+    const temp = tempPathFor(path);
+    try {
+      await writeDurableFile(temp, text, { ...options, exclusive: true });
+      return temp;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= TEMP_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /** Replaces (or creates) `path` with `text`, atomically and durably. File system errors are thrown as they are. */
 export async function replaceFile(path: string, text: string, options: ReplaceOptions = {}): Promise<void> {
   const { beforeRename, ...durable } = options;
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   await removeOrphanTempFiles(path);
-  const temp = tempPathFor(path);
-  await writeDurableFile(temp, text, durable);
+  const temp = await writeTempFile(path, text, durable);
   try {
     await beforeRename?.();
     await rename(temp, path);
@@ -109,6 +129,8 @@ export interface UserFile {
   shown: string;
   /** What named it (`--out`, `--report`, `-f`), for what to do next. */
   option: string;
+  /** The repository's working tree: a path in it must stay in it, links followed (a pull request may have planted one). */
+  tree: WorkTree;
   /**
    * SHA-256 of the content the new text was made from: checked right before the rename, and if the
    * file holds anything else by then (someone edited it meanwhile), nothing is written.
@@ -120,7 +142,8 @@ export interface UserFile {
  * Writes a file that a user named (--out, -f, --report, --save). The target must be a regular file
  * of one name, or not exist: renaming over a device, a directory or a FIFO would replace it, and
  * over a file with other hard links would leave those names with the old text. A symlink is
- * followed to the file it names rather than replaced by one. The file keeps its mode (and, where
+ * followed to the file it names rather than replaced by one, unless it leads out of the working
+ * tree (or into .git) from a place in it. The file keeps its mode (and, where
  * this process may give it, its owner); a new one is made 0600. Failures are the user's to fix.
  */
 export async function writeFileAtomically(path: string, text: string, file: UserFile): Promise<void> {
@@ -143,6 +166,8 @@ export async function writeFileAtomically(path: string, text: string, file: User
  * replace; so a command can check a path before it reads the service, rather than after.
  */
 export async function inspectTarget(path: string, file: UserFile): Promise<{ target: string; existing?: Stats }> {
+  const away = await describeEscape(file.tree, path, 'stay', file.shown);
+  if (away !== undefined) throw new UsageError(`Cannot write ${file.shown}: ${away}. Nothing was written; remove the link, or choose a path for ${file.option} that stays in the working tree (or lies outside it, such as the runner's temporary directory).`);
   let info: Stats;
   try {
     info = await lstat(path);

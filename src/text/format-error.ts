@@ -1,4 +1,4 @@
-import { redactSecrets } from '../api/redact.js';
+import { redactSecrets } from '../redact.js';
 import { isOrgformError } from '../errors.js';
 import { terminalSafeLines } from './ansi.js';
 

@@ -205,13 +205,13 @@ describe('the client', () => {
   it.each([
     ['a `next` link to another path', { organisations: [{ id: 'org_one', slug: 'one' }], next: `/echo/${TOKEN}` }],
     ['an organisation without a slug', { organisations: [{ id: `echo-${TOKEN}` }] }],
-  ])('never puts the token in a bad-response error, even when the service echoes it in %s', async (_what, body) => {
+  ])('never puts the token in a bad-response error, even when the service echoes it in %s: the answer is refused whole', async (_what, body) => {
     const { client, emulator } = await setup();
     emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'status', status: 200, body: JSON.stringify(body), contentType: 'application/json' } });
     const err = (await collect(client.listOrganisations()).catch((e: unknown) => e)) as TransportError;
     expect(err).toBeInstanceOf(TransportError);
     expect(err.failure).toBe('bad-response');
-    expect(err.message).toContain('[REDACTED]');
+    expect(err.message).toContain('the answer holds the credential orgform sent with the request');
     expect(err.message).not.toContain(TOKEN);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readJwtExpiry } from '../../src/api/read-jwt-expiry.js';
-import { redactSecrets } from '../../src/api/redact.js';
+import { redactSecrets } from '../../src/redact.js';
 import { commandTokenSource, fixedTokenSource } from '../../src/api/token-source.js';
 import { TokenCommandError } from '../../src/errors.js';
 

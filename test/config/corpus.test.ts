@@ -8,8 +8,8 @@ const CORPUS = join(import.meta.dirname, 'corpus');
 const BAD = join(CORPUS, 'bad');
 const GOOD = join(CORPUS, 'good');
 
-/** The environment every corpus file is loaded with; the other ORGFORM_TEST_ variables are unset on purpose. */
-export const CORPUS_ENV = { ORGFORM_TEST_EMAIL_USER: 'billing', ORGFORM_TEST_SLUG: 'acme' };
+/** The environment every corpus file is loaded with; the other ORGFORM_VAR_TEST_ variables are unset on purpose. */
+export const CORPUS_ENV = { ORGFORM_VAR_TEST_EMAIL_USER: 'billing', ORGFORM_VAR_TEST_SLUG: 'acme' };
 
 // A case is a .yaml file or a directory of them, beside NAME.expected.
 const badCases = readdirSync(BAD)

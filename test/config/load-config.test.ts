@@ -123,14 +123,72 @@ describe('loadConfig reading files', () => {
   });
 
   it('interpolates ${VAR} from the environment it is given, not the process', async () => {
-    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: ${EMAIL}\n' });
-    const result = await load(cwd, [], { EMAIL: 'x@acme.example' });
+    const cwd = await makeWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: ${ORGFORM_VAR_EMAIL}\n' });
+    const result = await load(cwd, [], { ORGFORM_VAR_EMAIL: 'x@acme.example' });
     expect(result.ok && result.state.organisations[0]?.billing).toEqual({ billingEmail: 'x@acme.example' });
-    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:5:21: billing.billingEmail: environment variable EMAIL is not set']);
+    expect(lines(await load(cwd, []))).toEqual(['orgs.yaml:5:21: billing.billingEmail: environment variable ORGFORM_VAR_EMAIL is not set']);
+  });
+});
+
+describe('loadConfig and values from the environment', () => {
+  it('names a value from the environment as written in every message about it, never by its value', async () => {
+    const cwd = await makeWorkspace({
+      'orgs.yaml': [
+        'version: 1',
+        'organisations:',
+        '  acme:',
+        '    id: ${ORGFORM_VAR_ID}',
+        '    billing:',
+        '      billingEmail: ${ORGFORM_VAR_EMAIL}',
+        '    invitations:',
+        '      accept: ["${ORGFORM_VAR_INV}", "${ORGFORM_VAR_INV}"]',
+        '      revoke: ["${ORGFORM_VAR_PADDED}", "${ORGFORM_VAR_DOTS}"]',
+        '  beta:',
+        '    id: ${ORGFORM_VAR_ID}',
+        '',
+      ].join('\n'),
+    });
+    const env = { ORGFORM_VAR_ID: 'org_canary_id', ORGFORM_VAR_EMAIL: 'canary-not-an-email', ORGFORM_VAR_INV: 'inv_canary', ORGFORM_VAR_PADDED: ' inv_canary_padded', ORGFORM_VAR_DOTS: '..' };
+    const found = lines(await load(cwd, [], env));
+    expect(found).toEqual([
+      'orgs.yaml:6:21: billing.billingEmail "${ORGFORM_VAR_EMAIL}" (its value is not shown) is not an e-mail address',
+      'orgs.yaml:8:38: invitation "${ORGFORM_VAR_INV}" (its value is not shown) is listed twice (first at line 8, column 16)',
+      'orgs.yaml:9:16: invitation id "${ORGFORM_VAR_PADDED}" (its value is not shown) must not start or end with whitespace',
+      'orgs.yaml:9:41: invitation id "${ORGFORM_VAR_DOTS}" (its value is not shown) must not be "." or "..": it would change the URL path',
+      'orgs.yaml:11:9: id "${ORGFORM_VAR_ID}" (its value is not shown) is also the id of organisation "acme" (line 4)',
+    ]);
+    expect(found.join('\n')).not.toMatch(/canary/);
   });
 });
 
 describe('loadConfig refusing what is not YAML text', () => {
+  it('never quotes the text of a file that is not YAML: a git config gives positions and token kinds only', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': '[core]\n\trepositoryformatversion = 0\n[http "https://github.example/"]\n\textraheader = AUTHORIZATION: basic Y2FuYXJ5LXNlY3JldA==\n' });
+    const found = lines(await load(cwd, []));
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.join('\n')).not.toMatch(/Y2FuYXJ5|basic|extraheader/);
+  });
+
+  it('keeps what the parser says bounded: ten errors and how many more, tags and aliases cut, any message cut at 1,000 characters', async () => {
+    const cwd = await makeWorkspace({
+      'many.yaml': `version: 1\n${']]]]\n'.repeat(200)}`,
+      'tag.yaml': `version: 1\norganisations: !${'t'.repeat(5_000)} {}\n`,
+      'alias.yaml': `version: 1\norganisations: *${'a'.repeat(5_000)}\n`,
+      'long.yaml': `version: 1\norganisations:\n  acme:\n    billing:\n      platformID: "\${ORGFORM_VAR_P}${'y'.repeat(5_000)}"\n`,
+    });
+    const many = lines(await load(cwd, ['many.yaml']));
+    expect(many).toHaveLength(11);
+    expect(many[10]).toMatch(/^many\.yaml:\d+:\d+: and 790 more YAML errors after this one, not listed/);
+    for (const file of ['tag.yaml', 'alias.yaml']) {
+      const found = lines(await load(cwd, [file]));
+      expect(found.length).toBeGreaterThan(0);
+      for (const line of found) expect(line.length).toBeLessThan(400);
+    }
+    const long = await load(cwd, ['long.yaml'], { ORGFORM_VAR_P: 'p\u200b' });
+    expect(long.warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^billing\.platformID "\$\{ORGFORM_VAR_P\}y+… \(cut\)$/)]);
+    expect(long.warnings[0]!.message.length).toBeLessThanOrEqual(1_010);
+  });
+
   it('refuses a file over the size limit before reading it, and says the limit', async () => {
     const cwd = await makeWorkspace();
     await writeFile(join(cwd, 'big.yaml'), Buffer.alloc(MAX_FILE_BYTES + 1, '#'));
@@ -342,15 +400,15 @@ organisations:
 describe('loadConfig and the characters a reviewer cannot see', () => {
   it('warns, at FILE:LINE:COL, about invisible and bidirectional control characters in values, and still loads them as written', async () => {
     const cwd = await makeWorkspace({
-      'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      subscriptionID: "sub\\u200b_acme"\n      customerID: "cus_\\u202eemca"\n      platformID: ${PLATFORM}\n',
+      'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      subscriptionID: "sub\\u200b_acme"\n      customerID: "cus_\\u202eemca"\n      platformID: ${ORGFORM_VAR_PLATFORM}\n',
     });
-    const result = await load(cwd, [], { PLATFORM: 'plat\u2060form' });
+    const result = await load(cwd, [], { ORGFORM_VAR_PLATFORM: 'plat\u2060form' });
     expect(result.ok && result.state.organisations[0]?.billing).toEqual({ subscriptionID: 'sub\u200b_acme', customerID: 'cus_\u202eemca', platformID: 'plat\u2060form' });
     expect(result.warnings.map(formatProblem)).toEqual([
       'orgs.yaml:5:23: billing.subscriptionID "sub\\u200B_acme" holds U+200B, a zero-width character: it is sent as it is; remove it unless it is meant to be there',
       'orgs.yaml:6:19: billing.customerID "cus_\\u202Eemca" holds U+202E, a bidirectional control, which changes the order in which text is shown: it is sent as it is; remove it unless it is meant to be there',
       // The value of a variable may be a secret: named as written.
-      'orgs.yaml:7:19: billing.platformID "${PLATFORM}": its value holds U+2060, an invisible format character: it is sent as it is; remove it unless it is meant to be there',
+      'orgs.yaml:7:19: billing.platformID "${ORGFORM_VAR_PLATFORM}": its value holds U+2060, an invisible format character: it is sent as it is; remove it unless it is meant to be there',
     ]);
   });
 

@@ -107,22 +107,22 @@ describe('orgform export -f', () => {
       'organisations:',
       '  acme:',
       '    billing:',
-      '      customerID: ${ACME_CUSTOMER_ID}',
+      '      customerID: ${ORGFORM_VAR_ACME_CUSTOMER_ID}',
       '      platformID: plat_acme',
       '  initech: {}',
       '',
     ].join('\n');
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': config });
     changeBilling(emulator, 'org_acme', { platformId: 'plat_acme_2' });
-    const result = await runCli(['export', '-f', 'orgs.yaml', '--diff', '--detailed-exitcode'], { cwd, env: { ...env, ACME_CUSTOMER_ID: 'cus_secret_1' } });
+    const result = await runCli(['export', '-f', 'orgs.yaml', '--diff', '--detailed-exitcode'], { cwd, env: { ...env, ORGFORM_VAR_ACME_CUSTOMER_ID: 'cus_secret_1' } });
     expect(result.code).toBe(2);
     expect(result.stdout.split('\n').filter((line) => /^[-+](?![-+])/.test(line))).toEqual(['-      platformID: plat_acme', '+      platformID: plat_acme_2']);
-    expect(result.stderr).toContain('Warning: orgs.yaml:8:19: organisation "acme": billing.customerID is ${ACME_CUSTOMER_ID}, and the service has "cus_acme"; left as is');
+    expect(result.stderr).toContain('Warning: orgs.yaml:8:19: organisation "acme": billing.customerID is ${ORGFORM_VAR_ACME_CUSTOMER_ID}, and the service has "cus_acme"; left as is');
     expect(result.stderr).toContain('Warning: orgs.yaml:10:3: organisation "initech": billing.billingEmail comes from defaults.billing ("billing@acme.example"), but the service has "billing@initech.example"; left as is');
     expect(result.stderr).toContain('2 differences left as they are: see the warnings above.');
     expect(result.stderr).not.toContain('cus_secret_1');
     // Without --detailed-exitcode, differences are not an error.
-    expect((await runCli(['export', '-f', 'orgs.yaml', '--diff'], { cwd, env: { ...env, ACME_CUSTOMER_ID: 'cus_secret_1' } })).code).toBe(0);
+    expect((await runCli(['export', '-f', 'orgs.yaml', '--diff'], { cwd, env: { ...env, ORGFORM_VAR_ACME_CUSTOMER_ID: 'cus_secret_1' } })).code).toBe(0);
   });
 
   it('refuses an invalid file with every problem as FILE:LINE:COL, before asking the service anything', async () => {

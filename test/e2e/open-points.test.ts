@@ -183,10 +183,10 @@ describe('deleting what may be gone', () => {
 
 describe('configuration that would clear a field', () => {
   it('refuses a billing value from an environment variable that is set but empty, before any request', async () => {
-    const { cwd, env } = await setup('version: 1\norganisations:\n  acme:\n    billing:\n      customerID: ${ACME_CUSTOMER_ID}\n', {});
-    const result = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ACME_CUSTOMER_ID: '' } });
+    const { cwd, env } = await setup('version: 1\norganisations:\n  acme:\n    billing:\n      customerID: ${ORGFORM_VAR_ACME_CUSTOMER_ID}\n', {});
+    const result = await runCli(['apply', '--auto-approve'], { cwd, env: { ...env, ORGFORM_VAR_ACME_CUSTOMER_ID: '' } });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('orgs.yaml:5:19: billing.customerID: environment variable ACME_CUSTOMER_ID is set but empty');
+    expect(result.stderr).toContain('orgs.yaml:5:19: billing.customerID: environment variable ORGFORM_VAR_ACME_CUSTOMER_ID is set but empty');
     expect(emulator.counters.total).toBe(0);
   });
 });

@@ -16,6 +16,9 @@ import { createTestDatabase, query } from '../support/postgres.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { startTerraformBackend, type TerraformBackend } from '../support/terraform-http-backend.mjs';
+
+/** A state's address as orgform shows it: the user name of the test server's URL hidden with any password. */
+const shown = (address: string) => address.replace('postgres://postgres@', 'postgres://[REDACTED]@');
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 const BACKENDS = ['postgres', 'http'] as const;
@@ -85,13 +88,13 @@ describe('state commands', () => {
 
     const there = await runCli(['state', 'migrate', '--to', database], { cwd, env });
     expect(there.stderr).toBe('');
-    expect(there.stdout).toContain(`Copied 2 entries from ${file} to ${database}.`);
+    expect(there.stdout).toContain(`Copied 2 entries from ${file} to ${shown(database)}.`);
     expect(there.stdout).toContain('Read back and checked');
     expect(await readFile(file, 'utf8')).toBe(before);
     expect(existsSync(`${file}.lock`)).toBe(false);
 
     const list = await runCli(['state', 'list', '--state', database], { cwd, env });
-    expect(list.stdout).toContain(`State ${database}: 2 entries.`);
+    expect(list.stdout).toContain(`State ${shown(database)}: 2 entries.`);
     expect(list.stdout).toMatch(/organisations\.acme\.invitations\.revoke\.inv_acme_carol +applied +\S+ +run [0-9a-f]{12}/);
     expect((await runCli(['state', 'pull'], { cwd, env: { ...env, ORGFORM_STATE: database } })).stdout).toBe(before);
 
@@ -182,7 +185,7 @@ describe('state commands', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain(`has ID ${held.lock.id}, not 0123456789ab`);
     const right = await runCli(['force-unlock', held.lock.id], { cwd, env: { ORGFORM_STATE: database } });
-    expect(right.stdout).toContain(`Released the lock ${held.lock.id} on ${database} (held by pid ${process.pid} on`);
+    expect(right.stdout).toContain(`Released the lock ${held.lock.id} on ${shown(database)} (held by pid ${process.pid} on`);
     await held.release();
   });
 });

@@ -199,21 +199,21 @@ defaults:
 organisations:
   acme:
     billing:
-      customerID: \${ACME_CUSTOMER}
+      customerID: \${ORGFORM_VAR_ACME_CUSTOMER}
       subscriptionID: &sub sub_shared
   beta:
     billing:
       subscriptionID: *sub
       platformID: &plat plat_beta
 `;
-    const env = { ACME_CUSTOMER: 'cus_secret_old' };
+    const env = { ORGFORM_VAR_ACME_CUSTOMER: 'cus_secret_old' };
     const update = updateDocument('orgs.yaml', file, live([
       org('acme', 'org_acme', { billingEmail: 'ap@acme.example', customerId: 'cus_new', subscriptionId: 'sub_acme' }),
       org('beta', 'org_beta', { billingEmail: 'finance@acme.example', subscriptionId: 'sub_beta', platformId: 'plat_new' }),
     ]), env);
     expect(update.warnings).toEqual([
       'orgs.yaml:6:3: organisation "acme": billing.billingEmail comes from defaults.billing ("finance@acme.example"), but the service has "ap@acme.example"; left as is, because the default applies to other organisations too: add billingEmail: "ap@acme.example" under organisations.acme.billing, or change the default',
-      'orgs.yaml:8:19: organisation "acme": billing.customerID is ${ACME_CUSTOMER}, and the service has "cus_new"; left as is (a variable is never replaced by a value): update the variable, or write the value instead',
+      'orgs.yaml:8:19: organisation "acme": billing.customerID is ${ORGFORM_VAR_ACME_CUSTOMER}, and the service has "cus_new"; left as is (a variable is never replaced by a value): update the variable, or write the value instead',
       'orgs.yaml:9:28: organisation "acme": billing.subscriptionID is written through an alias or anchor that another place uses, and the service has "sub_acme"; left as is: change it by hand',
       'orgs.yaml:12:23: organisation "beta": billing.subscriptionID is written through an alias or anchor that another place uses, and the service has "sub_beta"; left as is: change it by hand',
     ]);
@@ -232,12 +232,12 @@ organisations:
   });
 
   it('names a value from a variable as written, never by the variable\'s value', () => {
-    const file = 'version: 1\norganisations:\n  acme:\n    id: ${ACME_ID}\n    billing:\n      customerID: ${ACME_CUSTOMER}\n';
-    const env = { ACME_ID: 'org_secret_id', ACME_CUSTOMER: 'cus_secret' };
+    const file = 'version: 1\norganisations:\n  acme:\n    id: ${ORGFORM_VAR_ACME_ID}\n    billing:\n      customerID: ${ORGFORM_VAR_ACME_CUSTOMER}\n';
+    const env = { ORGFORM_VAR_ACME_ID: 'org_secret_id', ORGFORM_VAR_ACME_CUSTOMER: 'cus_secret' };
     const absent = updateDocument('orgs.yaml', file, live([org('acme', 'org_secret_id', { customerId: '' })]), env);
-    expect(absent.warnings).toEqual([expect.stringContaining('orgs.yaml:6:19: organisation "acme": billing.customerID is ${ACME_CUSTOMER} here, but the service holds no value')]);
+    expect(absent.warnings).toEqual([expect.stringContaining('orgs.yaml:6:19: organisation "acme": billing.customerID is ${ORGFORM_VAR_ACME_CUSTOMER} here, but the service holds no value')]);
     const otherId = updateDocument('orgs.yaml', file, live([org('acme', 'org_other', { customerId: 'cus_secret' })]), env);
-    expect(otherId.warnings).toEqual([expect.stringContaining('has the id "org_other" on the service, not ${ACME_ID};')]);
+    expect(otherId.warnings).toEqual([expect.stringContaining('has the id "org_other" on the service, not ${ORGFORM_VAR_ACME_ID};')]);
     expect([...absent.warnings, ...otherId.warnings].join('\n')).not.toMatch(/org_secret_id|cus_secret/);
   });
 

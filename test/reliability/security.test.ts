@@ -197,7 +197,7 @@ describe('security', () => {
     for (const bad of [`${world.token}\r\nX-Injected: 1`, `${world.token}\n`, `${world.token}\u0000`]) {
       const result = await world.cli(['plan'], { env: { ORGFORM_TOKEN: bad } });
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain('The token contains a line break or NUL');
+      expect(result.stderr).toMatch(/ORGFORM_TOKEN holds a control character \(U\+000[AD0], at position \d+\): refused before it is used/);
     }
     expect(world.emulator.counters.total).toBe(0);
     world.leaks.expectClean();
@@ -205,10 +205,14 @@ describe('security', () => {
 
   it('case 27b: a token holding a character a header cannot carry (an escape sequence, one beyond Latin-1) is refused before any request, by where it is, not as a failed connection', async () => {
     const world = await startWorld({ config: 'version: 1\norganisations:\n  acme: {}\n' });
-    for (const [bad, where] of [[`${world.token}\u001b[0m`, 'U+001B'], [`${world.token}\u20ac`, 'U+20AC'], [`${world.token}\u007f`, 'U+007F']] as const) {
+    for (const [bad, message] of [
+      [`${world.token}\u001b[0m`, 'ORGFORM_TOKEN holds a control character (U+001B'],
+      [`${world.token}\u20ac`, 'The token holds a character an HTTP header cannot carry (U+20AC'],
+      [`${world.token}\u007f`, 'ORGFORM_TOKEN holds a control character (U+007F'],
+    ] as const) {
       const result = await world.cli(['plan'], { env: { ORGFORM_TOKEN: bad } });
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`The token holds a character an HTTP header cannot carry (${where}`);
+      expect(result.stderr).toContain(message);
       expect(result.stderr).not.toContain('connection');
     }
     expect(world.emulator.counters.total).toBe(0);

@@ -14,7 +14,7 @@ describe('where the state is', () => {
 
   it('opens each kind behind the one interface, naming where it is', async () => {
     expect(await openState({ ...base, env: {} })).toMatchObject({ kind: 'file', location: '/repo/.orgform/state.json' });
-    expect(await openState({ ...base, state: 'postgres://ada:pw@db/ops', env: {} })).toMatchObject({ kind: 'postgres', location: 'postgres://ada:***@db/ops?state=default' });
+    expect(await openState({ ...base, state: 'postgres://ada:pw@db/ops', env: {} })).toMatchObject({ kind: 'postgres', location: 'postgres://[REDACTED]@db/ops?state=default' });
     expect(await openState({ ...base, state: 'https://gitlab.example/api/v4/projects/1/terraform/state/o', env: {} })).toMatchObject({ kind: 'http' });
   });
 });

@@ -163,11 +163,11 @@ describe('the PostgreSQL state', () => {
 
   it('fails clearly when the database cannot be reached, without the password', async () => {
     const state = await open('postgres://ada:s3cret-pass@127.0.0.1:1/ops?state=prod', { ...DEFAULT_STATE_SETTINGS, timeoutMs: 2_000 });
-    expect(state.location).toBe('postgres://ada:***@127.0.0.1:1/ops?state=prod');
+    expect(state.location).toBe('postgres://[REDACTED]@127.0.0.1:1/ops?state=prod');
     for (const attempt of [() => state.read(), () => state.lock('orgform apply')]) {
       const err = await rejection(attempt());
       expect(err.code).toBe('STATE_UNAVAILABLE');
-      expect(err.message).toContain('Cannot use the state at postgres://ada:***@127.0.0.1:1/ops?state=prod');
+      expect(err.message).toContain('Cannot use the state at postgres://[REDACTED]@127.0.0.1:1/ops?state=prod');
       expect(err.message).toContain('connection refused');
       expect(err.message).not.toContain('s3cret-pass');
     }

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHash } from 'node:crypto';
-import { checkUnchanged, inspectTarget, removeOrphanTempFiles, replaceFile, writeDurableFile, writeFileAtomically } from '../../src/state/write-file-atomically.js';
+import { checkUnchanged, inspectTarget, removeOrphanTempFiles, replaceFile, tempPathFor, writeDurableFile, writeFileAtomically } from '../../src/state/write-file-atomically.js';
 import { deadPid } from '../support/dead-pid.js';
 import { failNextFileWrite } from '../support/fail-next-file-write.js';
 import { rejection } from '../support/rejection.js';
@@ -93,7 +93,9 @@ describe('writeDurableFile', () => {
   });
 });
 
-const OUT = { shown: 'out', option: '--out' };
+/** The working tree is the test's directory: links in it lead in it. */
+const tree = () => ({ root: dir, real: dir });
+const OUT = { shown: 'out', option: '--out', get tree() { return tree(); } };
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('writeFileAtomically (files a user names)', () => {
@@ -132,7 +134,7 @@ describe('writeFileAtomically (files a user names)', () => {
   });
 
   it('refuses a directory as a directory, naming the option that gave it, and changes nothing', async () => {
-    const err = await rejection(writeFileAtomically(dir, 'x', { shown: 'reports', option: '--report' }));
+    const err = await rejection(writeFileAtomically(dir, 'x', { shown: 'reports', option: '--report', tree: tree() }));
     expect(err.message).toBe('Cannot write reports: it is a directory. Nothing was written; give --report the path of a file (in it, or elsewhere).');
     expect(await fs.readdir(dir)).toEqual([]);
   });
@@ -141,7 +143,7 @@ describe('writeFileAtomically (files a user names)', () => {
     const file = path.join(dir, 'orgs.yaml');
     await fs.writeFile(file, 'old');
     await fs.link(file, path.join(dir, 'backup.yaml'));
-    const err = await rejection(writeFileAtomically(file, 'new', { shown: 'orgs.yaml', option: '-f' }));
+    const err = await rejection(writeFileAtomically(file, 'new', { shown: 'orgs.yaml', option: '-f', tree: tree() }));
     expect(err.message).toMatch(/^Cannot write orgs\.yaml: it has 2 hard links, and replacing it would leave the other names with the old content\. Nothing was written; .* choose another path for -f\.$/);
     expect(await fs.readFile(path.join(dir, 'backup.yaml'), 'utf8')).toBe('old');
     expect(await fs.readFile(file, 'utf8')).toBe('old');
@@ -154,7 +156,7 @@ describe('writeFileAtomically (files a user names)', () => {
     await fs.chmod(file, 0o444);
     // (As root every file can be written: the check is made to fail as it would for anyone else.)
     vi.mocked(fs.access).mockRejectedValueOnce(Object.assign(new Error('permission denied'), { code: 'EACCES' }));
-    const err = await rejection(writeFileAtomically(file, 'new', { shown: 'orgs.yaml', option: '-f' }));
+    const err = await rejection(writeFileAtomically(file, 'new', { shown: 'orgs.yaml', option: '-f', tree: tree() }));
     expect(err.message).toBe('Cannot write orgs.yaml: it is read-only (mode 0444). Nothing was written; make it writable (chmod u+w orgs.yaml) or choose another path for -f.');
     expect(await fs.readFile(file, 'utf8')).toBe('old');
   });
@@ -164,11 +166,11 @@ describe('writeFileAtomically (files a user names)', () => {
     await fs.writeFile(file, 'read\n');
     // Edited after it was read: the check right before the rename sees it.
     await fs.writeFile(file, 'edited meanwhile\n');
-    const err = await rejection(writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', madeFrom: sha256('read\n') }));
+    const err = await rejection(writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', tree: tree(), madeFrom: sha256('read\n') }));
     expect(err.message).toBe('orgs.yaml changed after orgform read it (an edit, a checkout?). Nothing was written, so that the change is kept; run the command again to start from what it holds now.');
     expect(await fs.readFile(file, 'utf8')).toBe('edited meanwhile\n');
     expect(await fs.readdir(dir)).toEqual(['orgs.yaml']);
-    await writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', madeFrom: sha256('edited meanwhile\n') });
+    await writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', tree: tree(), madeFrom: sha256('edited meanwhile\n') });
     expect(await fs.readFile(file, 'utf8')).toBe('updated\n');
   });
 
@@ -182,14 +184,14 @@ describe('writeFileAtomically (files a user names)', () => {
       await actual.writeFile(file, 'edited while writing\n');
       return handle;
     });
-    await expect(writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', madeFrom: sha256('read\n') })).rejects.toThrow(/orgs\.yaml changed after orgform read it/);
+    await expect(writeFileAtomically(file, 'updated\n', { shown: 'orgs.yaml', option: '-f', tree: tree(), madeFrom: sha256('read\n') })).rejects.toThrow(/orgs\.yaml changed after orgform read it/);
     expect(await fs.readFile(file, 'utf8')).toBe('edited while writing\n');
     expect(await fs.readdir(dir)).toEqual(['orgs.yaml']);
   });
 
   it('says which file could not be written when its directory cannot be made', async () => {
     await fs.writeFile(path.join(dir, 'file'), '');
-    const err = await rejection(writeFileAtomically(path.join(dir, 'file', 'plan.json'), 'x', { shown: 'file/plan.json', option: '--out' }));
+    const err = await rejection(writeFileAtomically(path.join(dir, 'file', 'plan.json'), 'x', { shown: 'file/plan.json', option: '--out', tree: tree() }));
     expect(err.message).toMatch(/^Cannot write file\/plan\.json: .*Check that its directory can be created and written, or choose another path for --out\.$/);
   });
 });
@@ -203,5 +205,20 @@ describe('inspectTarget and checkUnchanged', () => {
     await expect(checkUnchanged(path.join(dir, 'a'), { ...OUT, madeFrom: sha256('x') })).resolves.toBeUndefined();
     await expect(checkUnchanged(path.join(dir, 'a'), { ...OUT, madeFrom: sha256('y') })).rejects.toThrow(/^out changed after orgform read it/);
     await expect(checkUnchanged(path.join(dir, 'gone'), { ...OUT, madeFrom: sha256('x') })).rejects.toThrow(/^out was removed or cannot be read after orgform read it/);
+  });
+});
+
+describe('replaceFile and the temp file beside the target', () => {
+  it('never opens a name that is already there (a planted link): it takes the next one, and the link’s target is untouched', async () => {
+    const target = path.join(dir, 'plan.bin');
+    const outside = path.join(dir, 'outside.txt');
+    await fs.writeFile(outside, 'keep me\n');
+    // The next temp names this process would take, each a link to the outside file.
+    const probe = tempPathFor(target);
+    const [, name, pid, n] = /^(.*)\.(\d+)\.(\d+)\.tmp$/.exec(path.basename(probe))!;
+    for (let i = 1; i <= 3; i += 1) await fs.symlink(outside, path.join(dir, `${name}.${pid}.${Number(n) + i}.tmp`));
+    await replaceFile(target, 'the plan\n');
+    expect(await fs.readFile(target, 'utf8')).toBe('the plan\n');
+    expect(await fs.readFile(outside, 'utf8')).toBe('keep me\n');
   });
 });

@@ -3,10 +3,11 @@
  * from argv: anything there is visible to every user of the machine through `ps`. A token
  * command may (it is a command, not a secret).
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { checkCredential } from '../../check-credential.js';
 import { OrgformError, UsageError } from '../../errors.js';
 import type { CliIO } from '../../io.js';
+import { findWorkTree, readTextInTree } from '../../work-tree.js';
 
 /** The flags every command that talks to the service takes (cli/program.ts's `connection`). */
 export interface ConnectionFlags {
@@ -56,7 +57,7 @@ export async function resolveConnection(flags: ConnectionFlags, io: Pick<CliIO, 
   if (token === undefined || token === '') {
     throw new UsageError('No token: set ORGFORM_TOKEN, pass --token-file FILE, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints one.');
   }
-  if (/[\r\n\0]/.test(token)) throw new UsageError('The token contains a line break or NUL; check ORGFORM_TOKEN.');
+  checkCredential(token, 'ORGFORM_TOKEN');
   const bad = describeBadToken(token);
   if (bad !== undefined) throw new UsageError(`The token ${bad}; check ORGFORM_TOKEN.`);
   return { baseUrl, token, source: 'ORGFORM_TOKEN' };
@@ -70,14 +71,17 @@ function commandConnection(baseUrl: string, tokenCommand: string, source: string
 }
 
 async function readTokenFile(file: string, cwd: string): Promise<string> {
-  let token: string;
+  let read;
   try {
-    token = (await readFile(resolve(cwd, file), 'utf8')).trim();
+    // Named in the working tree, it must stay in it: a link planted there would send a file of the runner as the token.
+    read = await readTextInTree(await findWorkTree(cwd), resolve(cwd, file), 'stay', file);
   } catch (err) {
     throw new OrgformError('CONFIG_IO', `Cannot read the token file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
   }
+  if (!read.ok) throw new OrgformError('CONFIG_IO', `Cannot read the token file: ${read.reason}. Nothing was read from it.`);
+  const token = read.text.trim();
   if (token === '') throw new UsageError(`The token file ${file} is empty.`);
-  if (/[\r\n\0]/.test(token)) throw new UsageError(`The token contains a line break or NUL; check the token file ${file}.`);
+  checkCredential(token, `The token file ${file}`);
   const bad = describeBadToken(token);
   if (bad !== undefined) throw new UsageError(`The token ${bad}; check the token file ${file}.`);
   return token;

@@ -21,7 +21,8 @@ import { selectExportable } from '../../export/select-exportable.js';
 import { updateDocument } from '../../export/update-document.js';
 import type { CliIO } from '../../io.js';
 import { loadDesiredState } from '../../plan/read/load-desired-state.js';
-import { checkUnchanged, inspectTarget, writeFileAtomically } from '../../state/write-file-atomically.js';
+import { checkUnchanged, inspectTarget, writeFileAtomically, type UserFile } from '../../state/write-file-atomically.js';
+import { findWorkTree } from '../../work-tree.js';
 import type { ExportView } from './view.js';
 
 export interface ExportInputs {
@@ -57,7 +58,7 @@ export async function runExport(inputs: ExportInputs, deps: ExportDeps, view: Ex
     const text = renderExport(organisations, activeId, {
       baseUrl: serviceKey(client),
       ...(filter !== undefined && { filter }),
-      ...(out !== undefined && { schema: schemaPathFor(out, deps.cwd) }),
+      ...(out !== undefined && { schema: schemaPathFor(out.path, deps.cwd) }),
     });
     const selection = selectExportable(organisations, activeId);
     for (const org of selection.leftOut) view.organisationLeftOut(org);
@@ -66,7 +67,7 @@ export async function runExport(inputs: ExportInputs, deps: ExportDeps, view: Ex
       view.document(text);
       return { drift: false };
     }
-    await writeFileAtomically(out, text, { shown: inputs.out as string, option: '--out' });
+    await writeFileAtomically(out.path, text, out.file);
     view.exported({ count: selection.organisations.length, activeSlug: selection.activeSlug, leftOut: selection.leftOut.length, shown: inputs.out as string });
     return { drift: false };
   } finally {
@@ -91,7 +92,8 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
     }),
   );
   // Files that --write may replace, checked before the service is read (a directory, a hard link…).
-  if (inputs.write) for (const file of files) await inspectTarget(resolve(deps.cwd, file.path), { shown: file.path, option: '-f' });
+  const tree = await findWorkTree(deps.cwd);
+  if (inputs.write) for (const file of files) await inspectTarget(resolve(deps.cwd, file.path), { shown: file.path, option: '-f', tree });
   // Billing is read by id only where the file declares some (by the organisation's id or slug).
   const withBilling = new Set(desired.organisations.filter((o) => o.billing !== undefined).flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
   const { client } = await deps.openClient({});
@@ -111,7 +113,7 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
     // The files were read before the service, which may have taken a while: an edit made meanwhile
     // must not be lost. All are checked first, so that none is written when one has changed; each
     // is checked again right before it is replaced.
-    const targets = changed.map((u) => ({ path: resolve(deps.cwd, u.path), file: { shown: u.path, option: '-f', madeFrom: u.sha256 }, text: u.text }));
+    const targets = changed.map((u) => ({ path: resolve(deps.cwd, u.path), file: { shown: u.path, option: '-f', tree, madeFrom: u.sha256 }, text: u.text }));
     for (const t of targets) await checkUnchanged(t.path, t.file);
     for (const t of targets) await writeFileAtomically(t.path, t.text, t.file);
   }
@@ -120,8 +122,8 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
     else {
       // --out naming the -f file itself (with --force) is an update in place too: an edit made meanwhile is kept.
       const first = updates[0];
-      const same = first !== undefined && resolve(deps.cwd, first.path) === out;
-      await writeFileAtomically(out, first?.text ?? '', { shown: inputs.out as string, option: '--out', ...(same ? { madeFrom: first.sha256 } : {}) });
+      const same = first !== undefined && resolve(deps.cwd, first.path) === out.path;
+      await writeFileAtomically(out.path, first?.text ?? '', { ...out.file, ...(same ? { madeFrom: first.sha256 } : {}) });
     }
   }
   const declared = new Set(desired.organisations.flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
@@ -146,13 +148,19 @@ function schemaPathFor(out: string, cwd: string): string {
   return path.startsWith('../') ? path : `./${path}`;
 }
 
-/** --out as an absolute path, refused when it exists and --force was not given (before any request). */
-async function outPath(inputs: ExportInputs, cwd: string): Promise<string | undefined> {
-  const out = inputs.out === undefined ? undefined : resolve(cwd, inputs.out);
-  if (out !== undefined && !inputs.force && (await exists(out))) {
+/**
+ * --out as an absolute path and how to write it, refused before any request when it exists and
+ * --force was not given, or when writeFileAtomically would refuse it.
+ */
+async function outPath(inputs: ExportInputs, cwd: string): Promise<{ path: string; file: UserFile } | undefined> {
+  if (inputs.out === undefined) return undefined;
+  const path = resolve(cwd, inputs.out);
+  if (!inputs.force && (await exists(path))) {
     throw new UsageError(`${inputs.out} already exists. Nothing was written. Pass --force to overwrite it, or choose another --out.`);
   }
-  return out;
+  const file = { shown: inputs.out, option: '--out', tree: await findWorkTree(cwd) };
+  await inspectTarget(path, file);
+  return { path, file };
 }
 
 /** The SHA-256 that the loader recorded: the file is updated only as it was validated. */

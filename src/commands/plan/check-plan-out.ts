@@ -7,13 +7,14 @@
 import { open } from 'node:fs/promises';
 import { UsageError } from '../../errors.js';
 import { inspectTarget } from '../../state/write-file-atomically.js';
+import type { WorkTree } from '../../work-tree.js';
 
 /** How a saved plan starts: serializeSavedPlan writes `orgformSavedPlan` first (test/commands/plan/check-plan-out.test.ts holds it to that). */
 const SAVED_PLAN_START = /^\s*\{\s*"orgformSavedPlan"\s*:/;
 
 /** `path` resolved, `shown` as given; throws a UsageError saying what to do when the plan may not go there. */
-export async function checkPlanOut(path: string, shown: string, options: { force: boolean }): Promise<void> {
-  const { target, existing } = await inspectTarget(path, { shown, option: '--out' });
+export async function checkPlanOut(path: string, shown: string, options: { force: boolean; tree: WorkTree }): Promise<void> {
+  const { target, existing } = await inspectTarget(path, { shown, option: '--out', tree: options.tree });
   if (existing === undefined || existing.size === 0 || options.force) return;
   if (!SAVED_PLAN_START.test(await readStart(target))) {
     throw new UsageError(`${shown} exists and is not an orgform plan: --out would replace it. Nothing was written; choose another --out, or pass --force to replace it.`);

@@ -16,6 +16,7 @@ import type { PlanView } from './view.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import { readerOf } from '../../state/state-backend.js';
 import { writeFileAtomically } from '../../state/write-file-atomically.js';
+import { findWorkTree } from '../../work-tree.js';
 import { checkPlanSafety, type PlanHazard } from '../../plan/check-plan-safety.js';
 import { checkPlanOut } from './check-plan-out.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
@@ -64,8 +65,8 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
 
   // Where the plan will be saved, checked before anything is read: a file that is not a plan is
   // replaced only with --force.
-  const out = inputs.out === undefined ? undefined : { path: resolve(deps.cwd, inputs.out), shown: inputs.out };
-  if (out !== undefined) await checkPlanOut(out.path, out.shown, { force: inputs.force === true });
+  const out = inputs.out === undefined ? undefined : { path: resolve(deps.cwd, inputs.out), shown: inputs.out, option: '--out', tree: await findWorkTree(deps.cwd) };
+  if (out !== undefined) await checkPlanOut(out.path, out.shown, { force: inputs.force === true, tree: out.tree });
 
   // Connect.
   const { client } = await deps.openClient({});
@@ -93,8 +94,8 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
         plan,
       }, inputs.planKey);
       // Again: a file may have appeared there while the service was read.
-      await checkPlanOut(out.path, out.shown, { force: inputs.force === true });
-      await writeFileAtomically(out.path, text, { shown: out.shown, option: '--out' });
+      await checkPlanOut(out.path, out.shown, { force: inputs.force === true, tree: out.tree });
+      await writeFileAtomically(out.path, text, out);
       view.planSaved(out.shown);
     }
 

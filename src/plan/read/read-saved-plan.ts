@@ -3,20 +3,23 @@
  * (naming a malformed field), the checksum, and with ORGFORM_PLAN_KEY the signature
  * (plan/saved-plan.ts). What `apply PLANFILE` and `show PLANFILE` both start from.
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { loadSchemaValidator } from '../../config/schema-validator.js';
 import { OrgformError } from '../../errors.js';
+import { findWorkTree, readTextInTree } from '../../work-tree.js';
 import { parseSavedPlan, type SavedPlan } from '../saved-plan.js';
 
 /** `path` as the user gave it (shown in errors), relative to `cwd`. */
 export async function readSavedPlan(path: string, cwd: string, key: string | undefined): Promise<SavedPlan> {
-  let text: string;
+  let read;
   try {
-    text = await readFile(resolve(cwd, path), 'utf8');
+    // A plan file named in the working tree must stay in it, as every path orgform is given.
+    read = await readTextInTree(await findWorkTree(cwd), resolve(cwd, path), 'stay', path);
   } catch (err) {
     throw new OrgformError('PLAN_INVALID', `Cannot read the plan file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
   }
+  if (!read.ok) throw new OrgformError('PLAN_INVALID', `Cannot read the plan file: ${read.reason}. Nothing was read from it.`);
+  const text = read.text;
   const { validate } = await loadSchemaValidator('saved-plan');
   return parseSavedPlan(text, path, validate, key);
 }

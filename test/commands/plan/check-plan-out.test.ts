@@ -16,15 +16,15 @@ describe('checkPlanOut', () => {
     // A plan as plan --out saves it, whatever the saved plan's format holds.
     await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, { cwd, env: {}, now: () => 0, openClient: async () => ({ client }) }, recordingPlanView());
     for (const name of ['plan.json', 'empty.json', 'none.json']) {
-      await expect(checkPlanOut(join(cwd, name), name, { force: false })).resolves.toBeUndefined();
+      await expect(checkPlanOut(join(cwd, name), name, { force: false, tree: { root: cwd, real: cwd } })).resolves.toBeUndefined();
     }
   });
 
   it('refuses any other file unless forced, saying what to do', async () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': CONFIG, 'other.json': '{"orgformSavedPlanX": 1}\n' });
     for (const name of ['orgs.yaml', 'other.json']) {
-      await expect(checkPlanOut(join(cwd, name), name, { force: false })).rejects.toThrow(`${name} exists and is not an orgform plan: --out would replace it. Nothing was written; choose another --out, or pass --force to replace it.`);
-      await expect(checkPlanOut(join(cwd, name), name, { force: true })).resolves.toBeUndefined();
+      await expect(checkPlanOut(join(cwd, name), name, { force: false, tree: { root: cwd, real: cwd } })).rejects.toThrow(`${name} exists and is not an orgform plan: --out would replace it. Nothing was written; choose another --out, or pass --force to replace it.`);
+      await expect(checkPlanOut(join(cwd, name), name, { force: true, tree: { root: cwd, real: cwd } })).resolves.toBeUndefined();
     }
   });
 
@@ -32,6 +32,6 @@ describe('checkPlanOut', () => {
     const cwd = await makeWorkspace();
     await mkdir(join(cwd, 'plans'));
     await writeFile(join(cwd, 'plans', 'x'), '');
-    await expect(checkPlanOut(join(cwd, 'plans'), 'plans', { force: true })).rejects.toThrow('Cannot write plans: it is a directory.');
+    await expect(checkPlanOut(join(cwd, 'plans'), 'plans', { force: true, tree: { root: cwd, real: cwd } })).rejects.toThrow('Cannot write plans: it is a directory.');
   });
 });

@@ -3,19 +3,19 @@ import { loadDesiredState } from '../../../src/plan/read/load-desired-state.js';
 import { ConfigError, UsageError } from '../../../src/errors.js';
 import { makeWorkspace } from '../../support/workspace.js';
 
-const TWO = 'version: 1\norganisations:\n  acme: {}\n  globex:\n    billing:\n      billingEmail: ${EMAIL}\n';
+const TWO = 'version: 1\norganisations:\n  acme: {}\n  globex:\n    billing:\n      billingEmail: ${ORGFORM_VAR_EMAIL}\n';
 
 describe('loadDesiredState', () => {
   it('reads ./orgs.yaml when no file is named, with ${NAME} from the environment given', async () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': TWO });
-    const { desired, selected } = await loadDesiredState({ files: [] }, { cwd, env: { EMAIL: 'a@b.test' } });
+    const { desired, selected } = await loadDesiredState({ files: [] }, { cwd, env: { ORGFORM_VAR_EMAIL: 'a@b.test' } });
     expect(desired.organisations.map((o) => o.slug)).toEqual(['acme', 'globex']);
     expect(selected.organisations[1]?.billing).toEqual({ billingEmail: 'a@b.test' });
   });
 
   it('narrows the selection by --target, keeping the whole desired state beside it', async () => {
     const cwd = await makeWorkspace({ 'team.yaml': TWO });
-    const { desired, selected } = await loadDesiredState({ files: ['team.yaml'], targets: ['globex'] }, { cwd, env: { EMAIL: 'a@b.test' } });
+    const { desired, selected } = await loadDesiredState({ files: ['team.yaml'], targets: ['globex'] }, { cwd, env: { ORGFORM_VAR_EMAIL: 'a@b.test' } });
     expect(selected.organisations.map((o) => o.slug)).toEqual(['globex']);
     expect(desired.organisations).toHaveLength(2);
   });

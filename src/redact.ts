@@ -28,8 +28,83 @@ function redactValue(value: string): string {
   return `[REDACTED]${trailing}`;
 }
 
-/** Query parameters that carry a credential in a URL. */
-const URL_SECRET_PARAMS = 'access_token|id_token|refresh_token|token|api_key|apikey|key|password|passwd|secret|client_secret|signature|sig|auth|code';
+/**
+ * Query parameters that carry a credential, for text that names no scheme (`?token=…` in a
+ * service's message). In an address with a scheme every query value is hidden (redactAddress).
+ */
+const URL_SECRET_PARAMS =
+  'access_token|id_token|refresh_token|private_token|job_token|token|api_key|apikey|key|password|passwd|secret|client_secret|signature|sig|auth|code|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential';
+
+/**
+ * The query parameters whose values an address shows: orgform's own settings of a state address,
+ * known to hold no credential. Every other value is hidden, whatever its name: a signed URL's
+ * `sig`, `X-Amz-Signature` or `private_token` needs no list to be kept out.
+ */
+const SHOWN_QUERY_NAMES = new Set(['state', 'schema', 'sslmode']);
+
+/** An address with a scheme, where it stands in text: up to a space, a quote or an angle bracket. */
+const ADDRESS_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
+
+/** A query string (without its `?`), every value hidden but those of SHOWN_QUERY_NAMES. */
+function redactQuery(query: string): string {
+  return query
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      if (eq < 0) return part === '' ? part : '[REDACTED]';
+      const name = part.slice(0, eq);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replaceAll('+', ' '));
+      } catch {
+        // shown as written
+      }
+      return SHOWN_QUERY_NAMES.has(decoded.toLowerCase()) ? part : `${name}=[REDACTED]`;
+    })
+    .join('&');
+}
+
+/**
+ * An address found in text, redacted as redactAddress does but in place, without parsing it (text
+ * around it stays as it was): everything up to the last `@` after the scheme is user information
+ * (a password may hold `#`, `/` or `?`); the query's values, and a fragment's that has any, hidden.
+ */
+function redactAddressInText(address: string): string {
+  const withoutUser = address.replace(/^([a-z][a-z0-9+.-]*:\/\/)\S*@/i, '$1[REDACTED]@');
+  const hash = withoutUser.indexOf('#');
+  const [before, fragment] = hash < 0 ? [withoutUser, undefined] : [withoutUser.slice(0, hash), withoutUser.slice(hash + 1)];
+  const question = before.indexOf('?');
+  const main = question < 0 ? before : `${before.slice(0, question)}?${redactQuery(before.slice(question + 1))}`;
+  return fragment === undefined ? main : `${main}#${fragment.includes('=') ? redactQuery(fragment) : fragment}`;
+}
+
+/**
+ * An address as orgform shows it (the service's, the state's, a proxy's, where a redirect points):
+ * its user information and its fragment gone, and every query value hidden except those of a few
+ * names known to be harmless (`state`, `schema`, `sslmode`). An address that does not parse shows
+ * its scheme only; one without a scheme (a path, a relative redirect) keeps its path.
+ */
+export function redactAddress(raw: string): string {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw);
+  if (scheme === null) {
+    const cut = raw.search(/[?#]/);
+    if (cut < 0) return raw;
+    return raw[cut] === '?' ? `${raw.slice(0, cut)}?${redactQuery(raw.slice(cut + 1).split('#')[0]!)}` : raw.slice(0, cut);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return `${scheme[1]}://…`;
+  }
+  // An "@" that is not the end of user information: a password with an unescaped "#", "/" or "?"
+  // split the address there, and part of it would show as the host or the port.
+  if (url.username === '' && url.password === '' && raw.includes('@', scheme[0].length)) return `${scheme[1]}://…`;
+  // A WHATWG URL of a special scheme (http, file...) has an origin; postgres: and the like do not.
+  const auth = url.username !== '' || url.password !== '' ? '[REDACTED]@' : '';
+  const search = url.search === '' ? '' : `?${redactQuery(url.search.slice(1))}`;
+  return `${url.protocol}//${auth}${url.host}${url.pathname}${search}`;
+}
 
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
@@ -52,9 +127,10 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
       .replace(new RegExp(`(\\bbearer\\s+)(${TOKEN68})`, 'gi'), (all, head: string, value: string) => (looksLikeCredential(value) ? `${head}${redactValue(value)}` : all))
       // The v2 endpoint's cookie.
       .replace(/(bearerToken=)[^;\s"']+/g, '$1[REDACTED]')
-      // Secrets in URLs: user:password@ and credential query parameters.
-      .replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, '$1[REDACTED]@')
-      .replace(new RegExp(`([?&;](?:${URL_SECRET_PARAMS})=)[^&#\\s"']+`, 'gi'), '$1[REDACTED]')
+      // Addresses: their user information and every query value but the harmless ones; then, in
+      // text with no scheme, the parameters named as credentials.
+      .replace(ADDRESS_IN_TEXT, redactAddressInText)
+      .replace(new RegExp(`([?&;](?:${URL_SECRET_PARAMS})=)(?!\\[REDACTED\\])[^&#\\s"']+`, 'gi'), '$1[REDACTED]')
   );
 }
 
