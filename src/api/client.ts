@@ -326,7 +326,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
 
   async function readOrganisation(id: string): Promise<OrganisationRead> {
     const url = orgApi(`/organisations/${org(id)}`);
-    const response = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id) });
+    const response = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id), what: `the read of ${orgTarget(id)}` });
     if (response.body === undefined) throw badResponse('getOrganisation', orgTarget(id), `expected an Organisation object${notJson(response)}`, secrets);
     return { organisation: checkOrganisation(response.body, 'getOrganisation', orgTarget(id), secrets), sentAt: response.sentAt };
   }
@@ -352,7 +352,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     async getSlugAvailability(slug) {
       const target = `slug ${JSON.stringify(slug)}`;
       const url = orgApi(`/slug/${encodePathSegment(slug, 'slug')}/availability`);
-      const response = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts });
+      const response = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts, what: `the check of ${target}` });
       const v = response.body as SlugAvailability | undefined;
       if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, `expected a SlugAvailability with a boolean "ok"${notJson(response)}`, secrets);
       const messages = Array.isArray(v.messages) ? v.messages.filter((m): m is string => typeof m === 'string') : [];

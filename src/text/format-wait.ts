@@ -24,11 +24,11 @@ export function formatWait(event: WaitEvent): string {
     case 'retry':
       return `Waiting until ${until} to send ${what} again, after ${terminalSafe(event.after ?? 'a failure')}.`;
     case 'answer':
-      return `Waiting for the answer to ${what}${event.via === undefined ? '' : `, through the proxy ${terminalSafe(event.via)}`}: none for 2 s; ${givesUp}.`;
+      return `Waiting for the answer to ${what}${event.via === undefined ? '' : `, through the proxy ${terminalSafe(event.via)}`}: none yet; ${givesUp}.`;
     case 'token-command':
-      return `Waiting for ${what} to print a token: nothing for 2 s; ${givesUp}.`;
+      return `Waiting for ${what} to print a token: none yet; ${givesUp}.`;
     case 'state':
-      return `Waiting for ${what}: no answer for 2 s; ${givesUp}.`;
+      return `Waiting for ${what}: no answer yet; ${givesUp}.`;
     default: {
       const unreachable: never = event.reason;
       throw new Error(`unknown wait reason ${String(unreachable)}`);
