@@ -77,7 +77,9 @@ export class WaitWatch {
   private tell(now: number): void {
     const wait = this.describe(now);
     if (wait === undefined) return;
-    const key = wait.reason === 'pacing' ? `pacing ${wait.rps}` : `${wait.reason} ${wait.what} ${Math.floor(wait.until / 1000)}`;
+    // A pause told again only when it is moved (another 429); anything else, when it waits for something else.
+    const moved = wait.reason === 'rate-limit' || wait.reason === 'quota' ? ` ${Math.floor(wait.until / 1000)}` : '';
+    const key = wait.reason === 'pacing' ? `pacing ${wait.rps}` : `${wait.reason} ${wait.what}${moved}`;
     if (key === this.told) return;
     if (wait.reason === 'pacing' && wait.rps === this.pacingTold) return;
     this.told = key;

@@ -101,6 +101,19 @@ describe('FreshListing', () => {
     expect(listing.wantsRead()).toBe(false);
   });
 
+  it('counts a page as read when it was asked for, however long its answer took: what was renewed meanwhile it does not show', async () => {
+    let clock = 7;
+    const { client, listing } = setup(['org_b'], { now: () => clock });
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    const reading = listing.readPage();
+    await held.held;
+    clock = 6_007;
+    held.release();
+    await reading;
+    expect(drain(listing)).toMatchObject([{ group: 0, fresh: { kind: 'listed', slug: 'b', readAt: 7 } }]);
+  });
+
   it('reads a page only while fewer groups than the low water wait to run, and one page at a time', async () => {
     const { client, listing } = setup(['org_a', 'org_b', 'org_c', 'org_e'], { lowWater: 2 });
     const held = gate();
