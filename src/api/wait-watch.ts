@@ -6,13 +6,11 @@
  * that ends ends the wait. A pace already told is not told again until the rate changes: at a
  * rate of one request every few seconds, every request would otherwise be a wait of its own.
  */
+import type { LimiterClock } from './rate/rate-gate.js';
 import { WAIT_NOTICE_MS, type WaitEvent } from './wait-event.js';
 
-export interface WaitWatchClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+/** The rate limiter's kind of clock; the real one's timers here never keep the process alive. */
+export type WaitWatchClock = LimiterClock;
 
 const REAL_CLOCK: WaitWatchClock = {
   now: () => Date.now(),
