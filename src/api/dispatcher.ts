@@ -163,6 +163,14 @@ export class ProxyTunnelClosedError extends Error {
   }
 }
 
+/**
+ * The pool an EnvHttpProxyAgent opens for each origin (its `factory`): one whose tunnels, when a
+ * proxy hangs up on the CONNECT, fail the request (ProxyTunnelClosedError) rather than open again.
+ */
+export function proxiedPool(origin: URL | string, opts: Pool.Options): Pool {
+  return new Pool(origin, typeof opts.connect === 'function' ? { ...opts, connect: reportClosedTunnel(opts.connect) } : opts);
+}
+
 function reportClosedTunnel(connect: buildConnector.connector): buildConnector.connector {
   return (options, callback) =>
     connect(options, (...args) => {
@@ -271,7 +279,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
           clientFactory: (origin: URL, opts: object) => new Pool(origin, { ...opts, headersTimeout: options.timeouts.connectMs, bodyTimeout: options.timeouts.connectMs }),
           // Each origin's pool, its tunnels opened through the proxy: a proxy that hangs up on a CONNECT
           // fails the request (and is retried, and named) rather than being opened again for ever.
-          factory: (origin: URL | string, opts: Pool.Options) => new Pool(origin, typeof opts.connect === 'function' ? { ...opts, connect: reportClosedTunnel(opts.connect) } : opts),
+          factory: proxiedPool,
           // Given explicitly ('' for none), so that undici never falls back to process.env.
           httpProxy: proxy.http?.url ?? '',
           httpsProxy: proxy.https?.url ?? '',
