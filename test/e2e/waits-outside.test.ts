@@ -22,7 +22,7 @@ describe('waits outside the service', () => {
     const { ORGFORM_TOKEN: _token, ...rest } = env;
     const run = watchCli(['plan', '--detailed-exitcode'], { cwd, env: { ...rest, ORGFORM_TOKEN_COMMAND: 'while [ ! -f go ]; do sleep 0.05; done; echo demo-token' } });
     const stderr = await run.written('stderr', /^Waiting.*\n/m);
-    expect(stderr).toMatch(/^Waiting for the token command \(ORGFORM_TOKEN_COMMAND\) to print a token: none yet; orgform gives up at \d\d:\d\d:\d\d UTC \(in (58|59|60) s\), ORGFORM_TOKEN_COMMAND_TIMEOUT_MS\.$/m);
+    expect(stderr).toMatch(/^Waiting for the token command \(ORGFORM_TOKEN_COMMAND\) to print a token: none yet; orgform gives up at \d\d:\d\d:\d\d UTC \(in \d+ s\), ORGFORM_TOKEN_COMMAND_TIMEOUT_MS\.$/m);
     await writeFile(join(cwd, 'go'), '');
     const { code } = await run.done;
     expect(code).toBe(2);
@@ -35,7 +35,7 @@ describe('waits outside the service', () => {
     const state = `${backend.url}/api/v4/projects/42/terraform/state/orgform`;
     const run = watchCli(['apply', '--auto-approve'], { cwd, env: { ...env, ORGFORM_STATE: state, ORGFORM_STATE_USERNAME: 'ci', ORGFORM_STATE_PASSWORD: 'job-token-123' } });
     const stderr = await run.written('stderr', /^Waiting.*\n/m);
-    expect(stderr).toMatch(/^Waiting for the lock on the state at http:\/\/127\.0\.0\.1:\d+\/api\/v4\/projects\/42\/terraform\/state\/orgform: no answer yet; orgform gives up at \d\d:\d\d:\d\d UTC \(in (28|29|30) s\), ORGFORM_STATE_TIMEOUT_MS\.$/m);
+    expect(stderr).toMatch(/^Waiting for the lock on the state at http:\/\/127\.0\.0\.1:\d+\/api\/v4\/projects\/42\/terraform\/state\/orgform: no answer yet; orgform gives up at \d\d:\d\d:\d\d UTC \(in \d+ s\), ORGFORM_STATE_TIMEOUT_MS\.$/m);
     expect(emulator.counters.writes).toBe(0);
     backend.releaseLocks();
     const { code } = await run.done;
@@ -49,7 +49,7 @@ describe('waits outside the service', () => {
     closing.push(proxy);
     const run = watchCli(['plan'], { cwd, env: { ...env, HTTP_PROXY: proxy.url } });
     const stderr = await run.written('stderr', /^Waiting.*\n/m);
-    expect(stderr).toMatch(new RegExp(`^Waiting for the answer to the first page of the listing \\(all pages\\), through the proxy ${proxy.url} \\(HTTP_PROXY\\): none yet; orgform gives up at \\d\\d:\\d\\d:\\d\\d UTC \\(in (58|59|60) s\\)\\.$`, 'm'));
+    expect(stderr).toMatch(new RegExp(`^Waiting for the answer to the first page of the listing \\(all pages\\), through the proxy ${proxy.url} \\(HTTP_PROXY\\): none yet; orgform gives up at \\d\\d:\\d\\d:\\d\\d UTC \\(in \\d+ s\\)\\.$`, 'm'));
     run.kill('SIGINT');
     await run.done;
   });

