@@ -8,6 +8,7 @@ import { NotSentError, TransportError, type ApiError } from './api-error.js';
 import { createDispatcher, DEFAULT_TIMEOUTS, type DispatcherOptions, type RetryingDispatcher, type Timeouts } from './dispatcher.js';
 import { encodePathSegment } from './encode-segment.js';
 import { createHttp, type Http, type HttpResponse } from './http.js';
+import { ListingGuard } from './listing-guard.js';
 import { resolveNextPage } from './next-page-url.js';
 import { parseBaseUrl } from './base-url.js';
 import { proxySecrets, type ProxySettings } from './proxy-settings.js';
@@ -16,6 +17,8 @@ import { OrgformError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { fixedTokenSource, type TokenSource } from './token-source.js';
+import type { WaitEvent } from './wait-event.js';
+import type { WaitWatchClock } from './wait-watch.js';
 import type { BillingDetails } from '../model/billing.js';
 import { toBillingUpdate, type OperationId, type Organisation, type OrganisationList, type SlugAvailability } from './types.js';
 
@@ -33,6 +36,13 @@ export interface ClientOptions {
   noProgressMs?: number;
   /** Told when the shared rate changes for a reason worth showing (a 429, an announced limit) or gives up. */
   onRate?: (event: RateEvent) => void;
+  /**
+   * Told when no request has ended for WAIT_NOTICE_MS while some are outstanding: what they wait
+   * for (a pause, the pace, a backoff, an answer) and until when (wait-watch.ts).
+   */
+  onWait?: (event: WaitEvent) => void;
+  /** The clock of that watch; injected by tests. */
+  waitClock?: WaitWatchClock;
   /**
    * Told once when the client stops by itself, because the run cannot go on: only 429s for
    * `noProgressMs`, a pause announced beyond it, or a fixed token refused (401). From then on every
@@ -97,11 +107,29 @@ export interface WriteOptions extends RequestOptions {
   notAfter?: number;
 }
 
+/**
+ * A page of the listing, and when the request that brought it was sent (the client's clock, the
+ * attempt that was answered): the page shows the service as it was at that moment or later, so a
+ * read's age counts from then, however long the answer took or waited (read ahead) to be used.
+ */
+export interface ListingPage extends OrganisationList {
+  sentAt: number;
+}
+
+/** An organisation read by id, and when the request that read it was sent (as ListingPage's `sentAt`). */
+export interface OrganisationRead {
+  organisation: Organisation;
+  sentAt: number;
+}
+
 export interface OrganisationsClient {
   readonly baseUrl: URL;
-  listOrganisationPages(options?: ListOptions): AsyncIterable<OrganisationList>;
+  /** Every page the `next` links lead to; fails, naming where it stopped, rather than end part way. */
+  listOrganisationPages(options?: ListOptions): AsyncIterable<ListingPage>;
   listOrganisations(options?: ListOptions): AsyncIterable<Organisation>;
   getOrganisation(organisationId: string): Promise<Organisation>;
+  /** GetOrganisation, with when its request was sent: for a read whose age matters. */
+  readOrganisation(organisationId: string): Promise<OrganisationRead>;
   setActiveOrganisation(organisationId: string, options?: WriteOptions): Promise<Organisation | undefined>;
   /** Sends the billing details, mapped to the request's spelling (BillingUpdate). */
   updateBillingDetails(organisationId: string, details: BillingDetails, options?: WriteOptions): Promise<Organisation | undefined>;
@@ -117,8 +145,6 @@ export interface OrganisationsClient {
 export const DEFAULT_PAGE_SIZE = 500;
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 const SLUG_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 60_000, bodyMs: 30_000, totalMs: 120_000 };
-/** Pages a listing may have before orgform suspects a loop the repeat guard did not catch. */
-const MAX_PAGES = 100_000;
 
 /** `detail` may quote the service's answer, which may echo the token: redacted here, where the error is made. */
 function badResponse(operation: OperationId, target: string, detail: string, secrets: readonly string[]): TransportError {
@@ -206,11 +232,16 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     limiter.stop(new NotSentError({ why: 'the run stopped, as the service refused the token (HTTP 401)' }));
     options.onHalt?.(tokenRefusedError(tokens, err));
   };
-  const proxied = options.proxy === undefined ? {} : { proxy: options.proxy };
+  // What both dispatchers share: the proxies and the watch over waits.
+  const shared = {
+    ...(options.proxy === undefined ? {} : { proxy: options.proxy }),
+    ...(options.onWait === undefined ? {} : { onWait: options.onWait }),
+    ...(options.waitClock === undefined ? {} : { waitClock: options.waitClock }),
+  };
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, maxRetryAfterMs: noProgressMs, ...options.retryPolicy };
   const transport =
     options.transport ??
-    createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: poolSize(options.parallelism), ...proxied });
+    createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: poolSize(options.parallelism), ...shared });
   // What a failure names: the proxy (redacted: its credentials join the secrets) and NODE_EXTRA_CA_CERTS.
   const network = {
     ...(options.proxy === undefined ? {} : { proxy: options.proxy, extraSecrets: proxySecrets(options.proxy) }),
@@ -238,7 +269,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       limiter,
       // Its own pool of the same size: only `slugs check` sends here, and it sends nothing else.
       connections: poolSize(options.parallelism),
-      ...proxied,
+      ...shared,
     });
   const slugHttp: Http =
     slugTransport === transport
@@ -251,53 +282,53 @@ export function createClient(options: ClientOptions): OrganisationsClient {
   const org = (id: string) => encodePathSegment(id, 'organisation id');
   const orgTarget = (id: string) => `organisation ${JSON.stringify(id)}`;
 
-  async function* listOrganisationPages(list: ListOptions = {}): AsyncIterable<OrganisationList> {
-    let url = orgApi('/organisations');
-    url.searchParams.set('limit', String(list.pageSize ?? options.pageSize ?? DEFAULT_PAGE_SIZE));
-    if (list.filter !== undefined && list.filter !== '') url.searchParams.set('filter', list.filter);
-    const seen = new Set<string>();
-    let seenCount = 0;
+  async function* listOrganisationPages(list: ListOptions = {}): AsyncIterable<ListingPage> {
+    const first = orgApi('/organisations');
+    first.searchParams.set('limit', String(list.pageSize ?? options.pageSize ?? DEFAULT_PAGE_SIZE));
+    if (list.filter !== undefined && list.filter !== '') first.searchParams.set('filter', list.filter);
     const target = list.filter ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)';
-    const readPage = async (pageUrl: URL): Promise<OrganisationList> => {
-      const response = await http({ operation: 'getOrganisations', method: 'GET', url: pageUrl, target });
+    const readPage = async (pageUrl: URL, number: number): Promise<ListingPage> => {
+      const response = await http({ operation: 'getOrganisations', method: 'GET', url: pageUrl, target, what: number === 1 ? `the first page of the listing ${target}` : `page ${number} of the listing ${target}` });
       const listing = response.body as OrganisationList | undefined;
       if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
         throw badResponse('getOrganisations', target, `expected an object with an "organisations" array${notJson(response)}`, secrets);
       }
-      return listing;
+      return Object.assign(listing, { sentAt: response.sentAt });
     };
-    let ahead: Promise<OrganisationList> | undefined;
-    for (let page = 0; page < MAX_PAGES; page += 1) {
-      const listing = await (ahead ?? readPage(url));
+    const guard = new ListingGuard();
+    let url = first;
+    let ahead: Promise<ListingPage> | undefined;
+    for (let number = 1; ; number += 1) {
+      const listing = await (ahead ?? readPage(url, number));
       ahead = undefined;
-      seenCount += listing.organisations.length;
       // What comes after this page, decided before the caller sees it (so that the next page can be
       // on its way meanwhile), acted on after, as if decided then.
-      let after: { kind: 'end' } | { kind: 'refused'; reason: string } | { kind: 'url'; url: URL };
-      // A service that keeps handing out a fresh `next` would otherwise cost MAX_PAGES requests:
-      // an empty page, or as many organisations as it counted, is the end whatever `next` says.
-      if (listing.organisations.length === 0) after = { kind: 'end' };
-      else if (typeof listing.totalCount === 'number' && listing.totalCount >= 0 && seenCount >= listing.totalCount) after = { kind: 'end' };
-      else {
-        const next = resolveNextPage(listing.next, url);
-        after = next;
-        if (next.kind === 'url' && seen.has(next.url.toString())) after = { kind: 'refused', reason: 'the "next" cursor repeats an earlier page, so the listing would never end' };
-      }
+      guard.read(listing);
+      const next = resolveNextPage(listing.next, url);
+      const after = next.kind === 'url' ? guard.follow(next.url) : next;
       if (list.readAhead === true && after.kind === 'url') {
-        ahead = readPage(after.url);
+        ahead = readPage(after.url, number + 1);
         // Its failure is the caller's when it asks for that page; until then it is not unhandled.
         ahead.catch(() => undefined);
       }
       // Each organisation checked once the next page is on its way: 500 checks a page were on the
       // chain of pages, which can only be read one after another.
       listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
+      // An organisation listed again: the links lead back over pages already read.
+      const repeated = guard.record(listing.organisations);
+      if (repeated !== undefined) throw badResponse('getOrganisations', target, repeated, secrets);
       yield listing;
       if (after.kind === 'end') return;
       if (after.kind === 'refused') throw badResponse('getOrganisations', target, after.reason, secrets);
-      seen.add(after.url.toString());
       url = after.url;
     }
-    throw badResponse('getOrganisations', target, `more than ${MAX_PAGES} pages`, secrets);
+  }
+
+  async function readOrganisation(id: string): Promise<OrganisationRead> {
+    const url = orgApi(`/organisations/${org(id)}`);
+    const response = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id), what: `the read of ${orgTarget(id)}` });
+    if (response.body === undefined) throw badResponse('getOrganisation', orgTarget(id), `expected an Organisation object${notJson(response)}`, secrets);
+    return { organisation: checkOrganisation(response.body, 'getOrganisation', orgTarget(id), secrets), sentAt: response.sentAt };
   }
 
   return {
@@ -306,12 +337,8 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     async *listOrganisations(list) {
       for await (const page of listOrganisationPages(list)) yield* page.organisations;
     },
-    async getOrganisation(id) {
-      const url = orgApi(`/organisations/${org(id)}`);
-      const response = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id) });
-      if (response.body === undefined) throw badResponse('getOrganisation', orgTarget(id), `expected an Organisation object${notJson(response)}`, secrets);
-      return checkOrganisation(response.body, 'getOrganisation', orgTarget(id), secrets);
-    },
+    getOrganisation: async (id) => (await readOrganisation(id)).organisation,
+    readOrganisation,
     async setActiveOrganisation(id, write = {}) {
       const url = orgApi(`/organisations/${org(id)}/active`);
       const { body } = await http({ operation: 'setActiveOrganisation', method: 'PUT', url, target: orgTarget(id), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
@@ -325,7 +352,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
     async getSlugAvailability(slug) {
       const target = `slug ${JSON.stringify(slug)}`;
       const url = orgApi(`/slug/${encodePathSegment(slug, 'slug')}/availability`);
-      const response = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts });
+      const response = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts, what: `the check of ${target}` });
       const v = response.body as SlugAvailability | undefined;
       if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, `expected a SlugAvailability with a boolean "ok"${notJson(response)}`, secrets);
       const messages = Array.isArray(v.messages) ? v.messages.filter((m): m is string => typeof m === 'string') : [];

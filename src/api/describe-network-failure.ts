@@ -16,6 +16,7 @@ export interface NetworkContext {
 }
 
 interface ErrorLike {
+  name?: unknown;
   code?: unknown;
   message?: unknown;
   hostname?: unknown;
@@ -106,6 +107,9 @@ export function describeNetworkFailure(err: unknown, context: NetworkContext): {
       if (refused) return { failure: 'connection', detail: proxyAnswer(Number(refused[1]), proxy, context.url.host) };
     }
     for (const e of errors) {
+      if (e.name === 'ProxyTunnelClosedError') {
+        return { failure: 'connection', detail: `the proxy ${proxy.display} (from ${proxy.variable}) closed the connection instead of answering the CONNECT to ${context.url.host}: check that ${proxy.variable} names a proxy` };
+      }
       if (isReaching(e, proxy)) {
         const why = REACH[e.code as string] ?? `the connection failed (${String(e.code)})`;
         const failure: TransportFailure = e.code === 'UND_ERR_CONNECT_TIMEOUT' || e.code === 'ETIMEDOUT' ? 'timeout' : 'connection';

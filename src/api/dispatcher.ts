@@ -6,12 +6,14 @@
  * with the same timeouts and size, under the same interceptors: a proxied request is retried,
  * paced and timed as any other.
  */
-import { Agent, EnvHttpProxyAgent, interceptors, Pool, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, interceptors, Pool, type buildConnector, type Dispatcher } from 'undici';
 import { NotSentError } from './api-error.js';
 import type { ProxySettings } from './proxy-settings.js';
 import { parseRateLimitHeaders } from './rate/rate-limit-headers.js';
 import type { RateGate } from './rate/rate-gate.js';
 import { decideRetry, parseRetryAfter, type RetryDecision, type RetryPolicy } from './retry-policy.js';
+import type { WaitEvent } from './wait-event.js';
+import { WaitWatch, type WaitWatchClock } from './wait-watch.js';
 
 export interface Timeouts {
   connectMs: number;
@@ -44,6 +46,25 @@ export interface AttemptRecord {
   notAfter?: number;
   /** The current attempt's answer has begun (its status and headers came). */
   answered?: boolean;
+  /** When the latest attempt was sent: what its answer shows is no older. */
+  sentAt?: number;
+  /** The request in words, for a wait line. */
+  what: string;
+  /** Its time budget (the deadline, less the time held at the rate limiter). */
+  budgetMs: number;
+  /** The proxy it goes through, redacted, with its variable. */
+  via?: string;
+  /** While it backs off before a retry: until when, and what failed. */
+  backoff?: { until: number; after: string };
+}
+
+/** What http.ts says of a logical request as it starts. */
+export interface TrackOptions {
+  what: string;
+  budgetMs: number;
+  label?: string;
+  notAfter?: number;
+  via?: string;
 }
 
 export interface RetryEvent {
@@ -59,7 +80,7 @@ export interface RetryEvent {
 export interface RetryingDispatcher {
   dispatcher: Dispatcher;
   /** Starts tracking a logical request; its X-Request-Id header ties the attempts to it. */
-  track(requestId: string, label?: string, notAfter?: number): AttemptRecord;
+  track(requestId: string, options: TrackOptions): AttemptRecord;
   untrack(requestId: string): void;
   close(): Promise<void>;
 }
@@ -76,6 +97,10 @@ export interface DispatcherOptions {
   limiter: RateGate;
   /** HTTP(S)_PROXY and NO_PROXY, read from the injected environment (proxy-settings.ts). */
   proxy?: ProxySettings;
+  /** Told when the requests have waited WAIT_NOTICE_MS for something (wait-watch.ts). */
+  onWait?: (event: WaitEvent) => void;
+  /** The clock of that watch; injected by tests. */
+  waitClock?: WaitWatchClock;
 }
 
 type DispatchFn = Dispatcher['dispatch'];
@@ -124,6 +149,37 @@ class AnswerObserver implements Dispatcher.DispatchHandler {
   }
 }
 
+/**
+ * A proxy closed the connection instead of answering the CONNECT (a web server that is no proxy
+ * does that). undici's pool takes its own code for that failure (UND_ERR_SOCKET) for one that a new
+ * connection mends, keeps the request queued and connects again at once, for ever, at full CPU;
+ * under this code the request fails (and is retried as a reset connection).
+ */
+export class ProxyTunnelClosedError extends Error {
+  readonly code = 'ECONNRESET';
+  constructor(cause: unknown) {
+    super('the proxy closed the connection instead of answering the CONNECT', { cause });
+    this.name = 'ProxyTunnelClosedError';
+  }
+}
+
+/**
+ * The pool an EnvHttpProxyAgent opens for each origin (its `factory`): one whose tunnels, when a
+ * proxy hangs up on the CONNECT, fail the request (ProxyTunnelClosedError) rather than open again.
+ */
+export function proxiedPool(origin: URL | string, opts: Pool.Options): Pool {
+  return new Pool(origin, typeof opts.connect === 'function' ? { ...opts, connect: reportClosedTunnel(opts.connect) } : opts);
+}
+
+function reportClosedTunnel(connect: buildConnector.connector): buildConnector.connector {
+  return (options, callback) =>
+    connect(options, (...args) => {
+      const [err] = args;
+      if (err !== null && (err as { code?: unknown }).code === 'UND_ERR_SOCKET') callback(new ProxyTunnelClosedError(err), null);
+      else callback(...args);
+    });
+}
+
 function headerValue(headers: unknown, name: string): string | undefined {
   if (headers == null) return undefined;
   if (Array.isArray(headers)) {
@@ -153,7 +209,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
   const retry = (err: Error, context: { state: { counter: number }; opts: Dispatcher.DispatchOptions }, callback: (err?: Error | null) => void) => {
     const e = err as Error & { statusCode?: number; code?: string; headers?: Record<string, string | string[] | undefined> };
     const requestId = headerValue(context.opts.headers, 'x-request-id') ?? '';
-    const record = records.get(requestId) ?? { startedAt: now(), attempts: 0, throttles: 0, heldMs: 0, holding: false };
+    const record = records.get(requestId) ?? { startedAt: now(), attempts: 0, throttles: 0, heldMs: 0, holding: false, what: 'a request', budgetMs: options.policy.budgetMs };
     const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
     if (status !== undefined && status >= 300 && status < 400) record.redirectLocation = headerValue(e.headers, 'location');
     const retryAfterRaw = e.headers?.['retry-after'];
@@ -193,7 +249,11 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     // then all that keeps the process alive; unref'd, Node exits with code 13 mid-request), bounded
     // by the budget, and over at once when the client stops (an interrupt), so that the retry
     // fails at the gate, unsent.
-    void limiter.backoff(decision.delayMs).then(() => callback(null));
+    record.backoff = { until: now() + decision.delayMs, after: status === undefined ? (e.code ?? 'a failed connection') : `HTTP ${status}` };
+    void limiter.backoff(decision.delayMs).then(() => {
+      delete record.backoff;
+      callback(null);
+    });
   };
 
   const pool = {
@@ -217,6 +277,9 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
           // answer must come within the connect timeout. undici's default (300 s) let a proxy that
           // took the connection and never answered hold each attempt, and close(), for five minutes.
           clientFactory: (origin: URL, opts: object) => new Pool(origin, { ...opts, headersTimeout: options.timeouts.connectMs, bodyTimeout: options.timeouts.connectMs }),
+          // Each origin's pool, its tunnels opened through the proxy: a proxy that hangs up on a CONNECT
+          // fails the request (and is retried, and named) rather than being opened again for ever.
+          factory: proxiedPool,
           // Given explicitly ('' for none), so that undici never falls back to process.env.
           httpProxy: proxy.http?.url ?? '',
           httpsProxy: proxy.https?.url ?? '',
@@ -234,7 +297,10 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
         return true;
       }
       const sentAt = limiter.recordSend();
-      if (record) record.answered = false;
+      if (record) {
+        record.answered = false;
+        record.sentAt = now();
+      }
       const observed = new AnswerObserver(handler, (status, headers) => {
         if (record) record.answered = true;
         const get = (name: string) => {
@@ -283,6 +349,8 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     return true;
   };
 
+  const watch = options.onWait === undefined ? undefined : new WaitWatch((at) => describeWait(records, limiter, at), options.onWait, options.waitClock);
+
   const dispatcher = agent.compose(
     gate,
     interceptors.retry({
@@ -298,23 +366,34 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
 
   return {
     dispatcher,
-    track(requestId, label, notAfter) {
-      const record: AttemptRecord = {
-        startedAt: now(),
-        attempts: 0,
-        throttles: 0,
-        heldMs: 0,
-        holding: false,
-        ...(label === undefined ? {} : { label }),
-        ...(notAfter === undefined ? {} : { notAfter }),
-      };
+    track(requestId, tracked) {
+      const record: AttemptRecord = { startedAt: now(), attempts: 0, throttles: 0, heldMs: 0, holding: false, ...tracked };
       records.set(requestId, record);
       limiter.begin();
+      watch?.begin();
       return record;
     },
     untrack(requestId) {
-      if (records.delete(requestId)) limiter.end();
+      if (!records.delete(requestId)) return;
+      limiter.end();
+      watch?.end();
     },
     close: () => agent.close(),
   };
+}
+
+/**
+ * What the requests wait for now, told by the oldest of them: the rate limiter's pause (a 429's, or
+ * an empty quota's) or its pace, a backoff before a retry, or else an answer that has not come.
+ */
+function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: RateGate, at: number): WaitEvent | undefined {
+  let oldest: AttemptRecord | undefined;
+  for (const record of records.values()) if (oldest === undefined || record.startedAt < oldest.startedAt) oldest = record;
+  if (oldest === undefined) return undefined;
+  const status = limiter.status();
+  const what = oldest.what;
+  if (status.pausedMs > 0) return { reason: status.pausedBy === 'quota' ? 'quota' : 'rate-limit', what, until: at + status.pausedMs, waiting: status.waiting, at };
+  if (oldest.holding && status.rps !== undefined) return { reason: 'pacing', what, until: at + (Math.max(1, status.waiting) * 1000) / status.rps, waiting: status.waiting, rps: status.rps, at };
+  if (oldest.backoff !== undefined) return { reason: 'retry', what, until: oldest.backoff.until, after: oldest.backoff.after, at };
+  return { reason: 'answer', what, until: oldest.startedAt + oldest.budgetMs + oldest.heldMs, ...(oldest.via === undefined ? {} : { via: oldest.via }), at };
 }

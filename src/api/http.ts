@@ -14,7 +14,7 @@ import { ApiError, NotSentError, TransportError } from './api-error.js';
 import type { RetryingDispatcher, Timeouts } from './dispatcher.js';
 import { OrgformError } from '../errors.js';
 import { describeNetworkFailure } from './describe-network-failure.js';
-import type { ProxySettings } from './proxy-settings.js';
+import { proxyForScheme, type ProxySettings } from './proxy-settings.js';
 import { BodyNotUtf8Error, BodyTooLargeError, discardBody, readStreamCapped } from './read-body.js';
 import { timerDelay } from './rate/timer-delay.js';
 import { redactAddress, redactSecrets, sanitizeCause } from '../redact.js';
@@ -65,10 +65,14 @@ export interface HttpRequest {
   timeouts?: Timeouts;
   /** No attempt is sent after this time (epoch ms): it fails unsent, NotSentError with `readTooOld`. */
   notAfter?: number;
+  /** The request in words, for a line saying what the run waits for (default: the operation and target). */
+  what?: string;
 }
 
 export interface HttpResponse {
   status: number;
+  /** When the attempt that was answered was sent (the dispatcher's clock): what the answer shows is no older. */
+  sentAt: number;
   /** Parsed JSON, or undefined for an empty body or one that is not JSON. */
   body: unknown;
   /** The content type of a 2xx body that was not JSON, so that an operation needing a body can say so. */
@@ -126,6 +130,36 @@ function shorten(text: string, max = 200): string {
 }
 
 export type Http = (request: HttpRequest) => Promise<HttpResponse>;
+
+/**
+ * The answer's start, or the deadline's reason once it passes. undici honours the signal only once
+ * the request has a connection: one queued behind a connection that never comes (a proxy that hangs
+ * up on every CONNECT, which undici's pool then opens again at once, for ever) would outlast it.
+ * An answer that comes after all is let go.
+ */
+function byDeadline(answer: Promise<Dispatcher.ResponseData>, deadline: AbortSignal): Promise<Dispatcher.ResponseData> {
+  if (deadline.aborted) {
+    answer.then((late) => discardBody(late.body), () => undefined);
+    return Promise.reject(deadline.reason as Error);
+  }
+  return new Promise((resolve, reject) => {
+    const onDeadline = () => {
+      answer.then((late) => discardBody(late.body), () => undefined);
+      reject(deadline.reason as Error);
+    };
+    deadline.addEventListener('abort', onDeadline, { once: true });
+    answer.then(
+      (response) => {
+        deadline.removeEventListener('abort', onDeadline);
+        resolve(response);
+      },
+      (err: unknown) => {
+        deadline.removeEventListener('abort', onDeadline);
+        reject(err as Error);
+      },
+    );
+  });
+}
 
 /** What to do about a 401, naming where the token came from. */
 function unauthorizedHint(tokens: TokenSource, refreshed: boolean): string {
@@ -196,10 +230,22 @@ export function createHttp(options: HttpOptions): Http {
     }
   }
 
+  /** The proxy a request goes through, for its wait line: said only where NO_PROXY cannot make it untrue. */
+  function via(url: URL): { via?: string } {
+    const proxy = options.proxy === undefined || options.proxy.noProxy.trim() !== '' ? undefined : proxyForScheme(options.proxy, url);
+    return proxy === undefined ? {} : { via: `${proxy.display} (${proxy.variable})` };
+  }
+
   async function sendWith(request: HttpRequest, token: string, refreshed: boolean): Promise<HttpResponse> {
     const timeouts = request.timeouts ?? options.timeouts;
     const requestId = randomUUID();
-    const record = options.transport.track(requestId, request.label, request.notAfter);
+    const record = options.transport.track(requestId, {
+      what: request.what ?? `${request.operation} ${request.target}`,
+      budgetMs: timeouts.totalMs,
+      ...(request.label === undefined ? {} : { label: request.label }),
+      ...(request.notAfter === undefined ? {} : { notAfter: request.notAfter }),
+      ...via(request.url),
+    });
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
       accept: 'application/json',
@@ -244,14 +290,17 @@ export function createHttp(options: HttpOptions): Http {
       // Request and Response objects and signals, about half of a bulk apply's CPU.
       let response: Dispatcher.ResponseData;
       try {
-        response = await options.transport.dispatcher.request({
-          origin: request.url.origin,
-          path: `${request.url.pathname}${request.url.search}`,
-          method: request.method,
-          headers,
-          body: payload,
-          signal: deadline,
-        });
+        response = await byDeadline(
+          options.transport.dispatcher.request({
+            origin: request.url.origin,
+            path: `${request.url.pathname}${request.url.search}`,
+            method: request.method,
+            headers,
+            body: payload,
+            signal: deadline,
+          }),
+          deadline,
+        );
       } catch (err) {
         const stop = stopOf(err);
         if (stop instanceof NotSentError) throw new NotSentError({ operation: request.operation, target: target(), why: stop.why, readTooOld: stop.readTooOld });
@@ -352,7 +401,7 @@ export function createHttp(options: HttpOptions): Http {
 
       // A 2xx whose body is not JSON ("200 text/plain OK") is still a success: the operations that
       // need a body check its shape and refuse `undefined` with the operation's own message.
-      return { status: status, body: parseFailed ? undefined : parsed, ...(parseFailed ? { unparsed: contentType || 'no content type' } : {}) };
+      return { status: status, sentAt: record.sentAt ?? record.startedAt, body: parseFailed ? undefined : parsed, ...(parseFailed ? { unparsed: contentType || 'no content type' } : {}) };
     } finally {
       clearTimeout(timer);
       options.transport.untrack(requestId);

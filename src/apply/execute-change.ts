@@ -261,14 +261,13 @@ const show = (value: string | null) => (value === null ? '(none)' : JSON.stringi
 async function writeBilling(change: ApplicableChange, client: OrganisationsClient, waits: Waits, options: ExecuteOptions): Promise<ExecutionResult> {
   const declared = change.declared;
   if (declared === undefined) throw new Error(`plan change ${change.address} has no declared billing`);
-  const clock = options.now ?? Date.now;
   // A write goes out moments after its read; a bound of 0 ("always read by id first") still lets it.
   const sendWithinMs = sendWindowMs(options.maxReadAgeMs);
   let fresh = options.fresh;
   for (let build = 1; ; build += 1) {
     const read =
       change.knownAfter !== undefined
-        ? { values: await billingAfterJoin(change, client, waits), readAt: clock() }
+        ? await billingAfterJoin(change, client, waits)
         : await billingNow(change, client, { ...options, ...(fresh === undefined ? {} : { fresh }) });
     if ('outcome' in read) return read;
     const decision = decideBillingWrite(declared, change.seen, read.values);
@@ -350,8 +349,9 @@ async function billingNow(change: ApplicableChange, client: OrganisationsClient,
     if (fresh.billing !== null && now() - fresh.readAt <= maxAge) return { values: fresh.billing, readAt: fresh.readAt };
   }
   let org;
+  let readAt: number;
   try {
-    org = await client.getOrganisation(id);
+    ({ organisation: org, sentAt: readAt } = await client.readOrganisation(id));
   } catch (err) {
     if (isServiceNotFound(err)) {
       return { outcome: 'stale', reason: staleReason(`organisation ${JSON.stringify(slug)} (${id}) can no longer be read (${describeError(err)}): it was deleted, or you left it, since the plan`) };
@@ -362,7 +362,6 @@ async function billingNow(change: ApplicableChange, client: OrganisationsClient,
       err,
     );
   }
-  const readAt = now();
   if (org.slug !== slug) return slugChanged(change, org.slug);
   const billing = observeBilling(org.billing, true);
   if (!billing.known) {
@@ -388,11 +387,12 @@ function errorMessage(err: unknown): string {
  * The billing of an organisation joined by this apply: read now that the accept has succeeded
  * (waiting a little while a new membership does not show yet).
  */
-async function billingAfterJoin(change: ApplicableChange, client: OrganisationsClient, waits: Waits): Promise<BillingValues> {
+async function billingAfterJoin(change: ApplicableChange, client: OrganisationsClient, waits: Waits): Promise<{ values: BillingValues; readAt: number }> {
   const orgId = change.organisation.id;
   const read = await settle(async () => {
     try {
-      return { ok: true as const, org: await client.getOrganisation(orgId) };
+      const { organisation, sentAt } = await client.readOrganisation(orgId);
+      return { ok: true as const, org: organisation, sentAt };
     } catch (err) {
       if (isNotFound(err) || isForbidden(err)) return { ok: false as const, err };
       throw err;
@@ -408,5 +408,5 @@ async function billingAfterJoin(change: ApplicableChange, client: OrganisationsC
   if (!read.ok) throw failed('it could not be read after the accept', read.err);
   const billing = observeBilling(read.org.billing, true);
   if (!billing.known) throw failed(`it cannot be read (${billing.reason})`);
-  return billing.values;
+  return { values: billing.values, readAt: read.sentAt };
 }

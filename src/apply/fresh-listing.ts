@@ -6,9 +6,8 @@
  * the page showed and when it was read. `chooseFreshReads` decides whether that listing is worth
  * it, or each organisation is better read by id just before its write.
  */
-import type { OrganisationsClient } from '../api/client.js';
+import type { ListingPage, OrganisationsClient } from '../api/client.js';
 import { observeBilling } from '../api/observe-billing.js';
-import type { OrganisationList } from '../api/types.js';
 import type { FreshRead } from './execute-change.js';
 
 /**
@@ -110,7 +109,7 @@ const UNLISTED: FreshRead = Object.freeze({ kind: 'unlisted' });
 export class FreshListing {
   private readonly queue: Arrival[] = [];
   private head = 0;
-  private pages: AsyncIterator<OrganisationList> | undefined;
+  private pages: AsyncIterator<ListingPage> | undefined;
   private reading = false;
   private ended = false;
   private closing = false;
@@ -162,13 +161,14 @@ export class FreshListing {
       this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
       const askedAt = this.options.now();
       const page = await this.pages.next();
-      // When the page arrived: it shows the service as it was when it answered (a pause for a 429 or
-      // a retry before it does not age it).
-      const readAt = this.options.now();
       if (page.done === true) {
         this.end(UNLISTED);
       } else {
-        this.fastestPageMs = Math.min(this.fastestPageMs ?? Infinity, Math.max(0, readAt - askedAt));
+        this.fastestPageMs = Math.min(this.fastestPageMs ?? Infinity, Math.max(0, this.options.now() - askedAt));
+        // As old as its sending: the service may have taken it then and answered long after, and
+        // what was renewed in between it does not show. (A pause for a 429 or a retry before the
+        // attempt that was answered does not age it.)
+        const readAt = page.value.sentAt;
         for (const org of page.value.organisations) {
           const group = this.waiting.get(org.id);
           if (group === undefined) continue;

@@ -158,14 +158,16 @@ function canExport(flags: InitFlags, io: CliIO): boolean {
 }
 
 async function exportedConfig(flags: InitFlags, io: CliIO): Promise<{ text: string; count: number }> {
-  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKey }, { selectExportable }] = await Promise.all([
+  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKey }, { selectExportable }, { formatWait }] = await Promise.all([
     import('../api/connect/open-client.js'),
     import('../export/read-organisations.js'),
     import('../export/render-export.js'),
     import('../api/connect/service-key.js'),
     import('../export/select-exportable.js'),
+    import('../text/format-wait.js'),
   ]);
-  const client = await openClient(flags, io);
+  // A wait of 2 s or more is told on standard error, as every command's is.
+  const client = await openClient(flags, io, { onWait: (event) => io.stderr.write(`${formatWait(event)}\n`) });
   try {
     const { organisations, activeId } = await readOrganisations(client, { parallelism: flags.parallelism });
     const text = renderExport(organisations, activeId, { baseUrl: serviceKey(client), schema: DEFAULT_SCHEMA_PATH });

@@ -34,6 +34,10 @@ export interface Behaviour {
   'membership-lag': number;
   /** A gateway answers requests under /api/v2 with an HTML 404: never, once per path, or always. */
   'gateway-404': 'off' | 'v2-once' | 'v2';
+  /** GetOrganisations answers an empty page (with a `next`) before the second page, or before every page after the first. */
+  'empty-pages': 'none' | 'one' | 'every';
+  /** Every cursor is new text each time it is issued, the same position included (as encrypted cursors are). */
+  'fresh-cursors': 'off' | 'on';
 }
 
 export type PointName = keyof Behaviour;
@@ -104,6 +108,14 @@ export const POINTS: { readonly [K in PointName]: PointDefinition } = {
     values: ['off', 'v2-once', 'v2'],
     description: 'a gateway answers requests under /api/v2 with an HTML 404: never, the first per path, or always',
   },
+  'empty-pages': {
+    values: ['none', 'one', 'every'],
+    description: 'GetOrganisations answers an empty page that links on, before the second page (one) or before every page after the first',
+  },
+  'fresh-cursors': {
+    values: ['off', 'on'],
+    description: 'listing cursors are new text each time they are issued, for the same position too (as encrypted cursors are)',
+  },
 };
 
 export const POINT_NAMES: readonly PointName[] = Object.freeze(Object.keys(POINTS) as PointName[]);
@@ -124,6 +136,8 @@ export const PROFILES: { readonly [K in ProfileName]: Readonly<Behaviour> } = {
     'non-member-reads': 'refused',
     'membership-lag': 0,
     'gateway-404': 'off',
+    'empty-pages': 'none',
+    'fresh-cursors': 'off',
   }),
   strict: Object.freeze({
     'billing-put': 'replace',
@@ -140,6 +154,8 @@ export const PROFILES: { readonly [K in ProfileName]: Readonly<Behaviour> } = {
     'non-member-reads': 'readable',
     'membership-lag': 2,
     'gateway-404': 'v2-once',
+    'empty-pages': 'one',
+    'fresh-cursors': 'on',
   }),
 };
 

@@ -16,6 +16,10 @@ export interface ListCursor {
   exclude: string | null;
   /** The filter the chain was started with (lower-cased), carried so that links need not repeat it. */
   filter: string | null;
+  /** Answer this position first with an empty page that links on to it (the `empty-pages` point). */
+  pad?: boolean;
+  /** Makes the cursor's text new each time it is issued, as an encrypted cursor's is (the `fresh-cursors` point). */
+  nonce?: string;
 }
 
 export interface CursorCodec {
@@ -29,6 +33,7 @@ export function createCursorCodec(secret: Buffer = randomBytes(32)): CursorCodec
   return {
     encode(cursor) {
       const tuple = [cursor.direction === 'after' ? 'a' : 'b', cursor.key?.[0] ?? null, cursor.key?.[1] ?? null, cursor.exclude, cursor.filter];
+      if (cursor.pad === true || cursor.nonce !== undefined) tuple.push(cursor.pad === true ? 'pad' : null, cursor.nonce ?? null);
       const payload = Buffer.from(JSON.stringify(tuple)).toString('base64url');
       return `${payload}.${sign(payload).toString('base64url')}`;
     },
@@ -48,12 +53,19 @@ export function createCursorCodec(secret: Buffer = randomBytes(32)): CursorCodec
 }
 
 function parseTuple(value: unknown): ListCursor | undefined {
-  if (!Array.isArray(value) || value.length !== 5) return undefined;
-  const [d, slug, id, exclude, filter] = value as unknown[];
+  if (!Array.isArray(value) || (value.length !== 5 && value.length !== 7)) return undefined;
+  const [d, slug, id, exclude, filter, pad, nonce] = value as unknown[];
   const optionalString = (v: unknown) => v === null || typeof v === 'string';
   if ((d !== 'a' && d !== 'b') || !optionalString(slug) || !optionalString(id)) return undefined;
   if (!optionalString(exclude) || !optionalString(filter)) return undefined;
   const key = typeof slug === 'string' && typeof id === 'string' ? ([slug, id] as const) : null;
   if (d === 'b' && key === null) return undefined;
-  return { direction: d === 'a' ? 'after' : 'before', key, exclude: exclude as string | null, filter: filter as string | null };
+  return {
+    direction: d === 'a' ? 'after' : 'before',
+    key,
+    exclude: exclude as string | null,
+    filter: filter as string | null,
+    ...(pad === 'pad' ? { pad: true } : {}),
+    ...(typeof nonce === 'string' ? { nonce } : {}),
+  };
 }

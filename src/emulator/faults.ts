@@ -10,7 +10,10 @@ export type Fault =
   | { kind: 'drop' }
   | { kind: 'lost-response' }
   | { kind: 'hang' }
-  | { kind: 'delay-headers'; ms: number }
+  /** Processed when it comes, answered `ms` later; with `renew`, the organisations of the answer are renewed meanwhile. */
+  | { kind: 'delay-headers'; ms: number; renew?: boolean }
+  /** A listing request whose last page links back to the start under a fresh cursor, and no totalCount. */
+  | { kind: 'cycle' }
   | { kind: 'trickle'; intervalMs: number; chunk?: string }
   | { kind: 'huge'; bytes: number }
   | { kind: 'html'; status: number }
@@ -119,7 +122,10 @@ function checkFault(fault: unknown): string | undefined {
     case 'hang':
       return undefined;
     case 'delay-headers':
+      if (fault.renew !== undefined && typeof fault.renew !== 'boolean') return 'renew must be true or false';
       return isCount(fault.ms) ? undefined : 'ms must be a number of milliseconds';
+    case 'cycle':
+      return undefined;
     case 'trickle':
       if (!isCount(fault.intervalMs) || (fault.intervalMs as number) < 1) return 'intervalMs must be at least 1';
       return fault.chunk === undefined || (typeof fault.chunk === 'string' && fault.chunk.length > 0) ? undefined : 'chunk must be a non-empty string';

@@ -28,6 +28,8 @@ export interface OperationRequest {
   query: string;
   token: string;
   body: Buffer;
+  /** The `cycle` fault took this listing request: its last page links back to the start. */
+  cycle?: boolean;
 }
 
 const LIST_PATH = '/api/organisations/v1/organisations';
@@ -47,7 +49,7 @@ export async function handleOperation(
     case 'getOrganisations': {
       const query = parseListQuery(request.query, settings);
       if (!query.ok) return errorAnswer(query);
-      return toAnswer(store.listOrganisations(token, query.value), 200, (page) => renderList(page, query.value, settings));
+      return toAnswer(store.listOrganisations(token, query.value, { cycle: request.cycle === true }), 200, (page) => renderList(page, query.value, settings));
     }
     case 'getOrganisation':
       return toAnswer(store.getOrganisation(token, org), 200, render);

@@ -192,7 +192,7 @@ export function createServiceHandler(deps: ServiceDependencies) {
         } else {
           if (method === 'PUT' || method === 'DELETE') counters.writes += 1;
           // The store knows each user by their seed token; an issued token stands for its user.
-          const request = { operation: match.operation, params: match.params, query: target.query, token: check.userToken, body: body.body };
+          const request = { operation: match.operation, params: match.params, query: target.query, token: check.userToken, body: body.body, ...(fault?.kind === 'cycle' ? { cycle: true } : {}) };
           answer = reshapeSuccess(await handleOperation(deps.store, deps.settings(), request, sleep), behaviour['success-body'], match.operation);
           if (replayKey !== undefined) remember(replays, replayKey, answer);
         }
@@ -206,7 +206,11 @@ export function createServiceHandler(deps: ServiceDependencies) {
       res.socket?.destroy();
       return;
     }
-    if (fault?.kind === 'delay-headers' && !(await sleep(fault.ms))) return;
+    if (fault?.kind === 'delay-headers') {
+      // Taken when it came, sent later: a renewal in between is not in it.
+      if (fault.renew === true) for (const id of organisationsIn(answer)) deps.store.renewSubscription(id);
+      if (!(await sleep(fault.ms))) return;
+    }
     send(answer);
     if (body.kind === 'too-large' && !body.drained) res.once('finish', () => req.socket.destroy());
   };
@@ -240,6 +244,18 @@ function reshapeSuccess(answer: Answer, style: Behaviour['success-body'], operat
       const reshaped = style === 'no-content' ? { status: 204 } : style === 'text-200' ? TEXT_OK : MIXED[operation];
       return reshaped && operation in MIXED ? { ...reshaped } : answer;
     }
+  }
+}
+
+/** The organisations an answer shows (a listing page's, or the one read), by id. */
+function organisationsIn(answer: Answer): string[] {
+  if (answer.status !== 200 || typeof answer.body !== 'string') return [];
+  try {
+    const value = JSON.parse(answer.body) as { id?: unknown; organisations?: Array<{ id?: unknown }> };
+    const listed = Array.isArray(value.organisations) ? value.organisations : [value];
+    return listed.map((o) => o.id).filter((id): id is string => typeof id === 'string');
+  } catch {
+    return [];
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { BILLING_RESPONSE_FIELD, type Billing, type Organisation, type SlugAvailability } from '../api/types.js';
 import { PROFILES, type Behaviour } from './behaviour.js';
-import { createCursorCodec, type CursorCodec } from './cursor-codec.js';
+import { createCursorCodec, type CursorCodec, type ListCursor } from './cursor-codec.js';
 import type { EmulatorData } from './data.js';
 import { fail, organisationNotFound, succeed, type StoreResult } from './failure.js';
 import { paginateOrganisations } from './paginate-organisations.js';
@@ -41,7 +41,8 @@ export interface ListQuery {
 /** A page with its `next`/`prev` as cursors; routes turn them into the configured link form. */
 export interface OrganisationPage {
   organisations: Organisation[];
-  totalCount: number;
+  /** Left out by a listing that cycles (the `cycle` fault). */
+  totalCount?: number;
   next?: string;
   prev?: string;
 }
@@ -57,6 +58,7 @@ export class EmulatorStore {
   private readonly slugs = new Map<string, string>();
   private readonly listings = new Map<string, UserListing>();
   private readonly cursors: CursorCodec = createCursorCodec();
+  private cursorsIssued = 0;
   /** Channels deleted so far (id -> organisation), for the `gone-channel` point. */
   private readonly deletedChannels = new Map<string, string>();
   /** Invitations deleted so far (id -> organisation), for the `repeat-delete` point. */
@@ -203,10 +205,15 @@ export class EmulatorStore {
   renewNextSubscription(): { organisation: string; subscriptionId: string; customerId: string } | undefined {
     const withBilling = [...this.organisations.values()].filter((org) => org.billing !== undefined);
     if (withBilling.length === 0) return undefined;
-    const org = withBilling[this.renewed % withBilling.length]!;
+    return this.renewSubscription(withBilling[this.renewed % withBilling.length]!.id);
+  }
+
+  /** Renews one organisation's subscription (a new subscriptionId and customerId); undefined when it has no billing. */
+  renewSubscription(id: string): { organisation: string; subscriptionId: string; customerId: string } | undefined {
+    if (this.organisations.get(id)?.billing === undefined) return undefined;
     this.renewed += 1;
-    const renewal = { organisation: org.id, subscriptionId: `sub_renewed_${this.renewed}`, customerId: `cus_renewed_${this.renewed}` };
-    this.changeBilling(org.id, { subscriptionId: renewal.subscriptionId, customerId: renewal.customerId });
+    const renewal = { organisation: id, subscriptionId: `sub_renewed_${this.renewed}`, customerId: `cus_renewed_${this.renewed}` };
+    this.changeBilling(id, { subscriptionId: renewal.subscriptionId, customerId: renewal.customerId });
     if (this.renewals.length >= RENEWALS_KEPT) this.renewals.shift();
     this.renewals.push(renewal);
     return renewal;
@@ -218,7 +225,11 @@ export class EmulatorStore {
 
   // ---- the eight operations ------------------------------------------------------------------
 
-  listOrganisations(token: string, query: ListQuery): StoreResult<OrganisationPage> {
+  /**
+   * A page of the user's organisations. With `cycle` (the fault), a last page links back to the
+   * start under a fresh cursor, and no page carries totalCount: a listing that never ends.
+   */
+  listOrganisations(token: string, query: ListQuery, play: { cycle?: boolean } = {}): StoreResult<OrganisationPage> {
     const user = this.users.get(token);
     if (!user) return unauthenticated();
     let filter = query.filter ? query.filter.toLowerCase() : null;
@@ -237,6 +248,9 @@ export class EmulatorStore {
     // Rule 2 holds whatever the lag: the active organisation is always the first item.
     if (user.active !== undefined) hidden.delete(user.active);
     if (hidden.size > 0) list = list.filter((org) => !hidden.has(org.id));
+    const counted = play.cycle === true ? {} : { totalCount: list.length };
+    // empty-pages: this position is answered empty first, linking on to it.
+    if (cursor?.pad === true) return succeed({ organisations: [], ...counted, next: this.issueCursor({ ...cursor, pad: false }) });
     const member = (id: string) => (hidden.has(id) ? undefined : this.memberOrganisation(user, id));
     const page = paginateOrganisations({
       list,
@@ -246,12 +260,21 @@ export class EmulatorStore {
       cursor,
       findMember: member,
     });
+    const pad = this.behaviour['empty-pages'] === 'every' || (this.behaviour['empty-pages'] === 'one' && cursor === null);
+    const next = page.next ?? (play.cycle === true ? { direction: 'after' as const, key: null, exclude: filter === null ? (user.active ?? null) : null, filter } : undefined);
     return succeed({
       organisations: page.organisations,
-      totalCount: page.totalCount,
-      ...(page.next ? { next: this.cursors.encode(page.next) } : {}),
-      ...(page.prev ? { prev: this.cursors.encode(page.prev) } : {}),
+      ...counted,
+      ...(next ? { next: this.issueCursor({ ...next, ...(pad ? { pad } : {}) }) } : {}),
+      ...(page.prev ? { prev: this.issueCursor(page.prev) } : {}),
     });
+  }
+
+  /** A cursor's text: new each time under `fresh-cursors`, else the same for the same position. */
+  private issueCursor(cursor: ListCursor): string {
+    if (this.behaviour['fresh-cursors'] === 'off') return this.cursors.encode(cursor);
+    this.cursorsIssued += 1;
+    return this.cursors.encode({ ...cursor, nonce: String(this.cursorsIssued) });
   }
 
   /** Reads by identifier: members only, unless `non-member-reads` is readable; a lagging new membership is not seen yet. */

@@ -59,13 +59,13 @@ export function createStateHttp(options: StateHttpOptions): { send: StateHttp; r
   let agent: import('undici').Dispatcher | undefined;
 
   async function attempt(request: StateRequest): Promise<StateAnswer> {
-    const undici = await import('undici');
+    const [undici, { proxiedPool }] = await Promise.all([import('undici'), import('../api/dispatcher.js')]);
     const pool = { connect: { timeout: options.timeoutMs }, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 };
     const proxy = options.proxy;
     agent ??=
       proxy === undefined
         ? new undici.Agent(pool)
-        : new undici.EnvHttpProxyAgent({ ...pool, proxyTls: pool.connect, requestTls: pool.connect, httpProxy: proxy.http?.url ?? '', httpsProxy: proxy.https?.url ?? '', noProxy: proxy.noProxy });
+        : new undici.EnvHttpProxyAgent({ ...pool, proxyTls: pool.connect, requestTls: pool.connect, factory: proxiedPool, httpProxy: proxy.http?.url ?? '', httpsProxy: proxy.https?.url ?? '', noProxy: proxy.noProxy });
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'orgform' };
     if (authorization !== undefined) headers.authorization = authorization;
     if (request.body !== undefined) headers['content-type'] = 'application/json';

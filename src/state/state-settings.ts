@@ -8,6 +8,7 @@
  */
 import { DEFAULT_BATCH_POLICY, type BatchPolicy } from './batched-journal.js';
 import { envInt } from '../env-int.js';
+import type { WaitEvent } from '../api/wait-event.js';
 import type { CliIO } from '../io.js';
 
 /** The numbers a remote state works by; the CLI reads them from the environment (stateSettings, below). */
@@ -28,4 +29,9 @@ export function stateSettings(io: Pick<CliIO, 'env'>): StateSettings {
     },
     timeoutMs: envInt(io.env, 'ORGFORM_STATE_TIMEOUT_MS') ?? defaults.timeoutMs,
   };
+}
+
+/** A step of the state (taking its lock, reading it) as a wait, once it is slow: it gives up at its timeout. */
+export function stateWait(what: string, startedAt: number, settings: StateSettings | undefined): Omit<WaitEvent, 'at'> {
+  return { reason: 'state', what, until: startedAt + (settings ?? DEFAULT_STATE_SETTINGS).timeoutMs, setting: 'ORGFORM_STATE_TIMEOUT_MS' };
 }

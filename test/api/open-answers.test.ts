@@ -34,19 +34,30 @@ async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
 const page = (body: object) => ({ operation: 'getOrganisations' as const, fault: { kind: 'status' as const, status: 200, body: JSON.stringify(body) } });
 
 describe('the client on answers the interface leaves open', () => {
-  it('stops at an empty page even when every page hands out a fresh `next`', async () => {
+  it('follows an empty page to the pages after it, and stops, naming where, after 100 empty pages in a row each with a fresh `next`', async () => {
     const { client, emulator } = await setup();
-    for (let i = 0; i < 5; i += 1) emulator.faults.add(page({ organisations: [], next: `fresh-${i}` }));
-    expect(await collect(client.listOrganisations())).toEqual([]);
-    expect(emulator.counters.byOperation.getOrganisations).toBe(1);
+    emulator.faults.add(page({ organisations: [{ id: 'o1', slug: 'one' }], next: 'fresh-0' }));
+    emulator.faults.add(page({ organisations: [], next: 'fresh-1' }));
+    emulator.faults.add(page({ organisations: [{ id: 'o2', slug: 'two' }] }));
+    expect((await collect(client.listOrganisations())).map((o) => o.slug)).toEqual(['one', 'two']);
+
+    for (let i = 0; i < 101; i += 1) emulator.faults.add(page({ organisations: [], next: `empty-${i}` }));
+    emulator.resetCounters();
+    const failure = await rejection(collect(client.listOrganisations()));
+    expect((failure as Error).message).toContain('pages 1 to 100 all came empty, each with a "next" link, so the listing would never end. The listing stopped at page 100, after 0 organisations');
+    expect(emulator.counters.byOperation.getOrganisations).toBe(100);
   });
 
-  it('stops once it has seen as many organisations as totalCount says, whatever `next` says', async () => {
+  it('reads past totalCount to organisations it did not count, and stops at an empty page that points on once every counted one is listed', async () => {
     const { client, emulator } = await setup();
     emulator.faults.add(page({ totalCount: 2, organisations: [{ id: 'o1', slug: 'one' }, { id: 'o2', slug: 'two' }], next: 'more' }));
-    emulator.faults.add(page({ totalCount: 2, organisations: [{ id: 'o3', slug: 'three' }], next: 'again' }));
-    expect((await collect(client.listOrganisations())).map((o) => o.slug)).toEqual(['one', 'two']);
-    expect(emulator.counters.byOperation.getOrganisations).toBe(1);
+    emulator.faults.add(page({ totalCount: 2, organisations: [{ id: 'o3', slug: 'three' }] }));
+    expect((await collect(client.listOrganisations())).map((o) => o.slug)).toEqual(['one', 'two', 'three']);
+
+    emulator.faults.add(page({ totalCount: 2, organisations: [{ id: 'o1', slug: 'one' }, { id: 'o2', slug: 'two' }], next: 'more' }));
+    emulator.faults.add(page({ totalCount: 2, organisations: [], next: 'again' }));
+    const failure = await rejection(collect(client.listOrganisations()));
+    expect((failure as Error).message).toContain('page 2 is empty and its "next" points to another page, though the listing already holds the 2 organisations its totalCount counts: more pages than totalCount allows. The listing stopped at page 2, after 2 organisations');
   });
 
   it('reads `billing: null` as no billing instead of refusing the whole listing', async () => {

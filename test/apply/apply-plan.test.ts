@@ -331,8 +331,8 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
   });
 
   it('reads an organisation again by id when its listing read has grown older than the bound before its write', async () => {
-    const client = createScriptedClient(world(), { pageSize: 2 });
     let clock = 0;
+    const client = createScriptedClient(world(), { pageSize: 2, now: () => clock });
     const held = gate();
     client.on('updateBillingDetails', held.script);
     const running = run(changes(), client, { ...listing, parallelism: 1, now: () => clock, maxReadAgeMs: 1_000 });
@@ -348,8 +348,8 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
   });
 
   it('when a rate learned mid-run serves fewer than were started, lets only those it serves read again and write', async () => {
-    const client = createScriptedClient(world(), { pageSize: 6 });
     let clock = 0;
+    const client = createScriptedClient(world(), { pageSize: 6, now: () => clock });
     // Every worker's first write is held until its read aged, and meanwhile a 429 tells the rate:
     // half a request a second, one organisation at a time.
     client.on(

@@ -75,8 +75,9 @@ const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `o
 
 /** A client whose listing answers pages of two, and the listing over it waiting for the groups of `ids`, in order. */
 function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number) => number); now?: () => number } = {}) {
-  const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2 });
-  const listing = new FreshListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now: options.now ?? (() => 7) });
+  const now = options.now ?? (() => 7);
+  const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2, now });
+  const listing = new FreshListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
   return { client, listing };
 }
 
@@ -87,7 +88,7 @@ function drain(listing: FreshListing): Arrival[] {
 }
 
 describe('FreshListing', () => {
-  it('hands over each waiting organisation on a page with its slug, its billing as listed and when the page arrived', async () => {
+  it('hands over each waiting organisation on a page with its slug, its billing as listed and when the page was asked for', async () => {
     let clock = 7;
     const { listing } = setup(['org_d', 'org_b'], { now: () => clock });
     expect(listing.wantsRead()).toBe(true);
@@ -98,6 +99,19 @@ describe('FreshListing', () => {
     expect(drain(listing)).toEqual([{ group: 0, fresh: { kind: 'listed', slug: 'd', billing: { billingEmail: 'd@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 9 } }]);
     // Every organisation found: the last page is not read.
     expect(listing.wantsRead()).toBe(false);
+  });
+
+  it('counts a page as read when it was asked for, however long its answer took: what was renewed meanwhile it does not show', async () => {
+    let clock = 7;
+    const { client, listing } = setup(['org_b'], { now: () => clock });
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    const reading = listing.readPage();
+    await held.held;
+    clock = 6_007;
+    held.release();
+    await reading;
+    expect(drain(listing)).toMatchObject([{ group: 0, fresh: { kind: 'listed', slug: 'b', readAt: 7 } }]);
   });
 
   it('reads a page only while fewer groups than the low water wait to run, and one page at a time', async () => {

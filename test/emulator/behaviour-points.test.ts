@@ -401,3 +401,47 @@ describe('gateway-404', () => {
     expect(emulator.counters.byOperation.deleteNotificationChannel).toBe(3);
   });
 });
+
+/** Every page of the listing from `first` on, each as its answer's body: ids only. */
+async function chain(emulator: Emulator, first: string, max = 20): Promise<Array<{ ids: string[]; next: string | undefined; totalCount: unknown }>> {
+  const pages = [];
+  let path: string | undefined = first;
+  while (path !== undefined && pages.length < max) {
+    const { body } = await callJson(emulator, path);
+    const next = body.next as string | undefined;
+    pages.push({ ids: (body.organisations as Array<{ id: string }>).map((o) => o.id), next, totalCount: body.totalCount });
+    path = next === undefined ? undefined : `${LIST}?limit=2&cursor=${encodeURIComponent(next)}`;
+  }
+  return pages;
+}
+
+describe('empty-pages', () => {
+  it('one: the second page comes empty first, with the count and a next to it; the pages after come as they are', async () => {
+    const emulator = await withPoints({ 'empty-pages': 'one' });
+    const pages = await chain(emulator, `${LIST}?limit=2`);
+    expect(pages.map((p) => p.ids)).toEqual([['org_initech', 'org_acme'], [], ['org:hooli/eu', 'org_stark'], ['org_umbrella']]);
+    expect(pages[1]!.totalCount).toBe(5);
+  });
+
+  it('every: an empty page before every page after the first, and the whole listing still there', async () => {
+    const emulator = await withPoints({ 'empty-pages': 'every' });
+    const pages = await chain(emulator, `${LIST}?limit=2`);
+    expect(pages.map((p) => p.ids)).toEqual([['org_initech', 'org_acme'], [], ['org:hooli/eu', 'org_stark'], [], ['org_umbrella']]);
+  });
+});
+
+describe('fresh-cursors', () => {
+  it('on: the same position is given new text each time, and each text leads there', async () => {
+    const emulator = await withPoints({ 'fresh-cursors': 'on' });
+    const [a, b] = [await callJson(emulator, `${LIST}?limit=2`), await callJson(emulator, `${LIST}?limit=2`)];
+    expect(a.body.next).not.toBe(b.body.next);
+    const [fromA, fromB] = [await chain(emulator, `${LIST}?limit=2&cursor=${encodeURIComponent(a.body.next)}`), await chain(emulator, `${LIST}?limit=2&cursor=${encodeURIComponent(b.body.next)}`)];
+    expect(fromA.map((p) => p.ids)).toEqual([['org:hooli/eu', 'org_stark'], ['org_umbrella']]);
+    expect(fromB.map((p) => p.ids)).toEqual(fromA.map((p) => p.ids));
+  });
+
+  it('off (lenient): the same position, the same text', async () => {
+    const emulator = await useEmulator();
+    expect((await callJson(emulator, `${LIST}?limit=2`)).body.next).toBe((await callJson(emulator, `${LIST}?limit=2`)).body.next);
+  });
+});

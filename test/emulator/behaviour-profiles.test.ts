@@ -30,6 +30,8 @@ const STRICT = {
   'non-member-reads': 'readable',
   'membership-lag': 2,
   'gateway-404': 'v2-once',
+  'empty-pages': 'one',
+  'fresh-cursors': 'on',
 };
 
 describe('profiles', () => {
@@ -53,7 +55,7 @@ describe('profiles', () => {
 
   it('refuses an unknown profile, point or value, naming what is allowed', () => {
     expect(() => resolveBehaviour('sloppy' as never)).toThrow('Unknown behaviour profile "sloppy"; the profiles are lenient, strict.');
-    expect(() => resolveBehaviour('lenient', { 'billing-patch': 'merge' } as never)).toThrow(/Unknown behaviour point "billing-patch"; the points are billing-put, page-size, .*gateway-404\./);
+    expect(() => resolveBehaviour('lenient', { 'billing-patch': 'merge' } as never)).toThrow(/Unknown behaviour point "billing-patch"; the points are billing-put, page-size, .*gateway-404, empty-pages, fresh-cursors\./);
     expect(() => resolveBehaviour('lenient', { 'last-next': 'missing' } as never)).toThrow('Behaviour point last-next takes omit | empty | null (got "missing").');
     expect(() => resolveBehaviour('lenient', { 'membership-lag': -1 })).toThrow(/membership-lag takes a whole number/);
     expect(() => resolveBehaviour('lenient', { 'membership-lag': 1.5 })).toThrow(TypeError);

@@ -126,6 +126,32 @@ describe('fault kinds', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
   });
 
+  it('delay-headers with renew: the answer is taken when the request comes, and its organisations are renewed before it is sent', async () => {
+    const emulator = await useEmulator();
+    emulator.faults.add({ operation: 'getOrganisation', fault: { kind: 'delay-headers', ms: 0, renew: true } });
+    const { status, body } = await callJson(emulator, orgPath('org_acme'));
+    expect([status, body.billing.subscriptionId]).toEqual([200, 'sub_acme']);
+    expect(emulator.store.organisations.get('org_acme')!.billing!.subscriptionId).toMatch(/^sub_renewed_/);
+    emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'delay-headers', ms: 0, renew: true } });
+    const listed = (await callJson(emulator, `${LIST}?limit=2`)).body.organisations as Array<{ id: string }>;
+    expect(emulator.store.renewals.map((r) => r.organisation)).toEqual(['org_acme', ...listed.map((o) => o.id)]);
+  });
+
+  it('cycle: the last page links back to the start under a new cursor, and no page carries totalCount', async () => {
+    const emulator = await useEmulator({ behaviour: { 'fresh-cursors': 'on' } });
+    emulator.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'cycle' } });
+    const seen: string[][] = [];
+    let path = `${LIST}?limit=2`;
+    for (let i = 0; i < 5; i += 1) {
+      const { body } = await callJson(emulator, path);
+      expect(body.totalCount).toBeUndefined();
+      seen.push((body.organisations as Array<{ id: string }>).map((o) => o.id));
+      path = `${LIST}?limit=2&cursor=${encodeURIComponent(body.next)}`;
+    }
+    // The active organisation (initech) heads the first page only; the rest come round again.
+    expect(seen).toEqual([['org_initech', 'org_acme'], ['org:hooli/eu', 'org_stark'], ['org_umbrella'], ['org_acme', 'org:hooli/eu'], ['org_stark', 'org_umbrella']]);
+  });
+
   it('delay-headers beyond what a timer holds (3,000,000 s): waits as long as it can, rather than answering at once with a warning', async () => {
     const emulator = await useEmulator();
     const warnings: Error[] = [];

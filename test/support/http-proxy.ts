@@ -14,6 +14,11 @@ export interface ProxyOptions {
   refuseWith?: number;
   /** Take every CONNECT and never answer it: a proxy that stalls. */
   stall?: boolean;
+  /**
+   * No proxy at all: a web server that answers every request 407 and, as Node's own server does,
+   * hangs up on a CONNECT (undici's pool then opened the tunnel again at once, for ever).
+   */
+  notAProxy?: boolean;
 }
 
 export interface TestProxy {
@@ -40,7 +45,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<TestProxy>
   const server = createServer((req, res) => {
     // Plain forwarding: the request line carries the absolute URL.
     log.push(`${req.method} ${req.url}`);
-    if (!authorised(req, options, credentialsSeen)) {
+    if (options.notAProxy === true || !authorised(req, options, credentialsSeen)) {
       res.writeHead(407, { 'proxy-authenticate': 'Basic realm="test"' }).end();
       return;
     }
@@ -62,6 +67,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<TestProxy>
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     log.push(`CONNECT ${req.url}`);
     client.on('error', () => undefined);
+    if (options.notAProxy === true) {
+      client.destroy();
+      return;
+    }
     if (!authorised(req, options, credentialsSeen)) {
       client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
       return;

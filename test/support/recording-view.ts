@@ -37,6 +37,7 @@ export function recordingApplyView(): RecordingApplyView {
       note('applyStarting');
     },
     event: (event) => note('event', event),
+    waiting: (event) => note('waiting', event),
     applyStopped: () => note('applyStopped'),
     applyReported: async (summary) => note('applyReported', summary),
   };
@@ -60,5 +61,6 @@ export function recordingPlanView(): RecordingPlanView {
     planMade: async (plan, safety) => note('planMade', plan, safety),
     planSaved: (path) => note('planSaved', path),
     planChecked: async (plan, hazards, desired) => note('planChecked', plan, hazards, desired),
+    waiting: (event) => note('waiting', event),
   };
 }

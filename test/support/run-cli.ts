@@ -9,6 +9,14 @@ import { guardWorkflowCommands } from '../../src/ci/guard-workflow-commands.js';
 import { buildProgram } from '../../src/cli/program.js';
 import type { CliIO, ExitCode } from '../../src/io.js';
 import { formatError } from '../../src/text/format-error.js';
+import { afterEachTest } from './after-each-test.js';
+
+/** Watched runs still going: killed after each test, so that none outlives the test that failed waiting for it. */
+const watched = new Set<{ kill(signal: NodeJS.Signals): void }>();
+afterEachTest(() => {
+  for (const run of watched) run.kill('SIGKILL');
+  watched.clear();
+});
 
 export interface CliResult {
   code: number;
@@ -84,4 +92,50 @@ export function spawnCli(
     else child.stdin.end();
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
   });
+}
+
+export interface WatchedCli {
+  /** Resolves once `pattern` has been written to the stream, with what was written so far; rejects if the process ends first. */
+  written(stream: 'stdout' | 'stderr', pattern: RegExp): Promise<string>;
+  kill(signal: NodeJS.Signals): void;
+  done: Promise<CliResult & { signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * The built CLI as a child process, watched as it writes: for a run held at a point (a wait the
+ * test set up) whose output the test looks for before it lets the run go on, or stops it.
+ */
+export function watchCli(args: string[], options: RunOptions): WatchedCli {
+  const child = spawn(process.execPath, [CLI_BIN, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const text = { stdout: '', stderr: '' };
+  const watchers: Array<{ stream: 'stdout' | 'stderr'; pattern: RegExp; resolve: (s: string) => void; reject: (e: Error) => void }> = [];
+  const look = () => {
+    for (const w of [...watchers]) {
+      if (!w.pattern.test(text[w.stream])) continue;
+      watchers.splice(watchers.indexOf(w), 1);
+      w.resolve(text[w.stream]);
+    }
+  };
+  child.stdout.on('data', (c: Buffer) => ((text.stdout += c.toString()), look()));
+  child.stderr.on('data', (c: Buffer) => ((text.stderr += c.toString()), look()));
+  child.stdin.end(options.stdin ?? '');
+  const run = { kill: (signal: NodeJS.Signals) => void child.kill(signal) };
+  watched.add(run);
+  const done = new Promise<CliResult & { signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      watched.delete(run);
+      for (const w of watchers.splice(0)) w.reject(new Error(`orgform ended (${code ?? signal}) without writing ${w.pattern} to ${w.stream}:\n${text.stdout}\n${text.stderr}`));
+      resolve({ code: code ?? -1, signal, ...text });
+    });
+  });
+  return {
+    written: (stream, pattern) =>
+      new Promise((resolve, reject) => {
+        watchers.push({ stream, pattern, resolve, reject });
+        look();
+      }),
+    kill: run.kill,
+    done,
+  };
 }

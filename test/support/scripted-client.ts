@@ -5,9 +5,9 @@
  * released). No HTTP, no timers of its own.
  */
 import { ApiError, TransportError } from '../../src/api/api-error.js';
-import type { ListOptions, OrganisationsClient, RequestOptions, WriteOptions } from '../../src/api/client.js';
+import type { ListingPage, ListOptions, OrganisationsClient, RequestOptions, WriteOptions } from '../../src/api/client.js';
 import type { RateStatus } from '../../src/api/rate/rate-gate.js';
-import type { Billing, BillingUpdate, OperationId, Organisation, OrganisationList } from '../../src/api/types.js';
+import type { Billing, BillingUpdate, OperationId, Organisation } from '../../src/api/types.js';
 
 export interface Call {
   operation: OperationId;
@@ -88,7 +88,9 @@ export function gate(): { script: Script; held: Promise<void>; release: () => vo
 }
 
 /** `pageSize`: the listing answers pages of this many (one page of all by default), each page a call. */
-export function createScriptedClient(organisations: WorldOrganisation[], options: { active?: string | null; pageSize?: number } = {}): ScriptedClient {
+export function createScriptedClient(organisations: WorldOrganisation[], options: { active?: string | null; pageSize?: number; now?: () => number } = {}): ScriptedClient {
+  // When each request is "sent": as it is asked for, before its script holds it.
+  const now = options.now ?? Date.now;
   const world = new Map(organisations.map((o) => [o.id, { ...o, invitations: [...(o.invitations ?? [])] }]));
   let active: string | null = options.active === undefined ? (organisations.find((o) => o.member)?.id ?? null) : options.active;
   const calls: Call[] = [];
@@ -135,13 +137,14 @@ export function createScriptedClient(organisations: WorldOrganisation[], options
     },
     organisation: (id) => world.get(id),
     active: () => active,
-    async *listOrganisationPages(list: ListOptions = {}): AsyncIterable<OrganisationList> {
-      // Each page as the world is when it is asked for, as a service's cursor would give it.
+    async *listOrganisationPages(list: ListOptions = {}): AsyncIterable<ListingPage> {
+      // Each page as the world is when it is answered, as a service's cursor would give it.
       for (let from = 0; ; from += options.pageSize ?? Infinity) {
+        const sentAt = now();
         await call({ operation: 'getOrganisations' });
         const organisations = listed(list.filter);
         const page = options.pageSize === undefined ? organisations : organisations.slice(from, from + options.pageSize);
-        yield { totalCount: organisations.length, organisations: page };
+        yield { totalCount: organisations.length, organisations: page, sentAt };
         if (options.pageSize === undefined || from + options.pageSize >= organisations.length) return;
       }
     },
@@ -149,9 +152,13 @@ export function createScriptedClient(organisations: WorldOrganisation[], options
       for await (const page of client.listOrganisationPages(options)) yield* page.organisations;
     },
     async getOrganisation(id) {
+      return (await client.readOrganisation(id)).organisation;
+    },
+    async readOrganisation(id) {
+      const sentAt = now();
       await call({ operation: 'getOrganisation', organisationId: id });
       const org = orgOrFail('getOrganisation', id);
-      return { id: org.id, slug: org.slug, ...(org.billing === undefined ? {} : { billing: { ...org.billing } }) };
+      return { organisation: { id: org.id, slug: org.slug, ...(org.billing === undefined ? {} : { billing: { ...org.billing } }) }, sentAt };
     },
     async setActiveOrganisation(id, options) {
       await call(writeCall('setActiveOrganisation', id, options));

@@ -12,6 +12,8 @@ export interface TerraformBackend {
   versions(path: string): Array<{ serial: number; body: string }>;
   lockOf(path: string): { ID: string; Who: string; Created: string } | null;
   takeLock(path: string, id?: string, who?: string): void;
+  lockWaiting(): boolean;
+  releaseLocks(): void;
   close(): Promise<void>;
 }
 
@@ -20,4 +22,6 @@ export function startTerraformBackend(options?: {
   flavour?: 'gitlab' | 'gitea';
   lockedStatus?: 409 | 423;
   maxBytes?: number;
+  /** Lock requests get no answer until releaseLocks(). */
+  holdLocks?: boolean;
 }): Promise<TerraformBackend>;

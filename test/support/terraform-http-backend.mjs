@@ -19,7 +19,7 @@ import { createServer } from 'node:http';
 const LOCK_FIELDS = ['ID', 'Operation', 'Info', 'Who', 'Version', 'Created', 'Path'];
 
 /**
- * @param {{ users?: Record<string, string>, flavour?: 'gitlab' | 'gitea', lockedStatus?: 409 | 423, maxBytes?: number }} options
+ * @param {{ users?: Record<string, string>, flavour?: 'gitlab' | 'gitea', lockedStatus?: 409 | 423, maxBytes?: number, holdLocks?: boolean }} options
  */
 export async function startTerraformBackend(options = {}) {
   const users = options.users ?? { 'gitlab-ci-token': 'job-token-123' };
@@ -28,12 +28,34 @@ export async function startTerraformBackend(options = {}) {
   /** @type {Map<string, { versions: Array<{ serial: number, body: string }>, lock: null | { ID: string, Who: string, Created: string } }>} */
   const states = new Map();
   const requests = [];
+  /** With holdLocks: lock requests not answered yet, until releaseLocks(). */
+  let heldLocks = options.holdLocks === true ? [] : undefined;
 
   const json = (res, status, value) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(value));
   };
   const error = (res, status, message) => (flavour === 'gitea' ? json(res, status, { errors: [{ status, message }] }) : json(res, status, { message }));
+
+  /** POST {state}/lock: taken, or refused naming the holder. */
+  const takeOrRefuse = (res, name, state, body, user) => {
+    let info;
+    try {
+      info = JSON.parse(body);
+    } catch {
+      return error(res, 400, 'invalid lock info');
+    }
+    if (LOCK_FIELDS.some((f) => typeof info?.[f] !== 'string') || info.ID === '') return error(res, 400, `lock info must hold ${LOCK_FIELDS.join(', ')} as strings`);
+    const target = state ?? { versions: [], lock: null };
+    states.set(name, target);
+    if (target.lock) {
+      if (flavour === 'gitea') return error(res, lockedStatus, `State ${name} is already locked`);
+      // GitLab: the holder's ID, Who and Created, the rest as the request gave it.
+      return json(res, lockedStatus, { ...info, ID: target.lock.ID, Who: target.lock.Who, Created: target.lock.Created });
+    }
+    target.lock = { ID: info.ID, Who: user, Created: new Date().toISOString() };
+    return json(res, 200, { ...info, Who: user });
+  };
 
   const server = createServer((req, res) => {
     const chunks = [];
@@ -81,24 +103,12 @@ export async function startTerraformBackend(options = {}) {
         states.delete(name);
         return res.writeHead(200).end();
       }
-      if (isLock && req.method === 'POST') {
-        let info;
-        try {
-          info = JSON.parse(body);
-        } catch {
-          return error(res, 400, 'invalid lock info');
-        }
-        if (LOCK_FIELDS.some((f) => typeof info?.[f] !== 'string') || info.ID === '') return error(res, 400, `lock info must hold ${LOCK_FIELDS.join(', ')} as strings`);
-        const target = state ?? { versions: [], lock: null };
-        states.set(name, target);
-        if (target.lock) {
-          if (flavour === 'gitea') return error(res, lockedStatus, `State ${name} is already locked`);
-          // GitLab: the holder's ID, Who and Created, the rest as the request gave it.
-          return json(res, lockedStatus, { ...info, ID: target.lock.ID, Who: target.lock.Who, Created: target.lock.Created });
-        }
-        target.lock = { ID: info.ID, Who: user, Created: new Date().toISOString() };
-        return json(res, 200, { ...info, Who: user });
+      if (isLock && req.method === 'POST' && heldLocks !== undefined) {
+        // A backend slow to answer a lock (a busy GitLab): answered once the test lets it.
+        heldLocks.push(() => takeOrRefuse(res, name, states.get(name), body, user));
+        return undefined;
       }
+      if (isLock && req.method === 'POST') return takeOrRefuse(res, name, state, body, user);
       if (isLock && req.method === 'DELETE') {
         let fromBody;
         try {
@@ -130,6 +140,14 @@ export async function startTerraformBackend(options = {}) {
       const target = states.get(path) ?? { versions: [], lock: null };
       target.lock = { ID: id, Who: who, Created: new Date().toISOString() };
       states.set(path, target);
+    },
+    /** With holdLocks: whether a lock request waits for its answer. */
+    lockWaiting: () => (heldLocks?.length ?? 0) > 0,
+    /** With holdLocks: answers the lock requests held, and every later one at once. */
+    releaseLocks() {
+      const held = heldLocks ?? [];
+      heldLocks = undefined;
+      for (const answer of held) answer();
     },
     close: () =>
       new Promise((resolve) => {

@@ -8,6 +8,7 @@ import type { OrganisationsClient } from '../client.js';
 import type { RetryEvent } from '../dispatcher.js';
 import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { RateEvent } from '../rate/rate-gate.js';
+import type { WaitEvent } from '../wait-event.js';
 import type { OrgformError } from '../../errors.js';
 
 /** What the client tells the flow while it works. */
@@ -18,6 +19,8 @@ export interface ClientListeners {
   onRate?(event: RateEvent): void;
   /** The run cannot go on: only 429s for too long, or the token command failed part way. */
   onHalt?(error: OrgformError): void;
+  /** The run has waited WAIT_NOTICE_MS for something (the service, its rate limit, the token command): what, and until when. */
+  onWait?(event: WaitEvent): void;
 }
 
 export interface OpenedClient {

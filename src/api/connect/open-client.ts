@@ -6,6 +6,7 @@
 import type { OrganisationsClient } from '../client.js';
 import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { TokenSource } from '../token-source.js';
+import type { WaitEvent } from '../wait-event.js';
 import type { ClientListeners, OpenClient } from './client-listeners.js';
 import { isOrgformError, UsageError } from '../../errors.js';
 import { resolveConnection, type ConnectionFlags } from './resolve-connection.js';
@@ -63,7 +64,7 @@ export async function openClient(
   let tokens: TokenSource;
   if (connection.tokenCommand !== undefined) {
     const command = connection.tokenCommand;
-    const { runTokenCommand } = await import('./run-token-command.js');
+    const [{ runTokenCommand, TOKEN_COMMAND_TIMEOUT_MS }, { tellIfSlow }] = await Promise.all([import('./run-token-command.js'), import('../wait-event.js')]);
     let runs = 0;
     const source: TokenSource = commandTokenSource({
       now: io.now,
@@ -71,15 +72,12 @@ export async function openClient(
       obtain: async () => {
         const when = runs === 0 ? 'start' : 'refresh';
         runs += 1;
+        const startedAt = io.now();
+        const timeoutMs = tokenCommandTimeoutMs ?? TOKEN_COMMAND_TIMEOUT_MS;
         try {
-          return await runTokenCommand(command, {
-            env: io.env,
-            cwd: io.cwd,
-            when,
-            source: connection.source,
-            signal: io.signal,
-            ...(tokenCommandTimeoutMs === undefined ? {} : { timeoutMs: tokenCommandTimeoutMs }),
-          });
+          const run = runTokenCommand(command, { env: io.env, cwd: io.cwd, when, source: connection.source, signal: io.signal, timeoutMs });
+          const wait = { reason: 'token-command' as const, what: `the token command (${connection.source})`, until: startedAt + timeoutMs, setting: 'ORGFORM_TOKEN_COMMAND_TIMEOUT_MS' };
+          return await tellIfSlow(run, () => wait, hooks.onWait?.bind(hooks), io.now);
         } catch (err) {
           // Interrupted, the run is winding down already; any other failure part way stops it.
           if (when === 'refresh' && isOrgformError(err) && err.code !== 'INTERRUPTED') hooks.onHalt?.(err);
@@ -108,6 +106,7 @@ export async function openClient(
     ...(noProgressMs === undefined ? {} : { noProgressMs }),
     onRate: (event) => hooks.onRate?.(event),
     onHalt: (error) => hooks.onHalt?.(error),
+    ...(hooks.onWait === undefined ? {} : { onWait: (event: WaitEvent) => hooks.onWait?.(event) }),
     signal: io.signal,
     ...(hooks.onRetry === undefined ? {} : { onRetry: hooks.onRetry }),
     ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),

@@ -52,6 +52,8 @@ export interface RateEvent {
 export interface RateStatus {
   rps: number | undefined;
   pausedMs: number;
+  /** While paused: what paused it, a 429 (throttled) or a quota used up. */
+  pausedBy?: 'throttled' | 'quota';
   waiting: number;
   /** 429 answers so far. */
   throttled: number;
@@ -138,6 +140,7 @@ export class RateGate {
   private throttledSinceProgress = false;
   private throttles = 0;
   private stopped: OrgformError | undefined;
+  private pausedBy: RateStatus['pausedBy'];
   /** Backoffs (before retrying a 5xx or a dropped connection) not yet over: they end early when the limiter stops. */
   private backoffs = new Set<{ handle: unknown; done: () => void }>();
 
@@ -195,9 +198,11 @@ export class RateGate {
 
   status(): RateStatus {
     const now = this.clock.now();
+    const pausedMs = Math.max(0, this.state.pauseUntil - now);
     return {
       rps: Number.isFinite(this.state.rps) ? this.state.rps : undefined,
-      pausedMs: Math.max(0, this.state.pauseUntil - now),
+      pausedMs,
+      ...(pausedMs > 0 && this.pausedBy !== undefined ? { pausedBy: this.pausedBy } : {}),
       waiting: this.queue.length - this.head,
       throttled: this.throttles,
     };
@@ -261,6 +266,7 @@ export class RateGate {
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       ...(hint === undefined ? {} : { hint }),
     });
+    if (state.pauseUntil > this.state.pauseUntil) this.pausedBy = throttled ? 'throttled' : 'quota';
     this.state = state;
     if (wasInfinite && Number.isFinite(state.rps)) {
       // From no limit to a rate: start from one token, not a bucket banked while unlimited.

@@ -41,6 +41,8 @@ import type { Refusal } from './refusal-error.js';
 import { openStateFor } from '../../state/open-state-for.js';
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
 import { serviceKey } from '../../api/connect/service-key.js';
+import { tellIfSlow } from '../../api/wait-event.js';
+import { stateWait } from '../../state/state-settings.js';
 
 export interface ApplyInputs {
   /** A plan saved by `orgform plan --out`; without one, a fresh plan from the files. */
@@ -88,7 +90,8 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
   }
 
   // While changes run, the client's retries and rate changes are events of this apply; when the
-  // run cannot go on, nothing new starts and the outcome says why.
+  // run cannot go on, nothing new starts and the outcome says why. Every wait of the run, from
+  // connecting on (planning included), is the view's to tell.
   let emit: ((event: ApplyEvent) => void) | undefined;
   const halt = new AbortController();
   let halted: OrgformError | undefined;
@@ -102,6 +105,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
       halted ??= error;
       halt.abort();
     },
+    onWait: (event) => view.waiting(event),
   };
 
   // Load, connect, lock, read, plan, check safety, confirm: its own function, so that what only
@@ -190,8 +194,14 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
 
     // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
     // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
+    const lockAskedAt = deps.now();
     const state = await openStateFor(inputs.state, desired, deps, workdir);
-    lock = await state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`);
+    lock = await tellIfSlow(
+      state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`),
+      () => stateWait(`the lock on the state at ${state.location}`, lockAskedAt, deps.stateSettings),
+      listeners.onWait,
+      deps.now,
+    );
     if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
     lock.onLost((error) => listeners.onHalt?.(error));
 

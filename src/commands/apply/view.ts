@@ -5,6 +5,7 @@
  * (ndjson-apply-view.ts); the CLI wraps either for CI (annotations, the job summary).
  */
 import type { RateStatus } from '../../api/rate/rate-gate.js';
+import type { WaitEvent } from '../../api/wait-event.js';
 import type { ApplyEvent, ApplySummary } from '../../apply/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import type { ConfigProblem } from '../../model/config-problem.js';
@@ -35,6 +36,8 @@ export interface ApplyView {
   applyStarting(meter: RateGauge): void;
   /** Every event of the apply, in order: from the flow, the client's retries and rate changes included. */
   event(event: ApplyEvent): void;
+  /** The run has waited 2 s for something (the service, its rate limit, the token command, the state), from its start to its end. */
+  waiting(event: WaitEvent): void;
   /** The apply is over, normally or not: stop timers, close what is open. */
   applyStopped(): void;
   /** The outcome, once the journal is written. */

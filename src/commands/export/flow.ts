@@ -52,7 +52,8 @@ export interface ExportOutcome {
 export async function runExport(inputs: ExportInputs, deps: ExportDeps, view: ExportView): Promise<ExportOutcome> {
   const out = await outPath(inputs, deps.cwd);
   const filter = inputs.filter === '' ? undefined : inputs.filter;
-  const { client } = await deps.openClient({});
+  // Connect: every wait of the run, from here on, is the view's to tell.
+  const { client } = await deps.openClient({ onWait: (event) => view.waiting(event) });
   try {
     const { organisations, activeId } = await readOrganisations(client, { ...(filter !== undefined && { filter }), parallelism: inputs.parallelism });
     const text = renderExport(organisations, activeId, {
@@ -96,7 +97,8 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
   if (inputs.write) for (const file of files) await inspectTarget(resolve(deps.cwd, file.path), { shown: file.path, option: '-f', tree });
   // Billing is read by id only where the file declares some (by the organisation's id or slug).
   const withBilling = new Set(desired.organisations.filter((o) => o.billing !== undefined).flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
-  const { client } = await deps.openClient({});
+  // Connect: every wait of the run, from here on, is the view's to tell.
+  const { client } = await deps.openClient({ onWait: (event) => view.waiting(event) });
   let live;
   try {
     live = await readOrganisations(client, { parallelism: inputs.parallelism, needsBilling: (o) => withBilling.has(`id:${o.id}`) || withBilling.has(`slug:${o.slug}`) });

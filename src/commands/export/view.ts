@@ -6,6 +6,8 @@ import { quoteYamlString } from '../../export/format-yaml-string.js';
 import type { ExportedOrganisation, LeftOutOrganisation } from '../../export/select-exportable.js';
 import type { OutputStream } from '../../io.js';
 import { terminalSafe } from '../../text/ansi.js';
+import { formatWait } from '../../text/format-wait.js';
+import type { WaitEvent } from '../../api/wait-event.js';
 
 export interface ExportView {
   /** The document itself (a new orgs.yaml, a file updated but not written, or a patch). */
@@ -20,6 +22,8 @@ export interface ExportView {
   exported(summary: { count: number; activeSlug: string | null; leftOut: number; shown: string }): void;
   /** The closing lines of an update in place. */
   updated(lines: readonly string[]): void;
+  /** The run has waited 2 s for something (the service, its rate limit, the token command). */
+  waiting(event: WaitEvent): void;
 }
 
 export function createExportView(out: OutputStream, err: OutputStream): ExportView {
@@ -43,6 +47,9 @@ export function createExportView(out: OutputStream, err: OutputStream): ExportVi
     },
     updated(lines) {
       for (const line of lines) err.write(`${line}\n`);
+    },
+    waiting(event) {
+      err.write(`${formatWait(event)}\n`);
     },
   };
 }

@@ -24,6 +24,10 @@ import { makePlan } from '../../plan/read/make-plan.js';
 import type { OpenClient } from '../../api/connect/client-listeners.js';
 import { openStateFor } from '../../state/open-state-for.js';
 import { serviceKey } from '../../api/connect/service-key.js';
+import { tellIfSlow, type WaitEvent } from '../../api/wait-event.js';
+import { stateWait } from '../../state/state-settings.js';
+import type { StateBackend } from '../../state/state-backend.js';
+import type { JournalData } from '../../state/journal.js';
 
 export interface PlanInputs {
   selection: Selection;
@@ -68,12 +72,13 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
   const out = inputs.out === undefined ? undefined : { path: resolve(deps.cwd, inputs.out), shown: inputs.out, option: '--out', tree: await findWorkTree(deps.cwd) };
   if (out !== undefined) await checkPlanOut(out.path, out.shown, { force: inputs.force === true, tree: out.tree });
 
-  // Connect.
-  const { client } = await deps.openClient({});
+  // Connect: every wait of the run, from here on, is the view's to tell.
+  const onWait = (event: WaitEvent) => view.waiting(event);
+  const { client } = await deps.openClient({ onWait });
   try {
     // Read: the journal (one-shot changes already done are not planned again), then the service.
     // A state that cannot be read fails the plan: without it, every one-shot change would show again.
-    const journal = readerOf(await (await openStateFor(inputs.state, desired, deps)).read());
+    const journal = readerOf(await readState(openStateFor(inputs.state, desired, deps), deps, onWait));
     const service = serviceKey(client);
     const { plan } = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
 
@@ -105,4 +110,15 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
   } finally {
     await client.close();
   }
+}
+
+/** The state, opened and read, told as a wait once it takes 2 s (a remote state that is slow to answer). */
+async function readState(opening: Promise<StateBackend>, deps: PlanDeps, onWait: (event: WaitEvent) => void): Promise<JournalData> {
+  const startedAt = deps.now();
+  let location = 'the state';
+  const reading = opening.then((state) => {
+    location = `the state at ${state.location}`;
+    return state.read();
+  });
+  return tellIfSlow(reading, () => stateWait(location, startedAt, deps.stateSettings), onWait, deps.now);
 }

@@ -14,6 +14,8 @@ import { renderPlan, type PlanFormat } from '../../plan-views/render-plan.js';
 import { renderTextPieces } from '../../plan-views/render-text.js';
 import { planHeadline } from '../../ci/render-step-summary.js';
 import { shellWord } from '../../text/shell-word.js';
+import { formatWait } from '../../text/format-wait.js';
+import type { WaitEvent } from '../../api/wait-event.js';
 
 export interface PlanView {
   /** The configuration has problems; the error that follows lists them (CI annotates them). */
@@ -24,6 +26,8 @@ export interface PlanView {
   planSaved(path: string): void;
   /** The end of the run: what stands in the way of applying this plan (CI also annotates and summarises). */
   planChecked(plan: Plan, hazards: readonly PlanHazard[], desired: DesiredState): Promise<void>;
+  /** The run has waited 2 s for something (the service, its rate limit, the token command, the state). */
+  waiting(event: WaitEvent): void;
 }
 
 export interface PlanViewOptions {
@@ -53,6 +57,10 @@ export function createPlanView(options: PlanViewOptions): PlanView {
         out.write(frame.fold(planHeadline(plan), rendered));
       }
       if (safety.budget !== undefined) out.write(describeChangeBudget(safety.budget));
+    },
+    waiting(event) {
+      // Standard error, whatever the format: standard output holds the plan.
+      err.write(`${frame.guard(formatWait(event))}\n`);
     },
     planSaved(path) {
       err.write(`Saved the plan to ${path}. Apply exactly these changes with: orgform apply ${shellWord(path)}\n`);

@@ -20,8 +20,8 @@ export interface SlugsCheckDeps {
 }
 
 export async function runSlugsCheck(inputs: SlugsCheckInputs, deps: SlugsCheckDeps, view: SlugsView): Promise<SlugCheck[]> {
-  // Connect.
-  const { client } = await deps.openClient({});
+  // Connect: every wait of the run, from here on, is the view's to tell.
+  const { client } = await deps.openClient({ onWait: (event) => view.waiting(event) });
   try {
     // Check, telling the view as results come.
     view.checking(inputs.slugs);

@@ -3,6 +3,8 @@
  * progress line on a terminal's standard error), or one JSON document for scripts at the end.
  */
 import type { OutputStream } from '../../io.js';
+import type { WaitEvent } from '../../api/wait-event.js';
+import { formatWait } from '../../text/format-wait.js';
 import type { SlugCheck } from './check-slugs.js';
 import { renderSlugJson, slugTable, summariseSlugChecks, type SlugTable } from './views/render-slug-table.js';
 
@@ -13,6 +15,8 @@ export interface SlugsView {
   checked(check: SlugCheck): void;
   /** All of them, at the end. */
   finished(checks: readonly SlugCheck[]): void;
+  /** The run has waited 2 s for something (the service, its rate limit, the token command): a line on standard error. */
+  waiting(event: WaitEvent): void;
 }
 
 export interface SlugsViewOptions {
@@ -28,7 +32,7 @@ const CLEAR = '\r\x1b[2K';
 export function createSlugsView(options: SlugsViewOptions): SlugsView {
   const { out, err } = options;
   if (options.format === 'json') {
-    return { checking() {}, checked() {}, finished: (checks) => void out.write(renderSlugJson(checks)) };
+    return { checking() {}, checked() {}, finished: (checks) => void out.write(renderSlugJson(checks)), waiting: (event) => void err.write(`${formatWait(event)}\n`) };
   }
   let table: SlugTable | undefined;
   let total = 0;
@@ -49,6 +53,11 @@ export function createSlugsView(options: SlugsViewOptions): SlugsView {
       done += 1;
       clearProgress();
       out.write(`${table?.row(check) ?? check.slug}\n`);
+      showProgress();
+    },
+    waiting(event) {
+      clearProgress();
+      err.write(`${formatWait(event)}\n`);
       showProgress();
     },
     finished(checks) {

@@ -67,6 +67,17 @@ async function editSavedPlan(path: string, edit: (plan: any) => void): Promise<v
 const writes = (client: ScriptedClient) => client.writes().map((c) => `${c.operation} ${c.organisationId}`);
 
 describe('runApply: a fresh plan', () => {
+  it('tells the view of a wait from the start, while it plans too: before the plan is shown', async () => {
+    const { client, deps, inputs, listeners } = await setup();
+    const wait = { reason: 'rate-limit' as const, what: 'the first page of the listing (all pages)', until: 2_000_000, waiting: 1, at: 1_000 };
+    // The client tells of it as the plan's listing waits.
+    client.on('getOrganisations', () => listeners().onWait?.(wait));
+    const view = recordingApplyView();
+    await runApply(inputs, deps, view);
+    expect(view.sayings().slice(0, 2)).toEqual(['waiting', 'planMade']);
+    expect(view.told[0]?.args[0]).toEqual(wait);
+  });
+
   it('loads, reads, shows the plan, applies every change and reports, in that order, then lets go of the lock and the client', async () => {
     const { cwd, client, deps, inputs } = await setup();
     const view = recordingApplyView();

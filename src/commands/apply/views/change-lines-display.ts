@@ -19,6 +19,9 @@ export function startChangeLines(ctx: DisplayContext): ProgressDisplay {
       if (line !== undefined) ctx.out.write(line + '\n');
       if (event.type === 'apply-end') close();
     },
+    note(line) {
+      ctx.out.write(`${ctx.frame.guard(line)}\n`);
+    },
     // Also when the apply failed half-way: a fold left open would swallow the rest of the log.
     stop: close,
   };

@@ -50,6 +50,10 @@ export function startLiveLine(ctx: DisplayContext): ProgressDisplay {
       if (event.type === 'interrupted') ownLine(event);
       if (event.type === 'apply-end') ctx.out.write(REDRAW);
     },
+    note(text) {
+      ctx.out.write(`${REDRAW}${text}\n`);
+      draw();
+    },
     stop() {
       clearInterval(ticker);
     },

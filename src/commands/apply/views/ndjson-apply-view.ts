@@ -6,7 +6,7 @@
  */
 import { CANCELLED_TEXT, lockTakenOverText, type ApplyView } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
-import { formatApplyEventJson } from './render-apply-json.js';
+import { formatApplyEventJson, formatWaitJson } from './render-apply-json.js';
 import { renderPlanForReview } from '../../../plan-views/render-plan-for-review.js';
 import { planHeadline } from '../../../ci/render-step-summary.js';
 
@@ -44,6 +44,10 @@ export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyVie
     applyStarting() {},
     event(event) {
       out.write(formatApplyEventJson(event) + '\n');
+    },
+    waiting(event) {
+      // An event like the others, at any point of the run (before apply_start too).
+      out.write(formatWaitJson(event) + '\n');
     },
     applyStopped() {},
     async applyReported() {},

@@ -10,6 +10,8 @@ import type { LogFrame, TextSink } from '../../../text/log-frame.js';
 
 export interface ProgressDisplay {
   event(event: ApplyEvent): void;
+  /** A line of its own, now (a wait), already worded; outside text in it is terminal-safe. */
+  note(line: string): void;
   /** Stops timers and closes what is open; may be called more than once. */
   stop(): void;
 }

@@ -60,6 +60,9 @@ export function startProgressLines(ctx: DisplayContext, options: { intervalMs?: 
       }
       if (event.type === 'apply-end') stop();
     },
+    note(line) {
+      ctx.out.write(`${ctx.frame.guard(line)}\n`);
+    },
     stop,
   };
 }

@@ -3,6 +3,7 @@
  * wire strings mapped by exhaustive switches (kinds shared with the JSON plan), so internal renames
  * never reach consumers.
  */
+import type { WaitEvent } from '../../../api/wait-event.js';
 import type { ApplyEvent, ChangeFailure, Outcome } from '../../../apply/events.js';
 import { wireKind } from '../../../plan-views/render-json.js';
 
@@ -81,6 +82,22 @@ function toWire(e: ApplyEvent): Record<string, unknown> {
       throw new Error(`unknown apply event ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+/** A wait as a line of NDJSON: `{"type":"wait","reason":"rate_limit",…}`, without its newline. */
+export function formatWaitJson(e: WaitEvent): string {
+  return JSON.stringify({
+    type: 'wait',
+    at: e.at,
+    reason: e.reason.replace('-', '_'),
+    what: e.what,
+    until: e.until,
+    waiting: e.waiting,
+    rps: e.rps === undefined ? undefined : Math.round(e.rps * 100) / 100,
+    after: e.after,
+    via: e.via,
+    setting: e.setting,
+  });
 }
 
 function wireFailure(f: ChangeFailure): Record<string, unknown> {

@@ -17,6 +17,7 @@ import { startProgressLines } from './progress-lines-display.js';
 import { formatApplySummary } from './render-apply.js';
 import { renderPlanForReview } from '../../../plan-views/render-plan-for-review.js';
 import { planHeadline } from '../../../ci/render-step-summary.js';
+import { formatWait } from '../../../text/format-wait.js';
 
 export interface TextApplyViewOptions {
   /** Standard output: the plan, the changes, the summary. A terminal gets the live line. */
@@ -72,8 +73,15 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
       }
       display?.event(event);
     },
+    waiting(event) {
+      const line = formatWait(event);
+      // Under the live line or among the change lines while changes run; before and after, a notice.
+      if (display !== undefined) display.note(line);
+      else err.write(`${frame.guard(line)}\n`);
+    },
     applyStopped() {
       display?.stop();
+      display = undefined;
     },
     async applyReported(summary: ApplySummary) {
       if (summary.total === 0) {

@@ -1,0 +1,79 @@
+/**
+ * What keeps a listing whole or stops it, saying where: a listing is the pages its `next` links
+ * lead to, an empty page's included, until a page has none. It stops with the reason when the links
+ * lead back over pages already read (an organisation listed again, or a link to a page read before:
+ * a service that encrypts its cursors may hand out a fresh one for the first page), when pages keep
+ * coming empty, or when an empty page points on though the listing already holds every organisation
+ * its `totalCount` counts. A listing stopped part way is never taken for a whole one.
+ */
+import type { NextPage } from './next-page-url.js';
+
+/** Empty pages in a row (each with a `next`) before the listing is taken for one without end. */
+export const MAX_EMPTY_PAGES_IN_A_ROW = 100;
+/** Pages a listing may have before orgform suspects a loop the other checks did not catch. */
+export const MAX_PAGES = 100_000;
+
+interface PageSeen {
+  organisations: readonly unknown[];
+  totalCount?: unknown;
+}
+
+export class ListingGuard {
+  /** The page last read (1 for the first). */
+  private page = 0;
+  private organisations = 0;
+  private emptyInARow = 0;
+  /** The totalCount of the page last read, when it gave one. */
+  private total: number | undefined;
+  /** Each organisation listed so far, with the page it came on. */
+  private readonly ids = new Map<string, number>();
+  /** Each page asked for after the first, by address, with its number. */
+  private readonly addresses = new Map<string, number>();
+
+  /** A page has been read (before its `next` is looked at). */
+  read(listing: PageSeen): void {
+    this.page += 1;
+    this.emptyInARow = listing.organisations.length === 0 ? this.emptyInARow + 1 : 0;
+    this.total = typeof listing.totalCount === 'number' && listing.totalCount >= 0 ? listing.totalCount : undefined;
+  }
+
+  /** Whether to follow the `next` of the page just read: the page to read, or why the listing stops here. */
+  follow(next: URL): NextPage {
+    if (this.emptyInARow > 0 && this.total !== undefined && this.organisations >= this.total) {
+      return this.stop(`page ${this.page} is empty and its "next" points to another page, though the listing already holds the ${this.total} organisations its totalCount counts: more pages than totalCount allows`);
+    }
+    if (this.emptyInARow >= MAX_EMPTY_PAGES_IN_A_ROW) {
+      return this.stop(`pages ${this.page - MAX_EMPTY_PAGES_IN_A_ROW + 1} to ${this.page} all came empty, each with a "next" link, so the listing would never end`);
+    }
+    if (this.page >= MAX_PAGES) return this.stop(`it has more than ${MAX_PAGES} pages, so the links may lead round in a circle`);
+    const address = next.toString();
+    const earlier = this.addresses.get(address);
+    if (earlier !== undefined) return this.stop(`the "next" link of page ${this.page} leads back to page ${earlier}, already read (a cycle), so the listing would never end`);
+    this.addresses.set(address, this.page + 1);
+    return { kind: 'url', url: next };
+  }
+
+  /** Notes the organisations of the page just read (after `follow`); why the listing stops, when one was listed before. */
+  record(organisations: ReadonlyArray<{ id: string }>): string | undefined {
+    for (const { id } of organisations) {
+      const earlier = this.ids.get(id);
+      if (earlier !== undefined) {
+        return this.where(
+          `organisation ${JSON.stringify(id)} is listed again on page ${this.page}, after page ${earlier}: the "next" links lead back over pages already read (a cycle), so the listing would never end`,
+        );
+      }
+      this.ids.set(id, this.page);
+    }
+    this.organisations += organisations.length;
+    return undefined;
+  }
+
+  private stop(why: string): NextPage {
+    return { kind: 'refused', reason: this.where(why) };
+  }
+
+  /** The reason, and where the listing stopped: no plan or export is made from the pages read. */
+  private where(why: string): string {
+    return `${why}. The listing stopped at page ${this.page}, after ${this.organisations} organisations; nothing is made from a partial listing. Run again; if it happens again, the service's pagination is at fault`;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Watches the client's requests for a wait: once none has ended for WAIT_NOTICE_MS while some are
+ * outstanding, it asks what they wait for (`describe`: a pause, the pace, a backoff, an answer) and
+ * tells it, once; and looks again every WAIT_NOTICE_MS while the wait lasts, telling it again only
+ * when what it waits for changed (a 429's pause announced while an answer was awaited). A request
+ * that ends ends the wait. A pace already told is not told again until the rate changes: at a
+ * rate of one request every few seconds, every request would otherwise be a wait of its own.
+ */
+import type { LimiterClock } from './rate/rate-gate.js';
+import { WAIT_NOTICE_MS, type WaitEvent } from './wait-event.js';
+
+/** The rate limiter's kind of clock; the real one's timers here never keep the process alive. */
+export type WaitWatchClock = LimiterClock;
+
+const REAL_CLOCK: WaitWatchClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => {
+    const timer = setTimeout(fn, ms);
+    // The requests keep the process alive, not their watch.
+    timer.unref();
+    return timer;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export class WaitWatch {
+  private outstanding = 0;
+  /** Since when no request has ended. */
+  private quietSince = 0;
+  private timer: unknown;
+  /** What the wait under way was told as (cleared when a request ends). */
+  private told: string | undefined;
+  private pacingTold: number | undefined;
+
+  constructor(
+    private readonly describe: (now: number) => WaitEvent | undefined,
+    private readonly onWait: (event: WaitEvent) => void,
+    private readonly clock: WaitWatchClock = REAL_CLOCK,
+  ) {}
+
+  /** A request starts. */
+  begin(): void {
+    if (this.outstanding === 0) this.quietSince = this.clock.now();
+    this.outstanding += 1;
+    this.arm(this.quietSince + WAIT_NOTICE_MS);
+  }
+
+  /** A request ended: whatever the run waited for, it moves. */
+  end(): void {
+    this.outstanding = Math.max(0, this.outstanding - 1);
+    this.quietSince = this.clock.now();
+    this.told = undefined;
+    this.disarm();
+    if (this.outstanding > 0) this.arm(this.quietSince + WAIT_NOTICE_MS);
+  }
+
+  private arm(at: number): void {
+    if (this.timer !== undefined) return;
+    this.timer = this.clock.setTimeout(() => this.look(), Math.max(0, at - this.clock.now()));
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private look(): void {
+    this.timer = undefined;
+    if (this.outstanding === 0) return;
+    const now = this.clock.now();
+    if (now - this.quietSince >= WAIT_NOTICE_MS) this.tell(now);
+    this.arm(now + WAIT_NOTICE_MS);
+  }
+
+  private tell(now: number): void {
+    const wait = this.describe(now);
+    if (wait === undefined) return;
+    // A pause told again only when it is moved (another 429); anything else, when it waits for something else.
+    const moved = wait.reason === 'rate-limit' || wait.reason === 'quota' ? ` ${Math.floor(wait.until / 1000)}` : '';
+    const key = wait.reason === 'pacing' ? `pacing ${wait.rps}` : `${wait.reason} ${wait.what}${moved}`;
+    if (key === this.told) return;
+    if (wait.reason === 'pacing' && wait.rps === this.pacingTold) return;
+    this.told = key;
+    if (wait.reason === 'pacing') this.pacingTold = wait.rps;
+    this.onWait(wait);
+  }
+}
