@@ -9,7 +9,7 @@ import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { watchCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
 
-const RATE_LIMITED = /^Waiting until \d\d:\d\d:\d\d UTC \(in 3 min\): the service answered 429 \(too many requests\), and every request waits; the first page of the listing \(all pages\) waits\.$/m;
+const RATE_LIMITED = /^Waiting until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d UTC \(in 3 min\): the service answered 429 \(too many requests\), and every request waits; the first page of the listing \(all pages\) waits\.$/m;
 
 async function rateLimited(operation: 'getOrganisations' | 'getSlugAvailability') {
   const world = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
@@ -63,7 +63,7 @@ describe('a 429 with Retry-After: 200 on the first request', () => {
     const { cwd, env } = await rateLimited('getSlugAvailability');
     const run = watchCli(['slugs', 'check', 'new-slug'], { cwd, env });
     const stderr = await run.written('stderr', /^Waiting until .*\n/m);
-    expect(stderr).toMatch(/^Waiting until \d\d:\d\d:\d\d UTC \(in 3 min\): the service answered 429 \(too many requests\), and every request waits; the check of slug "new-slug" waits\.$/m);
+    expect(stderr).toMatch(/^Waiting until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d UTC \(in 3 min\): the service answered 429 \(too many requests\), and every request waits; the check of slug "new-slug" waits\.$/m);
     run.kill('SIGINT');
     await run.done;
   });

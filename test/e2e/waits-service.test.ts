@@ -28,13 +28,13 @@ async function firstWait(args: string[], world: { cwd: string; env: Record<strin
 describe('plan says what it waits for at the service, and until when', () => {
   it('a quota used up until its reset', async () => {
     const world = await twoPages({ quota: { requests: 1, windowSeconds: 300 } });
-    expect(await firstWait([], world)).toMatch(/^Waiting until \d\d:\d\d:\d\d UTC \(in 5 min\): the service's request quota is used up until then; page 2 of the listing \(all pages\) waits\.$/);
+    expect(await firstWait([], world)).toMatch(/^Waiting until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d UTC \(in 5 min\): the service's request quota is used up until then; page 2 of the listing \(all pages\) waits\.$/);
   });
 
   it('a backoff before a retry', async () => {
     const world = await twoPages();
     world.emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'status', status: 503, retryAfter: 30 } });
-    expect(await firstWait([], world)).toMatch(/^Waiting until \d\d:\d\d:\d\d UTC \(in \d+ s\) to send the first page of the listing \(all pages\) again, after HTTP 503\.$/);
+    expect(await firstWait([], world)).toMatch(/^Waiting until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d UTC \(in \d+ s\) to send the first page of the listing \(all pages\) again, after HTTP 503\.$/);
   });
 
   it('the pace it holds itself to', async () => {
