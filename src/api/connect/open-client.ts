@@ -12,6 +12,8 @@ import { resolveConnection, type ConnectionFlags } from './resolve-connection.js
 import type { CliIO } from '../../io.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../rate/parse-max-rps.js';
 import { envInt } from '../../env-int.js';
+import { homedir } from 'node:os';
+import { pullRequestJob } from '../../ci/pull-request-job.js';
 
 /** The first backoff step (ORGFORM_RETRY_BASE_MS), also used by apply's re-reads after an accept. */
 export function retryBaseMs(io: CliIO): number | undefined {
@@ -25,6 +27,16 @@ function envMaxRps(io: CliIO): number | undefined {
   const n = parseMaxRps(raw);
   if (n === undefined) throw new UsageError(`ORGFORM_MAX_RPS must be ${MAX_RPS_FORM} (got "${raw}").`);
   return n;
+}
+
+/**
+ * Where the token command runs: the working directory, but in a pull request's job the home
+ * directory. There the working directory is the pull request's, and what a command such as
+ * `npx token-helper` runs would be its node_modules/.bin, its .npmrc, its scripts: its code, with the
+ * job's secrets.
+ */
+function tokenCommandDirectory(io: CliIO): string {
+  return pullRequestJob(io.env) === undefined ? io.cwd : io.env.HOME || homedir();
 }
 
 /** What the flow listens to (client-listeners.ts), and a fixed token's expiry, which clientOpener hands back. */
@@ -74,7 +86,7 @@ export async function openClient(
         try {
           return await runTokenCommand(command, {
             env: io.env,
-            cwd: io.cwd,
+            cwd: tokenCommandDirectory(io),
             when,
             source: connection.source,
             signal: io.signal,
