@@ -267,7 +267,7 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('billing@acme.example');
   });
 
-  it('takes no option from a file name of the merge request: the files input is not expanded as a wildcard, so a name such as "a.yaml --base-url=…" sends the token nowhere', async () => {
+  it('takes no option from a file name of the merge request: the files input is not expanded as a wildcard, so a name holding --base-url sends the token nowhere', async () => {
     const stolen: string[] = [];
     const evil = createServer((req, res) => {
       stolen.push(String(req.headers.authorization));

@@ -13,7 +13,7 @@ import type { CliIO } from '../../io.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../rate/parse-max-rps.js';
 import { envInt } from '../../env-int.js';
 import { homedir } from 'node:os';
-import { pullRequestJob } from '../../ci/pull-request-job.js';
+import { pullRequestJob } from '../../pull-request-job.js';
 
 /** The first backoff step (ORGFORM_RETRY_BASE_MS), also used by apply's re-reads after an accept. */
 export function retryBaseMs(io: CliIO): number | undefined {
