@@ -21,7 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['state', 'plan', 'config', 'emulator'],
   ['api/connect'],
   ['api'],
-  ['api/rate', 'env-int', 'check-credential'],
+  ['api/rate', 'env-int', 'check-credential', 'pull-request-job'],
   ['errors'],
   ['io', 'model', 'work-tree', 'redact'],
 ];

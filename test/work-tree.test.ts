@@ -19,6 +19,18 @@ describe('findWorkTree', () => {
     expect((await findWorkTree(join(worktree, 'wt', 'a', 'b'))).root).toBe(join(worktree, 'wt'));
   });
 
+  it("is the job's checkout in CI when the working directory lies outside it (a link), and the enclosing tree inside it", async () => {
+    const { base, root } = await repository();
+    await mkdir(join(base, 'runner'));
+    await symlink(join(base, 'runner'), join(root, 'infra'));
+    for (const env of [{ GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: root }, { GITLAB_CI: 'true', CI_PROJECT_DIR: root }]) {
+      expect((await findWorkTree(join(base, 'runner'), env)).root).toBe(root);
+      expect((await findWorkTree(join(root, 'conf'), env)).root).toBe(root);
+    }
+    // Outside CI (or naming no checkout), the working directory as ever.
+    expect((await findWorkTree(join(base, 'runner'), { GITHUB_WORKSPACE: root })).root).toBe(join(base, 'runner'));
+  });
+
   it('is the working directory where no .git is above it', async () => {
     const cwd = await makeWorkspace({ 'a/.keep': '' });
     expect(await findWorkTree(join(cwd, 'a'))).toEqual({ root: join(cwd, 'a'), real: join(cwd, 'a') });

@@ -156,7 +156,7 @@ async function readCapped(tree: WorkTree, path: string, shown: string): Promise<
  */
 export async function loadConfig(paths: string[], options: LoadOptions): Promise<LoadResult> {
   const given = paths.length > 0 ? paths : [DEFAULT_CONFIG_FILE];
-  const tree = options.tree ?? (await findWorkTree(options.cwd));
+  const tree = options.tree ?? (await findWorkTree(options.cwd, options.env));
   const { files, problems, order } = await expandPaths(given, options.cwd, tree);
   // Each file is checked as soon as it is parsed and its tree let go: a directory of bulk files
   // is never held in memory whole.

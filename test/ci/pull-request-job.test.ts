@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planKeyOutsidePullRequests, pullRequestJob } from '../../src/ci/pull-request-job.js';
+import { planKeyOutsidePullRequests } from '../../src/ci/pull-request-job.js';
+import { pullRequestJob } from '../../src/pull-request-job.js';
 import { runCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 

@@ -13,6 +13,8 @@ import { resolveConnection, type ConnectionFlags } from './resolve-connection.js
 import type { CliIO } from '../../io.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../rate/parse-max-rps.js';
 import { envInt } from '../../env-int.js';
+import { homedir } from 'node:os';
+import { pullRequestJob } from '../../pull-request-job.js';
 
 /** The first backoff step (ORGFORM_RETRY_BASE_MS), also used by apply's re-reads after an accept. */
 export function retryBaseMs(io: CliIO): number | undefined {
@@ -26,6 +28,16 @@ function envMaxRps(io: CliIO): number | undefined {
   const n = parseMaxRps(raw);
   if (n === undefined) throw new UsageError(`ORGFORM_MAX_RPS must be ${MAX_RPS_FORM} (got "${raw}").`);
   return n;
+}
+
+/**
+ * Where the token command runs: the working directory, but in a pull request's job the home
+ * directory. There the working directory is the pull request's, and what a command such as
+ * `npx token-helper` runs would be its node_modules/.bin, its .npmrc, its scripts: its code, with the
+ * job's secrets.
+ */
+function tokenCommandDirectory(io: CliIO): string {
+  return pullRequestJob(io.env) === undefined ? io.cwd : io.env.HOME || homedir();
 }
 
 /** What the flow listens to (client-listeners.ts), and a fixed token's expiry, which clientOpener hands back. */
@@ -75,7 +87,7 @@ export async function openClient(
         const startedAt = io.now();
         const timeoutMs = tokenCommandTimeoutMs ?? TOKEN_COMMAND_TIMEOUT_MS;
         try {
-          const run = runTokenCommand(command, { env: io.env, cwd: io.cwd, when, source: connection.source, signal: io.signal, timeoutMs });
+          const run = runTokenCommand(command, { env: io.env, cwd: tokenCommandDirectory(io), when, source: connection.source, signal: io.signal, timeoutMs });
           const wait = { reason: 'token-command' as const, what: `the token command (${connection.source})`, until: startedAt + timeoutMs, setting: 'ORGFORM_TOKEN_COMMAND_TIMEOUT_MS' };
           return await tellIfSlow(run, () => wait, hooks.onWait?.bind(hooks), io.now);
         } catch (err) {
