@@ -12,11 +12,11 @@
  *   groups are exactly the plan's changes of that kind (so the plan's totals: a billing change counts
  *   once there, however many fields it has).
  *
- * Items are the same when their kind, field, new value and note are equal, compared exactly (code
- * unit for code unit, never normalised): a value holding an invisible character is never merged
- * with its visible look-alike. Their old values may differ: a group keeps each old value with its
- * count. A removal's new value is nothing for every removal, so removals are the same only when
- * they remove the same thing (the same old value).
+ * Items are the same when their kind, field and new value are equal, compared exactly (code unit
+ * for code unit, never normalised): a value holding an invisible character is never merged with its
+ * visible look-alike. Their old values may differ (a value, none, or not known before an accept): a
+ * group keeps each old value with its count. A removal's new value is nothing for every removal, so
+ * removals are the same only when they remove the same thing (the same old value).
  */
 import { BILLING_FIELDS } from '../../model/billing.js';
 import { KIND_ORDER, type ChangeKind } from '../../model/change-kind.js';
@@ -41,8 +41,8 @@ export interface ChangeGroup {
   action: Action;
   field: ItemField;
   after: string | null;
-  /** The change's note, the same for every member (`cannot be checked before apply: …`). */
-  note: string | undefined;
+  /** The members' notes (`cannot be checked before apply: …`), each once, in order of first appearance. */
+  notes: string[];
   /** The distinct old values and how many members had each: most first, then in order of first appearance. */
   befores: Array<{ before: OldValue; count: number }>;
   /** In plan order. */
@@ -60,6 +60,8 @@ export interface ChangeSection {
   singles: ChangeGroup[];
   /** Items in the section: the sum of its groups' and singles' member counts. */
   items: number;
+  /** The organisations of its items, each counted once (fewer than the items when one organisation revokes two invitations). */
+  organisations: number;
 }
 
 export interface GroupedChanges {
@@ -100,7 +102,7 @@ export function itemsOf(change: Change): ChangeItem[] {
 /** The exact identity of what an item does (JSON of its parts: no two different parts can give one key). */
 function sameKey(item: ChangeItem): string {
   const removal = item.change.action === 'delete';
-  return JSON.stringify([item.change.kind, item.field, item.after, item.change.display.note ?? null, removal ? oldKey(item.before) : null]);
+  return JSON.stringify([item.change.kind, item.field, item.after, removal ? oldKey(item.before) : null]);
 }
 
 function oldKey(before: OldValue): string {
@@ -131,7 +133,7 @@ class GroupBuilder {
 
   constructor(first: ChangeItem) {
     const { change } = first;
-    this.group = { kind: change.kind, action: change.action, field: first.field, after: first.after, note: change.display.note, befores: [], members: [], organisations: [] };
+    this.group = { kind: change.kind, action: change.action, field: first.field, after: first.after, notes: [], befores: [], members: [], organisations: [] };
   }
 
   add(item: ChangeItem): void {
@@ -141,6 +143,8 @@ class GroupBuilder {
       this.slugs.add(slug);
       this.group.organisations.push(slug);
     }
+    const note = item.change.display.note;
+    if (note !== undefined && !this.group.notes.includes(note)) this.group.notes.push(note);
     const key = oldKey(item.before);
     const old = this.olds.get(key);
     if (old) old.count += 1;
@@ -153,26 +157,30 @@ class GroupBuilder {
 }
 
 function sectionsOf(groups: ChangeGroup[]): GroupedChanges {
-  const bySection = new Map<string, ChangeSection>();
+  const bySection = new Map<string, { section: ChangeSection; slugs: Set<string> }>();
   for (const group of groups) {
     group.befores.sort((a, b) => b.count - a.count);
     const key = `${group.kind} ${group.field}`;
-    let section = bySection.get(key);
-    if (section === undefined) {
-      section = { kind: group.kind, action: group.action, field: group.field, groups: [], singles: [], items: 0 };
-      bySection.set(key, section);
+    let entry = bySection.get(key);
+    if (entry === undefined) {
+      entry = { section: { kind: group.kind, action: group.action, field: group.field, groups: [], singles: [], items: 0, organisations: 0 }, slugs: new Set() };
+      bySection.set(key, entry);
     }
+    const { section, slugs } = entry;
     (group.members.length > 1 ? section.groups : section.singles).push(group);
     section.items += group.members.length;
+    for (const slug of group.organisations) slugs.add(slug);
+    section.organisations = slugs.size;
   }
-  const sections = [...bySection.values()].sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
+  const sections = [...bySection.values()].map((e) => e.section);
+  sections.sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
   for (const section of sections) section.groups.sort(byCountThenValue);
   return { sections, items: sections.reduce((n, s) => n + s.items, 0) };
 }
 
-/** Most members first; among equals, by new value, then by old value, then by note (code unit order): the same whatever the input order. */
+/** Most members first; among equals, by new value, then (removals) by old value, in code unit order: the same whatever the input order. */
 function byCountThenValue(a: ChangeGroup, b: ChangeGroup): number {
-  return b.members.length - a.members.length || compare(a.after ?? '', b.after ?? '') || compare(oldKey(a.befores[0]!.before), oldKey(b.befores[0]!.before)) || compare(a.note ?? '', b.note ?? '');
+  return b.members.length - a.members.length || compare(a.after ?? '', b.after ?? '') || compare(oldKey(a.befores[0]!.before), oldKey(b.befores[0]!.before));
 }
 
 function compare(a: string, b: string): number {

@@ -37,9 +37,10 @@ describe('groupSameChanges', () => {
     ];
     const [section, ...rest] = groupSameChanges(changes).sections;
     expect(rest).toEqual([]);
-    // The billing of an organisation being joined carries its own note, so it is not the same change.
-    expect(section!.groups.map(describeGroup)).toEqual(['customerID null×2|"cus_1"×1 → "cus_new" ×3 [a, b, c]']);
-    expect(section!.singles.map(describeGroup)).toEqual(['customerID ? → "cus_new" ×1 [d]']);
+    // The billing of an organisation being joined is the same change, its current value not known yet.
+    expect(section!.groups.map(describeGroup)).toEqual(['customerID null×2|"cus_1"×1|?×1 → "cus_new" ×4 [a, b, c, d]']);
+    expect(section!.singles).toEqual([]);
+    expect(section!.groups[0]!.notes).toEqual(['current billing is known once an invitation is accepted: apply reads it then, and fields not declared keep their values']);
   });
 
   it('never merges a value with its look-alike holding an invisible or bidirectional character, nor values that normalise alike', () => {
@@ -67,7 +68,7 @@ describe('groupSameChanges', () => {
       ['remove-channel', [], ['notificationChannel "chn_1" → null ×1 [a]', 'notificationChannel "chn_2" → null ×1 [b]']],
       ['set-active', [], ['activeOrganisation "a" → "b" ×1 [b]']],
     ]);
-    expect(grouped.sections.find((s) => s.kind === 'revoke-invitation')!.groups[0]!.note).toBe('cannot be checked before apply: the interface cannot list invitations');
+    expect(grouped.sections.find((s) => s.kind === 'revoke-invitation')!.groups[0]!.notes).toEqual(['cannot be checked before apply: the interface cannot list invitations']);
   });
 
   it('orders groups most members first, and equal counts by new value, whatever the order of the plan', () => {
@@ -132,12 +133,13 @@ describe('groupSameChanges, for any plan', () => {
     );
   });
 
-  it('groups only items that are exactly the same: kind, field, new value (code unit for code unit) and note', () => {
+  it('groups only items that are exactly the same: kind, field and new value (code unit for code unit), a removal its old value too', () => {
     fc.assert(
       fc.property(plans, (changes) => {
         for (const g of everyGroup(groupSameChanges(changes))) {
           for (const m of g.members) {
-            expect([m.change.kind, m.field, m.after, m.change.display.note]).toEqual([g.kind, g.field, g.after, g.note]);
+            expect([m.change.kind, m.field, m.after]).toEqual([g.kind, g.field, g.after]);
+            if (m.change.display.note !== undefined) expect(g.notes).toContain(m.change.display.note);
             if (m.change.action === 'delete') expect(m.before).toEqual(g.befores[0]!.before);
           }
         }
