@@ -52,7 +52,7 @@ export function sectionNotes(section: ChangeSection): string[] {
   return notes.map((note) => {
     const with_ = items.filter((m) => m.change.display.note === note);
     if (with_.length === items.length) return note;
-    return with_.every((m) => !m.before.known) ? `${KNOWN_AFTER}: ${note}` : `some of these changes: ${note}`;
+    return with_.every((m) => !m.before.known) ? `${KNOWN_AFTER} means: ${note}` : `some of these changes: ${note}`;
   });
 }
 

@@ -113,7 +113,7 @@ describe('renderGroupedMarkdown', () => {
     const changes = ['a', 'b', 'c', 'd', 'e'].map((s, i) => (i < 4 ? billing(s, { platformID: ['plat_legacy', 'plat_bulk_1'] }) : billingKnownAfterAccept(s, 'inv', { platformID: 'plat_bulk_1' })));
     const markdown = renderGroupedMarkdown(makePlan({ changes }));
     expect(markdown).toContain('\n### &#126; Billing: platformID — 5 organisations: 1 group\n');
-    expect(markdown).toContain('\n> (known after accept): current billing is known once an invitation is accepted');
+    expect(markdown).toContain('\n> (known after accept) means: current billing is known once an invitation is accepted');
     expect(markdown).toContain('\n| &quot;plat&#95;legacy&quot; ×4, (known after accept) ×1 → &quot;plat&#95;bulk&#95;1&quot; | **5**: a, b, c and 2 more |\n');
   });
 
