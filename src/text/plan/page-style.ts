@@ -48,7 +48,8 @@ table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nu
 table.rows { table-layout: fixed; }
 caption { text-align: left; font-weight: 600; padding: .25rem 0; }
 th, td { text-align: left; vertical-align: top; padding: .35rem .6rem; border-bottom: 1px solid var(--line); }
-thead th { position: sticky; top: 0; background: var(--panel); z-index: 1; font-weight: 600; }
+thead th { background: var(--panel); font-weight: 600; }
+table.rows thead th { position: sticky; top: 0; z-index: 1; }
 tbody th { font-weight: 500; }
 td.num, th.num { text-align: right; }
 tr.repeat > th { color: var(--muted); }
