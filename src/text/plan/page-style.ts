@@ -58,7 +58,9 @@ table.overview { width: auto; min-width: 40rem; margin: .5rem 0 1rem; }
 .act { font-weight: 600; white-space: nowrap; }
 .act-accept, .out-applied { color: var(--accept); }
 .act-update { color: var(--update); }
-.act-delete, .out-failed { color: var(--delete); }
+.act-delete, .out-failed, .out-stale { color: var(--delete); }
+.out-started, .out-skipped { color: var(--update); }
+.out-done { color: var(--muted); }
 .mark { display: inline-block; max-width: 100%; margin: .1rem 0 .1rem .4rem; padding: 0 .45rem; border-radius: 6px; font-size: .8rem; line-height: 1.5; font-family: system-ui, sans-serif; }
 td > .mark:first-child { margin-left: 0; }
 .mark-warn { background: var(--warn-bg); color: var(--warn-fg); }
@@ -96,6 +98,9 @@ button:hover { border-color: var(--fg); }
 .key.latency-max { border-top: 2px dotted var(--series-latency); height: 0; }
 .key.pause { background: var(--pause); }
 details > summary { cursor: pointer; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .25rem 0 1rem; }
+dt { font-weight: 600; }
+dd { margin: 0; overflow-wrap: anywhere; }
 `;
 
 /** `.w1` … `.w60`: a column's width in percent, set on its heading (a table of rows is laid out fixed). */
