@@ -55,16 +55,17 @@ export class RunTimelineRecorder {
   ) {}
 
   requestSent(at: number): void {
-    this.inFlight += 1;
     const bucket = this.at(at);
+    this.inFlight += 1;
     bucket.sent += 1;
     bucket.maxInFlight = Math.max(bucket.maxInFlight, this.inFlight);
   }
 
   /** An attempt ended: with its answer's status, or without one (`status` undefined: a network failure). */
   requestEnded(at: number, answer: { status?: number; latencyMs: number }): void {
-    this.inFlight = Math.max(0, this.inFlight - 1);
+    // The bucket first: one that starts now starts with this request still in flight.
     const bucket = this.at(at);
+    this.inFlight = Math.max(0, this.inFlight - 1);
     if (answer.status === undefined || answer.status >= 500) bucket.failed += 1;
     if (answer.status === undefined) return;
     bucket.answered += 1;

@@ -89,16 +89,20 @@ function timeAxis(s: RunSeries, bottom: number, x: (i: number) => number): Html 
 /** A line held level over each bucket (a rate, a count in flight), broken where there is no value. */
 function stepPath(values: ReadonlyArray<number | null>, x: (i: number) => number, bar: number, y: (v: number) => number): string {
   let d = '';
-  let drawing = false;
+  let last: number | undefined;
   values.forEach((v, i) => {
     if (v === null) {
-      drawing = false;
+      last = undefined;
       return;
     }
-    d += `${drawing ? `V${y(v)}` : `M${round(x(i))} ${y(v)}`}H${round(x(i) + bar)}`;
-    drawing = true;
+    const level = y(v);
+    if (last === undefined) d += `M${round(x(i))} ${level}`;
+    else if (level !== last) d += `V${level}`;
+    d += `H${round(x(i) + bar)}`;
+    last = level;
   });
-  return d;
+  // A level held over many buckets is one segment: `H a H b` is `H b`.
+  return d.replace(/(?:H[\d.]+)+(?=H)/g, '');
 }
 
 /** A line through each bucket's middle, broken where there is no value. */

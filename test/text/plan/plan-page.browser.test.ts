@@ -61,7 +61,7 @@ describe('the plan page of the 300-organisation example, in Chromium', () => {
     const opened = await openPage(browser, 'plan-300-filtered', renderPlanPage(bulk));
     const items = bulk.changes.flatMap(itemsOf);
     const slug = 'apex-acme-010';
-    await opened.page.getByLabel('Organisation').fill(slug);
+    await opened.page.getByLabel('Organisation', { exact: true }).fill(slug);
     const rows = await shownRows(opened);
     expect(rows.map((r) => r[0])).toEqual(items.filter((i) => i.change.organisation.slug === slug).map(() => slug));
     expect(rows.length).toBeGreaterThan(0);
@@ -74,7 +74,7 @@ describe('the plan page of the 300-organisation example, in Chromium', () => {
     const group = await shownRows(opened);
     expect(group).toHaveLength(100);
     expect(new Set(group.map((r) => r[5]))).toEqual(new Set(['"plat_bulk_1"']));
-    await opened.page.getByLabel('Kind').selectOption('revoke invitation');
+    await opened.page.getByLabel('Kind', { exact: true }).selectOption('revoke invitation');
     expect(await opened.page.locator('#status').textContent()).toBe(`0 of ${items.length} rows match.`);
     await opened.page.getByRole('button', { name: 'Show every row' }).click();
     expect((await shownRows(opened)).every((r) => r[2] === 'revoke invitation')).toBe(true);
