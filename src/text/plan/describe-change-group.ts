@@ -4,7 +4,7 @@
  * as the text plan spells them (quoted, invisible characters escaped and marked), and each view
  * escapes the result for where it goes (the terminal, Markdown, HTML).
  */
-import { formatFromActive, formatName, formatValue, KNOWN_AFTER, plural } from '../format-value.js';
+import { formatFromActive, formatName, formatValue, KNOWN_AFTER } from '../format-value.js';
 import type { ChangeKind } from '../../model/change-kind.js';
 import type { ChangeGroup, ChangeSection, OldValue } from './group-same-changes.js';
 
@@ -32,13 +32,27 @@ export function sectionTitle(section: Pick<ChangeSection, 'kind' | 'field'>): st
   return section.kind === 'billing' && section.field !== 'billing' ? `${KIND_TITLE.billing}: ${section.field}` : KIND_TITLE[section.kind];
 }
 
+/** How a count is written: as the text plan writes it (`1000`), or with separators on a page (`1,000`). */
+export type CountFormat = (n: number) => string;
+
+/** With separators, as a page writes counts: `100,000`. */
+export const thousands: CountFormat = (n) => n.toLocaleString('en');
+
+/** `n thing` / `n things`, the count written by `format`. */
+export function counted(n: number, singular: string, format: CountFormat = String): string {
+  return `${format(n)} ${n === 1 ? singular : `${singular}s`}`;
+}
+
 /** `300 organisations: 3 groups and 2 single changes`, `108 changes in 74 organisations: 108 single changes`. */
-export function sectionCounts(section: ChangeSection): string {
+export function sectionCounts(section: ChangeSection, format: CountFormat = String): string {
   const parts = [
-    ...(section.groups.length > 0 ? [plural(section.groups.length, 'group')] : []),
-    ...(section.singles.length > 0 ? [plural(section.singles.length, 'single change')] : []),
+    ...(section.groups.length > 0 ? [counted(section.groups.length, 'group', format)] : []),
+    ...(section.singles.length > 0 ? [counted(section.singles.length, 'single change', format)] : []),
   ];
-  const where = section.organisations === section.items ? plural(section.items, 'organisation') : `${plural(section.items, 'change')} in ${plural(section.organisations, 'organisation')}`;
+  const where =
+    section.organisations === section.items
+      ? counted(section.items, 'organisation', format)
+      : `${counted(section.items, 'change', format)} in ${counted(section.organisations, 'organisation', format)}`;
   return `${where}: ${parts.join(' and ')}`;
 }
 
@@ -91,9 +105,9 @@ export function describeGroupChange(group: ChangeGroup): string {
 }
 
 /** `acme, globex and 98 more`: the first organisations of a group by name (as the text plan shows a name), then how many more. */
-export function describeOrganisations(group: Pick<ChangeGroup, 'organisations'>, names: number = NAMES_PER_GROUP): string {
+export function describeOrganisations(group: Pick<ChangeGroup, 'organisations'>, names: number = NAMES_PER_GROUP, format: CountFormat = String): string {
   const shown = group.organisations.slice(0, Math.max(0, names)).map(formatName);
   const more = group.organisations.length - shown.length;
-  if (shown.length === 0) return plural(more, 'organisation');
-  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+  if (shown.length === 0) return counted(more, 'organisation', format);
+  return more > 0 ? `${shown.join(', ')} and ${format(more)} more` : shown.join(', ');
 }

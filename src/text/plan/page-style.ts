@@ -33,6 +33,7 @@ p { margin: .5rem 0; }
 a { color: var(--link); }
 code, .value { font-family: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, monospace; font-size: .9em; overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
+.name { white-space: nowrap; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .skip { position: absolute; left: -999px; top: 0; background: var(--bg); padding: .5rem; }
 .skip:focus { left: .5rem; }

@@ -13,7 +13,7 @@ import type { RunTimeline } from '../../model/run-timeline.js';
 import type { Action } from '../../plan/types.js';
 import { terminalSafe } from '../ansi.js';
 import { formatDuration } from '../format-duration.js';
-import { plural } from '../format-value.js';
+import { counted, thousands } from './describe-change-group.js';
 import { html, type Html } from './html.js';
 import { renderPageDocument, type PageCell, type PageTable } from './page-document.js';
 import { renderTableSection } from './page-table.js';
@@ -105,7 +105,7 @@ ${failuresSection(failures)}
 ${renderTableSection({
   id: 'every-change',
   heading: 'Every change',
-  intro: html`<p>${plural(s.total, 'change')}, failures first, then stale, not started, skipped, already done and applied, each in plan order.</p>`,
+  intro: html`<p>${counted(s.total, 'change', thousands)}, failures first, then stale, not started, skipped, already done and applied, each in plan order.</p>`,
   what: 'the changes',
   controls: [
     { id: 'outcome', label: 'Outcome', type: 'select', options: OUTCOMES.filter(({ outcome }) => count(s, outcome) > 0).map((o) => o.label) },
@@ -149,9 +149,9 @@ function count(s: ReportedSummary, outcome: ReportedOutcome): number {
 function headline(s: ReportedSummary): string {
   if (s.total === 0) return 'No changes. Your organisations match the configuration.';
   if (s.interrupted) return `Interrupted: ${s.applied} applied, ${s.notStarted} not started; run orgform apply again to finish.`;
-  if (s.failed > 0) return `Finished with ${plural(s.failed, 'failure')}; run orgform apply again to retry what is left.`;
-  if (s.stale > 0) return `Finished with ${plural(s.stale, 'stale change')}; run orgform plan again to review them.`;
-  return `Complete: ${plural(s.applied, 'change')} applied, ${s.alreadyDone} already done.`;
+  if (s.failed > 0) return `Finished with ${counted(s.failed, 'failure', thousands)}; run orgform apply again to retry what is left.`;
+  if (s.stale > 0) return `Finished with ${counted(s.stale, 'stale change', thousands)}; run orgform plan again to review them.`;
+  return `Complete: ${counted(s.applied, 'change', thousands)} applied, ${s.alreadyDone} already done.`;
 }
 
 function chartSection(timeline: RunTimeline | undefined): Html {
@@ -190,7 +190,7 @@ function failuresSection(failures: readonly ReportedResult[]): Html {
   if (failures.length === 0) return html``;
   const shown = failures.slice(0, FAILURES_SHOWN);
   return html`<section aria-labelledby="failures-heading">
-<h2 id="failures-heading">Failures (${failures.length.toLocaleString('en')})</h2>
+<h2 id="failures-heading">Failures (${thousands(failures.length)})</h2>
 <p>Run orgform apply again: it applies only what is left, and what is done already counts as done.</p>
 ${shown.map((r) => {
   const f = r.failure;
@@ -198,7 +198,7 @@ ${shown.map((r) => {
   return html`<h3>${terminalSafe(r.organisation)} <span class="muted">— <code>${terminalSafe(r.address)}</code></span></h3>
 <dl>${details.map(([k, v]) => html`<dt>${k}</dt><dd>${terminalSafe(v)}</dd>`)}</dl>\n`;
 })}
-${failures.length > shown.length ? html`<p>…and ${plural(failures.length - shown.length, 'more failure')}: filter the table below by outcome.</p>` : html``}
+${failures.length > shown.length ? html`<p>…and ${counted(failures.length - shown.length, 'more failure', thousands)}: filter the table below by outcome.</p>` : html``}
 </section>`;
 }
 

@@ -13,9 +13,9 @@ import type { PlanSafety } from '../../plan/check-plan-safety.js';
 import { summarisePlan, type Change, type Plan } from '../../plan/types.js';
 import { terminalSafe } from '../ansi.js';
 import { ACTION_MARKER } from '../format-change-line.js';
-import { plural } from '../format-value.js';
-import { describeGroupChange, describeOrganisations, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
-import { groupSameChanges, itemsOf, type ChangeItem, type ChangeSection, type GroupedChanges, type OldValue } from './group-same-changes.js';
+import { formatName } from '../format-value.js';
+import { counted, describeGroupChange, sectionCounts, sectionNotes, sectionTitle, thousands } from './describe-change-group.js';
+import { groupSameChanges, itemsOf, type ChangeGroup, type ChangeItem, type ChangeSection, type GroupedChanges, type OldValue } from './group-same-changes.js';
 import { html, type Html } from './html.js';
 import { renderPageDocument, type PageCell, type PageMark, type PageTable } from './page-document.js';
 import { renderTableSection } from './page-table.js';
@@ -71,7 +71,7 @@ ${groupsSection(grouped)}
 ${renderTableSection({
   id: 'every-change',
   heading: 'Every change',
-  intro: html`<p>${plural(plan.changes.length, 'change')} in ${plural(table.rows.length, 'row')}: one row per change, and a billing change one row per field it changes. Filter them, or show one group from above.</p>`,
+  intro: html`<p>${counted(plan.changes.length, 'change', thousands)} in ${counted(table.rows.length, 'row', thousands)}: one row per change, and a billing change one row per field it changes. Filter them, or show one group from above.</p>`,
   what: 'the changes',
   controls: [
     { id: 'organisation', label: 'Organisation', type: 'search', placeholder: 'slug or id' },
@@ -102,10 +102,10 @@ function summary(plan: Plan): Html {
     [s.accept, 'to accept'],
     [s.unchanged, 'unchanged'],
     ...(plan.journaled.length > 0 ? [[plan.journaled.length, 'already done (journal)'] as [number, string]] : []),
-    ...(s.problems > 0 ? [[s.problems, plural(s.problems, 'problem').replace(/^\d+ /, '')] as [number, string]] : []),
+    ...(s.problems > 0 ? [[s.problems, s.problems === 1 ? 'problem' : 'problems'] as [number, string]] : []),
   ];
   const verdict = plan.changes.length > 0 ? '' : s.problems > 0 ? 'No changes in the organisations that could be read.' : 'No changes. Your organisations match the configuration.';
-  return html`<ul class="summary" aria-label="Summary">${items.map(([n, what]) => html`<li><span class="n">${n.toLocaleString('en')}</span> ${what}</li>`)}</ul>
+  return html`<ul class="summary" aria-label="Summary">${items.map(([n, what]) => html`<li><span class="n">${thousands(n)}</span> ${what}</li>`)}</ul>
 ${verdict === '' ? html`` : html`<p><strong>${verdict}</strong></p>`}`;
 }
 
@@ -116,21 +116,21 @@ function hazards(plan: Plan, safety: PlanSafety | undefined): Html {
       case 'stale':
         return html`<div class="banner bad" role="alert"><strong>This saved plan is stale:</strong> what it was made from changed since, so apply refuses it. Run orgform plan again.<ul>${h.changed.map((r) => html`<li>${terminalSafe(r)}</li>`)}</ul></div>`;
       case 'incomplete':
-        return html`<div class="banner warn"><strong>This plan is incomplete:</strong> ${plural(h.problems.length, 'organisation')} could not be read (see Problems), so apply refuses it.</div>`;
+        return html`<div class="banner warn"><strong>This plan is incomplete:</strong> ${counted(h.problems.length, 'organisation', thousands)} could not be read (see Problems), so apply refuses it.</div>`;
       case 'over-budget':
-        return html`<div class="banner warn"><strong>Over budget:</strong> ${plural(h.changes, 'change')}, more than --max-changes ${h.maxChanges}; apply refuses it.</div>`;
+        return html`<div class="banner warn"><strong>Over budget:</strong> ${counted(h.changes, 'change', thousands)}, more than --max-changes ${h.maxChanges}; apply refuses it.</div>`;
       default: {
         const unreachable: never = h;
         throw new Error(`unknown hazard ${JSON.stringify(unreachable)}`);
       }
     }
-  })}${plan.journaled.length > 0 ? html`<p class="muted">${plural(plan.journaled.length, 'one-shot change')} already done according to the journal, not planned again.</p>` : html``}`;
+  })}${plan.journaled.length > 0 ? html`<p class="muted">${counted(plan.journaled.length, 'one-shot change', thousands)} already done according to the journal, not planned again.</p>` : html``}`;
 }
 
 function problems(plan: Plan): Html {
   if (plan.problems.length === 0) return html``;
   return html`<section aria-labelledby="problems-heading">
-<h2 id="problems-heading">Problems (${plan.problems.length.toLocaleString('en')})</h2>
+<h2 id="problems-heading">Problems (${thousands(plan.problems.length)})</h2>
 <p>These could not be read; their changes are missing from this plan.</p>
 <ul>${plan.problems.map((p) => html`<li><strong>${terminalSafe(p.organisation ?? p.address)}</strong>: ${terminalSafe(p.message)}</li>`)}</ul>
 </section>`;
@@ -156,7 +156,7 @@ ${sections}
 function overview(grouped: GroupedChanges): Html {
   const rows = grouped.sections.map(
     (s, i) =>
-      html`<tr><td><span class="act act-${s.action}">${ACTION_MARKER[s.action].symbol}</span> <a href="#section-${i}">${sectionTitle(s)}</a></td><td class="num">${s.items.toLocaleString('en')}</td><td class="num">${s.organisations.toLocaleString('en')}</td><td class="num">${s.groups.length.toLocaleString('en')}</td><td class="num">${s.singles.length.toLocaleString('en')}</td></tr>\n`,
+      html`<tr><td><span class="act act-${s.action}">${ACTION_MARKER[s.action].symbol}</span> <a href="#section-${i}">${sectionTitle(s)}</a></td><td class="num">${thousands(s.items)}</td><td class="num">${thousands(s.organisations)}</td><td class="num">${thousands(s.groups.length)}</td><td class="num">${thousands(s.singles.length)}</td></tr>\n`,
   );
   return html`<table class="overview"><caption>At a glance</caption><thead><tr><th scope="col">Kind and field</th><th scope="col" class="num">Changes</th><th scope="col" class="num">Organisations</th><th scope="col" class="num">Groups</th><th scope="col" class="num">Single changes</th></tr></thead><tbody>
 ${rows}</tbody></table>`;
@@ -170,19 +170,26 @@ function sectionBlock(section: ChangeSection, index: number, firstGroup: number)
   const rows = [
     ...groups.map((group, i) => {
       const change = describeGroupChange(group);
-      const n = group.members.length.toLocaleString('en');
-      return html`<tr><td><code>${change}</code></td><td class="num">${n}</td><td>${describeOrganisations(group, NAMES_SHOWN)}</td><td><button type="button" data-group="g${firstGroup + i}" data-label="${title}: ${change}">Show these ${n}</button></td></tr>\n`;
+      const n = thousands(group.members.length);
+      return html`<tr><td><code>${change}</code></td><td class="num">${n}</td><td>${names(group, NAMES_SHOWN)}</td><td><button type="button" data-group="g${firstGroup + i}" data-label="${title}: ${change}">Show these ${n}</button></td></tr>\n`;
     }),
-    ...singles.map((single) => html`<tr><td><code>${describeGroupChange(single)}</code></td><td class="num">1</td><td>${describeOrganisations(single)}</td><td></td></tr>\n`),
+    ...singles.map((single) => html`<tr><td><code>${describeGroupChange(single)}</code></td><td class="num">1</td><td>${names(single, 1)}</td><td></td></tr>\n`),
   ];
   const moreGroups = section.groups.length - groups.length;
   const moreSingles = section.singles.length - singles.length;
-  return html`<h3 id="section-${index}"><span class="act act-${section.action}">${ACTION_MARKER[section.action].symbol}</span> ${title} <span class="muted">— ${sectionCounts(section)}</span></h3>
+  return html`<h3 id="section-${index}"><span class="act act-${section.action}">${ACTION_MARKER[section.action].symbol}</span> ${title} <span class="muted">— ${sectionCounts(section, thousands)}</span></h3>
 ${notes.length > 0 ? html`<ul class="notes">${notes.map((n) => html`<li>${terminalSafe(n)}</li>`)}</ul>` : html``}
 <table class="groups"><thead><tr><th scope="col">Change</th><th scope="col" class="num">Organisations</th><th scope="col">Which</th><th scope="col"><span class="visually-hidden">In the table</span></th></tr></thead><tbody>
 ${rows}</tbody></table>
-${moreGroups > 0 ? html`<p>…and ${plural(moreGroups, 'more group')}: choose ${section.field} in the filters below.</p>` : html``}
-${moreSingles > 0 ? html`<p>…and ${plural(moreSingles, 'more single change')}. <button type="button" data-group="s${index}" data-label="${title}: the single changes">Show all ${section.singles.length.toLocaleString('en')} single changes</button></p>` : html``}`;
+${moreGroups > 0 ? html`<p>…and ${counted(moreGroups, 'more group', thousands)}: choose ${section.field} in the filters below.</p>` : html``}
+${moreSingles > 0 ? html`<p>…and ${counted(moreSingles, 'more single change', thousands)}. <button type="button" data-group="s${index}" data-label="${title}: the single changes">Show all ${thousands(section.singles.length)} single changes</button></p>` : html``}`;
+}
+
+/** The first organisations by name, each kept whole on its line, then how many more. */
+function names(group: ChangeGroup, shown: number): Html {
+  const more = group.organisations.length - Math.min(shown, group.organisations.length);
+  const list = group.organisations.slice(0, shown).map((slug, i) => html`${i > 0 ? ', ' : ''}<span class="name">${formatName(slug)}</span>`);
+  return html`${list}${more > 0 ? ` and ${thousands(more)} more` : ''}`;
 }
 
 /** The marks of the page, each label once (a cell refers to them by index). */
