@@ -65,7 +65,10 @@ export interface ChangeSection {
 }
 
 export interface GroupedChanges {
-  /** By kind in apply order (model/change-kind.ts), then by field (billing fields in their order). */
+  /**
+   * The sections with groups first, then those of single changes only (a reviewer reads the big
+   * patterns first); within each, by kind in apply order (model/change-kind.ts), then by field.
+   */
   sections: ChangeSection[];
   /** Every item of the plan: the sum over the sections. */
   items: number;
@@ -173,7 +176,8 @@ function sectionsOf(groups: ChangeGroup[]): GroupedChanges {
     section.organisations = slugs.size;
   }
   const sections = [...bySection.values()].map((e) => e.section);
-  sections.sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
+  const singlesOnly = (x: ChangeSection) => (x.groups.length > 0 ? 0 : 1);
+  sections.sort((a, b) => singlesOnly(a) - singlesOnly(b) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
   for (const section of sections) section.groups.sort(byCountThenValue);
   return { sections, items: sections.reduce((n, s) => n + s.items, 0) };
 }

@@ -16,7 +16,7 @@ import { summarisePlan, type Plan } from '../../plan/types.js';
 import { formatName, invisibleMark, plural } from '../format-value.js';
 import { joinMarkdown, md, type Markdown } from '../markdown-escape.js';
 import { ACTION_MARKER } from '../format-change-line.js';
-import { describeGroupChange, describeOrganisations, kindTitle, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
+import { describeGroupChange, describeOrganisations, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
 import { groupSameChanges, type ChangeGroup, type ChangeSection } from './group-same-changes.js';
 
 /** GitHub refuses a comment longer than this; GitLab a note longer than GITLAB_NOTE_LIMIT. */
@@ -47,7 +47,8 @@ interface SectionParts {
   head: Markdown;
   groups: Items;
   singles: Items;
-  kept: Markdown[];
+  keptGroupRows: Markdown[];
+  keptSingleRows: Markdown[];
   keptGroups: number;
   keptSingles: number;
   /** The organisations of the groups kept (a group's count). */
@@ -69,11 +70,12 @@ export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOption
   const problems: Items = { count: plan.problems.length, at: (i) => problemLine(plan.problems[i]!) };
   const problemsHead = problems.count === 0 ? EMPTY : md`\n### ⚠️ Problems (${problems.count})\n\nThese could not be read; their changes are missing from this plan.\n\n`;
   const problemsNote = (left: number) => md`- _…and ${plural(left, 'more problem')}: see ${link}._\n`;
-  const sections = sectionParts(plan, grouped.sections, names, link);
+  const sections = sectionParts(grouped.sections, names);
+  const glance = overview(grouped.sections);
 
-  const fixed = [head, problemsHead, footer, ...sections.map((s) => s.head)].reduce((n, m) => n + m.length, 0);
-  // Room for each section's table head and its note at its longest (everything left out).
-  const notes = sections.reduce((n, s) => n + leftOutNote(s.section, { groups: s.groups.count, inGroups: s.section.items, singles: s.singles.count }, link).length + TABLE_HEAD.length, 0);
+  const fixed = [head, glance, problemsHead, footer, ...sections.map((s) => s.head)].reduce((n, m) => n + m.length, 0);
+  // Room for each section's table heads, its fold and its note at its longest (everything left out).
+  const notes = sections.reduce((n, s) => n + leftOutNote(s.section, { groups: s.groups.count, inGroups: s.section.items, singles: s.singles.count }, link).length + 2 * TABLE_HEAD.length + fold(s.singles.count).length, 0);
   let budget = max - fixed - notes;
   // Problems first (their changes are missing: a reviewer must see that), up to half of what is left.
   const keptProblems = fitPrefix(problems, Math.max(0, Math.floor(budget / 2)) - problemsNote(problems.count).length);
@@ -93,9 +95,11 @@ export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOption
         }
         misses = 0;
         budget -= row.length;
-        section.kept.push(row);
-        if (pass === 'singles') section.keptSingles += 1;
-        else {
+        if (pass === 'singles') {
+          section.keptSingleRows.push(row);
+          section.keptSingles += 1;
+        } else {
+          section.keptGroupRows.push(row);
           section.keptGroups += 1;
           section.keptInGroups += section.section.groups[i]!.members.length;
         }
@@ -106,13 +110,14 @@ export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOption
   const left = problems.count - keptProblems.length;
   const out = joinMarkdown([
     head,
+    glance,
     problemsHead,
     ...keptProblems,
     left > 0 ? problemsNote(left) : EMPTY,
     ...sections.flatMap((s) => {
       const inGroups = s.section.groups.reduce((n, g) => n + g.members.length, 0);
       const left = { groups: s.groups.count - s.keptGroups, inGroups: inGroups - s.keptInGroups, singles: s.singles.count - s.keptSingles };
-      return [s.head, s.kept.length > 0 ? TABLE_HEAD : EMPTY, ...s.kept, left.groups + left.singles > 0 ? leftOutNote(s.section, left, link) : EMPTY];
+      return [s.head, ...table(s.keptGroupRows), ...foldedSingles(s.keptSingleRows, s.singles.count, s.keptGroupRows.length > 0), left.groups + left.singles > 0 ? leftOutNote(s.section, left, link) : EMPTY];
     }),
     footer,
   ]).text;
@@ -167,34 +172,55 @@ function problemLine(p: Plan['problems'][number]): Markdown {
   return md`- **${name + invisibleMark(name)}**: ${p.message}\n`;
 }
 
-/** Each section's heading (under its kind's, for billing's several fields), its rows made as asked, and its note. */
-function sectionParts(plan: Plan, sections: readonly ChangeSection[], names: number, link: Markdown): SectionParts[] {
-  const billingChanges = plan.changes.filter((c) => c.kind === 'billing').length;
-  const billingSections = sections.filter((s) => s.kind === 'billing').length;
-  let billingHeadDone = false;
+/** Each section's heading and notes, its rows made as asked. */
+function sectionParts(sections: readonly ChangeSection[], names: number): SectionParts[] {
   return sections.map((section) => {
     const marker = ACTION_MARKER[section.action].symbol;
-    let head: Markdown;
-    if (section.kind === 'billing' && billingSections > 1) {
-      const kindHead = billingHeadDone ? EMPTY : md`\n### ${marker} ${kindTitle('billing')} — ${plural(billingChanges, 'organisation')}\n`;
-      billingHeadDone = true;
-      head = joinMarkdown([kindHead, md`\n#### ${section.field} — ${sectionCounts(section)}\n\n`]);
-    } else {
-      head = md`\n### ${marker} ${sectionTitle(section)} — ${sectionCounts(section)}\n\n`;
-    }
     const notes = sectionNotes(section);
-    if (notes.length > 0) head = joinMarkdown([head, ...notes.map((n) => md`> ${n}\n`), md`\n`]);
+    const head = joinMarkdown([md`\n### ${marker} ${sectionTitle(section)} — ${sectionCounts(section)}\n\n`, ...notes.map((n) => md`> ${n}\n`), notes.length > 0 ? md`\n` : EMPTY]);
     return {
       section,
       head,
       groups: { count: section.groups.length, at: (i) => groupRow(section.groups[i]!, names) },
       singles: { count: section.singles.length, at: (i) => singleRow(section.singles[i]!) },
-      kept: [],
+      keptGroupRows: [],
+      keptSingleRows: [],
       keptGroups: 0,
       keptSingles: 0,
       keptInGroups: 0,
     };
   });
+}
+
+function table(rows: readonly Markdown[]): Markdown[] {
+  return rows.length === 0 ? [] : [TABLE_HEAD, ...rows];
+}
+
+/** More single changes than this in a section are folded, so that the groups stay in view. */
+const SINGLES_UNFOLDED = 5;
+
+const foldOpen = (singles: number): Markdown => md`<details><summary>${plural(singles, 'single change')}</summary>\n\n`;
+const FOLD_CLOSE = md`\n</details>\n`;
+/** Between a section's groups and its single changes. */
+const GAP = md`\n`;
+
+/** What a section's single changes take besides their rows, at the most: a gap, and the fold when there are many. */
+function fold(singles: number): Markdown {
+  return joinMarkdown([GAP, ...(singles > SINGLES_UNFOLDED ? [foldOpen(singles), FOLD_CLOSE] : [])]);
+}
+
+function foldedSingles(rows: readonly Markdown[], singles: number, afterGroups: boolean): Markdown[] {
+  if (rows.length === 0) return [];
+  const gap = afterGroups ? [GAP] : [];
+  if (singles <= SINGLES_UNFOLDED) return [...gap, ...table(rows)];
+  return [...gap, foldOpen(singles), ...table(rows), FOLD_CLOSE];
+}
+
+/** Every kind and field in one table, before their sections: what the plan does at a glance, never left out. */
+function overview(sections: readonly ChangeSection[]): Markdown {
+  if (sections.length === 0) return EMPTY;
+  const rows = sections.map((s) => md`| ${ACTION_MARKER[s.action].symbol} ${sectionTitle(s)} | ${s.items} | ${s.organisations} | ${s.groups.length} | ${s.singles.length} |\n`);
+  return joinMarkdown([md`\n| Kind and field | Changes | Organisations | Groups | Single changes |\n| --- | ---: | ---: | ---: | ---: |\n`, ...rows]);
 }
 
 function groupRow(group: ChangeGroup, names: number): Markdown {

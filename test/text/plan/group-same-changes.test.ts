@@ -13,7 +13,7 @@ const describeGroup = (g: ChangeGroup) =>
   `${g.field} ${g.befores.map((b) => (b.before.known ? JSON.stringify(b.before.value) : '?') + (g.befores.length > 1 ? `×${b.count}` : '')).join('|')} → ${JSON.stringify(g.after)} ×${g.members.length} [${g.organisations.join(', ')}]`;
 
 describe('groupSameChanges', () => {
-  it('says the same billing change once, with its count and organisations in plan order, and leaves changes that share nothing single', () => {
+  it('says the same billing change once, with its count and organisations in plan order, and leaves changes that share nothing single, groups first', () => {
     const changes = [
       billing('a', { platformID: ['plat_legacy', 'plat_1'], billingEmail: ['x@a', 'y@a'] }),
       billing('b', { platformID: ['plat_legacy', 'plat_1'] }),
@@ -22,8 +22,8 @@ describe('groupSameChanges', () => {
     ];
     const grouped = groupSameChanges(changes);
     expect(grouped.sections.map((s) => [s.field, s.groups.map(describeGroup), s.singles.map(describeGroup)])).toEqual([
-      ['billingEmail', [], ['billingEmail "x@a" → "y@a" ×1 [a]']],
       ['platformID', ['platformID "plat_legacy" → "plat_1" ×3 [a, b, d]'], ['platformID "plat_legacy" → "plat_2" ×1 [c]']],
+      ['billingEmail', [], ['billingEmail "x@a" → "y@a" ×1 [a]']],
     ]);
     expect(grouped.items).toBe(5);
   });
@@ -63,8 +63,8 @@ describe('groupSameChanges', () => {
     ];
     const grouped = groupSameChanges(changes);
     expect(grouped.sections.map((s) => [s.kind, s.groups.map(describeGroup), s.singles.map(describeGroup)])).toEqual([
-      ['accept-invitation', [], ['invitation null → "inv_1" ×1 [a]']],
       ['revoke-invitation', ['invitation "inv_shared" → null ×2 [a, b]'], ['invitation "inv_2" → null ×1 [b]']],
+      ['accept-invitation', [], ['invitation null → "inv_1" ×1 [a]']],
       ['remove-channel', [], ['notificationChannel "chn_1" → null ×1 [a]', 'notificationChannel "chn_2" → null ×1 [b]']],
       ['set-active', [], ['activeOrganisation "a" → "b" ×1 [b]']],
     ]);

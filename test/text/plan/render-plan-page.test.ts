@@ -53,13 +53,14 @@ describe('renderPlanPage', () => {
     const changes = ['a', 'b', 'c'].map((s) => billing(s, { platformID: ['old', 'new'], customerID: [null, `cus_${s}`] }));
     const page = renderPlanPage(makePlan({ changes }));
     expect(page).toContain('<button type="button" data-group="g0" data-label="Billing: platformID: &quot;old&quot; → &quot;new&quot;">Show these 3</button>');
+    // The section of platformID (a group) comes first, that of customerID (single changes only) second.
     expect(pageData(page).rows.map((r) => [r[0], r[3], r[8]])).toEqual([
       ['a', 'platformID', 'g0'],
-      ['a', 'customerID', 's0'],
+      ['a', 'customerID', 's1'],
       ['b', 'platformID', 'g0'],
-      ['b', 'customerID', 's0'],
+      ['b', 'customerID', 's1'],
       ['c', 'platformID', 'g0'],
-      ['c', 'customerID', 's0'],
+      ['c', 'customerID', 's1'],
     ]);
   });
 
