@@ -102,14 +102,18 @@ export function itemsOf(change: Change): ChangeItem[] {
   }
 }
 
-/** The exact identity of what an item does (JSON of its parts: no two different parts can give one key). */
+/**
+ * The exact identity of what an item does. Only its last part is outside text (the new value, or a
+ * removal's old value), each behind a letter that says which: no two different items share a key.
+ */
 function sameKey(item: ChangeItem): string {
-  const removal = item.change.action === 'delete';
-  return JSON.stringify([item.change.kind, item.field, item.after, removal ? oldKey(item.before) : null]);
+  const what = item.change.action === 'delete' ? `r${oldKey(item.before)}` : item.after === null ? 'n' : `a${item.after}`;
+  return `${item.change.kind} ${item.field} ${what}`;
 }
 
+/** An old value as a key: `?` not known, `n` none, `v` and the value. */
 function oldKey(before: OldValue): string {
-  return before.known ? JSON.stringify(before.value) : '?';
+  return before.known ? (before.value === null ? 'n' : `v${before.value}`) : '?';
 }
 
 export function groupSameChanges(changes: readonly Change[]): GroupedChanges {

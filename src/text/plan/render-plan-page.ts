@@ -15,7 +15,7 @@ import { terminalSafe } from '../ansi.js';
 import { ACTION_MARKER } from '../format-change-line.js';
 import { formatName } from '../format-value.js';
 import { counted, describeGroupChange, sectionCounts, sectionNotes, sectionTitle, thousands } from './describe-change-group.js';
-import { groupSameChanges, itemsOf, type ChangeGroup, type ChangeItem, type ChangeSection, type GroupedChanges, type OldValue } from './group-same-changes.js';
+import { groupSameChanges, type ChangeGroup, type ChangeItem, type ChangeSection, type GroupedChanges, type OldValue } from './group-same-changes.js';
 import { html, type Html } from './html.js';
 import { renderPageDocument, type PageCell, type PageMark, type PageTable } from './page-document.js';
 import { renderTableSection } from './page-table.js';
@@ -222,23 +222,34 @@ function staleByAddress(plan: Plan, safety: PlanSafety | undefined): Map<string,
 }
 
 function planTable(plan: Plan, grouped: GroupedChanges, marks: Marks, stale: Map<string, string[]>): PageTable {
-  // Each item's group, found again from its change and field (items are made afresh below, in plan order).
-  const groupOf = new Map<Change, Map<string, string>>();
+  // Each change's items with their group's key, gathered from the groups (not made again: 100,000 of them).
+  const itemsByChange = new Map<Change, Array<{ item: ChangeItem; key: string }>>();
+  const add = (item: ChangeItem, key: string) => {
+    const list = itemsByChange.get(item.change);
+    if (list === undefined) itemsByChange.set(item.change, [{ item, key }]);
+    else list.push({ item, key });
+  };
   let g = 0;
   grouped.sections.forEach((section, s) => {
     for (const group of section.groups) {
       const key = `g${g++}`;
-      for (const m of group.members) setGroup(groupOf, m, key);
+      for (const m of group.members) add(m, key);
     }
-    for (const single of section.singles) for (const m of single.members) setGroup(groupOf, m, `s${s}`);
+    for (const single of section.singles) for (const m of single.members) add(m, `s${s}`);
   });
   const rows: PageCell[][] = [];
   for (const change of plan.changes) {
     const address = change.kind === 'set-active' ? 'activeOrganisation' : organisationAddress(change.organisation.slug);
     const staleMarks = (stale.get(address) ?? []).map((r) => marks.of(`changed since the plan: ${terminalSafe(r)}`, 'bad'));
-    for (const item of itemsOf(change)) {
-      // The note's first clause (`cannot be checked before apply`): the whole note is said above, under its kind.
-      const noteMark = change.display.note === undefined ? [] : [marks.of(terminalSafe(change.display.note.split(': ')[0]!), 'info')];
+    // The note's first clause (`cannot be checked before apply`): the whole note is said above, under its kind.
+    const noteMark = change.display.note === undefined ? [] : [marks.of(terminalSafe(change.display.note.split(': ')[0]!), 'info')];
+    const items = itemsByChange.get(change) ?? [];
+    // In the order the change shows its fields, as the text plan lists them.
+    if (items.length > 1) {
+      const order = (change.display.fields ?? []).map((f) => f.field as string);
+      items.sort((a, b) => order.indexOf(a.item.field) - order.indexOf(b.item.field));
+    }
+    for (const { item, key } of items) {
       rows.push([
         nameCell(change.organisation.slug, marks),
         actionText(change.action),
@@ -248,7 +259,7 @@ function planTable(plan: Plan, grouped: GroupedChanges, marks: Marks, stale: Map
         newCell(item, marks),
         ['', ...noteMark, ...staleMarks],
         terminalSafe(change.organisation.id),
-        groupOf.get(change)?.get(item.field) ?? '',
+        key,
       ]);
     }
   }
@@ -267,15 +278,6 @@ function planTable(plan: Plan, grouped: GroupedChanges, marks: Marks, stale: Map
     noun: ['row', 'rows'],
     pageSize: 500,
   };
-}
-
-function setGroup(groupOf: Map<Change, Map<string, string>>, item: ChangeItem, key: string): void {
-  let fields = groupOf.get(item.change);
-  if (fields === undefined) {
-    fields = new Map();
-    groupOf.set(item.change, fields);
-  }
-  fields.set(item.field, key);
 }
 
 function nameCell(name: string, marks: Marks): PageCell {
