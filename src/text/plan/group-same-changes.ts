@@ -121,12 +121,9 @@ export function groupSameChanges(changes: readonly Change[]): GroupedChanges {
   for (const change of changes) {
     for (const item of itemsOf(change)) {
       const key = sameKey(item);
-      let builder = byKey.get(key);
-      if (builder === undefined) {
-        builder = new GroupBuilder(item);
-        byKey.set(key, builder);
-      }
-      builder.add(item);
+      const builder = byKey.get(key);
+      if (builder === undefined) byKey.set(key, new GroupBuilder(item));
+      else builder.add(item);
     }
   }
   return sectionsOf([...byKey.values()].map((b) => b.group));
@@ -135,30 +132,44 @@ export function groupSameChanges(changes: readonly Change[]): GroupedChanges {
 /** One group as it is gathered: its organisations and old values found again by key, not by search (groups of 100,000). */
 class GroupBuilder {
   readonly group: ChangeGroup;
-  private readonly slugs = new Set<string>();
-  private readonly olds = new Map<string, { before: OldValue; count: number }>();
+  // Made with the second member: most groups of a bulk plan are single changes, tens of thousands of them.
+  private slugs: Set<string> | undefined;
+  private olds: Map<string, { before: OldValue; count: number }> | undefined;
 
   constructor(first: ChangeItem) {
     const { change } = first;
-    this.group = { kind: change.kind, action: change.action, field: first.field, after: first.after, notes: [], befores: [], members: [], organisations: [] };
+    const note = change.display.note;
+    this.group = {
+      kind: change.kind,
+      action: change.action,
+      field: first.field,
+      after: first.after,
+      notes: note === undefined ? [] : [note],
+      befores: [{ before: first.before, count: 1 }],
+      members: [first],
+      organisations: [change.organisation.slug],
+    };
   }
 
   add(item: ChangeItem): void {
-    this.group.members.push(item);
+    const group = this.group;
+    group.members.push(item);
+    this.slugs ??= new Set(group.organisations);
     const slug = item.change.organisation.slug;
     if (!this.slugs.has(slug)) {
       this.slugs.add(slug);
-      this.group.organisations.push(slug);
+      group.organisations.push(slug);
     }
     const note = item.change.display.note;
-    if (note !== undefined && !this.group.notes.includes(note)) this.group.notes.push(note);
+    if (note !== undefined && !group.notes.includes(note)) group.notes.push(note);
+    this.olds ??= new Map(group.befores.map((b) => [oldKey(b.before), b]));
     const key = oldKey(item.before);
     const old = this.olds.get(key);
     if (old) old.count += 1;
     else {
       const entry = { before: item.before, count: 1 };
       this.olds.set(key, entry);
-      this.group.befores.push(entry);
+      group.befores.push(entry);
     }
   }
 }
