@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 
 export const CHROMIUM = process.env.ORGFORM_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'pages');
@@ -35,6 +36,24 @@ export async function launchBrowser(): Promise<Browser> {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * One browser for the test file that calls this (at its top level), launched before its first test
+ * and closed after its last: `const browser = useBrowser();` then `browser()` in the tests.
+ */
+export function useBrowser(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (browser === undefined) throw new Error('the browser is not launched yet: call browser() inside a test');
+    return browser;
   };
 }
 

@@ -22,10 +22,14 @@ const KIND_TITLE: Readonly<Record<ChangeKind, string>> = {
   'set-active': 'Active organisation',
 };
 
-/** `Billing`, `Invitations to revoke`: the heading of a kind's sections. */
-export function kindTitle(kind: ChangeKind): string {
-  return KIND_TITLE[kind];
-}
+/** A kind in a table's cell or a filter's choice: `revoke invitation`. */
+export const KIND_LABEL: Readonly<Record<ChangeKind, string>> = {
+  'accept-invitation': 'accept invitation',
+  billing: 'billing',
+  'revoke-invitation': 'revoke invitation',
+  'remove-channel': 'remove channel',
+  'set-active': 'set active',
+};
 
 /** `Billing: platformID`, `Invitations to revoke`: a section's heading (only billing has several fields). */
 export function sectionTitle(section: Pick<ChangeSection, 'kind' | 'field'>): string {

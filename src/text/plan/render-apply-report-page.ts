@@ -13,7 +13,7 @@ import type { RunTimeline } from '../../model/run-timeline.js';
 import type { Action } from '../../plan/types.js';
 import { terminalSafe } from '../ansi.js';
 import { formatDuration } from '../format-duration.js';
-import { counted, thousands } from './describe-change-group.js';
+import { counted, KIND_LABEL, thousands } from './describe-change-group.js';
 import { html, type Html } from './html.js';
 import { renderPageDocument, type PageCell, type PageTable } from './page-document.js';
 import { renderTableSection } from './page-table.js';
@@ -83,13 +83,6 @@ const OUTCOMES: ReadonlyArray<{ outcome: ReportedOutcome; label: string; tone: '
 /** Failures shown in full above the table; the table has them all. */
 const FAILURES_SHOWN = 100;
 
-const KIND_LABEL: Readonly<Record<ChangeKind, string>> = {
-  'accept-invitation': 'accept invitation',
-  billing: 'billing',
-  'revoke-invitation': 'revoke invitation',
-  'remove-channel': 'remove channel',
-  'set-active': 'set active',
-};
 
 export function renderApplyReportPage(report: ApplyReport): string {
   const s = report.summary;

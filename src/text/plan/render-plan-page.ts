@@ -8,13 +8,12 @@
  */
 import { escapeInvisibleCharacters, hasInvisibleCharacters, INVISIBLE_NOTE } from '../../model/invisible-characters.js';
 import { organisationAddress } from '../../model/address.js';
-import type { ChangeKind } from '../../model/change-kind.js';
 import type { PlanSafety } from '../../plan/check-plan-safety.js';
 import { summarisePlan, type Change, type Plan } from '../../plan/types.js';
 import { terminalSafe } from '../ansi.js';
 import { ACTION_MARKER } from '../format-change-line.js';
 import { formatName } from '../format-value.js';
-import { counted, describeGroupChange, sectionCounts, sectionNotes, sectionTitle, thousands } from './describe-change-group.js';
+import { counted, describeGroupChange, KIND_LABEL, sectionCounts, sectionNotes, sectionTitle, thousands } from './describe-change-group.js';
 import { groupSameChanges, type ChangeGroup, type ChangeItem, type ChangeSection, type GroupedChanges, type OldValue } from './group-same-changes.js';
 import { html, type Html } from './html.js';
 import { renderPageDocument, type PageCell, type PageMark, type PageTable } from './page-document.js';
@@ -32,13 +31,6 @@ const SINGLES_SHOWN = 5;
 /** Organisations named per group on the page. */
 const NAMES_SHOWN = 8;
 
-const KIND_LABEL: Readonly<Record<ChangeKind, string>> = {
-  'accept-invitation': 'accept invitation',
-  billing: 'billing',
-  'revoke-invitation': 'revoke invitation',
-  'remove-channel': 'remove channel',
-  'set-active': 'set active',
-};
 
 /** The table's columns, in the order of each row's cells. */
 const COLUMNS: Array<PageTable['columns'][number] & { width?: number }> = [

@@ -3,24 +3,16 @@
  * filters by outcome, the service's hostile text runs nothing, nothing is fetched, and axe-core
  * finds no serious violation. Screenshots under test-artifacts/pages/.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { renderApplyReportPage } from '../../../src/text/plan/render-apply-report-page.js';
-import { findAccessibilityViolations, launchBrowser, openPage, type Browser } from '../../support/browser.js';
+import { findAccessibilityViolations, openPage, useBrowser } from '../../support/browser.js';
 import { sampleApplyReport } from './sample-apply-report.js';
 
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 describe('the apply report of a run under 429s, in Chromium', () => {
   it('draws the chart, lists the failures first and filters by outcome, running and fetching nothing', async () => {
-    const opened = await openPage(browser, 'apply-report', renderApplyReportPage(sampleApplyReport()));
+    const opened = await openPage(browser(), 'apply-report', renderApplyReportPage(sampleApplyReport()));
     await opened.page.setViewportSize({ width: 1280, height: 1500 });
     await opened.screenshot('apply-report-top');
     const chart = await opened.page.locator('svg.chart').boundingBox();
@@ -38,7 +30,7 @@ describe('the apply report of a run under 429s, in Chromium', () => {
   });
 
   it('has no serious or critical accessibility violation (axe-core), in light and in dark', async () => {
-    const opened = await openPage(browser, 'apply-report-axe', renderApplyReportPage(sampleApplyReport()));
+    const opened = await openPage(browser(), 'apply-report-axe', renderApplyReportPage(sampleApplyReport()));
     const light = await findAccessibilityViolations(opened.page);
     await opened.page.emulateMedia({ colorScheme: 'dark' });
     const dark = await findAccessibilityViolations(opened.page);

@@ -3,24 +3,16 @@
  * in five patterns and 100,000 single changes open, show every change on asking, find one
  * organisation, and fetch nothing. How fast is the bench's (scripts/bench/page-case.mjs), not this.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { renderPlanPage } from '../../../src/text/plan/render-plan-page.js';
-import { launchBrowser, openPage, type Browser } from '../../support/browser.js';
+import { openPage, useBrowser } from '../../support/browser.js';
 import { fivePatternPlan, singlesPlan } from './pattern-plans.js';
 
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 describe('the plan page of large plans, in Chromium', () => {
   it('shows 10,000 changes in five patterns as five groups, each a button away, and all of them on asking', async () => {
-    const opened = await openPage(browser, 'plan-10000', renderPlanPage(fivePatternPlan(10_000)));
+    const opened = await openPage(browser(), 'plan-10000', renderPlanPage(fivePatternPlan(10_000)));
     await opened.screenshot('plan-10000-top');
     expect(await opened.page.getByRole('button', { name: 'Show these 2,000' }).count()).toBe(5);
     await opened.page.getByRole('button', { name: 'Show these 2,000' }).nth(2).click();
@@ -32,7 +24,7 @@ describe('the plan page of large plans, in Chromium', () => {
   }, 60_000);
 
   it('opens 100,000 single changes and finds one organisation among them', async () => {
-    const opened = await openPage(browser, 'plan-100000', renderPlanPage(singlesPlan(100_000)));
+    const opened = await openPage(browser(), 'plan-100000', renderPlanPage(singlesPlan(100_000)));
     expect(await opened.page.locator('#rows tr').count()).toBe(500);
     await opened.page.getByLabel('Organisation', { exact: true }).fill('org-054321');
     expect(await opened.page.locator('#rows tr th').allTextContents()).toEqual(['org-054321']);

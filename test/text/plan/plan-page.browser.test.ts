@@ -4,24 +4,20 @@
  * and shows them as text, makes no request, and passes axe-core. Screenshots and the pages
  * themselves are kept under test-artifacts/pages/.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Plan } from '../../../src/plan/types.js';
 import { itemsOf } from '../../../src/text/plan/group-same-changes.js';
 import { renderPlanPage } from '../../../src/text/plan/render-plan-page.js';
-import { findAccessibilityViolations, launchBrowser, openPage, type Browser, type OpenedPage } from '../../support/browser.js';
+import { findAccessibilityViolations, openPage, useBrowser, type OpenedPage } from '../../support/browser.js';
 import { planBulkExample } from './bulk-example-plan.js';
 import { HOSTILE_VALUES, hostilePlan } from './hostile-plan.js';
 
-let browser: Browser;
+const browser = useBrowser();
 let bulk: Plan;
 
 beforeAll(async () => {
-  [browser, bulk] = await Promise.all([launchBrowser(), planBulkExample()]);
+  bulk = await planBulkExample();
 }, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-});
 
 /** What the table shows now, row by row: its cells' text. */
 async function shownRows(opened: OpenedPage): Promise<string[][]> {
@@ -43,7 +39,7 @@ function expectNothingRunOrFetched(opened: OpenedPage): void {
 
 describe('the plan page of the 300-organisation example, in Chromium', () => {
   it('shows every organisation and every change, and its groups', async () => {
-    const opened = await openPage(browser, 'plan-300', renderPlanPage(bulk));
+    const opened = await openPage(browser(), 'plan-300', renderPlanPage(bulk));
     await opened.screenshot('plan-300-top');
     await showAll(opened);
     const rows = await shownRows(opened);
@@ -58,7 +54,7 @@ describe('the plan page of the 300-organisation example, in Chromium', () => {
   });
 
   it('finds one organisation by its slug, and shows one group at the press of its button', async () => {
-    const opened = await openPage(browser, 'plan-300-filtered', renderPlanPage(bulk));
+    const opened = await openPage(browser(), 'plan-300-filtered', renderPlanPage(bulk));
     const items = bulk.changes.flatMap(itemsOf);
     const slug = 'apex-acme-010';
     await opened.page.getByLabel('Organisation', { exact: true }).fill(slug);
@@ -82,7 +78,7 @@ describe('the plan page of the 300-organisation example, in Chromium', () => {
   });
 
   it('has no serious or critical accessibility violation (axe-core)', async () => {
-    const opened = await openPage(browser, 'plan-300-axe', renderPlanPage(bulk));
+    const opened = await openPage(browser(), 'plan-300-axe', renderPlanPage(bulk));
     const violations = await findAccessibilityViolations(opened.page);
     expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
   });
@@ -90,7 +86,7 @@ describe('the plan page of the 300-organisation example, in Chromium', () => {
 
 describe('the plan page of hostile values, in Chromium', () => {
   it('runs no script of theirs, loads nothing, and shows every value as text, escaped as the text plan shows it', async () => {
-    const opened = await openPage(browser, 'plan-hostile', renderPlanPage(hostilePlan()));
+    const opened = await openPage(browser(), 'plan-hostile', renderPlanPage(hostilePlan()));
     await showAll(opened);
     await opened.page.getByRole('button', { name: /^Show these/ }).first().click();
     await opened.page.getByRole('button', { name: 'Show every row' }).click();
@@ -106,7 +102,7 @@ describe('the plan page of hostile values, in Chromium', () => {
   });
 
   it('has no serious or critical accessibility violation (axe-core)', async () => {
-    const opened = await openPage(browser, 'plan-hostile-axe', renderPlanPage(hostilePlan()));
+    const opened = await openPage(browser(), 'plan-hostile-axe', renderPlanPage(hostilePlan()));
     const violations = await findAccessibilityViolations(opened.page);
     expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
   });
