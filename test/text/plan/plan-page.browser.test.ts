@@ -62,6 +62,7 @@ describe('the plan page of the 300-organisation example, in Chromium', () => {
     expect(rows.map((r) => r[0])).toEqual(items.filter((i) => i.change.organisation.slug === slug).map(() => slug));
     expect(rows.length).toBeGreaterThan(0);
     expect(await opened.page.locator('#status').textContent()).toBe(`${rows.length} of ${items.length} rows match.`);
+    await opened.page.evaluate("document.getElementById('every-change').scrollIntoView()");
     await opened.screenshot('plan-300-one-organisation');
 
     await opened.page.getByRole('button', { name: 'Clear the filters' }).click();
