@@ -249,7 +249,7 @@ function planTable(plan: Plan, grouped: GroupedChanges, marks: Marks, stale: Map
         item.field,
         oldCell(item, marks),
         newCell(item, marks),
-        ['', ...noteMark, ...staleMarks],
+        noteMark.length + staleMarks.length === 0 ? '' : ['', ...noteMark, ...staleMarks],
         PLAIN.test(change.organisation.id) ? change.organisation.id : terminalSafe(change.organisation.id),
         key,
       ]);
