@@ -1,0 +1,207 @@
+/**
+ * The plan's changes said once per thing they do: changes that make the same change (the same
+ * kind, the same field, the same new value) are one group, whatever organisation they are in. Pure
+ * and deterministic; the text, Markdown and page views of a bulk plan are built on it.
+ *
+ * What is grouped is a change's *items*: a billing change is one item per field it changes (one
+ * organisation's billing can change its platformID with a hundred others and its e-mail alone); every
+ * other change is one item. So, precisely:
+ * - every item is a member of exactly one group: a change of any kind but billing is in exactly one
+ *   group, and a billing change is in exactly as many groups as it has fields shown, never twice in one;
+ * - per kind, the groups' counts add up to the kind's items, and the distinct changes over a kind's
+ *   groups are exactly the plan's changes of that kind (so the plan's totals: a billing change counts
+ *   once there, however many fields it has).
+ *
+ * Items are the same when their kind, field and new value are equal, compared exactly (code unit
+ * for code unit, never normalised): a value holding an invisible character is never merged with its
+ * visible look-alike. Their old values may differ (a value, none, or not known before an accept): a
+ * group keeps each old value with its count. A removal's new value is nothing for every removal, so
+ * removals are the same only when they remove the same thing (the same old value).
+ */
+import { BILLING_FIELDS } from '../../model/billing.js';
+import { KIND_ORDER, type ChangeKind } from '../../model/change-kind.js';
+import type { Action, Change } from '../../plan/types.js';
+
+/** What an item changes: a billing field, or the thing a one-shot change is about. */
+export type ItemField = (typeof BILLING_FIELDS)[number] | 'invitation' | 'notificationChannel' | 'activeOrganisation' | 'billing';
+
+/** An old value: a value, none, or not known before apply (billing of an organisation being joined). */
+export type OldValue = { known: true; value: string | null } | { known: false };
+
+export interface ChangeItem {
+  change: Change;
+  field: ItemField;
+  before: OldValue;
+  /** The new value; null for a removal. */
+  after: string | null;
+}
+
+export interface ChangeGroup {
+  kind: ChangeKind;
+  action: Action;
+  field: ItemField;
+  after: string | null;
+  /** The members' notes (`cannot be checked before apply: …`), each once, in order of first appearance. */
+  notes: string[];
+  /** The distinct old values and how many members had each: most first, then in order of first appearance. */
+  befores: Array<{ before: OldValue; count: number }>;
+  /** In plan order. */
+  members: ChangeItem[];
+  /** The members' organisations (slugs), each once, in plan order. */
+  organisations: string[];
+}
+
+/** The groups of one kind and field: those of several members first (most first), then the single changes in plan order. */
+export interface ChangeSection {
+  kind: ChangeKind;
+  action: Action;
+  field: ItemField;
+  groups: ChangeGroup[];
+  singles: ChangeGroup[];
+  /** Items in the section: the sum of its groups' and singles' member counts. */
+  items: number;
+  /** The organisations of its items, each counted once (fewer than the items when one organisation revokes two invitations). */
+  organisations: number;
+}
+
+export interface GroupedChanges {
+  /**
+   * The sections with groups first, then those of single changes only (a reviewer reads the big
+   * patterns first); within each, by kind in apply order (model/change-kind.ts), then by field.
+   */
+  sections: ChangeSection[];
+  /** Every item of the plan: the sum over the sections. */
+  items: number;
+}
+
+const FIELD_ORDER: readonly ItemField[] = ['billing', ...BILLING_FIELDS, 'invitation', 'notificationChannel', 'activeOrganisation'];
+
+/** The items of one change: a billing change's fields shown (one item, field `billing`, should it show none), or the change itself. */
+export function itemsOf(change: Change): ChangeItem[] {
+  switch (change.kind) {
+    case 'billing': {
+      const fields = change.display.fields ?? [];
+      const known = change.knownAfter === undefined;
+      if (fields.length === 0) return [{ change, field: 'billing', before: known ? { known, value: null } : { known }, after: null }];
+      return fields.map((f) => ({ change, field: f.field, before: known ? { known, value: f.before } : { known }, after: f.after }));
+    }
+    case 'accept-invitation':
+      return [{ change, field: 'invitation', before: { known: true, value: null }, after: change.targetId ?? null }];
+    case 'revoke-invitation':
+      return [{ change, field: 'invitation', before: { known: true, value: change.targetId ?? null }, after: null }];
+    case 'remove-channel':
+      return [{ change, field: 'notificationChannel', before: { known: true, value: change.targetId ?? null }, after: null }];
+    case 'set-active': {
+      const from = change.display.fromActive;
+      return [{ change, field: 'activeOrganisation', before: from === undefined ? { known: false } : { known: true, value: from }, after: change.organisation.slug }];
+    }
+    default: {
+      const unreachable: never = change.kind;
+      throw new Error(`unknown change kind ${String(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * The exact identity of what an item does. Only its last part is outside text (the new value, or a
+ * removal's old value), each behind a letter that says which: no two different items share a key.
+ */
+function sameKey(item: ChangeItem): string {
+  const what = item.change.action === 'delete' ? `r${oldKey(item.before)}` : item.after === null ? 'n' : `a${item.after}`;
+  return `${item.change.kind} ${item.field} ${what}`;
+}
+
+/** An old value as a key: `?` not known, `n` none, `v` and the value. */
+function oldKey(before: OldValue): string {
+  return before.known ? (before.value === null ? 'n' : `v${before.value}`) : '?';
+}
+
+export function groupSameChanges(changes: readonly Change[]): GroupedChanges {
+  const byKey = new Map<string, GroupBuilder>();
+  for (const change of changes) {
+    for (const item of itemsOf(change)) {
+      const key = sameKey(item);
+      const builder = byKey.get(key);
+      if (builder === undefined) byKey.set(key, new GroupBuilder(item));
+      else builder.add(item);
+    }
+  }
+  return sectionsOf([...byKey.values()].map((b) => b.group));
+}
+
+/** One group as it is gathered: its organisations and old values found again by key, not by search (groups of 100,000). */
+class GroupBuilder {
+  readonly group: ChangeGroup;
+  // Made with the second member: most groups of a bulk plan are single changes, tens of thousands of them.
+  private slugs: Set<string> | undefined;
+  private olds: Map<string, { before: OldValue; count: number }> | undefined;
+
+  constructor(first: ChangeItem) {
+    const { change } = first;
+    const note = change.display.note;
+    this.group = {
+      kind: change.kind,
+      action: change.action,
+      field: first.field,
+      after: first.after,
+      notes: note === undefined ? [] : [note],
+      befores: [{ before: first.before, count: 1 }],
+      members: [first],
+      organisations: [change.organisation.slug],
+    };
+  }
+
+  add(item: ChangeItem): void {
+    const group = this.group;
+    group.members.push(item);
+    this.slugs ??= new Set(group.organisations);
+    const slug = item.change.organisation.slug;
+    if (!this.slugs.has(slug)) {
+      this.slugs.add(slug);
+      group.organisations.push(slug);
+    }
+    const note = item.change.display.note;
+    if (note !== undefined && !group.notes.includes(note)) group.notes.push(note);
+    this.olds ??= new Map(group.befores.map((b) => [oldKey(b.before), b]));
+    const key = oldKey(item.before);
+    const old = this.olds.get(key);
+    if (old) old.count += 1;
+    else {
+      const entry = { before: item.before, count: 1 };
+      this.olds.set(key, entry);
+      group.befores.push(entry);
+    }
+  }
+}
+
+function sectionsOf(groups: ChangeGroup[]): GroupedChanges {
+  const bySection = new Map<string, { section: ChangeSection; slugs: Set<string> }>();
+  for (const group of groups) {
+    group.befores.sort((a, b) => b.count - a.count);
+    const key = `${group.kind} ${group.field}`;
+    let entry = bySection.get(key);
+    if (entry === undefined) {
+      entry = { section: { kind: group.kind, action: group.action, field: group.field, groups: [], singles: [], items: 0, organisations: 0 }, slugs: new Set() };
+      bySection.set(key, entry);
+    }
+    const { section, slugs } = entry;
+    (group.members.length > 1 ? section.groups : section.singles).push(group);
+    section.items += group.members.length;
+    for (const slug of group.organisations) slugs.add(slug);
+    section.organisations = slugs.size;
+  }
+  const sections = [...bySection.values()].map((e) => e.section);
+  const singlesOnly = (x: ChangeSection) => (x.groups.length > 0 ? 0 : 1);
+  sections.sort((a, b) => singlesOnly(a) - singlesOnly(b) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
+  for (const section of sections) section.groups.sort(byCountThenValue);
+  return { sections, items: sections.reduce((n, s) => n + s.items, 0) };
+}
+
+/** Most members first; among equals, by new value, then (removals) by old value, in code unit order: the same whatever the input order. */
+function byCountThenValue(a: ChangeGroup, b: ChangeGroup): number {
+  return b.members.length - a.members.length || compare(a.after ?? '', b.after ?? '') || compare(oldKey(a.befores[0]!.before), oldKey(b.befores[0]!.before));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

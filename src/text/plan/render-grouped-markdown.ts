@@ -1,0 +1,261 @@
+/**
+ * The pull-request comment of a plan that is always complete: every change accounted for, the same
+ * change said once (group-same-changes.ts), within the forge's length limit. A heading per kind and
+ * field says how many organisations it changes; under it a row per group (what it does, how many,
+ * the first organisations by name) and a row per single change. When the whole does not fit, rows
+ * are left out, single changes before groups, and each section says how many it left out and links
+ * the plan page, which has every change by organisation: per-organisation detail may be left out,
+ * never a change. (Only a limit too small for the headings themselves, a few hundred characters,
+ * cuts the text short.)
+ *
+ * Every outside value goes through the `md` tag (markdown-escape.ts), and nothing here is written in
+ * a code block: so `](` + PLAN_PAGE_PLACEHOLDER can only be this module's own links, which
+ * linkPlanPage fills in once the page's address is known (a CI artifact's URL comes after the plan).
+ */
+import { summarisePlan, type Plan } from '../../plan/types.js';
+import { formatName, invisibleMark, plural } from '../format-value.js';
+import { joinMarkdown, md, type Markdown } from '../markdown-escape.js';
+import { ACTION_MARKER } from '../format-change-line.js';
+import { describeGroupChange, describeOrganisations, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
+import { groupSameChanges, type ChangeGroup, type ChangeSection } from './group-same-changes.js';
+
+/** GitHub refuses a comment longer than this; GitLab a note longer than GITLAB_NOTE_LIMIT. */
+export const GITHUB_COMMENT_LIMIT = 65_536;
+export const GITLAB_NOTE_LIMIT = 1_000_000;
+/** The default: GitHub's limit, less room for the sticky comment's marker and footer (pipeline/sticky-comment.mjs). */
+export const DEFAULT_GROUPED_MARKDOWN_LENGTH = 65_000;
+
+/** Where the plan page's links point until linkPlanPage says where the page is. */
+export const PLAN_PAGE_PLACEHOLDER = '#orgform-plan-page';
+
+export interface GroupedMarkdownOptions {
+  maxLength?: number;
+  /** The plan page's address (http or https); without it, the links point at PLAN_PAGE_PLACEHOLDER. */
+  pageUrl?: string;
+  /** Organisations named per group (default NAMES_PER_GROUP). */
+  names?: number;
+}
+
+/** A list of Markdown pieces made as they are asked for: a plan of 100,000 single changes shows a few hundred. */
+interface Items {
+  count: number;
+  at(index: number): Markdown;
+}
+
+interface SectionParts {
+  section: ChangeSection;
+  head: Markdown;
+  groups: Items;
+  singles: Items;
+  keptGroupRows: Markdown[];
+  keptSingleRows: Markdown[];
+  keptGroups: number;
+  keptSingles: number;
+  /** The organisations of the groups kept (a group's count). */
+  keptInGroups: number;
+}
+
+const EMPTY = md``;
+/** Rows that do not fit, one after another, after which no more are tried. */
+const MAX_MISSES = 100;
+const TABLE_HEAD = md`| Change | Organisations |\n| --- | --- |\n`;
+
+export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOptions = {}): string {
+  const max = options.maxLength ?? DEFAULT_GROUPED_MARKDOWN_LENGTH;
+  const link = pageLink(options.pageUrl);
+  const names = options.names ?? NAMES_PER_GROUP;
+  const grouped = groupSameChanges(plan.changes);
+  const head = md`${headline(plan, grouped.sections)}\n`;
+  const footer = plan.changes.length > 0 || plan.problems.length > 0 ? md`\n_Every change by organisation, with filters: ${link}._\n` : EMPTY;
+  const problems: Items = { count: plan.problems.length, at: (i) => problemLine(plan.problems[i]!) };
+  const problemsHead = problems.count === 0 ? EMPTY : md`\n### ⚠️ Problems (${problems.count})\n\nThese could not be read; their changes are missing from this plan.\n\n`;
+  const problemsNote = (left: number) => md`- _…and ${plural(left, 'more problem')}: see ${link}._\n`;
+  const sections = sectionParts(grouped.sections, names);
+  const glance = overview(grouped.sections);
+
+  const fixed = [head, glance, problemsHead, footer, ...sections.map((s) => s.head)].reduce((n, m) => n + m.length, 0);
+  // Room for each section's table heads, its fold and its note at its longest (everything left out).
+  const notes = sections.reduce((n, s) => n + leftOutNote(s.section, { groups: s.groups.count, inGroups: s.section.items, singles: s.singles.count }, link).length + 2 * TABLE_HEAD.length + fold(s.singles.count).length, 0);
+  let budget = max - fixed - notes;
+  // Problems first (their changes are missing: a reviewer must see that), up to half of what is left.
+  const keptProblems = fitPrefix(problems, Math.max(0, Math.floor(budget / 2)) - problemsNote(problems.count).length);
+  budget -= keptProblems.reduce((n, m) => n + m.length, 0);
+  // Then every group, in order, then the single changes: a group says more per character. A row too
+  // long to fit (a long value from the service) leaves out itself, not every row after it; a run of
+  // misses ends the search, so that 100,000 single changes are not all made to find room for none.
+  let misses = 0;
+  for (const pass of ['groups', 'singles'] as const) {
+    for (const section of sections) {
+      const items = section[pass];
+      for (let i = 0; i < items.count && misses < MAX_MISSES; i++) {
+        const row = items.at(i);
+        if (row.length > budget) {
+          misses += 1;
+          continue;
+        }
+        misses = 0;
+        budget -= row.length;
+        if (pass === 'singles') {
+          section.keptSingleRows.push(row);
+          section.keptSingles += 1;
+        } else {
+          section.keptGroupRows.push(row);
+          section.keptGroups += 1;
+          section.keptInGroups += section.section.groups[i]!.members.length;
+        }
+      }
+    }
+  }
+
+  const left = problems.count - keptProblems.length;
+  const out = joinMarkdown([
+    head,
+    glance,
+    problemsHead,
+    ...keptProblems,
+    left > 0 ? problemsNote(left) : EMPTY,
+    ...sections.flatMap((s) => {
+      const inGroups = s.section.groups.reduce((n, g) => n + g.members.length, 0);
+      const left = { groups: s.groups.count - s.keptGroups, inGroups: inGroups - s.keptInGroups, singles: s.singles.count - s.keptSingles };
+      return [s.head, ...table(s.keptGroupRows), ...foldedSingles(s.keptSingleRows, s.singles.count, s.keptGroupRows.length > 0), left.groups + left.singles > 0 ? leftOutNote(s.section, left, link) : EMPTY];
+    }),
+    footer,
+  ]).text;
+  return out.length <= max ? out : cut(out, max);
+}
+
+/**
+ * The Markdown with the plan page's links pointing at `url` (http or https), for a comment written
+ * before the page's address was known.
+ */
+export function linkPlanPage(markdown: string, url: string): string {
+  return markdown.replaceAll(`](${PLAN_PAGE_PLACEHOLDER})`, `](${checkedUrl(url)})`);
+}
+
+function pageLink(url: string | undefined): Markdown {
+  const target = url === undefined ? PLAN_PAGE_PLACEHOLDER : checkedUrl(url);
+  // The target is checked (or our own): trusted, like the template's text.
+  return md`[the plan page](${trusted(target)})`;
+}
+
+/** An address of the page as a link target: http(s), printable ASCII only, with what would end a link target percent-encoded. */
+function checkedUrl(url: string): string {
+  if (!/^[\x21-\x7e]+$/.test(url) || !/^https?:\/\/[^/?#]+/i.test(url)) throw new Error(`the plan page's address must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`);
+  return url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** Text made Markdown as it is: only for what this module checked itself. */
+function trusted(text: string): Markdown {
+  const strings = Object.assign([text], { raw: [text] }) as unknown as TemplateStringsArray;
+  return md(strings);
+}
+
+function headline(plan: Plan, sections: readonly ChangeSection[]): Markdown {
+  const s = summarisePlan(plan);
+  const groups = sections.reduce((n, x) => n + x.groups.length, 0);
+  const singles = sections.reduce((n, x) => n + x.singles.length, 0);
+  const parts: string[] = [];
+  if (plan.changes.length > 0) {
+    parts.push(`${s.change} to change, ${s.remove} to remove, ${s.accept} to accept`);
+    parts.push(`said in ${plural(groups, 'group')} of the same change and ${plural(singles, 'single change')}`);
+  } else {
+    parts.push(s.problems > 0 ? 'No changes in the organisations that could be read' : 'No changes. Your organisations match the configuration.');
+  }
+  if (s.unchanged > 0) parts.push(`${s.unchanged} unchanged`);
+  if (plan.journaled.length > 0) parts.push(`${plan.journaled.length} already done (journal)`);
+  if (s.problems > 0) parts.push(`⚠️ ${plural(s.problems, 'problem')}`);
+  return md`**orgform plan:** ${parts.join(' · ')}`;
+}
+
+function problemLine(p: Plan['problems'][number]): Markdown {
+  const name = p.organisation ?? p.address;
+  return md`- **${name + invisibleMark(name)}**: ${p.message}\n`;
+}
+
+/** Each section's heading and notes, its rows made as asked. */
+function sectionParts(sections: readonly ChangeSection[], names: number): SectionParts[] {
+  return sections.map((section) => {
+    const marker = ACTION_MARKER[section.action].symbol;
+    const notes = sectionNotes(section);
+    const head = joinMarkdown([md`\n### ${marker} ${sectionTitle(section)} — ${sectionCounts(section)}\n\n`, ...notes.map((n) => md`> ${n}\n`), notes.length > 0 ? md`\n` : EMPTY]);
+    return {
+      section,
+      head,
+      groups: { count: section.groups.length, at: (i) => groupRow(section.groups[i]!, names) },
+      singles: { count: section.singles.length, at: (i) => singleRow(section.singles[i]!) },
+      keptGroupRows: [],
+      keptSingleRows: [],
+      keptGroups: 0,
+      keptSingles: 0,
+      keptInGroups: 0,
+    };
+  });
+}
+
+function table(rows: readonly Markdown[]): Markdown[] {
+  return rows.length === 0 ? [] : [TABLE_HEAD, ...rows];
+}
+
+/** More single changes than this in a section are folded, so that the groups stay in view. */
+const SINGLES_UNFOLDED = 5;
+
+const foldOpen = (singles: number): Markdown => md`<details><summary>${plural(singles, 'single change')}</summary>\n\n`;
+const FOLD_CLOSE = md`\n</details>\n`;
+/** Between a section's groups and its single changes. */
+const GAP = md`\n`;
+
+/** What a section's single changes take besides their rows, at the most: a gap, and the fold when there are many. */
+function fold(singles: number): Markdown {
+  return joinMarkdown([GAP, ...(singles > SINGLES_UNFOLDED ? [foldOpen(singles), FOLD_CLOSE] : [])]);
+}
+
+function foldedSingles(rows: readonly Markdown[], singles: number, afterGroups: boolean): Markdown[] {
+  if (rows.length === 0) return [];
+  const gap = afterGroups ? [GAP] : [];
+  if (singles <= SINGLES_UNFOLDED) return [...gap, ...table(rows)];
+  return [...gap, foldOpen(singles), ...table(rows), FOLD_CLOSE];
+}
+
+/** Every kind and field in one table, before their sections: what the plan does at a glance, never left out. */
+function overview(sections: readonly ChangeSection[]): Markdown {
+  if (sections.length === 0) return EMPTY;
+  const rows = sections.map((s) => md`| ${ACTION_MARKER[s.action].symbol} ${sectionTitle(s)} | ${s.items} | ${s.organisations} | ${s.groups.length} | ${s.singles.length} |\n`);
+  return joinMarkdown([md`\n| Kind and field | Changes | Organisations | Groups | Single changes |\n| --- | ---: | ---: | ---: | ---: |\n`, ...rows]);
+}
+
+function groupRow(group: ChangeGroup, names: number): Markdown {
+  return md`| ${describeGroupChange(group)} | **${group.members.length}**: ${describeOrganisations(group, names)} |\n`;
+}
+
+function singleRow(single: ChangeGroup): Markdown {
+  return md`| ${describeGroupChange(single)} | ${formatName(single.organisations[0] ?? '')} |\n`;
+}
+
+/** `_5 groups (1200 organisations) and 30 single changes of this section are left out to fit the comment: every one is on [the plan page](…)._` */
+function leftOutNote(section: ChangeSection, left: { groups: number; inGroups: number; singles: number }, link: Markdown): Markdown {
+  const parts = [
+    ...(left.groups > 0 ? [`${plural(left.groups, 'group')} (${plural(left.inGroups, 'organisation')})`] : []),
+    ...(left.singles > 0 ? [plural(left.singles, 'single change')] : []),
+  ];
+  const are = left.groups + left.singles === 1 ? 'is' : 'are';
+  return md`\n_${parts.join(' and ')} of ${sectionTitle(section)} ${are} left out to fit the comment: every one is on ${link}._\n`;
+}
+
+/** The longest prefix of `items` within `budget`. */
+function fitPrefix(items: Items, budget: number): Markdown[] {
+  const kept: Markdown[] = [];
+  let length = 0;
+  for (let i = 0; i < items.count; i++) {
+    const item = items.at(i);
+    if (length + item.length > budget) break;
+    length += item.length;
+    kept.push(item);
+  }
+  return kept;
+}
+
+/** Last resort for limits too small for the headings: cut, without leaving half a surrogate pair. */
+function cut(text: string, max: number): string {
+  const sliced = text.slice(0, Math.max(0, max));
+  return /[\uD800-\uDBFF]$/.test(sliced) ? sliced.slice(0, -1) : sliced;
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import type { ApplySummary, ChangeResult } from '../../../src/apply/events.js';
+import { renderApplyReportPage, type ReportedResult, type ReportedSummary } from '../../../src/text/plan/render-apply-report-page.js';
+import { sampleApplyReport } from './sample-apply-report.js';
+
+function pageRows(page: string): string[][] {
+  const json = /<script type="application\/json" id="orgform-data">([^<]*)<\/script>/.exec(page)![1]!;
+  return (JSON.parse(json) as { rows: string[][] }).rows;
+}
+
+describe('renderApplyReportPage', () => {
+  const page = renderApplyReportPage(sampleApplyReport());
+
+  it('says how the apply ended and counts each outcome, failures first', () => {
+    expect(page).toContain('<p><strong>Interrupted: 276 applied, 20 not started; run orgform apply again to finish.</strong></p>');
+    expect([...page.matchAll(/<li><span class="n">(\d+)<\/span> ([a-z ]+)<\/li>/g)].map((m) => `${m[2]} ${m[1]}`)).toEqual([
+      'failed 2',
+      'stale 1',
+      'not started 20',
+      'skipped 0',
+      'already done 1',
+      'applied 276',
+    ]);
+  });
+
+  it('lists every change once, failures first, then stale, not started, already done and applied, each in plan order', () => {
+    const rows = pageRows(page);
+    expect(rows).toHaveLength(300);
+    expect(new Set(rows.map((r) => r[3])).size).toBe(300);
+    expect(rows.slice(0, 5).map((r) => [r[0], r[1]])).toEqual([
+      ['failed', 'org-041'],
+      ['failed', 'org-120'],
+      ['stale', 'org-077'],
+      ['not started', 'org-280'],
+      ['not started', 'org-281'],
+    ]);
+    expect(rows[23]!.slice(0, 2)).toEqual(['already done', 'org-003']);
+    expect(rows[24]!.slice(0, 2)).toEqual(['applied', 'org-000']);
+    expect(rows[0]![4]).toBe('updateBillingDetails (HTTP 500) · internal: database unavailable · primary failover');
+  });
+
+  it('shows the failures in full and the run as a chart with its numbers', () => {
+    expect(page).toContain('<h2 id="failures-heading">Failures (2)</h2>');
+    expect(page).toContain('<dt>cause</dt><dd>primary failover</dd>');
+    expect(page).toContain('<li>Every request was held back once, 3 s in all; the longest wait began 8s in and lasted 3 s.</li>');
+    expect(page).toMatch(/<svg class="chart" [^>]*role="img"/);
+    expect(page).toContain("<summary>The chart's numbers (1 s a row)</summary>");
+  });
+
+  it('shows the service’s text escaped, its bidirectional characters as escapes', () => {
+    expect(page).toContain('<dt>error</dt><dd>invalid: &lt;script&gt;window.pwned = 1&lt;/script&gt;&lt;/details&gt; \\u202Eevil</dd>');
+    expect(page).toContain('<dt>note</dt><dd>see &lt;img src=x onerror=&quot;window.pwned = 2&quot;&gt;</dd>');
+    expect(page).not.toMatch(/\u202E/);
+  });
+
+  it('says when no request was recorded', () => {
+    const { timeline: _timeline, ...report } = sampleApplyReport();
+    expect(renderApplyReportPage(report)).toContain('<p>No requests were recorded.</p>');
+  });
+
+  it('takes what apply reports as it is: its summary and results are a report’s', () => {
+    const result: ChangeResult = { address: 'a', organisation: 'o', kind: 'billing', outcome: 'failed', durationMs: 1, failure: { operation: 'x', message: 'y' } };
+    const summary: ApplySummary = { total: 1, applied: 0, alreadyDone: 0, skipped: 0, notStarted: 0, stale: 0, failed: 1, interrupted: false, elapsedMs: 1, notApplied: [result], changed: { organisations: 0, first: [] } };
+    const reported: ReportedSummary = summary;
+    const one: ReportedResult = result;
+    expect([reported.failed, one.outcome]).toEqual([1, 'failed']);
+  });
+});
