@@ -3,7 +3,7 @@
  * read: a setting out of range is a usage error before anything is done.
  */
 import { UsageError } from './errors.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from './cli-io.js';
 
 /**
  * Every whole-number environment variable orgform reads, with its range (docs/cli.md's table of

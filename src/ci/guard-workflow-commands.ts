@@ -19,7 +19,7 @@
  * documents on standard output keep their values. What has been seen of a line is kept from one
  * write to the next: a `::` or `##[` split across writes is caught all the same.
  */
-import type { CliIO, OutputStream } from '../io.js';
+import type { CliIO, OutputStream } from '../cli-io.js';
 
 /** Where orgform adds GitHub's workflow commands (annotations, groups), and guards everything else. */
 export function inGithubActions(env: CliIO['env']): boolean {

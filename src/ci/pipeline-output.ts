@@ -12,7 +12,7 @@ import type { Plan } from '../plan/types.js';
 import { PLAIN_FRAME, type LogFrame } from '../text/log-frame.js';
 import type { Finding } from './findings.js';
 import { inGithubActions } from './guard-workflow-commands.js';
-import type { CliIO, OutputStream } from '../io.js';
+import type { CliIO, OutputStream } from '../cli-io.js';
 import { writeFileAtomically } from '../state/write-file-atomically.js';
 import { findWorkTree } from '../work-tree.js';
 

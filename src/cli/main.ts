@@ -5,7 +5,7 @@
 import { fstatSync } from 'node:fs';
 import { guardWorkflowCommands } from '../ci/guard-workflow-commands.js';
 import { buildProgram } from './program.js';
-import type { CliIO } from '../io.js';
+import type { CliIO } from '../cli-io.js';
 
 /**
  * The commands that watch `io.signal` and wind down on the first interrupt, SIGINT, SIGTERM or

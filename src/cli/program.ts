@@ -9,7 +9,7 @@ import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../e
 import { guardWorkflowCommands } from '../ci/guard-workflow-commands.js';
 // Dependency-free: each command's examples and exit codes, shown after its options.
 import { commandHelpText } from './command-help.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../api/rate/parse-max-rps.js';
 import type { ReportSpec } from '../ci/pipeline-output.js';
 // Dependency-free: Terraform's one-dash spellings.

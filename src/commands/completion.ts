@@ -4,7 +4,7 @@
  * (no list to keep in step by hand). The script is static: completing never starts node.
  */
 import type { Command } from 'commander';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];

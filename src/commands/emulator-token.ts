@@ -5,7 +5,7 @@
  * fake user of the local emulator: printing it is the point.
  */
 import { OrgformError, UsageError } from '../errors.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 
 const TIMEOUT_MS = 10_000;
 

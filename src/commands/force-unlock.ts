@@ -1,5 +1,5 @@
 /** `orgform force-unlock ID`: breaks a state lock left behind, only if its ID matches, whatever the backend. */
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 import { openCommandState } from '../state/open-state.js';
 
 export async function run(flags: { state?: string }, io: CliIO, args: string[]): Promise<ExitCode> {

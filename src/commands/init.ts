@@ -15,9 +15,9 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OrgformError, UsageError } from '../errors.js';
-import { DEFAULT_SCHEMA_PATH } from '../export/render-export.js';
+import { DEFAULT_SCHEMA_PATH } from '../config-writer/render-export.js';
 import type { ConnectionFlags } from '../api/connect/resolve-connection.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 
 export interface InitFlags extends ConnectionFlags {
   gitlab?: boolean;
@@ -160,10 +160,10 @@ function canExport(flags: InitFlags, io: CliIO): boolean {
 async function exportedConfig(flags: InitFlags, io: CliIO): Promise<{ text: string; count: number }> {
   const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKey }, { selectExportable }, { formatWait }] = await Promise.all([
     import('../api/connect/open-client.js'),
-    import('../export/read-organisations.js'),
-    import('../export/render-export.js'),
+    import('../config-writer/read-organisations.js'),
+    import('../config-writer/render-export.js'),
     import('../api/connect/service-key.js'),
-    import('../export/select-exportable.js'),
+    import('../config-writer/select-exportable.js'),
     import('../text/format-wait.js'),
   ]);
   // A wait of 2 s or more is told on standard error, as every command's is.

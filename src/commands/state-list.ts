@@ -7,7 +7,7 @@ import { KIND_ORDER } from '../model/change-kind.js';
 import { changeAddress } from '../model/address.js';
 import type { JournalData, JournalEntry } from '../state/journal.js';
 import { terminalSafe } from '../text/ansi.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 import { openCommandState } from '../state/open-state.js';
 
 export async function run(flags: { state?: string }, io: CliIO): Promise<ExitCode> {

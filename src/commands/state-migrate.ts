@@ -1,7 +1,7 @@
 /** `orgform state migrate --to URL`: copies the journal to another state, checks the copy, leaves the source as it was. */
 import { UsageError } from '../errors.js';
 import { migrateState } from '../state/migrate-state.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 import { openCommandState } from '../state/open-state.js';
 
 export async function run(flags: { state?: string; to: string }, io: CliIO): Promise<ExitCode> {

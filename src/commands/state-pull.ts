@@ -3,7 +3,7 @@
  * backend, so that `orgform state pull > state.json` is a journal file --state can use.
  */
 import { serializeJournal } from '../state/journal.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 import { openCommandState } from '../state/open-state.js';
 
 export async function run(flags: { state?: string }, io: CliIO): Promise<ExitCode> {

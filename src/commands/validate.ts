@@ -6,7 +6,7 @@ import { loadConfig } from '../config/load-config.js';
 import { countProblems, formatProblem } from '../config/format-problem.js';
 import { terminalSafe } from '../text/ansi.js';
 import type { DesiredState } from '../model/desired-state.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 import type { ReportSpec } from '../ci/pipeline-output.js';
 
 function plural(n: number, word: string): string {

@@ -13,7 +13,7 @@ import { lockPathFor, type LockEnvironment } from './lock.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
 import type { LockRequest, StateBackend } from './state-backend.js';
 import { DEFAULT_STATE_SETTINGS, stateSettings, type StateSettings } from './state-settings.js';
-import type { CliIO } from '../io.js';
+import type { CliIO } from '../cli-io.js';
 
 export interface StateOptions {
   /** --state, as given. */

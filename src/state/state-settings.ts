@@ -9,7 +9,7 @@
 import { DEFAULT_BATCH_POLICY, type BatchPolicy } from './batched-journal.js';
 import { envInt } from '../env-int.js';
 import type { WaitEvent } from '../api/wait-event.js';
-import type { CliIO } from '../io.js';
+import type { CliIO } from '../cli-io.js';
 
 /** The numbers a remote state works by; the CLI reads them from the environment (stateSettings, below). */
 export interface StateSettings {

@@ -1,4 +1,4 @@
-import type { CliIO } from '../io.js';
+import type { CliIO } from '../cli-io.js';
 
 /**
  * Whether to colour what goes to `stream` (stdout unless said): `--no-color` first, as every

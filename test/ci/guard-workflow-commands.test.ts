@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { guardWorkflowCommands } from '../../src/ci/guard-workflow-commands.js';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
 
 function captured(env: Record<string, string> = { GITHUB_ACTIONS: 'true' }, options: Parameters<typeof guardWorkflowCommands>[1] = {}) {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { guardWorkflowCommands } from '../../src/ci/guard-workflow-commands.js';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { openPipelineOutput } from '../../src/ci/pipeline-output.js';
 import { runnerCommands } from '../support/github-runner.js';
 import { makeWorkspace } from '../support/workspace.js';

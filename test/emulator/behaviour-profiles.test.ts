@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../src/commands/emulator.js';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { parsePointAssignment, POINT_NAMES, POINTS, PROFILES, resolveBehaviour } from '../../src/emulator/behaviour.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { CONTRACT_PATH } from '../support/openapi-contract.js';

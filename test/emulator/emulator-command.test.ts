@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../src/commands/emulator.js';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { OrgformError } from '../../src/errors.js';
 import { waitUntil } from './emulator-test-kit.js';

@@ -3,7 +3,7 @@
  * file in the workspace), one log both streams write to, and the pipeline output opened on it.
  */
 import { join } from 'node:path';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { openPipelineOutput } from '../../src/ci/pipeline-output.js';
 import { makeWorkspace } from './workspace.js';
 

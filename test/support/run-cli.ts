@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { guardWorkflowCommands } from '../../src/ci/guard-workflow-commands.js';
 import { buildProgram } from '../../src/cli/program.js';
-import type { CliIO, ExitCode } from '../../src/io.js';
+import type { CliIO, ExitCode } from '../../src/cli-io.js';
 import { formatError } from '../../src/text/format-error.js';
 import { afterEachTest } from './after-each-test.js';
 

@@ -1,5 +1,5 @@
 /** Small builders for plans and apply events, so each test states only what it is about. */
-import type { ApplySummary, ChangeResult } from '../../src/apply/events.js';
+import type { ApplySummary, ChangeResult } from '../../src/executor/events.js';
 import type { BillingField } from '../../src/model/billing.js';
 import type { PlanProblem } from '../../src/model/plan-problem.js';
 import type { Change, Plan } from '../../src/plan/types.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { useColor } from '../../src/text/use-color.js';
 
 const io = (env: Record<string, string>, tty = false) => ({ env, stdout: { write: () => true, isTTY: tty } }) as unknown as CliIO;

@@ -10,7 +10,7 @@ import type { WaitEvent } from '../wait-event.js';
 import type { ClientListeners, OpenClient } from './client-listeners.js';
 import { isOrgformError, UsageError } from '../../errors.js';
 import { resolveConnection, type ConnectionFlags } from './resolve-connection.js';
-import type { CliIO } from '../../io.js';
+import type { CliIO } from '../../cli-io.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../rate/parse-max-rps.js';
 import { envInt } from '../../env-int.js';
 

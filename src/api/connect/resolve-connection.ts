@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { checkCredential } from '../../check-credential.js';
 import { OrgformError, UsageError } from '../../errors.js';
-import type { CliIO } from '../../io.js';
+import type { CliIO } from '../../cli-io.js';
 import { findWorkTree, readTextInTree } from '../../work-tree.js';
 
 /** The flags every command that talks to the service takes (cli/program.ts's `connection`). */

@@ -12,7 +12,7 @@ import { envInt } from '../../env-int.js';
 import { useColor } from '../../text/use-color.js';
 import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
 import { formatError } from '../../text/format-error.js';
-import type { CliIO, ExitCode, OutputStream } from '../../io.js';
+import type { CliIO, ExitCode, OutputStream } from '../../cli-io.js';
 import { openPipelineOutput } from '../../ci/pipeline-output.js';
 import { withApplyPipeline } from './views/ci-apply-view.js';
 import { readAnswer } from './read-answer.js';

@@ -14,12 +14,12 @@
 import { NotSentError } from '../../api/api-error.js';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { applyPlan } from '../../apply/apply-plan.js';
-import type { ApplyEvent, ApplySummary } from '../../apply/events.js';
+import { applyPlan } from '../../executor/apply-plan.js';
+import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError, OrgformError } from '../../errors.js';
-import { chooseFreshReads, type FreshReads } from '../../apply/fresh-listing.js';
-import { DEFAULT_READ_MAX_AGE_MS } from '../../apply/execute-change.js';
+import { chooseFreshReads, type FreshReads } from '../../executor/fresh-listing.js';
+import { DEFAULT_READ_MAX_AGE_MS } from '../../executor/execute-change.js';
 import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
 import { isRecordedDone } from '../../plan/is-recorded-done.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';

@@ -3,7 +3,7 @@
  * and what to do. Built from the refusal's data; the plan's own problems are its details.
  */
 import { OrgformError, UsageError } from '../../errors.js';
-import { describeOverBudget } from '../../plan-views/describe-plan-safety.js';
+import { describeOverBudget } from '../../text/plan/describe-plan-safety.js';
 import type { PlanHazard } from '../../plan/check-plan-safety.js';
 
 export type Refusal =

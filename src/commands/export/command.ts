@@ -5,7 +5,7 @@
  */
 import { clientOpener } from '../../api/connect/open-client.js';
 import { UsageError } from '../../errors.js';
-import type { CliIO, ExitCode } from '../../io.js';
+import type { CliIO, ExitCode } from '../../cli-io.js';
 import { runExport, runUpdate, type ExportInputs } from './flow.js';
 import { createExportView } from './view.js';
 

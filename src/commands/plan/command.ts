@@ -7,7 +7,7 @@ import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
 import { createPlanView } from './view.js';
 import { clientOpener } from '../../api/connect/open-client.js';
 import { useColor } from '../../text/use-color.js';
-import type { CliIO, ExitCode } from '../../io.js';
+import type { CliIO, ExitCode } from '../../cli-io.js';
 import { openPipelineOutput, type ReportSpec } from '../../ci/pipeline-output.js';
 import { withPlanPipeline } from './views/ci-plan-view.js';
 import { stateSettings } from '../../state/state-settings.js';

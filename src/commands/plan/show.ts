@@ -10,7 +10,7 @@ import { createPlanView } from './view.js';
 import { terminalSafe } from '../../text/ansi.js';
 import { shellWord } from '../../text/shell-word.js';
 import { useColor } from '../../text/use-color.js';
-import type { CliIO, ExitCode } from '../../io.js';
+import type { CliIO, ExitCode } from '../../cli-io.js';
 import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
 
 export interface ShowFlags {

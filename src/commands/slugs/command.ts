@@ -9,7 +9,7 @@ import { parseSlugLines } from './parse-slug-lines.js';
 import { createSlugsView } from './view.js';
 import { clientOpener } from '../../api/connect/open-client.js';
 import { useColor } from '../../text/use-color.js';
-import type { CliIO, ExitCode } from '../../io.js';
+import type { CliIO, ExitCode } from '../../cli-io.js';
 import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
 
 export interface SlugsCheckFlags extends ConnectionFlags {

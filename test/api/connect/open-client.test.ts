@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openClient, retryBaseMs } from '../../../src/api/connect/open-client.js';
-import type { CliIO } from '../../../src/io.js';
+import type { CliIO } from '../../../src/cli-io.js';
 import { UsageError } from '../../../src/errors.js';
 
 const io = (env: Record<string, string>, tty = false) => ({ env, cwd: '/', now: () => Date.parse('2026-11-23T10:00:00Z'), stdout: { write: () => true, isTTY: tty } }) as unknown as CliIO;

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { applyInputs, confirmationFor, exitCodeFor, freshnessFromEnv, progressIntervalFromEnv, type ApplyFlags } from '../../../src/commands/apply/command.js';
-import type { CliIO } from '../../../src/io.js';
+import type { CliIO } from '../../../src/cli-io.js';
 import { OrgformError, UsageError } from '../../../src/errors.js';
 import { makeSummary, result } from '../../support/view-fixtures.js';
 

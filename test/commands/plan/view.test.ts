@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LogFrame } from '../../../src/text/log-frame.js';
 import { createPlanView } from '../../../src/commands/plan/view.js';
-import type { PlanFormat } from '../../../src/plan-views/render-plan.js';
+import type { PlanFormat } from '../../../src/text/plan/render-plan.js';
 import { desiredState } from '../../plan/fixtures.js';
 import { billing, makePlan } from '../../support/view-fixtures.js';
 

@@ -6,7 +6,7 @@
 import { configFindings, planFindings } from '../../../ci/findings.js';
 import type { PlanView } from '../view.js';
 import { renderConfigStepSummary, renderPlanStepSummary } from '../../../ci/render-step-summary.js';
-import type { CliIO, OutputStream } from '../../../io.js';
+import type { CliIO, OutputStream } from '../../../cli-io.js';
 import { writeReports, type PipelineOutput, type ReportSpec } from '../../../ci/pipeline-output.js';
 
 export interface PlanPipelineOptions {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ApplyEvent, ChangeResult } from '../../../../src/apply/events.js';
+import type { ApplyEvent, ChangeResult } from '../../../../src/executor/events.js';
 import type { RateStatus } from '../../../../src/api/rate/rate-gate.js';
 import type { LogFrame } from '../../../../src/text/log-frame.js';
 import { createTextApplyView, type TextApplyViewOptions } from '../../../../src/commands/apply/views/text-apply-view.js';

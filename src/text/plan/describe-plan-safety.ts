@@ -3,7 +3,7 @@
  * `apply` (which refuses, changing nothing). Pure: composed from the budget's numbers, never by
  * editing another message.
  */
-import type { ChangeBudget } from '../plan/check-plan-safety.js';
+import type { ChangeBudget } from '../../plan/check-plan-safety.js';
 
 /** `The plan has 5 changes, more than --max-changes 2. [Nothing was changed. ]Review the plan; …` */
 export function describeOverBudget(budget: ChangeBudget, options: { nothingChanged: boolean }): string {

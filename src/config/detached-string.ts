@@ -7,6 +7,6 @@
  */
 const SLICED_MIN_LENGTH = 13;
 
-export function ownString(value: string): string {
+export function detachString(value: string): string {
   return value.length < SLICED_MIN_LENGTH ? value : (JSON.parse(JSON.stringify(value)) as string);
 }

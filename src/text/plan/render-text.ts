@@ -4,11 +4,11 @@
  * Above COMPACT_THRESHOLD changes, one line per change instead of blocks: still every change (plan
  * is what gets reviewed), but a quarter of the lines, and each line names its address.
  */
-import { summarisePlan, type Action, type Change, type Plan } from '../plan/types.js';
-import { paint, terminalSafe } from '../text/ansi.js';
+import { summarisePlan, type Action, type Change, type Plan } from '../../plan/types.js';
+import { paint, terminalSafe } from '../ansi.js';
 import { COMPACT_THRESHOLD } from './compact-threshold.js';
-import { ACTION_MARKER as MARKER, formatChangeLine } from '../text/format-change-line.js';
-import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, plural } from '../text/format-value.js';
+import { ACTION_MARKER as MARKER, formatChangeLine } from '../format-change-line.js';
+import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, plural } from '../format-value.js';
 
 export interface TextOptions {
   color: boolean;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeUpdates, type UpdateOutcome } from '../../src/export/describe-updates.js';
+import { describeUpdates, type UpdateOutcome } from '../../src/config-writer/describe-updates.js';
 
 const CHANGED: UpdateOutcome = {
   path: 'orgs/a.yaml',

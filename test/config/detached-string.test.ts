@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { ownString } from '../../src/config/own-string.js';
+import { detachString } from '../../src/config/detached-string.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -21,13 +21,13 @@ function retainedMB(keep: (value: string) => string): number {
   return (after - before) / 1024 / 1024;
 }
 
-describe('ownString', () => {
+describe('detachString', () => {
   it('keeps a value cut from a large text without the text, where the cut itself keeps it all', () => {
     expect(retainedMB((value) => value)).toBeGreaterThan(30);
-    expect(retainedMB(ownString)).toBeLessThan(5);
+    expect(retainedMB(detachString)).toBeLessThan(5);
   });
 
   it('returns the same characters', () => {
-    for (const value of ['', 'short', 'a "quoted" value with \\ and \u2028 and émoji 🎉 inside']) expect(ownString(value)).toBe(value);
+    for (const value of ['', 'short', 'a "quoted" value with \\ and \u2028 and émoji 🎉 inside']) expect(detachString(value)).toBe(value);
   });
 });

@@ -4,9 +4,9 @@
  * when the whole would not fit, details go first, then table rows and problems, each saying what was
  * left out.
  */
-import { summarisePlan, type Change, type Plan } from '../plan/types.js';
-import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, invisibleMark, plural } from '../text/format-value.js';
-import { codeBlock, joinMarkdown, md, type Markdown } from '../text/markdown-escape.js';
+import { summarisePlan, type Change, type Plan } from '../../plan/types.js';
+import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, invisibleMark, plural } from '../format-value.js';
+import { codeBlock, joinMarkdown, md, type Markdown } from '../markdown-escape.js';
 
 export const DEFAULT_MARKDOWN_MAX_LENGTH = 65_000;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Outcome } from '../../src/apply/events.js';
-import { runOrganisationChanges, type Decided, type OrganisationChange } from '../../src/apply/run-organisation-changes.js';
+import type { Outcome } from '../../src/executor/events.js';
+import { runOrganisationChanges, type Decided, type OrganisationChange } from '../../src/executor/run-organisation-changes.js';
 import type { ChangeKind } from '../../src/model/change-kind.js';
 
 const change = (index: number, kind: ChangeKind, target = ''): OrganisationChange => ({ index, kind, address: `organisations.acme.${kind}${target === '' ? '' : `.${target}`}` });

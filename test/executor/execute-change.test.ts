@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeFailedError, executeChange } from '../../src/apply/execute-change.js';
+import { ChangeFailedError, executeChange } from '../../src/executor/execute-change.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation } from '../support/view-fixtures.js';
 import { createScriptedClient, fail, lostAnswer, serviceError } from '../support/scripted-client.js';
 import { NotSentError } from '../../src/api/api-error.js';

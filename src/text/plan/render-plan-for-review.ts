@@ -4,7 +4,7 @@
  * the whole would bury the apply's own output. Text only, so that a text apply loads neither the
  * JSON nor the Markdown renderer.
  */
-import type { Plan } from '../plan/types.js';
+import type { Plan } from '../../plan/types.js';
 import { COMPACT_THRESHOLD } from './compact-threshold.js';
 import { renderPlanDigest } from './render-plan-digest.js';
 import { renderText } from './render-text.js';

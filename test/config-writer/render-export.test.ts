@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Organisation } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { DesiredState } from '../../src/model/desired-state.js';
-import { renderExport } from '../../src/export/render-export.js';
+import { renderExport } from '../../src/config-writer/render-export.js';
 import { propertyRuns } from '../support/soak.js';
 
 let dir: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseFreshReads, FreshListing, lowWaterMark, workersAtRate, type Arrival } from '../../src/apply/fresh-listing.js';
+import { chooseFreshReads, FreshListing, lowWaterMark, workersAtRate, type Arrival } from '../../src/executor/fresh-listing.js';
 import { createScriptedClient, fail, gate, serviceError } from '../support/scripted-client.js';
 
 const base = { parallelism: 16, rps: undefined, maxReadAgeMs: 5_000, maxPageSize: 500 };

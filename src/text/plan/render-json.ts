@@ -4,8 +4,8 @@
  * one inside orgform never changes what consumers read. `request` and `observed` are not for display
  * and are left out.
  */
-import type { ChangeKind } from '../model/change-kind.js';
-import { summarisePlan, type Action, type Change, type Plan } from '../plan/types.js';
+import type { ChangeKind } from '../../model/change-kind.js';
+import { summarisePlan, type Action, type Change, type Plan } from '../../plan/types.js';
 
 /** 1.1: a billing change may be `known_after` another change, with `before` null (not read yet). */
 export const JSON_FORMAT_VERSION = '1.1';

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Billing, Organisation } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { DesiredState } from '../../src/model/desired-state.js';
-import { quoteYamlString } from '../../src/export/format-yaml-string.js';
-import { parseForUpdate } from '../../src/export/parse-for-update.js';
-import { renderExport } from '../../src/export/render-export.js';
-import { selectExportable } from '../../src/export/select-exportable.js';
-import { updateDocument, type LiveState } from '../../src/export/update-document.js';
+import { quoteYamlString } from '../../src/config-writer/format-yaml-string.js';
+import { parseForUpdate } from '../../src/config-writer/parse-for-update.js';
+import { renderExport } from '../../src/config-writer/render-export.js';
+import { selectExportable } from '../../src/config-writer/select-exportable.js';
+import { updateDocument, type LiveState } from '../../src/config-writer/update-document.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFilePatch } from '../../src/export/create-file-patch.js';
+import { createFilePatch } from '../../src/config-writer/create-file-patch.js';
 
 let repo: string;
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import type { ChangeKind } from '../../src/model/change-kind.js';
-import type { Action } from '../../src/plan/types.js';
-import { renderJson, wireAction, wireKind } from '../../src/plan-views/render-json.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, setActive } from '../support/view-fixtures.js';
+import type { ChangeKind } from '../../../src/model/change-kind.js';
+import type { Action } from '../../../src/plan/types.js';
+import { renderJson, wireAction, wireKind } from '../../../src/text/plan/render-json.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, setActive } from '../../support/view-fixtures.js';
 
 // Written as records so that the type checker fails here when a kind or an action is added.
 const ALL_KINDS = Object.keys({
@@ -16,7 +16,7 @@ const ALL_KINDS = Object.keys({
 } satisfies Record<ChangeKind, true>) as ChangeKind[];
 const ALL_ACTIONS = Object.keys({ accept: true, update: true, delete: true } satisfies Record<Action, true>) as Action[];
 
-const schema = JSON.parse(readFileSync(new URL('../../schemas/plan.schema.json', import.meta.url), 'utf8')) as object;
+const schema = JSON.parse(readFileSync(new URL('../../../schemas/plan.schema.json', import.meta.url), 'utf8')) as object;
 const validate = new Ajv2020({ strict: false, allErrors: true }).compile(schema);
 
 describe('renderJson', () => {

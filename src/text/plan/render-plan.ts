@@ -2,7 +2,7 @@
  * A plan in the format asked for: text for people, the versioned JSON document for pipelines,
  * Markdown for pull requests. (The plan as apply shows it is render-plan-for-review.ts.)
  */
-import type { Plan } from '../plan/types.js';
+import type { Plan } from '../../plan/types.js';
 import { renderJson } from './render-json.js';
 import { renderMarkdown } from './render-markdown.js';
 import { renderText } from './render-text.js';

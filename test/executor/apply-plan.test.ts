@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyPlan, type ApplyOptions } from '../../src/apply/apply-plan.js';
-import { CHANGED_LISTED, type ApplyEvent } from '../../src/apply/events.js';
+import { applyPlan, type ApplyOptions } from '../../src/executor/apply-plan.js';
+import { CHANGED_LISTED, type ApplyEvent } from '../../src/executor/events.js';
 import type { Change } from '../../src/plan/types.js';
 import { Journal, journalKey } from '../../src/state/journal.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../support/view-fixtures.js';

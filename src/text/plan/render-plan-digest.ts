@@ -4,11 +4,11 @@
  * of them. The whole plan is what `orgform plan` is for (and what was reviewed); in a CI log,
  * 100,000 changes listed before the apply starts bury everything that follows. Pure.
  */
-import type { ChangeKind } from '../model/change-kind.js';
-import type { Action, Change, Plan } from '../plan/types.js';
-import { paint, terminalSafe } from '../text/ansi.js';
-import { ACTION_MARKER, formatChangeLine } from '../text/format-change-line.js';
-import { groupChanges, plural } from '../text/format-value.js';
+import type { ChangeKind } from '../../model/change-kind.js';
+import type { Action, Change, Plan } from '../../plan/types.js';
+import { paint, terminalSafe } from '../ansi.js';
+import { ACTION_MARKER, formatChangeLine } from '../format-change-line.js';
+import { groupChanges, plural } from '../format-value.js';
 import { closingLines } from './render-text.js';
 
 export interface PlanDigestOptions {
