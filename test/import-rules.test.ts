@@ -23,7 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['api'],
   ['api/rate', 'env-int', 'check-credential'],
   ['errors'],
-  ['cli-io', 'model', 'work-tree', 'redact'],
+  ['cli-io', 'model', 'work-tree', 'redact', 'version'],
 ];
 
 /** An edge of the graph: the importing file and the imported one, both relative to src/. */

@@ -14,8 +14,7 @@ import { MAX_RPS_FORM, parseMaxRps } from '../api/rate/parse-max-rps.js';
 import type { ReportSpec } from '../ci/pipeline-output.js';
 // Dependency-free: Terraform's one-dash spellings.
 import { acceptTerraformSpellings, hintForUnknownOption } from './terraform-spellings.js';
-
-const VERSION = '0.1.0';
+import { VERSION } from '../version.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];

@@ -15,7 +15,6 @@
  * the lock is someone else's now: the apply is told, and halts.
  */
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { checkCredential } from '../check-credential.js';
 import { OrgformError, UsageError } from '../errors.js';
 import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
@@ -23,6 +22,7 @@ import type { StateSettings } from './state-settings.js';
 import type { StateSpec } from './parse-state-spec.js';
 import { lockLostError, lockNotReleasedError, stateLockedError, stateUnavailableError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
 import { readProxySettings } from '../api/proxy-settings.js';
+import { VERSION } from '../version.js';
 import { createStateHttp, type StateAnswer } from './state-http.js';
 import { emptyDocument, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
 
@@ -35,8 +35,6 @@ export interface HttpStateOptions {
   signal?: AbortSignal;
   sleep?(ms: number): Promise<void>;
 }
-
-const ORGFORM_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 /** The lock and unlock requests: GitLab's and Gitea's by default, Terraform's LOCK/UNLOCK when set. */
 export function lockSettings(address: URL, env: Record<string, string | undefined>) {
@@ -145,7 +143,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         Operation: command,
         Info: `pid ${request.pid} on ${request.host}${request.where ? `, ${request.where}` : ''}`,
         Who: request.who,
-        Version: ORGFORM_VERSION,
+        Version: VERSION,
         Created: request.startedAt,
         Path: '',
       });
@@ -187,7 +185,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         policy: options.settings.batch,
         async write() {
           doc.serial += 1;
-          const written = await http.send({ method: 'POST', url: withId(holder.id), body: serializeStateDocument(doc, ORGFORM_VERSION), retry: true, doing: 'writing the state' });
+          const written = await http.send({ method: 'POST', url: withId(holder.id), body: serializeStateDocument(doc, VERSION), retry: true, doing: 'writing the state' });
           if (written.status === 409 || written.status === 423) {
             throw lockLostError(location, `the server refused a write with HTTP ${written.status}: the lock was broken, or someone else holds it now`);
           }
