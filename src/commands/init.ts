@@ -158,7 +158,7 @@ function canExport(flags: InitFlags, io: CliIO): boolean {
 }
 
 async function exportedConfig(flags: InitFlags, io: CliIO): Promise<{ text: string; count: number }> {
-  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKey }, { selectExportable }, { formatWait }] = await Promise.all([
+  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKeyOf }, { selectExportable }, { formatWait }] = await Promise.all([
     import('../api/connect/open-client.js'),
     import('../config-writer/read-organisations.js'),
     import('../config-writer/render-export.js'),
@@ -170,7 +170,7 @@ async function exportedConfig(flags: InitFlags, io: CliIO): Promise<{ text: stri
   const client = await openClient(flags, io, { onWait: (event) => io.stderr.write(`${formatWait(event)}\n`) });
   try {
     const { organisations, activeId } = await readOrganisations(client, { parallelism: flags.parallelism });
-    const text = renderExport(organisations, activeId, { baseUrl: serviceKey(client), schema: DEFAULT_SCHEMA_PATH });
+    const text = renderExport(organisations, activeId, { baseUrl: serviceKeyOf(client), schema: DEFAULT_SCHEMA_PATH });
     return { text, count: selectExportable(organisations, activeId).organisations.length };
   } finally {
     await client.close();

@@ -27,7 +27,7 @@ export interface ApplyOptions {
   client: OrganisationsClient;
   journal: StateJournal;
   /** The journal's key for this service (its base URL). */
-  service: string;
+  serviceKey: string;
   parallelism: number;
   signal?: AbortSignal;
   onEvent?: ApplyListener;
@@ -109,7 +109,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   };
 
   // The plan's own test (plan/is-recorded-done.ts), asked of the journal as it is now.
-  const isJournaled: IsJournaled = (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
+  const isJournaled: IsJournaled = (kind, organisationId, targetId) => options.journal.has(options.serviceKey, journalKey(kind, organisationId, targetId));
 
   /**
    * Runs one change, or ends it as `decided` says, or as not started; resolves to how it ended.
@@ -156,7 +156,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
       // Only billing can be stale; a revocation or channel removal that ended is done.
       if (JOURNALED_KINDS.has(change.kind) && change.targetId !== undefined && result.outcome !== 'stale') {
         try {
-          await options.journal.record(options.service, journalKey(change.kind, change.organisation.id, change.targetId), {
+          await options.journal.record(options.serviceKey, journalKey(change.kind, change.organisation.id, change.targetId), {
             kind: change.kind,
             organisation: change.organisation.slug,
             outcome: result.outcome,

@@ -250,7 +250,7 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
        ON CONFLICT (state, service, key) DO NOTHING`,
       [
         spec.name,
-        column((p) => p.service),
+        column((p) => p.serviceKey),
         column((p) => p.key),
         column((p) => p.entry.kind),
         column((p) => p.entry.organisation),

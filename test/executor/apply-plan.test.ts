@@ -18,7 +18,7 @@ async function run(changes: Change[], client: ScriptedClient, options: Partial<A
   const summary = await applyPlan(changes, {
     client,
     journal,
-    service: BASE_URL,
+    serviceKey: BASE_URL,
     parallelism: 4,
     onEvent: (e) => events.push(e),
     now: () => (clock += 1),
@@ -192,7 +192,7 @@ describe('applyPlan', () => {
     const summary = await applyPlan([revokeInvitation('acme', 'inv_2'), removeChannel('acme', 'ch_9')], {
       client: again,
       journal: first.journal,
-      service: BASE_URL,
+      serviceKey: BASE_URL,
       parallelism: 1,
     });
     expect(summary.alreadyDone).toBe(2);

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { lstat, readFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { OpenClient } from '../../api/connect/client-listeners.js';
-import { serviceKey } from '../../api/connect/service-key.js';
+import { serviceKeyOf } from '../../api/connect/service-key.js';
 import { UsageError } from '../../errors.js';
 import { createFilePatch } from '../../config-writer/create-file-patch.js';
 import { describeUpdates } from '../../config-writer/describe-updates.js';
@@ -57,7 +57,7 @@ export async function runExport(inputs: ExportInputs, deps: ExportDeps, view: Ex
   try {
     const { organisations, activeId } = await readOrganisations(client, { ...(filter !== undefined && { filter }), parallelism: inputs.parallelism });
     const text = renderExport(organisations, activeId, {
-      baseUrl: serviceKey(client),
+      baseUrl: serviceKeyOf(client),
       ...(filter !== undefined && { filter }),
       ...(out !== undefined && { schema: schemaPathFor(out.path, deps.cwd) }),
     });

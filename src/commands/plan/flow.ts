@@ -23,7 +23,7 @@ import { loadDesiredState, type FileWorld, type Selection } from '../../plan/rea
 import { makePlan } from '../../plan/read/make-plan.js';
 import type { OpenClient } from '../../api/connect/client-listeners.js';
 import { openStateFor } from '../../state/open-state-for.js';
-import { serviceKey } from '../../api/connect/service-key.js';
+import { serviceKeyOf } from '../../api/connect/service-key.js';
 import { tellIfSlow, type WaitEvent } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
 import type { StateBackend } from '../../state/state-backend.js';
@@ -79,8 +79,8 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
     // Read: the journal (one-shot changes already done are not planned again), then the service.
     // A state that cannot be read fails the plan: without it, every one-shot change would show again.
     const journal = readerOf(await readState(openStateFor(inputs.state, desired, deps), deps, onWait));
-    const service = serviceKey(client);
-    const { plan } = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
+    const serviceKey = serviceKeyOf(client);
+    const { plan } = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
 
     // Check safety and show: the plan, and the budget when one was given.
     const safety = checkPlanSafety(plan, inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges });
@@ -91,7 +91,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
       const text = serializeSavedPlan({
         orgformSavedPlan: SAVED_PLAN_VERSION,
         createdAt: new Date(deps.now()).toISOString(),
-        baseUrl: service,
+        baseUrl: serviceKey,
         configFiles: selected.files,
         workdir: relative(dirname(out.path), deps.cwd).split(sep).join('/') || '.',
         desired: selected,
