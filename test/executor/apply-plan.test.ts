@@ -4,7 +4,7 @@ import { applyPlan, type ApplyOptions } from '../../src/executor/apply-plan.js';
 import { CHANGED_LISTED, type ApplyEvent } from '../../src/executor/events.js';
 import type { Change } from '../../src/plan/types.js';
 import { Journal, journalKey } from '../../src/state/journal.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../support/view-fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../support/plan-fixtures.js';
 import { NotSentError } from '../../src/api/api-error.js';
 import { BASE_URL, createScriptedClient, fail, gate, serviceError, type ScriptedClient } from '../support/scripted-client.js';
 import { makeWorkspace } from '../support/workspace.js';

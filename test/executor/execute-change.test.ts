@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ChangeFailedError, executeChange } from '../../src/executor/execute-change.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation } from '../support/view-fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation } from '../support/plan-fixtures.js';
 import { createScriptedClient, fail, lostAnswer, serviceError } from '../support/scripted-client.js';
 import { NotSentError } from '../../src/api/api-error.js';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { applyInputs, confirmationFor, exitCodeFor, freshnessFromEnv, progressIntervalFromEnv, type ApplyFlags } from '../../../src/commands/apply/command.js';
 import type { CliIO } from '../../../src/cli-io.js';
 import { OrgformError, UsageError } from '../../../src/errors.js';
-import { makeSummary, result } from '../../support/view-fixtures.js';
+import { makeSummary, result } from '../../support/plan-fixtures.js';
 
 const flags: ApplyFlags = { parallelism: 10, format: 'text' };
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChangeKind } from '../../../src/model/change-kind.js';
 import type { Action } from '../../../src/plan/types.js';
 import { renderJson, wireAction, wireKind } from '../../../src/text/plan/render-json.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, setActive } from '../../support/view-fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, setActive } from '../../support/plan-fixtures.js';
 
 // Written as records so that the type checker fails here when a kind or an action is added.
 const ALL_KINDS = Object.keys({

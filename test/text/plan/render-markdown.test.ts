@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderMarkdown } from '../../../src/text/plan/render-markdown.js';
-import { billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, problem } from '../../support/view-fixtures.js';
+import { billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, problem } from '../../support/plan-fixtures.js';
 
 describe('renderMarkdown', () => {
   it('writes a summary line, problems, a table and folded diffs', () => {

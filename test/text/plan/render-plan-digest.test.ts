@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { COMPACT_THRESHOLD } from '../../../src/text/plan/compact-threshold.js';
 import { renderPlanDigest } from '../../../src/text/plan/render-plan-digest.js';
 import { renderText } from '../../../src/text/plan/render-text.js';
-import { billing, everyKindPlan, largePlan, makePlan, problem, removeChannel, setActive } from '../../support/view-fixtures.js';
+import { billing, everyKindPlan, largePlan, makePlan, problem, removeChannel, setActive } from '../../support/plan-fixtures.js';
 
 const plain = { color: false };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderPlan } from '../../../src/text/plan/render-plan.js';
 import { renderPlanForReview } from '../../../src/text/plan/render-plan-for-review.js';
-import { billing, makePlan } from '../../support/view-fixtures.js';
+import { billing, makePlan } from '../../support/plan-fixtures.js';
 
 const plan = (n: number) => makePlan({ changes: Array.from({ length: n }, (_, i) => billing(`org-${i}`, { billingEmail: ['a@x.test', 'b@x.test'] })) });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderText, renderTextPieces } from '../../../src/text/plan/render-text.js';
-import { billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation, setActive } from '../../support/view-fixtures.js';
+import { billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation, setActive } from '../../support/plan-fixtures.js';
 
 const plain = { color: false };
 

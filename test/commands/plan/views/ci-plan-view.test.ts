@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withPlanPipeline } from '../../../../src/commands/plan/views/ci-plan-view.js';
-import { desiredOrg, desiredState } from '../../../plan/fixtures.js';
-import { makePlan, problem } from '../../../support/view-fixtures.js';
+import { desiredOrg, desiredState, makePlan, problem } from '../../../support/plan-fixtures.js';
 import { recordingPlanView } from '../../../support/recording-view.js';
 import { CONFIG_PROBLEM, githubStep } from '../../../support/github-step.js';
 
