@@ -1,6 +1,7 @@
 /**
  * What a command may touch of the outside world, injected so that commands can be run in-process
- * by tests. Only src/cli/main.ts builds one from `process`.
+ * by tests. Only src/cli/main.ts builds one from `process`. The environment is not in it: it is
+ * read once, into the settings (cli/settings.ts), and each command gets the settings it uses.
  */
 export interface OutputStream {
   write(chunk: string): unknown;
@@ -12,7 +13,6 @@ export interface CliIO {
   stderr: OutputStream;
   /** Standard input, for `slugs check -` and the apply confirmation. */
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  env: Record<string, string | undefined>;
   cwd: string;
   /** Aborted on SIGINT/SIGTERM: commands stop starting new work and finish cleanly. */
   signal: AbortSignal;

@@ -23,7 +23,6 @@ const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'state/postgres-state.ts openPostgresState': 267,
   'executor/apply-plan.ts applyPlan': 244,
   'api/http.ts createHttp': 236,
-  'cli/program.ts buildProgram': 180,
   'plan/read/read-observed-state.ts readObservedState': 196,
   'api/dispatcher.ts createDispatcher': 181,
   'api/client.ts createClient': 172,

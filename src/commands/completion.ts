@@ -204,7 +204,7 @@ export function fishScript(root: CompletionCommand): string {
 
 const SCRIPTS: Record<Shell, (root: CompletionCommand) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
 
-export async function run(_options: Record<string, unknown>, io: CliIO, args: string[], command: Command): Promise<ExitCode> {
+export async function run(_options: Record<string, unknown>, io: CliIO, args: string[], _settings: unknown, command: Command): Promise<ExitCode> {
   const shell = args[0] as Shell;
   // The program as the user runs it, handed down by cli/program.ts (a command imports nothing above it).
   let program = command;

@@ -4,10 +4,10 @@
  */
 import { serializeJournal } from '../state/journal.js';
 import type { CliIO, ExitCode } from '../cli-io.js';
-import { openCommandState } from '../state/open-state.js';
+import { openCommandState, type StateCommandSettings } from '../state/open-state.js';
 
-export async function run(flags: { state?: string }, io: CliIO): Promise<ExitCode> {
-  const state = await openCommandState(flags.state, io);
+export async function run(flags: { state?: string }, io: CliIO, _args: string[], settings: StateCommandSettings): Promise<ExitCode> {
+  const state = await openCommandState(flags.state, io, settings);
   io.stdout.write(serializeJournal(await state.read()));
   return 0;
 }

@@ -9,7 +9,7 @@
 import { isMap, isSeq, type Node, type Scalar } from 'yaml';
 import { observeBilling } from '../api/observe-billing.js';
 import type { Organisation } from '../api/types.js';
-import { escapeInterpolation, hasReference, interpolate } from '../config/interpolate.js';
+import { escapeInterpolation, hasReference, interpolate, type ConfigVariables } from '../config/interpolate.js';
 import { organisationAddress } from '../model/address.js';
 import { BILLING_FIELDS } from '../model/billing.js';
 import { quoteYamlString } from './format-yaml-string.js';
@@ -39,14 +39,13 @@ export interface DocumentUpdate {
   warnings: string[];
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** A declared value for a message: as written where it holds a variable (a message never holds a value from the environment). */
 function shown(raw: string, value: string): string {
   return hasReference(raw) ? raw : quoteYamlString(value);
 }
 
-export function updateDocument(file: string, text: string, live: LiveState, env: Env): DocumentUpdate {
+export function updateDocument(file: string, text: string, live: LiveState, variables: ConfigVariables): DocumentUpdate {
   const parsed = parseForUpdate(file, text);
   const changes: ValueChange[] = [];
   const warnings: string[] = [];
@@ -63,9 +62,9 @@ export function updateDocument(file: string, text: string, live: LiveState, env:
     const slug = keyText(pair.key);
     if (slug === undefined) continue;
     const declared = { slug, key: pair.key as Node, value: pair.value, defaults };
-    updateOrganisation(parsed, declared, { byId, bySlug }, env, { changes, warnings });
+    updateOrganisation(parsed, declared, { byId, bySlug }, variables, { changes, warnings });
   }
-  updateActive(parsed, live, env, { changes, warnings });
+  updateActive(parsed, live, variables, { changes, warnings });
   return { text: changes.length === 0 ? text : parsed.toText(), changes, warnings };
 }
 
@@ -88,10 +87,10 @@ interface LiveIndex {
 }
 
 /** The live organisation the file means, or why there is none (a warning, or nothing while an invitation is still to accept). */
-function match(parsed: ParsedForUpdate, d: Declared, org: unknown, live: LiveIndex, env: Env): Organisation | string | undefined {
+function match(parsed: ParsedForUpdate, d: Declared, org: unknown, live: LiveIndex, variables: ConfigVariables): Organisation | string | undefined {
   const name = quoteYamlString(d.slug);
   const idNode = stringScalar(parsed.resolve(valueOf(org, 'id')));
-  const id = idNode === undefined ? undefined : interpolate(idNode.value, env);
+  const id = idNode === undefined ? undefined : interpolate(idNode.value, variables);
   const accept = parsed.resolve(valueOf(parsed.resolve(valueOf(org, 'invitations')), 'accept'));
   const joining = isSeq(accept) && accept.items.length > 0;
   const notMember = `${parsed.at(d.key)}: organisation ${name} is not among the organisations you belong to; left as declared. Check the slug and id; plan will say the same`;
@@ -106,9 +105,9 @@ function match(parsed: ParsedForUpdate, d: Declared, org: unknown, live: LiveInd
   return found;
 }
 
-function updateOrganisation(parsed: ParsedForUpdate, d: Declared, live: LiveIndex, env: Env, out: Out): void {
+function updateOrganisation(parsed: ParsedForUpdate, d: Declared, live: LiveIndex, variables: ConfigVariables, out: Out): void {
   const org = parsed.resolve(d.value);
-  const found = match(parsed, d, org, live, env);
+  const found = match(parsed, d, org, live, variables);
   if (typeof found !== 'object') {
     if (found !== undefined) out.warnings.push(found);
     return;
@@ -125,7 +124,7 @@ function updateOrganisation(parsed: ParsedForUpdate, d: Declared, live: LiveInde
   }
   for (const { field, node, fromDefaults } of declared) {
     const scalar = stringScalar(parsed.resolve(node));
-    const value = scalar === undefined ? undefined : interpolate(scalar.value, env);
+    const value = scalar === undefined ? undefined : interpolate(scalar.value, variables);
     if (scalar === undefined || value === undefined || !value.ok) continue; // the loader refuses these: nothing to compare
     const current = observed.values[field];
     if (current === value.value) continue;
@@ -152,10 +151,10 @@ function updateOrganisation(parsed: ParsedForUpdate, d: Declared, live: LiveInde
 }
 
 /** activeOrganisation, where the file declares it: plan compares it every time, so it is state like billing. */
-function updateActive(parsed: ParsedForUpdate, live: LiveState, env: Env, out: Out): void {
+function updateActive(parsed: ParsedForUpdate, live: LiveState, variables: ConfigVariables, out: Out): void {
   const node = valueOf(parsed.doc.contents, 'activeOrganisation');
   const scalar = stringScalar(parsed.resolve(node));
-  const value = scalar === undefined ? undefined : interpolate(scalar.value, env);
+  const value = scalar === undefined ? undefined : interpolate(scalar.value, variables);
   if (scalar === undefined || value === undefined || !value.ok || live.activeId === null) return;
   const current = live.organisations.find((o) => o.id === live.activeId)?.slug;
   if (current === undefined || current === value.value) return;

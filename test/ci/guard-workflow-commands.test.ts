@@ -7,11 +7,12 @@ import { guardWorkflowCommands } from '../../src/ci/guard-workflow-commands.js';
 import type { CliIO } from '../../src/cli-io.js';
 import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
 import { sinks } from '../support/sinks.js';
+import { readCiSettings } from '../../src/cli/output-settings.js';
 
-function captured(env: Record<string, string> = { GITHUB_ACTIONS: 'true' }, options: Parameters<typeof guardWorkflowCommands>[1] = {}) {
+function captured(env: Record<string, string> = { GITHUB_ACTIONS: 'true' }, options: Parameters<typeof guardWorkflowCommands>[2] = {}) {
   const { out, err } = sinks();
-  const raw: CliIO = { stdout: out, stderr: err, stdin: new PassThrough(), env, cwd: '/', signal: new AbortController().signal, now: () => 0 };
-  return { raw, io: guardWorkflowCommands(raw, options), out, err };
+  const raw: CliIO = { stdout: out, stderr: err, stdin: new PassThrough(), cwd: '/', signal: new AbortController().signal, now: () => 0 };
+  return { raw, io: guardWorkflowCommands(raw, readCiSettings(env), options), out, err };
 }
 
 const FORGED = [
@@ -126,7 +127,7 @@ describe('guardWorkflowCommands', () => {
     expect(outside.io.workflowCommand).toBeUndefined();
     const { io, raw } = captured();
     expect(io).not.toBe(raw);
-    expect(guardWorkflowCommands(io)).toBe(io);
+    expect(guardWorkflowCommands(io, { githubActions: true })).toBe(io);
     expect(io.stdout.isTTY).toBe(false);
     expect(io.stderr.isTTY).toBeUndefined();
   });

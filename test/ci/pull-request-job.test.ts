@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { planKeyOutsidePullRequests, pullRequestJob } from '../../src/ci/pull-request-job.js';
+import { pullRequestJob as jobOf } from '../../src/ci/pull-request-job.js';
+import { readCiSettings } from '../../src/cli/output-settings.js';
+import { readPlanKey } from '../../src/cli/settings.js';
 import { runCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 const KEY = 'k'.repeat(40);
+type Env = Record<string, string | undefined>;
+/** The job the CI variables of `env` describe. */
+const pullRequestJob = (env: Env) => jobOf(readCiSettings(env));
+/** ORGFORM_PLAN_KEY as the settings read it. */
+const planKeyOutsidePullRequests = (env: Env) => readPlanKey(env, readCiSettings(env));
 
 describe('pullRequestJob', () => {
   it('tells a GitHub pull request job and a GitLab merge request pipeline, and nothing else', () => {
@@ -15,7 +22,7 @@ describe('pullRequestJob', () => {
   });
 });
 
-describe('planKeyOutsidePullRequests', () => {
+describe('readPlanKey', () => {
   it('gives the key on the default branch, and nothing when none is set, pull request or not', () => {
     expect(planKeyOutsidePullRequests({ GITHUB_ACTIONS: 'true', GITHUB_EVENT_NAME: 'push', ORGFORM_PLAN_KEY: KEY })).toBe(KEY);
     expect(planKeyOutsidePullRequests({ GITHUB_ACTIONS: 'true', GITHUB_EVENT_NAME: 'pull_request' })).toBeUndefined();

@@ -18,7 +18,7 @@ afterAll(async () => rm(dir, { recursive: true, force: true }));
 /** What the real loader makes of the text, as orgform plan would read it. */
 async function load(text: string): Promise<DesiredState> {
   await writeFile(join(dir, 'orgs.yaml'), text);
-  const result = await loadConfig(['orgs.yaml'], { cwd: dir, env: { HOME: '/home/someone' } });
+  const result = await loadConfig(['orgs.yaml'], { cwd: dir, variables: { HOME: '/home/someone' } });
   if (!result.ok) throw new Error(`the loader refused the export:\n${result.problems.map((p) => `${p.line}:${p.col}: ${p.message}`).join('\n')}\n---\n${text}`);
   return result.state;
 }

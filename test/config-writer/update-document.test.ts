@@ -21,7 +21,7 @@ afterAll(async () => rm(dir, { recursive: true, force: true }));
 /** What the real loader makes of the text, as orgform plan would read it. */
 async function loadText(text: string, env: Record<string, string>): Promise<DesiredState> {
   await writeFile(join(dir, 'orgs.yaml'), text);
-  const result = await loadConfig(['orgs.yaml'], { cwd: dir, env });
+  const result = await loadConfig(['orgs.yaml'], { cwd: dir, variables: env });
   if (!result.ok) throw new Error(`the loader refused the update:\n${result.problems.map((p) => `${p.line}:${p.col}: ${p.message}`).join('\n')}\n---\n${text}`);
   return result.state;
 }

@@ -10,7 +10,6 @@ export function createIO(options: { cwd: string; signal?: AbortSignal }) {
     stdout: { write: (s: string) => (out += s) },
     stderr: { write: (s: string) => (err += s) },
     stdin: new PassThrough(),
-    env: {},
     cwd: options.cwd,
     signal: options.signal ?? controller.signal,
     now: () => 0,

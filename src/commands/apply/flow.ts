@@ -28,6 +28,7 @@ import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js
 import { journalKey } from '../../state/journal.js';
 import type { ApplyView } from './view.js';
 import type { LockEnvironment } from '../../state/lock.js';
+import type { NetworkSettings } from '../../api/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import type { HeldState, StateJournal } from '../../state/state-backend.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
@@ -74,8 +75,10 @@ export interface ApplyDeps extends FileWorld {
   /** Waits inside a change (a membership that takes a moment to show); injected in tests. */
   sleep?(ms: number): Promise<void>;
   lockEnvironment?: LockEnvironment;
-  /** A remote state's batches and timeouts (ORGFORM_STATE_*), as the CLI read them. */
+  /** ORGFORM_STATE and a remote state's batches and timeouts (ORGFORM_STATE_*), as the CLI read them. */
   stateSettings?: StateSettings;
+  /** The proxies and certificate authority an HTTP state is reached through. */
+  network?: NetworkSettings;
 }
 
 export type ApplyOutcome =

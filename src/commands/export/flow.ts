@@ -19,7 +19,7 @@ import { readOrganisations } from '../../config-writer/read-organisations.js';
 import { DEFAULT_SCHEMA_PATH, renderExport } from '../../config-writer/render-export.js';
 import { selectExportable } from '../../config-writer/select-exportable.js';
 import { updateDocument } from '../../config-writer/update-document.js';
-import type { CliIO } from '../../cli-io.js';
+import type { ConfigVariables } from '../../config/interpolate.js';
 import { loadDesiredState } from '../../plan/read/load-desired-state.js';
 import { checkUnchanged, inspectTarget, writeFileAtomically, type UserFile } from '../../state/write-file-atomically.js';
 import { findWorkTree } from '../../work-tree.js';
@@ -39,7 +39,8 @@ export interface ExportInputs {
 
 export interface ExportDeps {
   cwd: string;
-  env: CliIO['env'];
+  /** What `${ORGFORM_VAR_…}` in the -f files reads (none when not given). */
+  configVariables?: ConfigVariables;
   openClient: OpenClient;
 }
 
@@ -105,7 +106,7 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
   } finally {
     await client.close();
   }
-  const updates = files.map((file, i) => ({ path: file.path, sha256: file.sha256, before: texts[i] as string, ...updateDocument(file.path, texts[i] as string, live, deps.env) }));
+  const updates = files.map((file, i) => ({ path: file.path, sha256: file.sha256, before: texts[i] as string, ...updateDocument(file.path, texts[i] as string, live, deps.configVariables ?? {}) }));
   for (const update of updates) for (const warning of update.warnings) view.warn(warning);
   const changed = updates.filter((u) => u.text !== u.before);
   if (inputs.diff) {

@@ -13,6 +13,7 @@ import { ConfigError } from '../../errors.js';
 import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../../plan/saved-plan.js';
 import type { Plan } from '../../plan/types.js';
 import type { PlanView } from './view.js';
+import type { NetworkSettings } from '../../api/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import { readerOf } from '../../state/state-backend.js';
 import { writeFileAtomically } from '../../state/write-file-atomically.js';
@@ -46,8 +47,10 @@ export interface PlanInputs {
 export interface PlanDeps extends FileWorld {
   now(): number;
   openClient: OpenClient;
-  /** A remote state's timeouts (ORGFORM_STATE_TIMEOUT_MS), as the CLI read them. */
+  /** ORGFORM_STATE and a remote state's timeouts (ORGFORM_STATE_TIMEOUT_MS), as the CLI read them. */
   stateSettings?: StateSettings;
+  /** The proxies and certificate authority an HTTP state is reached through. */
+  network?: NetworkSettings;
 }
 
 export interface PlanOutcome {

@@ -43,7 +43,6 @@ async function setup(config = CONFIG, organisations = world()) {
   let clock = 1_000;
   const deps: ApplyDeps = {
     cwd,
-    env: {},
     now: () => (clock += 1),
     signal: new AbortController().signal,
     openClient: async (listeners) => {
