@@ -53,7 +53,7 @@ export const SETTINGS_TABLE: readonly SettingRow[] = [
   { variables: ['USER', 'USERNAME', 'CI_JOB_URL', 'GITHUB_SERVER_URL', 'GITHUB_REPOSITORY', 'GITHUB_RUN_ID'], group: 'state', consumer: 'state/open-state.ts' },
   { variables: ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS'], group: 'network', consumer: 'api/proxy-settings.ts' },
   { variables: ['ORGFORM_VAR_NAME'], group: 'config', consumer: 'config/interpolate.ts' },
-  { variables: ['ORGFORM_EMULATOR_USER'], group: 'emulatorToken', consumer: 'commands/emulator-token.ts' },
+  { variables: ['ORGFORM_EMULATOR_USER'], option: '--user', group: 'emulatorToken', consumer: 'commands/emulator-token.ts' },
   { variables: ['NO_COLOR', 'FORCE_COLOR', 'TERM'], option: '--no-color', group: 'color', consumer: 'text/use-color.ts' },
   { variables: ['GITHUB_ACTIONS', 'GITHUB_STEP_SUMMARY', 'GITHUB_WORKSPACE', 'CI_PROJECT_DIR'], group: 'ci', consumer: 'ci/pipeline-output.ts' },
   { variables: ['GITHUB_EVENT_NAME', 'GITLAB_CI', 'CI_MERGE_REQUEST_IID', 'CI_EXTERNAL_PULL_REQUEST_IID'], group: 'ci', consumer: 'ci/pull-request-job.ts' },
