@@ -21,7 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['state', 'plan', 'config', 'emulator'],
   ['api/connect'],
   ['api'],
-  ['api/rate', 'env-int', 'check-credential'],
+  ['api/rate', 'transport', 'check-credential'],
   ['errors'],
   ['cli-io', 'model', 'work-tree', 'redact', 'version'],
 ];

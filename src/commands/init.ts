@@ -45,7 +45,7 @@ organisations: {}                  # keyed by slug; replace {} with entries such
 #  my-org:
 #    billing:                      # any subset; fields left out stay as they are
 #      billingEmail: billing@example.com
-#      customerID: \${MY_ORG_CUSTOMER_ID}   # from the environment (unset is an error)
+#      customerID: \${ORGFORM_VAR_CUSTOMER_ID}   # from the pipeline (unset is an error)
 #    invitations:
 #      accept: [inv_123]           # invitations that the authenticated user accepts
 #      revoke: [inv_456]           # invitations to delete
