@@ -1,4 +1,10 @@
-/** The CI service orgform runs in, as its own variables say (cli/output-settings.ts reads them). */
+/**
+ * The CI service orgform runs in, as its own variables say (cli/output-settings.ts reads them), and
+ * whether this is a job a pull request (GitHub) or a merge request (GitLab) started: a job whose
+ * files, and on GitHub even whose workflow, the request's author controls. ORGFORM_PLAN_KEY is
+ * refused there (cli/settings.ts): with it the author could sign any plan. A pull request's plan is
+ * for review and is not signed; the key belongs where only the default branch reaches it.
+ */
 export interface CiSettings {
   /** GITHUB_ACTIONS=true: annotations, folded groups and the guard on every line written. */
   githubActions: boolean;
@@ -14,4 +20,12 @@ export interface CiSettings {
   gitlabProjectDir?: string;
   /** CI_MERGE_REQUEST_IID or CI_EXTERNAL_PULL_REQUEST_IID, in a merge request pipeline: which, and its value. */
   mergeRequest?: { variable: string; iid: string };
+}
+
+/** The pull request job this is, described with the variable that says so; undefined outside one. */
+export function pullRequestJob(ci: CiSettings): string | undefined {
+  const event = ci.githubEvent;
+  if (ci.githubActions && event !== undefined && event.startsWith('pull_request')) return `a GitHub Actions job of a pull request (GITHUB_EVENT_NAME=${event})`;
+  if (ci.gitlabCi && ci.mergeRequest !== undefined) return `a GitLab merge request pipeline (${ci.mergeRequest.variable}=${ci.mergeRequest.iid})`;
+  return undefined;
 }

@@ -56,7 +56,7 @@ export const SETTINGS_TABLE: readonly SettingRow[] = [
   { variables: ['ORGFORM_EMULATOR_USER'], option: '--user', group: 'emulatorToken', consumer: 'commands/emulator-token.ts' },
   { variables: ['NO_COLOR', 'FORCE_COLOR', 'TERM'], option: '--no-color', group: 'color', consumer: 'text/use-color.ts' },
   { variables: ['GITHUB_ACTIONS', 'GITHUB_STEP_SUMMARY', 'GITHUB_WORKSPACE', 'CI_PROJECT_DIR'], group: 'ci', consumer: 'ci/pipeline-output.ts' },
-  { variables: ['GITHUB_EVENT_NAME', 'GITLAB_CI', 'CI_MERGE_REQUEST_IID', 'CI_EXTERNAL_PULL_REQUEST_IID'], group: 'ci', consumer: 'ci/pull-request-job.ts' },
+  { variables: ['GITHUB_EVENT_NAME', 'GITLAB_CI', 'CI_MERGE_REQUEST_IID', 'CI_EXTERNAL_PULL_REQUEST_IID'], group: 'ci', consumer: 'ci/ci-settings.ts' },
 ];
 
 /** The whole numbers read from the environment, each with its range. */

@@ -13,8 +13,7 @@ import type { ConnectionSettings, TokenSetting } from '../api/connect/resolve-co
 import type { ClientSettings } from '../api/connect/open-client.js';
 import { readProxySettings, type NetworkSettings } from '../api/proxy-settings.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../api/rate/parse-max-rps.js';
-import type { CiSettings } from '../ci/ci-settings.js';
-import { pullRequestJob } from '../ci/pull-request-job.js';
+import { pullRequestJob, type CiSettings } from '../ci/ci-settings.js';
 import { checkCredential } from '../check-credential.js';
 import { VARIABLE_PREFIX, type ConfigVariables } from '../config/interpolate.js';
 import { UsageError } from '../errors.js';

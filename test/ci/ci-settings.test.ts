@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pullRequestJob as jobOf } from '../../src/ci/pull-request-job.js';
+import { pullRequestJob as jobOf } from '../../src/ci/ci-settings.js';
 import { readCiSettings } from '../../src/cli/output-settings.js';
 import { readPlanKey } from '../../src/cli/settings.js';
 import { runCli } from '../support/run-cli.js';
