@@ -27,7 +27,7 @@ const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'api/dispatcher.ts createDispatcher': 181,
   'api/client.ts createClient': 172,
   'api/http.ts createHttp>sendWith': 171,
-  'state/http-state.ts openHttpState': 165,
+  'state/http-state.ts openHttpState': 163,
   'emulator/handle-service-request.ts createServiceHandler': 159,
   'config/parse-yaml.ts parseYaml': 150,
   'emulator/handle-service-request.ts createServiceHandler>handleServiceRequest': 124,
