@@ -29,8 +29,18 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** The enclosing git working tree of `cwd` (found by walking up to a `.git` entry), else `cwd`. */
-export async function findWorkTree(cwd: string): Promise<WorkTree> {
+/**
+ * The enclosing git working tree of `cwd` (found by walking up to a `.git` entry), else `cwd`. In
+ * a CI job, a working directory outside the job's `checkout` (ci/ci-settings.ts's jobCheckout: a
+ * `working-directory` that the pull request made a link to a directory of the runner, where the
+ * process only sees where it leads) gives the checkout's tree, so that nothing there counts as in
+ * the repository.
+ */
+export async function findWorkTree(cwd: string, checkout?: string): Promise<WorkTree> {
+  if (checkout !== undefined) {
+    const [real, here] = await Promise.all([realpath(checkout).catch(() => undefined), realpath(cwd).catch(() => resolve(cwd))]);
+    if (real !== undefined && within(real, here) === undefined) return findWorkTree(real);
+  }
   const start = resolve(cwd);
   let root = start;
   for (let dir = start; ; dir = dirname(dir)) {

@@ -32,6 +32,7 @@ export const SETTINGS_TABLE: readonly SettingRow[] = [
   { variables: ['ORGFORM_BASE_URL'], option: '--base-url', group: 'connection', consumer: 'api/connect/resolve-connection.ts' },
   { variables: ['ORGFORM_TOKEN'], option: '--token-file', group: 'connection', consumer: 'api/connect/resolve-connection.ts' },
   { variables: ['ORGFORM_TOKEN_COMMAND'], option: '--token-command', group: 'connection', consumer: 'api/connect/run-token-command.ts' },
+  { variables: ['HOME'], group: 'connection', consumer: 'api/connect/run-token-command.ts' },
   { variables: ['NODE_TLS_REJECT_UNAUTHORIZED'], group: 'connection', consumer: 'cli/settings.ts' },
   { variables: ['ORGFORM_MAX_RPS'], option: '--max-rps', group: 'client', consumer: 'api/rate/rate-gate.ts' },
   { variables: ['ORGFORM_REQUEST_TIMEOUT_MS'], range: { min: 100, max: 86_400_000 }, default: '60000', group: 'client', consumer: 'api/http.ts' },

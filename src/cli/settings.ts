@@ -9,6 +9,7 @@
  * ignores cannot stop it. What must be present to connect (a service URL, a token) is checked by
  * the command that connects, when it does: `plan` of a broken file still shows the file's problems.
  */
+import { homedir } from 'node:os';
 import type { ConnectionSettings, TokenSetting } from '../api/connect/resolve-connection.js';
 import type { ClientSettings } from '../api/connect/open-client.js';
 import { readProxySettings, type NetworkSettings } from '../api/proxy-settings.js';
@@ -67,7 +68,7 @@ function readGroup(group: SettingGroup, env: Env, options: SettingOptions, read:
     case 'ci':
       return read.ci!;
     case 'connection':
-      return readConnectionSettings(env, options);
+      return readConnectionSettings(env, options, read.ci!);
     case 'client':
       return readClientSettings(env, options);
     case 'network':
@@ -120,7 +121,7 @@ function present<K extends string>(env: Env, name: string, key: K): Partial<Reco
  * source there, as a credential helper is). An empty variable counts as unset; an empty option is
  * a mistake, pointed out when connecting. The token never comes from argv: `ps` shows it.
  */
-export function readConnectionSettings(env: Env, options: SettingOptions): ConnectionSettings {
+export function readConnectionSettings(env: Env, options: SettingOptions, ci: CiSettings): ConnectionSettings {
   if (options.token !== undefined) {
     throw new UsageError(
       'Refusing --token: a token on the command line is visible to other users through `ps` and lands in shell history. Set ORGFORM_TOKEN or pass --token-file FILE.',
@@ -136,7 +137,18 @@ export function readConnectionSettings(env: Env, options: SettingOptions): Conne
   }
   const baseUrl = options.baseUrl ?? env.ORGFORM_BASE_URL;
   const token = tokenSetting(env, options);
-  return { ...(baseUrl === undefined ? {} : { baseUrl }), ...(token === undefined ? {} : { token }), childEnv: env };
+  const directory = tokenCommandDirectory(env, ci);
+  return { ...(baseUrl === undefined ? {} : { baseUrl }), ...(token === undefined ? {} : { token }), childEnv: env, ...(directory === undefined ? {} : { tokenCommandDirectory: directory }) };
+}
+
+/**
+ * Where the token command runs, when not in the working directory: in a pull request's job, the
+ * home directory (HOME). There the working directory is the pull request's, and what a command
+ * such as `npx token-helper` runs would be its node_modules/.bin, its .npmrc, its scripts: its
+ * code, with the job's secrets.
+ */
+function tokenCommandDirectory(env: Env, ci: CiSettings): string | undefined {
+  return pullRequestJob(ci) === undefined ? undefined : (nonEmpty(env, 'HOME') ?? homedir());
 }
 
 function tokenSetting(env: Env, options: SettingOptions): TokenSetting | undefined {

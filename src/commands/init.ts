@@ -6,7 +6,9 @@
  * prints the steps left (first, below a repository's root, that the pipeline file must move up to
  * it; then the credentials, split: a read-only token for the pull requests' plan, the token that
  * writes where only the default branch reaches it). Nothing is overwritten without --force: every file is checked, .gitignore read and the
- * pipeline's directory made before any is written, so a refusal writes nothing. The pipelines are
+ * pipeline's directory made before any is written, so a refusal writes nothing. Like every path
+ * orgform writes, none may lead out of the repository or into .git through a link (a cloned
+ * repository's `.gitignore → ~/.bashrc`), --force or not. The pipelines are
  * the package's own examples, which use the Action and the component and are tested as shipped,
  * so that init never drifts from them.
  */
@@ -19,6 +21,7 @@ import { DEFAULT_SCHEMA_PATH } from '../config-writer/render-export.js';
 import type { ConnectionFlags } from '../api/connect/resolve-connection.js';
 import type { OpenClientSettings } from '../api/connect/open-client.js';
 import type { CliIO, ExitCode } from '../cli-io.js';
+import { describeEscape, findWorkTree } from '../work-tree.js';
 
 export interface InitFlags extends ConnectionFlags {
   gitlab?: boolean;
@@ -187,6 +190,8 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
   const workflow = pipeline === undefined ? undefined : resolve(io.cwd, pipeline.path);
 
   // Every file checked before any is written: a refusal leaves the directory as it was.
+  const gitignore = resolve(io.cwd, '.gitignore');
+  await refuseLinksAway(io.cwd, [config, ...(workflow === undefined ? [] : [workflow]), gitignore]);
   const existing = [config, ...(workflow === undefined ? [] : [workflow])].filter(entryExists);
   if (existing.length > 0 && !flags.force) {
     const names = existing.map((path) => path.slice(resolve(io.cwd).length + 1));
@@ -202,7 +207,6 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
   const workflowText = example === undefined ? undefined : forDirectory(pipeline === GITHUB ? forBranch(example, branch) : example, below);
 
   // Then what could still fail (.github a file, .gitignore a directory), before any file is written.
-  const gitignore = resolve(io.cwd, '.gitignore');
   const written: string[] = [];
   const attempt = async <T>(name: string, step: () => Promise<T>): Promise<T> => {
     try {
@@ -244,6 +248,16 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
     ].join('\n'),
   );
   return 0;
+}
+
+/** Refuses, before anything is written, a path that a link leads out of the repository's working tree or into its .git. */
+async function refuseLinksAway(cwd: string, paths: string[]): Promise<void> {
+  const tree = await findWorkTree(cwd);
+  for (const path of paths) {
+    const shown = relative(resolve(cwd), path);
+    const away = await describeEscape(tree, path, 'stay', shown);
+    if (away !== undefined) throw new UsageError(`Cannot write ${shown}: ${away}. Nothing was written; remove the link, or run init where it is not.`);
+  }
 }
 
 /** .gitignore's text ('' when there is none). */

@@ -7,7 +7,7 @@ import { countProblems, formatProblem } from '../config/format-problem.js';
 import { terminalSafe } from '../text/ansi.js';
 import type { DesiredState } from '../model/desired-state.js';
 import type { CliIO, ExitCode } from '../cli-io.js';
-import type { CiSettings } from '../ci/ci-settings.js';
+import { jobCheckout, type CiSettings } from '../ci/ci-settings.js';
 import type { ReportSpec } from '../ci/pipeline-output.js';
 import type { ConfigVariables } from '../config/interpolate.js';
 
@@ -47,7 +47,7 @@ export function summarise(state: DesiredState): string {
 export async function run(options: Record<string, unknown>, io: CliIO, _args: string[], settings: { ci: CiSettings; config: ConfigVariables }): Promise<ExitCode> {
   const files = Array.isArray(options.file) ? options.file.map(String) : [];
   const reports = (Array.isArray(options.report) ? options.report : []) as ReportSpec[];
-  const result = await loadConfig(files, { cwd: io.cwd, variables: settings.config });
+  const result = await loadConfig(files, { cwd: io.cwd, variables: settings.config, checkout: jobCheckout(settings.ci) });
   const { openPipelineOutput } = await import('../ci/pipeline-output.js');
   const pipeline = await openPipelineOutput(io, settings.ci);
   const { configFindings } = await import('../ci/findings.js');

@@ -25,6 +25,8 @@ export interface LoadOptions {
   variables: ConfigVariables;
   /** Where configuration may be read from; by default the working tree that holds `cwd`. */
   tree?: WorkTree;
+  /** In a CI job, its checkout: a working directory outside it gives the checkout's tree (findWorkTree). */
+  checkout?: string;
 }
 
 function fileProblem(file: string, message: string): ConfigProblem {
@@ -157,7 +159,7 @@ async function readCapped(tree: WorkTree, path: string, shown: string): Promise<
  */
 export async function loadConfig(paths: string[], options: LoadOptions): Promise<LoadResult> {
   const given = paths.length > 0 ? paths : [DEFAULT_CONFIG_FILE];
-  const tree = options.tree ?? (await findWorkTree(options.cwd));
+  const tree = options.tree ?? (await findWorkTree(options.cwd, options.checkout));
   const { files, problems, order } = await expandPaths(given, options.cwd, tree);
   // Each file is checked as soon as it is parsed and its tree let go: a directory of bulk files
   // is never held in memory whole.

@@ -102,11 +102,19 @@ describe('readSettings', () => {
     expect(readSettings(env, {}, ['connection']).connection.childEnv).toBe(env);
   });
 
+  it('runs the token command in the home directory in a pull request’s job, and in the working directory elsewhere', () => {
+    const directory = (env: Record<string, string | undefined>) => readSettings({ ...SERVICE, HOME: '/home/runner', ...env }, {}, ['connection']).connection.tokenCommandDirectory;
+    expect(directory({ GITHUB_ACTIONS: 'true', GITHUB_EVENT_NAME: 'pull_request_target' })).toBe('/home/runner');
+    expect(directory({ GITLAB_CI: 'true', CI_MERGE_REQUEST_IID: '7' })).toBe('/home/runner');
+    for (const env of [{}, { GITHUB_ACTIONS: 'true', GITHUB_EVENT_NAME: 'push' }, { GITLAB_CI: 'true' }]) expect(directory(env)).toBeUndefined();
+  });
+
   it('reads no variable that cli/settings-table.ts does not list', () => {
     const listed = new Set(SETTINGS_TABLE.flatMap((row) => row.variables));
     const read = new Set<string>();
     // Every name asked for, in whichever case (the proxies are read in lower case too), and the ORGFORM_VAR_ prefix for the files.
-    const env = new Proxy({ ORGFORM_VAR_NAME: 'x' } as Record<string, string | undefined>, {
+    // In a pull request's job, so that what only such a job reads is read too.
+    const env = new Proxy({ ORGFORM_VAR_NAME: 'x', GITHUB_ACTIONS: 'true', GITHUB_EVENT_NAME: 'pull_request' } as Record<string, string | undefined>, {
       get: (target, name) => (typeof name === 'string' && read.add(name), target[name as string]),
     });
     readSettings(env, {}, ALL_GROUPS);

@@ -131,9 +131,33 @@ describe('orgform init', () => {
     await symlink(join(elsewhere, 'theirs.yaml'), join(cwd, 'orgs.yaml'));
     const init = await runCli(['init', '--no-workflow'], { cwd, env: {} });
     expect(init.code).toBe(1);
-    expect(init.stderr).toContain('orgs.yaml already exists. Nothing was written.');
+    expect(init.stderr).toContain(`Cannot write orgs.yaml: orgs.yaml is a symbolic link to "${join(elsewhere, 'theirs.yaml')}", which leads outside`);
+    expect(init.stderr).toContain('Nothing was written');
     expect(existsSync(join(elsewhere, 'theirs.yaml'))).toBe(false);
     expect(await readlink(join(cwd, 'orgs.yaml'))).toBe(join(elsewhere, 'theirs.yaml'));
+  });
+
+  it('writes and appends nothing through a link out of the repository or into .git (orgs.yaml, .github, .gitignore), even with --force', async () => {
+    const outside = await makeWorkspace({ 'bashrc': 'export PATH=/usr/bin\n', 'theirs.yaml': 'mine\n' });
+    const cases: Array<[string, string, string]> = [
+      ['.gitignore', join(outside, 'bashrc'), '.gitignore is a symbolic link to'],
+      ['orgs.yaml', join(outside, 'theirs.yaml'), 'orgs.yaml is a symbolic link to'],
+      ['.github', outside, '.github (on the way to .github/workflows/orgform.yml) is a symbolic link to'],
+      ['orgs.yaml', '.git/hooks-pre-commit', 'orgs.yaml is a symbolic link to ".git/hooks-pre-commit", which leads into the repository\'s .git directory'],
+    ];
+    for (const [name, target, reason] of cases) {
+      const cwd = await makeWorkspace({ '.git/HEAD': 'ref: refs/heads/main\n' });
+      await symlink(target, join(cwd, name));
+      const init = await runCli(['init', '--force'], { cwd, env: {} });
+      expect(init.code, name).toBe(1);
+      expect(init.stderr).toContain(`Cannot write ${name === '.github' ? '.github/workflows/orgform.yml' : name}: ${reason}`);
+      expect(init.stderr).toContain('Nothing was written');
+      expect(existsSync(join(cwd, name === 'orgs.yaml' ? '.gitignore' : 'orgs.yaml'))).toBe(false);
+      expect(existsSync(join(cwd, '.git', 'hooks-pre-commit'))).toBe(false);
+    }
+    expect(await read(outside, 'bashrc')).toBe('export PATH=/usr/bin\n');
+    expect(await read(outside, 'theirs.yaml')).toBe('mine\n');
+    expect(existsSync(join(outside, 'workflows'))).toBe(false);
   });
 
   it('writes nothing, and says why, when the pipeline or .gitignore cannot be written (.github is a file, .gitignore a directory)', async () => {

@@ -4,7 +4,7 @@
  * outside the working tree is read as configuration, nothing is written through a link out of it,
  * and no error quotes what a file holds beyond a bounded excerpt of the pull request's own text.
  */
-import { readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { readFile, realpath, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runnerCommands } from '../support/github-runner.js';
@@ -43,6 +43,25 @@ describe('a pull request linking to files out of the repository', () => {
     // The files of the tree itself, and links that stay in it, are read as ever.
     await symlink('real.yaml', join(repo, 'inside.yaml'));
     expect((await world.run(['plan', '-f', 'inside.yaml'])).stdout).toContain('cus_acme_2');
+    await world.expectNoCanary();
+  });
+
+  it("gets no configuration read through a working directory that is a link out of the checkout (the Action's and the component's working-directory)", async () => {
+    const world = await startHostileWorld({ files: { 'orgs.yaml': ORGS } });
+    const { repo, outside } = world;
+    // The job's step runs in infra/, which the pull request made a link to a directory of the
+    // runner (holding team.yaml): the process's working directory is then that directory, with no
+    // .git above it.
+    await symlink(join(outside, 'home'), join(repo, 'infra'));
+    const cwd = await realpath(join(repo, 'infra'));
+    for (const job of [{}, { GITHUB_ACTIONS: undefined, GITLAB_CI: 'true' }]) {
+      for (const args of [['validate'], ['plan', '--format', 'markdown'], ['plan', '-f', 'team.yaml', '--format', 'json'], ['plan', '-f', '.']]) {
+        const result = await world.run(args, job, cwd);
+        expect(result.code, `${args.join(' ')}: ${result.stdout}${result.stderr}`).toBe(1);
+        expect(result.stderr).toContain(`is outside the repository's working tree (${repo})`);
+      }
+    }
+    expect(world.emulator.counters.total).toBe(0);
     await world.expectNoCanary();
   });
 

@@ -93,8 +93,8 @@ export interface HostileWorld {
   /** GitHub's files, under `outside`. */
   stepSummary: string;
   githubOutput: string;
-  /** In-process orgform in the repository with the job's environment (and `env` on top); every output kept for the scan. */
-  run(args: string[], env?: Record<string, string | undefined>): Promise<CliResult>;
+  /** In-process orgform in the repository (or `cwd`) with the job's environment (and `env` on top); every output kept for the scan. */
+  run(args: string[], env?: Record<string, string | undefined>, cwd?: string): Promise<CliResult>;
   /** Adds a secret of the test's own (a file's text, a service's) to look for. */
   watch(name: string, secret: string): void;
   /** Adds text that left the job another way. */
@@ -183,8 +183,8 @@ export async function startHostileWorld(options: HostileWorldOptions = {}): Prom
     backend,
     stepSummary,
     githubOutput,
-    async run(args, more = {}) {
-      const result = await runCli(args, { cwd: repo, env: { ...env, ...more } });
+    async run(args, more = {}, cwd = repo) {
+      const result = await runCli(args, { cwd, env: { ...env, ...more } });
       runs += 1;
       const label = `run ${runs} (orgform ${args.join(' ')})`;
       texts.push({ where: `${label} stdout`, text: result.stdout }, { where: `${label} stderr`, text: result.stderr });

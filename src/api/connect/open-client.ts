@@ -72,7 +72,7 @@ export async function openClient(settings: OpenClientSettings, world: ClientWorl
         const startedAt = world.now();
         const timeoutMs = tokenCommandTimeoutMs ?? TOKEN_COMMAND_TIMEOUT_MS;
         try {
-          const run = runTokenCommand(command, { childEnv: settings.connection.childEnv, cwd: world.cwd, when, source: connection.source, signal: world.signal, timeoutMs });
+          const run = runTokenCommand(command, { childEnv: settings.connection.childEnv, cwd: settings.connection.tokenCommandDirectory ?? world.cwd, when, source: connection.source, signal: world.signal, timeoutMs });
           const wait = { reason: 'token-command' as const, what: `the token command (${connection.source})`, until: startedAt + timeoutMs, setting: 'ORGFORM_TOKEN_COMMAND_TIMEOUT_MS' };
           return await tellIfSlow(run, () => wait, hooks.onWait?.bind(hooks), world.now);
         } catch (err) {

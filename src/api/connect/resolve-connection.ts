@@ -30,6 +30,11 @@ export interface ConnectionSettings {
   /** The token's source by precedence (--token-command, --token-file, ORGFORM_TOKEN_COMMAND, ORGFORM_TOKEN); absent when none is set. */
   token?: TokenSetting;
   childEnv: ChildEnvironment;
+  /**
+   * Where the token command runs when not in the working directory: in a pull request's job, the
+   * home directory (cli/settings.ts decides).
+   */
+  tokenCommandDirectory?: string;
 }
 
 /**

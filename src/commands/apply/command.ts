@@ -11,7 +11,7 @@ import { clientOpener, type OpenClientSettings } from '../../api/connect/open-cl
 import { useColor, type ColorSettings } from '../../text/use-color.js';
 import { formatError } from '../../text/format-error.js';
 import type { CliIO, ExitCode, OutputStream } from '../../cli-io.js';
-import type { CiSettings } from '../../ci/ci-settings.js';
+import { jobCheckout, type CiSettings } from '../../ci/ci-settings.js';
 import { openPipelineOutput } from '../../ci/pipeline-output.js';
 import type { ConfigVariables } from '../../config/interpolate.js';
 import { withApplyPipeline } from './views/ci-apply-view.js';
@@ -74,6 +74,7 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[], settings
     {
       cwd: io.cwd,
       configVariables: settings.config,
+      checkout: jobCheckout(settings.ci),
       now: io.now,
       signal: io.signal,
       openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io),

@@ -4,6 +4,7 @@
  * The flags, checked before anything is read; the run is flow.ts, what it shows view.ts.
  */
 import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
+import { jobCheckout, type CiSettings } from '../../ci/ci-settings.js';
 import type { ConfigVariables } from '../../config/interpolate.js';
 import { UsageError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../../cli-io.js';
@@ -24,9 +25,10 @@ export interface ExportFlags extends ConnectionFlags {
   detailedExitcode?: boolean;
 }
 
-/** The settings export reads (cli/settings.ts): where to connect and how, and what `${ORGFORM_VAR_…}` in the -f files reads. */
+/** The settings export reads (cli/settings.ts): where to connect and how, what `${ORGFORM_VAR_…}` in the -f files reads, and the CI job's checkout they must lie in. */
 export interface ExportSettings extends Omit<OpenClientSettings, 'parallelism'> {
   config: ConfigVariables;
+  ci: CiSettings;
 }
 
 export async function run(flags: ExportFlags, io: CliIO, _args: string[], settings: ExportSettings): Promise<ExitCode> {
@@ -46,7 +48,7 @@ export async function run(flags: ExportFlags, io: CliIO, _args: string[], settin
     ...(flags.diff === undefined ? {} : { diff: flags.diff }),
     ...(flags.write === undefined ? {} : { write: flags.write }),
   };
-  const deps = { cwd: io.cwd, configVariables: settings.config, openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io) };
+  const deps = { cwd: io.cwd, configVariables: settings.config, checkout: jobCheckout(settings.ci), openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io) };
   const view = createExportView(io.stdout, io.stderr);
   const outcome = await (update ? runUpdate : runExport)(inputs, deps, view);
   return flags.detailedExitcode && outcome.drift ? 2 : 0;

@@ -19,8 +19,7 @@ import { readOrganisations } from '../../config-writer/read-organisations.js';
 import { DEFAULT_SCHEMA_PATH, renderExport } from '../../config-writer/render-export.js';
 import { selectExportable } from '../../config-writer/select-exportable.js';
 import { updateDocument } from '../../config-writer/update-document.js';
-import type { ConfigVariables } from '../../config/interpolate.js';
-import { loadDesiredState } from '../../plan/read/load-desired-state.js';
+import { loadDesiredState, type FileWorld } from '../../plan/read/load-desired-state.js';
 import { checkUnchanged, inspectTarget, writeFileAtomically, type UserFile } from '../../state/write-file-atomically.js';
 import { findWorkTree } from '../../work-tree.js';
 import type { ExportView } from './view.js';
@@ -37,10 +36,8 @@ export interface ExportInputs {
   write?: boolean;
 }
 
-export interface ExportDeps {
-  cwd: string;
-  /** What `${ORGFORM_VAR_…}` in the -f files reads (none when not given). */
-  configVariables?: ConfigVariables;
+/** Where the -f files are read from (and what `${ORGFORM_VAR_…}` in them reads), and the service. */
+export interface ExportDeps extends FileWorld {
   openClient: OpenClient;
 }
 

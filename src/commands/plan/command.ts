@@ -7,7 +7,7 @@ import { createPlanView } from './view.js';
 import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
 import { useColor, type ColorSettings } from '../../text/use-color.js';
 import type { CliIO, ExitCode } from '../../cli-io.js';
-import type { CiSettings } from '../../ci/ci-settings.js';
+import { jobCheckout, type CiSettings } from '../../ci/ci-settings.js';
 import { openPipelineOutput, type ReportSpec } from '../../ci/pipeline-output.js';
 import type { ConfigVariables } from '../../config/interpolate.js';
 import { withPlanPipeline } from './views/ci-plan-view.js';
@@ -49,7 +49,7 @@ export async function run(flags: PlanFlags, io: CliIO, _args: string[], settings
   });
   const planKey = settings.planKey;
   const inputs = { ...planInputs(flags), ...(planKey === undefined ? {} : { planKey }) };
-  const deps = { cwd: io.cwd, configVariables: settings.config, now: io.now, stateSettings: settings.state, network: settings.network };
+  const deps = { cwd: io.cwd, configVariables: settings.config, checkout: jobCheckout(settings.ci), now: io.now, stateSettings: settings.state, network: settings.network };
   const outcome = await runPlan(inputs, { ...deps, openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io) }, view);
   return exitCodeFor(outcome, flags);
 }
