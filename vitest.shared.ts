@@ -31,7 +31,7 @@ export const PROPERTIES_IN_BOTH = [
   'test/reliability/plan-apply-agree.property.test.ts',
   'test/reliability/undeclared-fields.property.test.ts',
   'test/config/round-trip.test.ts',
-  'test/export/render-export.test.ts',
+  'test/config-writer/render-export.test.ts',
 ];
 
 /**

@@ -30,23 +30,13 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
- * The checkout a CI job runs on, where the environment names one: GitHub's GITHUB_WORKSPACE,
- * GitLab's CI_PROJECT_DIR.
- */
-function jobCheckout(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  if (env.GITHUB_ACTIONS === 'true' && env.GITHUB_WORKSPACE) return env.GITHUB_WORKSPACE;
-  if (env.GITLAB_CI === 'true' && env.CI_PROJECT_DIR) return env.CI_PROJECT_DIR;
-  return undefined;
-}
-
-/**
  * The enclosing git working tree of `cwd` (found by walking up to a `.git` entry), else `cwd`. In
- * a CI job (`env`), a working directory outside the job's checkout (a `working-directory` that the
- * pull request made a link to a directory of the runner: the process only sees where it leads)
- * gives the checkout's tree, so that nothing there counts as in the repository.
+ * a CI job, a working directory outside the job's `checkout` (ci/ci-settings.ts's jobCheckout: a
+ * `working-directory` that the pull request made a link to a directory of the runner, where the
+ * process only sees where it leads) gives the checkout's tree, so that nothing there counts as in
+ * the repository.
  */
-export async function findWorkTree(cwd: string, env: Readonly<Record<string, string | undefined>> = {}): Promise<WorkTree> {
-  const checkout = jobCheckout(env);
+export async function findWorkTree(cwd: string, checkout?: string): Promise<WorkTree> {
   if (checkout !== undefined) {
     const [real, here] = await Promise.all([realpath(checkout).catch(() => undefined), realpath(cwd).catch(() => resolve(cwd))]);
     if (real !== undefined && within(real, here) === undefined) return findWorkTree(real);

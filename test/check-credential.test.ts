@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkCredential } from '../src/check-credential.js';
 import { openHttpState } from '../src/state/http-state.js';
 import { parseStateSpec } from '../src/state/parse-state-spec.js';
-import { planKeyFromEnv } from '../src/plan/saved-plan.js';
-import { DEFAULT_STATE_SETTINGS } from '../src/state/state-settings.js';
+import { readSettings, readStateSettings } from '../src/cli/settings.js';
 
 const SECRET = 'canary-Secret-1234567890abcdef-0123456789';
 
@@ -23,10 +22,10 @@ describe('checkCredential', () => {
   });
 
   it('guards the plan key, the state user and password, and a password in a postgres:// address', () => {
-    expect(() => planKeyFromEnv({ ORGFORM_PLAN_KEY: `${SECRET}\n` })).toThrow(/^ORGFORM_PLAN_KEY holds a control character/);
+    expect(() => readSettings({ ORGFORM_PLAN_KEY: `${SECRET}\n` }, {}, ['planKey'])).toThrow(/^ORGFORM_PLAN_KEY holds a control character/);
     const spec = parseStateSpec('https://state.example/s', '/repo');
     if (spec.kind !== 'http') throw new Error('not an http spec');
-    const open = (env: Record<string, string>) => openHttpState(spec, { settings: DEFAULT_STATE_SETTINGS, describe: () => ({ command: 'plan', pid: 1, host: 'h', who: 'u@h', startedAt: '' }), env });
+    const open = (env: Record<string, string>) => openHttpState(spec, { settings: readStateSettings(env), describe: () => ({ command: 'plan', pid: 1, host: 'h', who: 'u@h', startedAt: '' }), network: {} });
     expect(() => open({ ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: `${SECRET}\r` })).toThrow(/^ORGFORM_STATE_PASSWORD holds a control character/);
     expect(() => open({ ORGFORM_STATE_USERNAME: `ci\u0007`, ORGFORM_STATE_PASSWORD: SECRET })).toThrow(/^ORGFORM_STATE_USERNAME holds a control character/);
     expect(() => parseStateSpec(`postgres://ada:${encodeURIComponent(`${SECRET}\n`)}@db/ops`, '/repo')).toThrow(/^The password in the postgres:\/\/ state address holds a control character/);

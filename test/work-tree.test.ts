@@ -1,8 +1,13 @@
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { jobCheckout } from '../src/ci/ci-settings.js';
+import { readCiSettings } from '../src/cli/output-settings.js';
 import { describeEscape, findWorkTree, followLinks, openInTree } from '../src/work-tree.js';
 import { makeWorkspace } from './support/workspace.js';
+
+/** The work tree of `cwd` in the CI job the variables of `env` describe (the checkout as cli/ reads it). */
+const findWorkTreeInJob = (cwd: string, env: Record<string, string | undefined>) => findWorkTree(cwd, jobCheckout(readCiSettings(env)));
 
 /** A repository (`repo/.git`) with a file in it, and a secret beside it, outside. */
 async function repository() {
@@ -24,11 +29,11 @@ describe('findWorkTree', () => {
     await mkdir(join(base, 'runner'));
     await symlink(join(base, 'runner'), join(root, 'infra'));
     for (const env of [{ GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: root }, { GITLAB_CI: 'true', CI_PROJECT_DIR: root }]) {
-      expect((await findWorkTree(join(base, 'runner'), env)).root).toBe(root);
-      expect((await findWorkTree(join(root, 'conf'), env)).root).toBe(root);
+      expect((await findWorkTreeInJob(join(base, 'runner'), env)).root).toBe(root);
+      expect((await findWorkTreeInJob(join(root, 'conf'), env)).root).toBe(root);
     }
     // Outside CI (or naming no checkout), the working directory as ever.
-    expect((await findWorkTree(join(base, 'runner'), { GITHUB_WORKSPACE: root })).root).toBe(join(base, 'runner'));
+    expect((await findWorkTreeInJob(join(base, 'runner'), { GITHUB_WORKSPACE: root })).root).toBe(join(base, 'runner'));
   });
 
   it('is the working directory where no .git is above it', async () => {

@@ -2,7 +2,7 @@
  * The proxies the environment names, read as undici's EnvHttpProxyAgent reads them (the
  * lower-case spelling first, then the upper-case; HTTPS requests use HTTP_PROXY when no
  * HTTPS_PROXY is set; NO_PROXY lists hosts, `.domain` suffixes, `host:port` or `*`), but from the
- * injected environment rather than process.env. The matching itself is left to undici; here the
+ * variables cli/settings.ts hands over rather than process.env. The matching itself is left to undici; here the
  * values are checked, so that a mistake is a usage error naming the variable rather than a
  * failure deep in a request, and each proxy gets a redacted name for messages: a proxy URL may
  * carry a user name and password (`http://user:secret@proxy:3128`), which must never be shown.
@@ -25,6 +25,16 @@ export interface ProxyUrl {
   secrets: string[];
 }
 
+/** The proxies and the private certificate authority every request goes through (the service's and a remote state's). */
+export interface NetworkSettings {
+  proxy?: ProxySettings;
+  /** NODE_EXTRA_CA_CERTS, named in the hint of a failed certificate check. */
+  extraCaCerts?: string;
+}
+
+/** The variables the proxies are read from, in either case (http_proxy, HTTPS_PROXY, no_proxy, …). */
+export type ProxyVariables = Readonly<Record<string, string | undefined>>;
+
 export interface ProxySettings {
   http?: ProxyUrl;
   https?: ProxyUrl;
@@ -32,12 +42,12 @@ export interface ProxySettings {
   noProxy: string;
 }
 
-function pick(env: Record<string, string | undefined>, lower: string): { variable: string; value: string } | undefined {
+function pick(variables: ProxyVariables, lower: string): { variable: string; value: string } | undefined {
   const upper = lower.toUpperCase();
   // undici's rule: a lower-case variable that is set wins, even when empty.
-  const variable = env[lower] !== undefined ? lower : env[upper] !== undefined ? upper : undefined;
-  if (variable === undefined || env[variable] === '') return undefined;
-  return { variable, value: env[variable]! };
+  const variable = variables[lower] !== undefined ? lower : variables[upper] !== undefined ? upper : undefined;
+  if (variable === undefined || variables[variable] === '') return undefined;
+  return { variable, value: variables[variable]! };
 }
 
 /** A proxy URL as every address is shown (redactAddress), without the path `/` that a proxy's URL always has. */
@@ -90,12 +100,12 @@ function bracketBareIpv6(noProxy: string): string {
   return noProxy.replace(/[^,\s]+/g, (entry) => (isIPv6(entry) ? `[${entry}]` : entry));
 }
 
-/** The proxies of `env`, or undefined when it names none (then no proxy agent is made at all). */
-export function readProxySettings(env: Record<string, string | undefined>): ProxySettings | undefined {
-  const http = pick(env, 'http_proxy');
-  const https = pick(env, 'https_proxy');
+/** The proxies `variables` name, or undefined when they name none (then no proxy agent is made at all). */
+export function readProxySettings(variables: ProxyVariables): ProxySettings | undefined {
+  const http = pick(variables, 'http_proxy');
+  const https = pick(variables, 'https_proxy');
   if (http === undefined && https === undefined) return undefined;
-  const noProxy = bracketBareIpv6(env.no_proxy ?? env.NO_PROXY ?? '');
+  const noProxy = bracketBareIpv6(variables.no_proxy ?? variables.NO_PROXY ?? '');
   return {
     ...(http === undefined ? {} : { http: parseProxy(http.variable, http.value) }),
     ...(https === undefined ? {} : { https: parseProxy(https.variable, https.value) }),

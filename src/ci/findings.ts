@@ -6,7 +6,7 @@
  */
 import type { DesiredState, SourcePosition } from '../model/desired-state.js';
 import type { ConfigProblem } from '../model/config-problem.js';
-import type { ApplySummary } from '../apply/events.js';
+import type { ApplySummary } from '../executor/events.js';
 import type { Plan } from '../plan/types.js';
 
 export type FindingCheck = 'config' | 'plan' | 'apply';

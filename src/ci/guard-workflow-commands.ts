@@ -19,11 +19,14 @@
  * documents on standard output keep their values. What has been seen of a line is kept from one
  * write to the next: a `::` or `##[` split across writes is caught all the same.
  */
-import type { CliIO, OutputStream } from '../io.js';
+import type { OutputStream } from '../cli-io.js';
+import type { CiSettings } from './ci-settings.js';
 
-/** Where orgform adds GitHub's workflow commands (annotations, groups), and guards everything else. */
-export function inGithubActions(env: CliIO['env']): boolean {
-  return env.GITHUB_ACTIONS === 'true';
+/** The streams a command writes to, and the sealing of orgform's own command lines once guarded. */
+export interface GuardedStreams {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  workflowCommand?: (line: string) => string;
 }
 
 export interface GuardOptions {
@@ -31,23 +34,23 @@ export interface GuardOptions {
   unread?: { stdout?: boolean; stderr?: boolean };
 }
 
-const GUARDED = new WeakSet<CliIO>();
+const GUARDED = new WeakSet<GuardedStreams>();
 
 /**
  * `io` with both streams guarded, and `workflowCommand` to seal orgform's own command lines; `io`
  * itself outside GitHub Actions, or when it is guarded already (so that wrapping twice is harmless).
  */
-export function guardWorkflowCommands(io: CliIO, options: GuardOptions = {}): CliIO {
-  if (GUARDED.has(io) || !inGithubActions(io.env)) return io;
+export function guardWorkflowCommands<T extends GuardedStreams>(io: T, ci: Pick<CiSettings, 'githubActions'>, options: GuardOptions = {}): T {
+  if (GUARDED.has(io) || !ci.githubActions) return io;
   // Unguessable and never written out: text cannot seal a line of its own.
   // (Web Crypto's global: the program is built before any command, and imports nothing it can spare.)
   const key = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
   const seal = `\u0000${key}\u0000`;
-  const guarded: CliIO = {
+  const guarded: T = {
     ...io,
     stdout: guardStream(io.stdout, seal, options.unread?.stdout !== true),
     stderr: guardStream(io.stderr, seal, options.unread?.stderr !== true),
-    workflowCommand(line) {
+    workflowCommand(line: string) {
       // One line: a line break would let what follows it through unguarded.
       if (/[\r\n]/.test(line)) throw new Error('a workflow command is a single line');
       return `${seal}${line}`;

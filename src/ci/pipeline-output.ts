@@ -2,7 +2,7 @@
  * What orgform adds for the CI service it runs in: in GitHub Actions (GITHUB_ACTIONS=true, no flag
  * needed) annotations for problems, folded groups for long output and the job summary
  * (GITHUB_STEP_SUMMARY); anywhere, the report files asked for with --report. The shell around the
- * pure views (ci/ and each command's views/): it reads the environment, draws the stop-commands token and writes files.
+ * pure views (ci/ and each command's views/): it draws the stop-commands token and writes files.
  * Views are loaded only when something asks for them, so a run outside CI pays nothing.
  */
 import { randomBytes } from 'node:crypto';
@@ -11,8 +11,8 @@ import { resolve } from 'node:path';
 import type { Plan } from '../plan/types.js';
 import { PLAIN_FRAME, type LogFrame } from '../text/log-frame.js';
 import type { Finding } from './findings.js';
-import { inGithubActions } from './guard-workflow-commands.js';
-import type { CliIO, OutputStream } from '../io.js';
+import type { OutputStream } from '../cli-io.js';
+import type { CiSettings } from './ci-settings.js';
 import { writeFileAtomically } from '../state/write-file-atomically.js';
 import { findWorkTree } from '../work-tree.js';
 
@@ -37,13 +37,25 @@ export interface PipelineOutput {
    * `render` is not even called). A failure is a warning on `stream` and nothing more.
    */
   appendStepSummary(render: () => string | Promise<string>, stream: OutputStream): Promise<void>;
+  /**
+   * Writes each --report file whole (temp file and rename). Paths inside the report are relative to
+   * GitLab's CI_PROJECT_DIR, else the working directory. A report that cannot be written is an
+   * error, as for --out: it was asked for by name.
+   */
+  writeReports(reports: readonly ReportSpec[], content: ReportContent): Promise<void>;
 }
 
-export async function openPipelineOutput(io: CliIO): Promise<PipelineOutput> {
-  const gh = inGithubActions(io.env) ? await import('./github-annotations.js') : undefined;
+/** Where the command runs, and the sealing of orgform's own command lines (set by guardWorkflowCommands). */
+export interface PipelineWorld {
+  cwd: string;
+  workflowCommand?: (line: string) => string;
+}
+
+export async function openPipelineOutput(io: PipelineWorld, ci: CiSettings): Promise<PipelineOutput> {
+  const gh = ci.githubActions ? await import('./github-annotations.js') : undefined;
   // Unguessable, so that guarded text cannot end the guard by naming it.
   const token = randomBytes(16).toString('hex');
-  const root = nonEmpty(io.env.GITHUB_WORKSPACE) ?? io.cwd;
+  const root = ci.githubWorkspace ?? io.cwd;
   // orgform's own command lines, sealed so that the guard on the streams lets them through (every
   // other line that could be read as a command is neutralised there: ci/guard-workflow-commands.ts).
   const issue = io.workflowCommand ?? ((line: string) => line);
@@ -76,7 +88,7 @@ export async function openPipelineOutput(io: CliIO): Promise<PipelineOutput> {
       stream.write(`${lines.join('\n')}\n`);
     },
     async appendStepSummary(render, stream) {
-      const path = nonEmpty(io.env.GITHUB_STEP_SUMMARY);
+      const path = ci.githubStepSummary;
       if (path === undefined) return;
       const markdown = await render();
       try {
@@ -87,11 +99,8 @@ export async function openPipelineOutput(io: CliIO): Promise<PipelineOutput> {
         warn(stream, `Could not append the job summary to GITHUB_STEP_SUMMARY (${path}): ${reason}. Nothing else is affected.`);
       }
     },
+    writeReports: (reports, content) => writeReports(reports, content, { cwd: io.cwd, root: ci.gitlabProjectDir ?? io.cwd }),
   };
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
 }
 
 export interface ReportContent {
@@ -102,19 +111,14 @@ export interface ReportContent {
   defaultFile: string;
 }
 
-/**
- * Writes each --report file whole (temp file and rename). Paths inside the report are relative to
- * GitLab's CI_PROJECT_DIR, else the cwd. A report that cannot be written is an error, as for --out:
- * it was asked for by name.
- */
-export async function writeReports(reports: readonly ReportSpec[], content: ReportContent, io: CliIO): Promise<void> {
+async function writeReports(reports: readonly ReportSpec[], content: ReportContent, io: { cwd: string; root: string }): Promise<void> {
   const tree = reports.length === 0 ? undefined : await findWorkTree(io.cwd);
   for (const report of reports) {
     let text: string;
     switch (report.kind) {
       case 'codequality': {
         const { renderCodeQuality } = await import('./render-codequality.js');
-        text = renderCodeQuality(content.findings, { cwd: io.cwd, root: nonEmpty(io.env.CI_PROJECT_DIR) ?? io.cwd, defaultFile: content.defaultFile });
+        text = renderCodeQuality(content.findings, { cwd: io.cwd, root: io.root, defaultFile: content.defaultFile });
         break;
       }
       case 'gitlab-terraform': {

@@ -7,7 +7,7 @@
  * bury the counts. GitHub refuses a step's summary over 1 MiB, and a step may run plan and apply,
  * so one summary stays within a quarter of that; failures past it are counted, not shown.
  */
-import type { ApplySummary, ChangeResult } from '../apply/events.js';
+import type { ApplySummary, ChangeResult } from '../executor/events.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 import { summarisePlan, type Plan } from '../plan/types.js';
 import { groupChanges, invisibleMark, plural } from '../text/format-value.js';

@@ -1,11 +1,13 @@
 /**
  * The process entry: the only module that builds the commands' CliIO from `process` (streams,
- * environment, working directory, signals) and calls `process.exit`.
+ * working directory, signals), reads `process.env` (handed to the program, which reads each
+ * command's settings from it: settings.ts) and calls `process.exit`.
  */
 import { fstatSync } from 'node:fs';
 import { guardWorkflowCommands } from '../ci/guard-workflow-commands.js';
 import { buildProgram } from './program.js';
-import type { CliIO } from '../io.js';
+import { readOutputSettings, type OutputSettings } from './output-settings.js';
+import type { CliIO } from '../cli-io.js';
 
 /**
  * The commands that watch `io.signal` and wind down on the first interrupt, SIGINT, SIGTERM or
@@ -32,17 +34,19 @@ async function main(): Promise<void> {
     controller.abort(new Error(signal));
   };
 
+  const env = process.env;
+  const output = readOutputSettings(env);
   // Guarded here, once, so that a fatal error goes through the same guard as the commands' output.
   const io: CliIO = guardWorkflowCommands(
     {
       stdout: process.stdout,
       stderr: process.stderr,
       stdin: process.stdin,
-      env: process.env,
       cwd: process.cwd(),
       signal: controller.signal,
       now: () => Date.now(),
     },
+    output.ci,
     { unread: { stdout: isRegularFile(1), stderr: isRegularFile(2) } },
   );
   // Standard output closed by its reader (`orgform plan | head`): a read-only command ends at once,
@@ -59,9 +63,14 @@ async function main(): Promise<void> {
     else process.stderr.write('orgform: standard output was closed; the rest of its output is dropped, and the command goes on to its end.\n');
   });
   let code: number = 0;
-  const program = buildProgram(io, (c) => {
-    code = c;
-  });
+  const program = buildProgram(
+    io,
+    (c) => {
+      code = c;
+    },
+    env,
+    output,
+  );
   program.hook('preAction', async (_program, command) => {
     action = command.name();
     if (GRACEFUL_ON_INTERRUPT.has(action)) {
@@ -75,7 +84,7 @@ async function main(): Promise<void> {
   try {
     await program.parseAsync(process.argv);
   } catch (err) {
-    code = await reportFatal(err, io);
+    code = await reportFatal(err, io, output);
   }
   leave(code, { drain: true });
 }
@@ -100,7 +109,7 @@ function leave(code: number, options: { drain: boolean }): void {
   else exit();
 }
 
-async function reportFatal(err: unknown, io: CliIO): Promise<number> {
+async function reportFatal(err: unknown, io: CliIO, output: OutputSettings): Promise<number> {
   const e = err as { code?: string; exitCode?: number; message?: string };
   if (typeof e?.code === 'string' && e.code.startsWith('commander.')) {
     // commander has already printed help, the version or the usage error.
@@ -113,7 +122,7 @@ async function reportFatal(err: unknown, io: CliIO): Promise<number> {
   // that could issue a workflow command, and the text is also framed by stop-commands, as the
   // views frame such text (elsewhere guard() leaves it as it is).
   const { openPipelineOutput } = await import('../ci/pipeline-output.js');
-  io.stderr.write((await openPipelineOutput(io)).frame.guard(formatError(err)));
+  io.stderr.write((await openPipelineOutput(io, output.ci)).frame.guard(formatError(err)));
   return 1;
 }
 

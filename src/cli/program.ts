@@ -1,6 +1,7 @@
 /**
- * The command-line grammar. Only commander is imported here; each command's module is loaded
- * when that command is chosen, so that `orgform --help` starts about as fast as a bare node.
+ * The command-line grammar. Only commander is imported here; each command's module, and the
+ * reading of its settings (settings.ts), is loaded when that command is chosen, so that
+ * `orgform --help` starts about as fast as a bare node.
  */
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 // Dependency-free (no imports of its own): the emulator's points, for --point and --help.
@@ -9,13 +10,15 @@ import { describeBehaviourHelp, parsePointAssignment, PROFILE_NAMES } from '../e
 import { guardWorkflowCommands } from '../ci/guard-workflow-commands.js';
 // Dependency-free: each command's examples and exit codes, shown after its options.
 import { commandHelpText } from './command-help.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
+import { readOutputSettings, type Env, type OutputSettings } from './output-settings.js';
+import type { AlwaysRead, Settings } from './settings.js';
+import type { SettingGroup } from './settings-table.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../api/rate/parse-max-rps.js';
 import type { ReportSpec } from '../ci/pipeline-output.js';
 // Dependency-free: Terraform's one-dash spellings.
 import { acceptTerraformSpellings, hintForUnknownOption } from './terraform-spellings.js';
-
-const VERSION = '0.1.0';
+import { VERSION } from '../version.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -122,68 +125,114 @@ class OrgformCommand extends Command {
   }
 }
 
-/** `command` is the commander command that runs (completion describes the whole program from it). */
-type CommandModule = { run(options: never, io: CliIO, args: string[], command: Command): Promise<ExitCode> };
+/**
+ * A command's module: `settings` holds the groups its entry names (and colour and CI), read before
+ * it runs; `command` is the commander command that runs (completion describes the whole program from it).
+ */
+type RunCommand<G extends SettingGroup> = (options: never, io: CliIO, args: string[], settings: Pick<Settings, G | AlwaysRead>, command: Command) => Promise<ExitCode>;
 
-/** Each command's module, loaded only when that command runs (a static map, so bundlers and vitest can see it). */
-const COMMANDS: Record<string, () => Promise<CommandModule>> = {
-  init: () => import('../commands/init.js'),
-  validate: () => import('../commands/validate.js'),
-  plan: () => import('../commands/plan/command.js'),
-  apply: () => import('../commands/apply/command.js'),
-  show: () => import('../commands/plan/show.js'),
-  'force-unlock': () => import('../commands/force-unlock.js'),
-  'state-list': () => import('../commands/state-list.js'),
-  'state-pull': () => import('../commands/state-pull.js'),
-  'state-migrate': () => import('../commands/state-migrate.js'),
-  export: () => import('../commands/export/command.js'),
-  'slugs-check': () => import('../commands/slugs/command.js'),
-  emulator: () => import('../commands/emulator.js'),
-  'emulator-token': () => import('../commands/emulator-token.js'),
-  completion: () => import('../commands/completion.js'),
+interface CommandEntry {
+  groups: readonly SettingGroup[];
+  load(): Promise<{ run: RunCommand<never> }>;
+}
+
+/** An entry of COMMANDS: the type check holds that the module's `run` asks for no setting its groups leave out. */
+function command<G extends SettingGroup>(groups: readonly G[], load: () => Promise<{ run: RunCommand<G> }>): CommandEntry {
+  return { groups, load: load as CommandEntry['load'] };
+}
+
+const CONNECTS = ['connection', 'client', 'network'] as const;
+const STATE = ['state', 'network'] as const;
+
+/** Each command's module and the settings it reads, loaded only when that command runs (static imports, so that bundlers and vitest see them). */
+const COMMANDS: Record<string, CommandEntry> = {
+  init: command([...CONNECTS], () => import('../commands/init.js')),
+  validate: command(['config'], () => import('../commands/validate.js')),
+  plan: command([...CONNECTS, 'planKey', 'state', 'config'], () => import('../commands/plan/command.js')),
+  apply: command([...CONNECTS, 'planKey', 'apply', 'state', 'config'], () => import('../commands/apply/command.js')),
+  show: command(['planKey'], () => import('../commands/plan/show.js')),
+  'force-unlock': command([...STATE], () => import('../commands/force-unlock.js')),
+  'state-list': command([...STATE], () => import('../commands/state-list.js')),
+  'state-pull': command([...STATE], () => import('../commands/state-pull.js')),
+  'state-migrate': command([...STATE], () => import('../commands/state-migrate.js')),
+  export: command([...CONNECTS, 'config'], () => import('../commands/export/command.js')),
+  'slugs-check': command([...CONNECTS], () => import('../commands/slugs/command.js')),
+  emulator: command([], () => import('../commands/emulator.js')),
+  'emulator-token': command(['emulatorToken'], () => import('../commands/emulator-token.js')),
+  completion: command([], () => import('../commands/completion.js')),
 };
 
-export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void): Command {
+/** What a command's action does: loads the module and its settings, runs it, keeps its exit code. */
+type Load = (name: keyof typeof COMMANDS) => (...actionArgs: unknown[]) => Promise<void>;
+
+/**
+ * The program. `env` is the process environment, read only when a command is chosen, for the
+ * groups it names; `output` the colour and CI settings main has read from it already.
+ */
+export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void, env: Env = {}, output: OutputSettings = readOutputSettings(env)): Command {
   // Every command, and commander's own messages, write through the one guard (a no-op outside
   // GitHub Actions, and when the caller has guarded the streams already).
-  const io = guardWorkflowCommands(unguarded);
-  const program = new OrgformCommand('orgform')
-    .description('Declarative, Terraform-style provisioning for the Organisations service.')
-    .version(VERSION)
-    // Also before the command (`orgform --no-color plan`), as NO_COLOR is for every command.
-    .option('--no-color', 'no colour, for any command (each command also takes it after its name)')
-    .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({
-      writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
-    })
-    .exitOverride();
-
-  const load = (name: string) => async (...actionArgs: unknown[]) => {
+  const io = guardWorkflowCommands(unguarded, output.ci);
+  const program = createRoot(io);
+  const load: Load = (name) => async (...actionArgs) => {
     const cmd = actionArgs[actionArgs.length - 1] as Command;
     const options = program.opts().color === false ? { ...cmd.opts(), color: false } : cmd.opts();
-    const load = COMMANDS[name];
-    if (load === undefined) throw new Error(`no module for command ${name}`);
-    const mod = await load();
-    setExit(await mod.run(options as never, io, cmd.args, cmd));
+    const entry = COMMANDS[name];
+    if (entry === undefined) throw new Error(`no module for command ${name}`);
+    const [mod, { readSettings }] = await Promise.all([entry.load(), import('./settings.js')]);
+    const settings = readSettings(env, options, entry.groups, output);
+    setExit(await mod.run(options as never, io, cmd.args, settings as never, cmd));
   };
+  addInitAndValidate(program, load);
+  addPlanAndApply(program, load);
+  addStateCommands(program, load);
+  addExportAndSlugs(program, load);
+  addEmulator(program, load);
+  program.command('completion').description('print a completion script for bash, zsh or fish').addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish'])).action(load('completion'));
+  finishHelp(program);
+  return program;
+}
 
-  const connection = (c: Command) =>
-    c
-      .option('--base-url <url>', 'service base URL (env ORGFORM_BASE_URL)')
-      .option('--token-file <path>', 'file holding the API token (else env ORGFORM_TOKEN)')
-      .option('--token-command <cmd>', 'shell command printing a fresh token, run at the start and whenever the token runs out (env ORGFORM_TOKEN_COMMAND)')
-      .addOption(new Option('--token <token>').hideHelp())
-      .option('--max-rps <n>', 'never more requests a second than this (env ORGFORM_MAX_RPS); below it the rate adapts to 429s', maxRps);
+function createRoot(io: CliIO): Command {
+  return (
+    new OrgformCommand('orgform')
+      .description('Declarative, Terraform-style provisioning for the Organisations service.')
+      .version(VERSION)
+      // Also before the command (`orgform --no-color plan`), as NO_COLOR is for every command.
+      .option('--no-color', 'no colour, for any command (each command also takes it after its name)')
+      .showHelpAfterError('(run with --help for usage)')
+      .configureOutput({
+        writeOut: (s) => io.stdout.write(s),
+        writeErr: (s) => io.stderr.write(s),
+      })
+      .exitOverride()
+  );
+}
 
-  // One meaning wherever it is offered: the requests in flight at once, reads and writes together
-  // (the callers hold it; the client's connection pool is sized above it). `bounds` says what that comes to for the command.
-  const parallelism = (c: Command, bounds: string) =>
-    c.option('--parallelism <n>', `at most this many requests in flight at once (${bounds})`, positiveInt('--parallelism'), 10);
+const NO_COLOR_HELP = 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)';
 
-  const files = (c: Command) =>
-    c.option('-f, --file <path>', 'config file or directory (repeatable; default ./orgs.yaml)', collect);
+function connection(c: Command): Command {
+  return c
+    .option('--base-url <url>', 'service base URL (env ORGFORM_BASE_URL)')
+    .option('--token-file <path>', 'file holding the API token (else env ORGFORM_TOKEN)')
+    .option('--token-command <cmd>', 'shell command printing a fresh token, run at the start and whenever the token runs out (env ORGFORM_TOKEN_COMMAND)')
+    .addOption(new Option('--token <token>').hideHelp())
+    .option('--max-rps <n>', 'never more requests a second than this (env ORGFORM_MAX_RPS); below it the rate adapts to 429s', maxRps);
+}
 
+/**
+ * One meaning wherever it is offered: the requests in flight at once, reads and writes together
+ * (the callers hold it; the client's connection pool is sized above it). `bounds` says what that comes to for the command.
+ */
+function parallelism(c: Command, bounds: string): Command {
+  return c.option('--parallelism <n>', `at most this many requests in flight at once (${bounds})`, positiveInt('--parallelism'), 10);
+}
+
+function files(c: Command): Command {
+  return c.option('-f, --file <path>', 'config file or directory (repeatable; default ./orgs.yaml)', collect);
+}
+
+function addInitAndValidate(program: Command, load: Load): void {
   parallelism(connection(program.command('init')), 'organisations read by id when exporting')
     .description('set up a repository: orgs.yaml (exported when a service and token are set), the pipeline, .gitignore; then the steps left')
     .option('--gitlab', 'write .gitlab-ci.yml (the GitLab component) instead of the GitHub workflow')
@@ -195,7 +244,9 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .description('check orgs.yaml files offline: no network at all')
     .option('--report <kind=file>', 'also write the problems as a report: codequality=FILE (GitLab Code Quality); repeatable', reportSpec(['codequality']))
     .action(load('validate'));
+}
 
+function addPlanAndApply(program: Command, load: Load): void {
   parallelism(connection(files(program.command('plan'))), 'organisations read by id; the listing is read a page at a time')
     .description('read the current state and show what apply would change; never writes')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
@@ -209,7 +260,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .addOption(new Option('--input <bool>').choices(['true', 'false']).hideHelp())
     .option('--max-changes <n>', 'exit 1 when the plan has more changes than this', nonNegativeInt('--max-changes'))
     .option('--report <kind=file>', 'also write codequality=FILE (GitLab Code Quality) or gitlab-terraform=FILE (merge request widget counts); repeatable', reportSpec(['codequality', 'gitlab-terraform']))
-    .option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)')
+    .option('--no-color', NO_COLOR_HELP)
     .action(load('plan'));
 
   parallelism(connection(files(program.command('apply'))), 'reads and writes together: this many organisations are changed at a time, one request each')
@@ -222,7 +273,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--target <slug>', 'only these organisations (repeatable)', collect)
     .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
-    .option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)')
+    .option('--no-color', NO_COLOR_HELP)
     .action(load('apply'));
 
   program
@@ -230,9 +281,11 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .description('show a plan saved by `orgform plan --out`, offline: nothing is read from the service')
     .argument('<planfile>', 'a plan saved by `orgform plan --out`')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
-    .option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)')
+    .option('--no-color', NO_COLOR_HELP)
     .action(load('show'));
+}
 
+function addStateCommands(program: Command, load: Load): void {
   program
     .command('force-unlock')
     .description('break a state lock left behind, by its ID')
@@ -249,7 +302,9 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .option('--state <path|url>', STATE_COMMAND_HELP)
     .requiredOption('--to <path|url>', 'the state to copy into: a file, postgres://… or https://…')
     .action(load('state-migrate'));
+}
 
+function addExportAndSlugs(program: Command, load: Load): void {
   parallelism(connection(program.command('export')), 'billing read by id where the listing leaves it out; the listing is read a page at a time')
     .description('write an orgs.yaml describing the current state of every organisation, or bring an existing one in line (-f)')
     .option('--out <file>', 'write to this file instead of stdout')
@@ -267,7 +322,9 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .argument('<slugs...>', 'slugs to check, or - to read one per line from stdin')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(load('slugs-check'));
+}
 
+function addEmulator(program: Command, load: Load): void {
   const emulator = program
     .command('emulator')
     .description('run the local Organisations service emulator')
@@ -280,11 +337,7 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .addOption(new Option('--profile <name>', 'how the points the interface leaves open are played').choices(PROFILE_NAMES).default('lenient'))
     .option('--point <name=value>', 'set one behaviour point on top of the profile (repeatable; listed below)', pointAssignment)
     .option('--rate-limit <rps[:burst]>', 'token bucket over service requests; 429 beyond it (burst default ceil(rps/4))', rateLimitSpec)
-    .addOption(
-      new Option('--rate-limit-headers <style>', 'rate-limit headers on every answer (with --rate-limit)')
-        .choices(['none', 'ratelimit', 'x-ratelimit'])
-        .default('none'),
-    )
+    .addOption(new Option('--rate-limit-headers <style>', 'rate-limit headers on every answer (with --rate-limit)').choices(['none', 'ratelimit', 'x-ratelimit']).default('none'))
     .option('--quota <requests:seconds>', 'a fixed-window quota over service requests (5000:86400: a daily one), its reset on every answer; 429 beyond it', quotaSpec)
     .addOption(
       new Option('--quota-headers <style>', 'how answers carry the quota (with --quota): RateLimit-Policy and RateLimit, or X-RateLimit-* with an epoch reset')
@@ -302,25 +355,21 @@ export function buildProgram(unguarded: CliIO, setExit: (code: ExitCode) => void
     .argument('[url]', 'the emulator (default: env ORGFORM_BASE_URL)')
     .option('--user <token|email>', 'the user it is for, by a token or e-mail address of theirs (env ORGFORM_EMULATOR_USER; default the first user)')
     .action(load('emulator-token'));
+}
 
-  program
-    .command('completion')
-    .description('print a completion script for bash, zsh or fish')
-    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
-    .action(load('completion'));
-
+/**
+ * Each command's examples and exit codes after its options; and --no-color on every command,
+ * whether it colours anything or not: a wrapper script or an alias can then pass it to all of them
+ * (plan, apply and show declare theirs above).
+ */
+function finishHelp(program: Command): void {
   const withExamples = (command: Command, path: string): void => {
     command.addHelpText('after', commandHelpText(path));
     for (const sub of command.commands) withExamples(sub, path === '' ? sub.name() : `${path} ${sub.name()}`);
   };
   withExamples(program, '');
-  // Every command takes --no-color, whether it colours anything or not: a wrapper script or an
-  // alias can then pass it to all of them (plan and apply declare theirs above).
   const leaves = (c: Command): Command[] => (c.commands.length === 0 ? [c] : c.commands.flatMap(leaves));
   for (const command of leaves(program)) {
-    if (!command.options.some((o) => o.long === '--no-color')) command.option('--no-color', 'no colour even on a terminal (also NO_COLOR; FORCE_COLOR=1 forces it on)');
+    if (!command.options.some((o) => o.long === '--no-color')) command.option('--no-color', NO_COLOR_HELP);
   }
-
-  return program;
 }
-

@@ -4,7 +4,7 @@
  * (no list to keep in step by hand). The script is static: completing never starts node.
  */
 import type { Command } from 'commander';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -204,7 +204,7 @@ export function fishScript(root: CompletionCommand): string {
 
 const SCRIPTS: Record<Shell, (root: CompletionCommand) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
 
-export async function run(_options: Record<string, unknown>, io: CliIO, args: string[], command: Command): Promise<ExitCode> {
+export async function run(_options: Record<string, unknown>, io: CliIO, args: string[], _settings: unknown, command: Command): Promise<ExitCode> {
   const shell = args[0] as Shell;
   // The program as the user runs it, handed down by cli/program.ts (a command imports nothing above it).
   let program = command;

@@ -5,12 +5,17 @@
  * fake user of the local emulator: printing it is the point.
  */
 import { OrgformError, UsageError } from '../errors.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 
 const TIMEOUT_MS = 10_000;
 
-export async function run(options: Record<string, unknown>, io: CliIO, args: string[]): Promise<ExitCode> {
-  const base = args[0] ?? (io.env.ORGFORM_BASE_URL || undefined);
+/** ORGFORM_BASE_URL and ORGFORM_EMULATOR_USER, as cli/settings.ts read them: the argument and --user beat them. */
+export interface EmulatorTokenSettings {
+  emulatorToken: { baseUrl?: string; user?: string };
+}
+
+export async function run(options: Record<string, unknown>, io: CliIO, args: string[], settings: EmulatorTokenSettings): Promise<ExitCode> {
+  const base = args[0] ?? settings.emulatorToken.baseUrl;
   if (base === undefined) throw new UsageError('Give the emulator\'s URL (orgform emulator token http://127.0.0.1:4010) or set ORGFORM_BASE_URL.');
   let url: URL;
   try {
@@ -18,7 +23,7 @@ export async function run(options: Record<string, unknown>, io: CliIO, args: str
   } catch {
     throw new UsageError(`${JSON.stringify(base)} is not a URL: give the emulator's, such as http://127.0.0.1:4010.`);
   }
-  const user = typeof options.user === 'string' ? options.user : io.env.ORGFORM_EMULATOR_USER || undefined;
+  const user = typeof options.user === 'string' ? options.user : settings.emulatorToken.user;
   let response: Response;
   try {
     response = await fetch(url, {

@@ -13,7 +13,7 @@ import type { TokenLifetime } from '../emulator/tokens.js';
 import { OrgformError, UsageError } from '../errors.js';
 import { writeFileAtomically, type UserFile } from '../state/write-file-atomically.js';
 import { findWorkTree } from '../work-tree.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 
 interface EmulatorCommandOptions {
   port?: number;

@@ -17,9 +17,10 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OrgformError, UsageError } from '../errors.js';
-import { DEFAULT_SCHEMA_PATH } from '../export/render-export.js';
+import { DEFAULT_SCHEMA_PATH } from '../config-writer/render-export.js';
 import type { ConnectionFlags } from '../api/connect/resolve-connection.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { OpenClientSettings } from '../api/connect/open-client.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
 import { describeEscape, findWorkTree } from '../work-tree.js';
 
 export interface InitFlags extends ConnectionFlags {
@@ -47,7 +48,7 @@ organisations: {}                  # keyed by slug; replace {} with entries such
 #  my-org:
 #    billing:                      # any subset; fields left out stay as they are
 #      billingEmail: billing@example.com
-#      customerID: \${MY_ORG_CUSTOMER_ID}   # from the environment (unset is an error)
+#      customerID: \${ORGFORM_VAR_CUSTOMER_ID}   # from the pipeline (unset is an error)
 #    invitations:
 #      accept: [inv_123]           # invitations that the authenticated user accepts
 #      revoke: [inv_456]           # invitations to delete
@@ -153,34 +154,37 @@ export function forDirectory(pipeline: string, below: string): string {
   return pipeline.replace(/^(\s*(?:paths|changes): \[)orgs\.yaml,/gm, `$1${below}/orgs.yaml,`);
 }
 
+/** The settings init reads (cli/settings.ts): where to connect and how, for the export. */
+export type InitSettings = Omit<OpenClientSettings, 'parallelism'>;
+
 /** Whether a service and a token are set, so that orgs.yaml can be exported rather than started empty. */
-function canExport(flags: InitFlags, io: CliIO): boolean {
-  const baseUrl = flags.baseUrl ?? io.env.ORGFORM_BASE_URL;
-  const token = flags.tokenFile ?? flags.tokenCommand ?? (io.env.ORGFORM_TOKEN_COMMAND || io.env.ORGFORM_TOKEN);
-  return baseUrl !== undefined && baseUrl !== '' && token !== undefined && token !== '';
+function canExport(settings: InitSettings): boolean {
+  const { baseUrl, token } = settings.connection;
+  const given = token === undefined ? '' : 'command' in token ? token.command : 'file' in token ? token.file : token.value;
+  return baseUrl !== undefined && baseUrl !== '' && given !== '';
 }
 
-async function exportedConfig(flags: InitFlags, io: CliIO): Promise<{ text: string; count: number }> {
-  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKey }, { selectExportable }, { formatWait }] = await Promise.all([
+async function exportedConfig(flags: InitFlags, io: CliIO, settings: InitSettings): Promise<{ text: string; count: number }> {
+  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKeyOf }, { selectExportable }, { formatWait }] = await Promise.all([
     import('../api/connect/open-client.js'),
-    import('../export/read-organisations.js'),
-    import('../export/render-export.js'),
+    import('../config-writer/read-organisations.js'),
+    import('../config-writer/render-export.js'),
     import('../api/connect/service-key.js'),
-    import('../export/select-exportable.js'),
+    import('../config-writer/select-exportable.js'),
     import('../text/format-wait.js'),
   ]);
   // A wait of 2 s or more is told on standard error, as every command's is.
-  const client = await openClient(flags, io, { onWait: (event) => io.stderr.write(`${formatWait(event)}\n`) });
+  const client = await openClient({ ...settings, parallelism: flags.parallelism }, io, { onWait: (event) => io.stderr.write(`${formatWait(event)}\n`) });
   try {
     const { organisations, activeId } = await readOrganisations(client, { parallelism: flags.parallelism });
-    const text = renderExport(organisations, activeId, { baseUrl: serviceKey(client), schema: DEFAULT_SCHEMA_PATH });
+    const text = renderExport(organisations, activeId, { baseUrl: serviceKeyOf(client), schema: DEFAULT_SCHEMA_PATH });
     return { text, count: selectExportable(organisations, activeId).organisations.length };
   } finally {
     await client.close();
   }
 }
 
-export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
+export async function run(flags: InitFlags, io: CliIO, _args: string[], settings: InitSettings): Promise<ExitCode> {
   const pipeline = flags.workflow === false ? undefined : flags.gitlab ? GITLAB : GITHUB;
   const config = resolve(io.cwd, 'orgs.yaml');
   const workflow = pipeline === undefined ? undefined : resolve(io.cwd, pipeline.path);
@@ -195,7 +199,7 @@ export async function run(flags: InitFlags, io: CliIO): Promise<ExitCode> {
   }
 
   // The export first: when it fails, nothing has been written yet.
-  const exported = canExport(flags, io) ? await exportedConfig(flags, io) : undefined;
+  const exported = canExport(settings) ? await exportedConfig(flags, io, settings) : undefined;
   const example = pipeline === undefined ? undefined : await readFile(join(packageRoot(), pipeline.example), 'utf8');
   const root = pipeline === undefined ? undefined : gitRoot(io.cwd);
   const below = root === undefined ? '' : relative(root, resolve(io.cwd));

@@ -7,11 +7,11 @@ import { KIND_ORDER } from '../model/change-kind.js';
 import { changeAddress } from '../model/address.js';
 import type { JournalData, JournalEntry } from '../state/journal.js';
 import { terminalSafe } from '../text/ansi.js';
-import type { CliIO, ExitCode } from '../io.js';
-import { openCommandState } from '../state/open-state.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
+import { openCommandState, type StateCommandSettings } from '../state/open-state.js';
 
-export async function run(flags: { state?: string }, io: CliIO): Promise<ExitCode> {
-  const state = await openCommandState(flags.state, io);
+export async function run(flags: { state?: string }, io: CliIO, _args: string[], settings: StateCommandSettings): Promise<ExitCode> {
+  const state = await openCommandState(flags.state, io, settings);
   io.stdout.write(renderStateList(await state.read(), state.location));
   return 0;
 }

@@ -3,11 +3,11 @@
  * backend, so that `orgform state pull > state.json` is a journal file --state can use.
  */
 import { serializeJournal } from '../state/journal.js';
-import type { CliIO, ExitCode } from '../io.js';
-import { openCommandState } from '../state/open-state.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
+import { openCommandState, type StateCommandSettings } from '../state/open-state.js';
 
-export async function run(flags: { state?: string }, io: CliIO): Promise<ExitCode> {
-  const state = await openCommandState(flags.state, io);
+export async function run(flags: { state?: string }, io: CliIO, _args: string[], settings: StateCommandSettings): Promise<ExitCode> {
+  const state = await openCommandState(flags.state, io, settings);
   io.stdout.write(serializeJournal(await state.read()));
   return 0;
 }

@@ -6,8 +6,10 @@ import { loadConfig } from '../config/load-config.js';
 import { countProblems, formatProblem } from '../config/format-problem.js';
 import { terminalSafe } from '../text/ansi.js';
 import type { DesiredState } from '../model/desired-state.js';
-import type { CliIO, ExitCode } from '../io.js';
+import type { CliIO, ExitCode } from '../cli-io.js';
+import { jobCheckout, type CiSettings } from '../ci/ci-settings.js';
 import type { ReportSpec } from '../ci/pipeline-output.js';
+import type { ConfigVariables } from '../config/interpolate.js';
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -42,16 +44,16 @@ export function summarise(state: DesiredState): string {
   );
 }
 
-export async function run(options: Record<string, unknown>, io: CliIO, _args: string[]): Promise<ExitCode> {
+export async function run(options: Record<string, unknown>, io: CliIO, _args: string[], settings: { ci: CiSettings; config: ConfigVariables }): Promise<ExitCode> {
   const files = Array.isArray(options.file) ? options.file.map(String) : [];
   const reports = (Array.isArray(options.report) ? options.report : []) as ReportSpec[];
-  const result = await loadConfig(files, { cwd: io.cwd, env: io.env });
-  const { openPipelineOutput, writeReports } = await import('../ci/pipeline-output.js');
-  const pipeline = await openPipelineOutput(io);
+  const result = await loadConfig(files, { cwd: io.cwd, variables: settings.config, checkout: jobCheckout(settings.ci) });
+  const { openPipelineOutput } = await import('../ci/pipeline-output.js');
+  const pipeline = await openPipelineOutput(io, settings.ci);
   const { configFindings } = await import('../ci/findings.js');
   const warned = configFindings(result.warnings).map((finding) => ({ ...finding, level: 'warning' as const }));
   const findings = [...(result.ok ? [] : configFindings(result.problems)), ...warned];
-  await writeReports(reports, { findings, defaultFile: files[0] ?? 'orgs.yaml' }, io);
+  await pipeline.writeReports(reports, { findings, defaultFile: files[0] ?? 'orgs.yaml' });
   // Messages quote values: invisible and bidirectional characters in them are shown as escapes.
   // The listings quote the file's own text: guarded, so that it cannot issue a workflow command.
   if (result.warnings.length > 0) {

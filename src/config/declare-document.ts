@@ -6,7 +6,7 @@ import type { BillingDetails } from '../model/billing.js';
 import type { SourcePosition } from '../model/desired-state.js';
 import { toPointer } from './json-pointer.js';
 import { mergeBilling, pickBilling } from './merge-billing.js';
-import { ownString } from './own-string.js';
+import { detachString } from './detached-string.js';
 import { findNode, keyString, locate, locateUse, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
 import { isRecord, own, valueAt } from './value-at.js';
 
@@ -89,7 +89,7 @@ function pickItems(owner: DeclaredOrganisation, orgNode: SourceNode, value: unkn
     const id: unknown = value[index];
     if (typeof id !== 'string' || isFlawed(flawed, [...base, ...path, index])) continue;
     const use = locateUse(orgNode, [...path, index]);
-    items.push({ id: ownString(id), owner, list, pos: use.pos, throughAlias: use.throughAlias, more: 0, ...writtenAt(interpolated, [...base, ...path, index]) });
+    items.push({ id: detachString(id), owner, list, pos: use.pos, throughAlias: use.throughAlias, more: 0, ...writtenAt(interpolated, [...base, ...path, index]) });
   }
   picked.set(value, items);
   return items;
@@ -102,7 +102,7 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
   const defaultBilling = pickBilling(valueAt(top, ['defaults', 'billing']));
   const document: DeclaredDocument = {
     file,
-    active: typeof activeValue === 'string' ? { slug: ownString(activeValue), pos: locate(root, ['activeOrganisation']) } : undefined,
+    active: typeof activeValue === 'string' ? { slug: detachString(activeValue), pos: locate(root, ['activeOrganisation']) } : undefined,
     organisations: [],
   };
   const orgs = own(top, 'organisations');
@@ -120,7 +120,7 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
     const billing = mergeBilling(defaultBilling, pickBilling(own(org, 'billing')));
     const declared: DeclaredOrganisation = {
       document,
-      slug: ownString(slug),
+      slug: detachString(slug),
       source: { file, line: pair.key.pos.line, col: pair.key.pos.col },
       id: undefined,
       billing: Object.keys(billing).length > 0 ? billing : undefined,
@@ -129,7 +129,7 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
       remove: [],
     };
     const id = own(org, 'id');
-    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id: ownString(id), owner: declared, list: 'id', ...locateUse(pair.value, ['id']), more: 0, ...writtenAt(interpolated, [...base, 'id']) };
+    if (typeof id === 'string' && !isFlawed(flawed, [...base, 'id'])) declared.id = { id: detachString(id), owner: declared, list: 'id', ...locateUse(pair.value, ['id']), more: 0, ...writtenAt(interpolated, [...base, 'id']) };
     // Read with own() rather than valueAt(): this runs for every organisation, and it is measurably faster.
     const invitations = own(org, 'invitations');
     if (isRecord(invitations)) {

@@ -8,6 +8,9 @@
  * otherwise be applied silently and clear the field. No message here holds a variable's value.
  */
 
+/** The variables `${NAME}` reads: ORGFORM_VAR_… only (cli/settings.ts hands no other over). */
+export type ConfigVariables = Readonly<Record<string, string | undefined>>;
+
 export type InterpolationResult = { ok: true; value: string } | { ok: false; messages: string[] };
 
 /** The prefix of every variable `${NAME}` may read. */
@@ -32,7 +35,7 @@ function refuseName(name: string): string | undefined {
   );
 }
 
-export function interpolate(text: string, env: Readonly<Record<string, string | undefined>>): InterpolationResult {
+export function interpolate(text: string, variables: ConfigVariables): InterpolationResult {
   if (!text.includes('${')) return { ok: true, value: text };
   let value = '';
   const messages: string[] = [];
@@ -49,7 +52,7 @@ export function interpolate(text: string, env: Readonly<Record<string, string | 
       }
       const name = text.slice(i + 2, end);
       const refused = refuseName(name);
-      const resolved = refused === undefined ? env[name] : undefined;
+      const resolved = refused === undefined ? variables[name] : undefined;
       if (refused !== undefined) {
         messages.push(refused);
       } else if (resolved === undefined) {

@@ -10,6 +10,7 @@ import { sortProblems, toProblem } from './format-problem.js';
 import { loadSchemaValidator } from './schema-validator.js';
 import { ConfigValidation, type LoadResult } from './validate-config.js';
 import type { ConfigProblem } from '../model/config-problem.js';
+import type { ConfigVariables } from './interpolate.js';
 import { describeEscape, findWorkTree, openInTree, type WorkTree } from '../work-tree.js';
 
 export type { LoadResult } from './validate-config.js';
@@ -20,10 +21,12 @@ export const DEFAULT_CONFIG_FILE = 'orgs.yaml';
 export interface LoadOptions {
   /** Paths are resolved against this, and shown as given. */
   cwd: string;
-  /** For `${VAR}` interpolation. */
-  env: Readonly<Record<string, string | undefined>>;
+  /** What `${ORGFORM_VAR_…}` in the files reads. */
+  variables: ConfigVariables;
   /** Where configuration may be read from; by default the working tree that holds `cwd`. */
   tree?: WorkTree;
+  /** In a CI job, its checkout: a working directory outside it gives the checkout's tree (findWorkTree). */
+  checkout?: string;
 }
 
 function fileProblem(file: string, message: string): ConfigProblem {
@@ -156,11 +159,11 @@ async function readCapped(tree: WorkTree, path: string, shown: string): Promise<
  */
 export async function loadConfig(paths: string[], options: LoadOptions): Promise<LoadResult> {
   const given = paths.length > 0 ? paths : [DEFAULT_CONFIG_FILE];
-  const tree = options.tree ?? (await findWorkTree(options.cwd, options.env));
+  const tree = options.tree ?? (await findWorkTree(options.cwd, options.checkout));
   const { files, problems, order } = await expandPaths(given, options.cwd, tree);
   // Each file is checked as soon as it is parsed and its tree let go: a directory of bulk files
   // is never held in memory whole.
-  const validation = new ConfigValidation({ env: options.env, validator: await loadSchemaValidator('orgs') });
+  const validation = new ConfigValidation({ variables: options.variables, validator: await loadSchemaValidator('orgs') });
   for (const file of files) {
     let read;
     try {

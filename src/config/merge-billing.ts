@@ -3,7 +3,7 @@
  * field by field, so that a file states shared values (the billing e-mail, say) once.
  */
 import { BILLING_FIELDS, type BillingDetails } from '../model/billing.js';
-import { ownString } from './own-string.js';
+import { detachString } from './detached-string.js';
 import { isRecord, own } from './value-at.js';
 
 /** The billing fields that `value` sets as strings; the rest were reported by the schema. */
@@ -12,7 +12,7 @@ export function pickBilling(value: unknown): BillingDetails {
   if (!isRecord(value)) return billing;
   for (const field of BILLING_FIELDS) {
     const v = own(value, field);
-    if (typeof v === 'string') billing[field] = ownString(v);
+    if (typeof v === 'string') billing[field] = detachString(v);
   }
   return billing;
 }

@@ -14,7 +14,7 @@
 import { nameField, nameIdentifier } from './describe-bad-identifier.js';
 import { describeHiddenCharacter } from './describe-hidden-character.js';
 import { describeBadKey, describeUnquoted } from './describe-unquoted.js';
-import { hasReference, interpolate } from './interpolate.js';
+import { hasReference, interpolate, type ConfigVariables } from './interpolate.js';
 import { toPointer } from './json-pointer.js';
 import type { PositionedMessage } from './parse-yaml.js';
 import type { JsonSchema } from './schema-validator.js';
@@ -87,7 +87,7 @@ export function fillRepeats(value: unknown, repeats: readonly Repeat[]): void {
   }
 }
 
-export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<Record<string, string | undefined>>): ReadTreeResult {
+export function readTree(root: SourceNode, walker: SchemaWalker, variables: ConfigVariables): ReadTreeResult {
   // Through aliases the same node may be read more than once: each of its problems is reported once.
   const problems = new UniqueMessages();
   const warnings = new UniqueMessages();
@@ -181,7 +181,7 @@ export function readTree(root: SourceNode, walker: SchemaWalker, env: Readonly<R
           return node.value;
         }
         if (typeof node.value !== 'string') return node.value;
-        const result = interpolate(node.value, env);
+        const result = interpolate(node.value, variables);
         if (!result.ok) {
           for (const message of result.messages) problems.add(node.pos, `${nameField(segments)}: ${message}`);
           claimed.add(pointer());

@@ -9,6 +9,7 @@ import { declareDocument, type DeclaredDocument, type DeclaredOrganisation } fro
 import { describeSchemaError, type SchemaErrorContext } from './describe-schema-error.js';
 import { sortProblems, toProblem } from './format-problem.js';
 import type { PositionedMessage } from './parse-yaml.js';
+import type { ConfigVariables } from './interpolate.js';
 import { fillRepeats, readTree } from './read-tree.js';
 import { toPointer } from './json-pointer.js';
 import type { SchemaValidator } from './schema-validator.js';
@@ -33,7 +34,7 @@ export interface ParsedDocument {
 export type LoadResult = { ok: true; state: DesiredState; warnings: ConfigProblem[] } | { ok: false; problems: ConfigProblem[]; warnings: ConfigProblem[] };
 
 export interface ValidateOptions {
-  env: Readonly<Record<string, string | undefined>>;
+  variables: ConfigVariables;
   validator: SchemaValidator;
 }
 
@@ -66,7 +67,7 @@ function checkDocument(
       declared: undefined,
     };
   }
-  const tree = readTree(doc.root, walker, options.env);
+  const tree = readTree(doc.root, walker, options.variables);
   const problems = tree.problems.map(toProblemHere);
   const warnings = tree.warnings.map(toProblemHere);
 

@@ -11,8 +11,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import type { DesiredState } from '../model/desired-state.js';
-import { checkCredential } from '../check-credential.js';
-import { OrgformError, UsageError } from '../errors.js';
+import { OrgformError } from '../errors.js';
 import type { Plan } from './types.js';
 
 /** 3: billing changes carry `declared` and `seen`, and a file may be signed (orgform 0.3). Another version is refused with what to do. */
@@ -144,18 +143,4 @@ function fieldPath(pointer: string): string {
     else path += `[${JSON.stringify(part)}]`;
   }
   return path;
-}
-
-/**
- * ORGFORM_PLAN_KEY, when set: plan --out signs the plan with it (HMAC-SHA256) and apply PLANFILE
- * refuses a plan not signed with it. At least MIN_PLAN_KEY_LENGTH characters.
- */
-export function planKeyFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const key = env.ORGFORM_PLAN_KEY;
-  if (key === undefined || key === '') return undefined;
-  checkCredential(key, 'ORGFORM_PLAN_KEY');
-  if (key.length < MIN_PLAN_KEY_LENGTH) {
-    throw new UsageError(`ORGFORM_PLAN_KEY must be at least ${MIN_PLAN_KEY_LENGTH} characters long (it has ${key.length}); make one with: openssl rand -hex 32`);
-  }
-  return key;
 }

@@ -3,14 +3,14 @@
  * action per change. `display` fields explain the plan to people and never drive apply; apply
  * reads only `kind`, `organisation`, `targetId`, `declared`, `seen` and `knownAfter`. A billing
  * change carries no ready body: apply reads the organisation again just before writing and builds
- * the body then (apply/execute-change.ts).
+ * the body then (executor/execute-change.ts).
  */
 import type { BillingDetails, BillingField, SeenBilling } from '../model/billing.js';
 import type { ChangeKind } from '../model/change-kind.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import type { PlanProblem } from '../model/plan-problem.js';
 
-/** Internal actions. Wire strings for the JSON view are mapped in plan-views/render-json.ts by an exhaustive switch. */
+/** Internal actions. Wire strings for the JSON view are mapped in text/plan/render-json.ts by an exhaustive switch. */
 export type Action = 'accept' | 'update' | 'delete';
 
 export interface OrganisationRef {

@@ -15,7 +15,7 @@ import type { JournalData, JournalEntry } from './journal.js';
 import type { HeldState, LockHolder, StateJournal } from './state-backend.js';
 
 export interface PendingEntry {
-  service: string;
+  serviceKey: string;
   key: string;
   entry: JournalEntry;
 }
@@ -53,8 +53,8 @@ export class BatchedJournal implements StateJournal {
     this.policy = options.policy ?? DEFAULT_BATCH_POLICY;
   }
 
-  has(service: string, key: string): boolean {
-    return this.options.data.services[service]?.[key] !== undefined;
+  has(serviceKey: string, key: string): boolean {
+    return this.options.data.services[serviceKey]?.[key] !== undefined;
   }
 
   /** Entries recorded but not written: after a failure, every one recorded since. */
@@ -62,14 +62,14 @@ export class BatchedJournal implements StateJournal {
     return this.unwritten + this.pending.length;
   }
 
-  record(service: string, key: string, entry: JournalEntry): Promise<void> {
+  record(serviceKey: string, key: string, entry: JournalEntry): Promise<void> {
     const stamped = !('run' in entry) && this.options.run !== undefined ? { ...entry, run: this.options.run } : entry;
-    (this.options.data.services[service] ??= {})[key] = stamped;
+    (this.options.data.services[serviceKey] ??= {})[key] = stamped;
     if (this.failed) {
       this.unwritten += 1;
       return Promise.resolve();
     }
-    this.pending.push({ service, key, entry: stamped });
+    this.pending.push({ serviceKey, key, entry: stamped });
     if (this.pending.length >= this.policy.maxEntries) this.startWrite();
     else this.arm();
     return Promise.resolve();

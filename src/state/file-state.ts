@@ -30,8 +30,8 @@ export function openFileState(path: string, lockEnvironment?: LockEnvironment): 
           ...(lock.replaced === undefined ? {} : { replaced: lock.replaced }),
           data: journal.data,
           journal: {
-            has: (service, key) => journal.has(service, key),
-            record: (service, key, entry) => journal.record(service, key, 'run' in entry ? entry : { ...entry, run }),
+            has: (serviceKey, key) => journal.has(serviceKey, key),
+            record: (serviceKey, key, entry) => journal.record(serviceKey, key, 'run' in entry ? entry : { ...entry, run }),
             flush: () => journal.flush(),
           },
           // A lock file is not lost while its holder runs (force-unlock is for holders that are gone).

@@ -15,14 +15,14 @@
  * the lock is someone else's now: the apply is told, and halts.
  */
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { checkCredential } from '../check-credential.js';
 import { OrgformError, UsageError } from '../errors.js';
 import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
-import type { StateSettings } from './state-settings.js';
+import type { HttpStateSettings, StateSettings } from './state-settings.js';
 import type { StateSpec } from './parse-state-spec.js';
 import { lockLostError, lockNotReleasedError, stateLockedError, stateUnavailableError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
-import { readProxySettings } from '../api/proxy-settings.js';
+import type { NetworkSettings } from '../api/proxy-settings.js';
+import { VERSION } from '../version.js';
 import { createStateHttp, type StateAnswer } from './state-http.js';
 import { emptyDocument, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
 
@@ -31,17 +31,14 @@ type HttpSpec = Extract<StateSpec, { kind: 'http' }>;
 export interface HttpStateOptions {
   settings: StateSettings;
   describe(command: string): LockRequest;
-  env: Record<string, string | undefined>;
+  network: NetworkSettings;
   signal?: AbortSignal;
   sleep?(ms: number): Promise<void>;
 }
 
-const ORGFORM_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
-
 /** The lock and unlock requests: GitLab's and Gitea's by default, Terraform's LOCK/UNLOCK when set. */
-export function lockSettings(address: URL, env: Record<string, string | undefined>) {
-  const url = (name: string, fallback: URL) => {
-    const raw = env[name];
+export function lockSettings(address: URL, http: HttpStateSettings) {
+  const url = (name: string, raw: string | undefined, fallback: URL) => {
     if (raw === undefined || raw === '') return fallback;
     let parsed: URL;
     try {
@@ -53,38 +50,35 @@ export function lockSettings(address: URL, env: Record<string, string | undefine
     if (parsed.origin !== address.origin) throw new UsageError(`${name} must be on the state's own server (${address.origin}), not ${parsed.origin}.`);
     return parsed;
   };
-  const method = (name: string, fallback: string) => {
-    const raw = env[name];
+  const method = (name: string, raw: string | undefined, fallback: string) => {
     if (raw === undefined || raw === '') return fallback;
     if (!/^[A-Za-z]{1,20}$/.test(raw)) throw new UsageError(`${name} must be an HTTP method such as POST, DELETE, LOCK or UNLOCK (got "${raw}").`);
     return raw.toUpperCase();
   };
-  const lockAddress = url('ORGFORM_STATE_LOCK_ADDRESS', new URL(`${address.origin}${address.pathname.replace(/\/+$/, '')}/lock${address.search}`));
+  const lockAddress = url('ORGFORM_STATE_LOCK_ADDRESS', http.lockAddress, new URL(`${address.origin}${address.pathname.replace(/\/+$/, '')}/lock${address.search}`));
   return {
     lockAddress,
-    unlockAddress: url('ORGFORM_STATE_UNLOCK_ADDRESS', lockAddress),
-    lockMethod: method('ORGFORM_STATE_LOCK_METHOD', 'POST'),
-    unlockMethod: method('ORGFORM_STATE_UNLOCK_METHOD', 'DELETE'),
+    unlockAddress: url('ORGFORM_STATE_UNLOCK_ADDRESS', http.unlockAddress, lockAddress),
+    lockMethod: method('ORGFORM_STATE_LOCK_METHOD', http.lockMethod, 'POST'),
+    unlockMethod: method('ORGFORM_STATE_UNLOCK_METHOD', http.unlockMethod, 'DELETE'),
   };
 }
 
 export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateBackend {
-  const env = options.env;
-  const username = env.ORGFORM_STATE_USERNAME || undefined;
-  const password = env.ORGFORM_STATE_PASSWORD || undefined;
+  const { username, password } = options.settings.http;
   if (username !== undefined) checkCredential(username, 'ORGFORM_STATE_USERNAME');
   if (password !== undefined) checkCredential(password, 'ORGFORM_STATE_PASSWORD');
   if (password !== undefined && username === undefined) {
     throw new UsageError('ORGFORM_STATE_PASSWORD is set without ORGFORM_STATE_USERNAME: set both (in GitLab CI: gitlab-ci-token and $CI_JOB_TOKEN).');
   }
   const location = spec.location;
-  const { lockAddress, unlockAddress, lockMethod, unlockMethod } = lockSettings(spec.address, env);
+  const { lockAddress, unlockAddress, lockMethod, unlockMethod } = lockSettings(spec.address, options.settings.http);
   // The backend is reached as the service is: through HTTP(S)_PROXY unless NO_PROXY exempts it.
-  const proxy = readProxySettings(env);
+  const { proxy, extraCaCerts } = options.network;
   const http = createStateHttp({
     location,
     ...(proxy === undefined ? {} : { proxy }),
-    ...(env.NODE_EXTRA_CA_CERTS ? { extraCaCerts: env.NODE_EXTRA_CA_CERTS } : {}),
+    ...(extraCaCerts === undefined ? {} : { extraCaCerts }),
     ...(username === undefined ? {} : { username }),
     ...(password === undefined ? {} : { password }),
     timeoutMs: options.settings.timeoutMs,
@@ -145,7 +139,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         Operation: command,
         Info: `pid ${request.pid} on ${request.host}${request.where ? `, ${request.where}` : ''}`,
         Who: request.who,
-        Version: ORGFORM_VERSION,
+        Version: VERSION,
         Created: request.startedAt,
         Path: '',
       });
@@ -187,7 +181,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         policy: options.settings.batch,
         async write() {
           doc.serial += 1;
-          const written = await http.send({ method: 'POST', url: withId(holder.id), body: serializeStateDocument(doc, ORGFORM_VERSION), retry: true, doing: 'writing the state' });
+          const written = await http.send({ method: 'POST', url: withId(holder.id), body: serializeStateDocument(doc, VERSION), retry: true, doing: 'writing the state' });
           if (written.status === 409 || written.status === 423) {
             throw lockLostError(location, `the server refused a write with HTTP ${written.status}: the lock was broken, or someone else holds it now`);
           }

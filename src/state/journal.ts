@@ -75,12 +75,12 @@ export function checkJournalData(value: unknown, path: string): JournalData {
   if (typeof data.services !== 'object' || data.services === null || Array.isArray(data.services)) {
     throw stateError(path, 'has no "services" object');
   }
-  for (const [service, entries] of Object.entries(data.services)) {
-    if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) throw stateError(path, `has a malformed entry list for ${service}`);
+  for (const [serviceKey, entries] of Object.entries(data.services)) {
+    if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) throw stateError(path, `has a malformed entry list for ${serviceKey}`);
     // Every entry is read by has(), listed, pulled and copied by migrate (into timestamptz columns):
     // a tampered one is refused here, by name, rather than crashing state list or migrate later.
     for (const [key, entry] of Object.entries(entries as Record<string, unknown>)) {
-      if (!isJournalEntry(entry)) throw stateError(path, `has a malformed entry ${key} for ${service} (an entry holds kind, organisation, outcome and at, a time, as text, and run, if any, as text)`);
+      if (!isJournalEntry(entry)) throw stateError(path, `has a malformed entry ${key} for ${serviceKey} (an entry holds kind, organisation, outcome and at, a time, as text, and run, if any, as text)`);
     }
   }
   return data as JournalData;
@@ -108,6 +108,7 @@ export function journalLogPath(path: string): string {
 }
 
 interface LoggedEntry {
+  // `service`, not serviceKey: the log file's own key, a format that older logs were written in.
   service: string;
   key: string;
   entry: JournalEntry;
@@ -178,22 +179,22 @@ export class Journal {
     return journal;
   }
 
-  has(service: string, key: string): boolean {
-    return this.data.services[service]?.[key] !== undefined;
+  has(serviceKey: string, key: string): boolean {
+    return this.data.services[serviceKey]?.[key] !== undefined;
   }
 
-  get(service: string, key: string): JournalEntry | undefined {
-    return this.data.services[service]?.[key];
+  get(serviceKey: string, key: string): JournalEntry | undefined {
+    return this.data.services[serviceKey]?.[key];
   }
 
-  entries(service: string): Readonly<Record<string, JournalEntry>> {
-    return this.data.services[service] ?? {};
+  entries(serviceKey: string): Readonly<Record<string, JournalEntry>> {
+    return this.data.services[serviceKey] ?? {};
   }
 
   /** Records an entry and resolves once it is durably on disk. */
-  record(service: string, key: string, entry: JournalEntry): Promise<void> {
-    (this.data.services[service] ??= {})[key] = entry;
-    this.unwritten.push({ service, key, entry });
+  record(serviceKey: string, key: string, entry: JournalEntry): Promise<void> {
+    (this.data.services[serviceKey] ??= {})[key] = entry;
+    this.unwritten.push({ service: serviceKey, key, entry });
     const done = new Promise<void>((resolve, reject) => {
       this.pending.push(resolve);
       this.failures.push(reject);

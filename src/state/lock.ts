@@ -102,7 +102,7 @@ function describeHolder(h: LockInfo): string {
   return `pid ${h.pid} on ${h.host}, running "${h.command}" since ${h.startedAt} (lock ID ${h.id})`;
 }
 
-export async function acquireLock(statePath: string, command: string, env: LockEnvironment = defaultLockEnvironment()): Promise<HeldLock> {
+export async function acquireLock(statePath: string, command: string, local: LockEnvironment = defaultLockEnvironment()): Promise<HeldLock> {
   const lockPath = lockPathFor(statePath);
   // The first directory this made (undefined when the directory was there): removed again on
   // release if still empty, so that an apply that journaled nothing (refused, nothing to do, run
@@ -114,9 +114,9 @@ export async function acquireLock(statePath: string, command: string, env: LockE
   let created = await makeDirectory();
   const info: LockInfo = {
     id: randomBytes(6).toString('hex'),
-    pid: env.pid,
-    host: env.host,
-    startedAt: new Date(env.now()).toISOString(),
+    pid: local.pid,
+    host: local.host,
+    startedAt: new Date(local.now()).toISOString(),
     command,
   };
   let replaced: LockInfo | undefined;
@@ -124,7 +124,7 @@ export async function acquireLock(statePath: string, command: string, env: LockE
     // The lock is written whole to a temp file, then linked into place: link fails if the lock
     // exists (the atomic test-and-set), and a lock file is never seen empty or half written,
     // even if this process is killed half-way.
-    const temp = `${lockPath}.${env.pid}.${info.id}.tmp`;
+    const temp = `${lockPath}.${local.pid}.${info.id}.tmp`;
     const text = JSON.stringify(info, null, 2) + '\n';
     try {
       try {
@@ -152,14 +152,14 @@ export async function acquireLock(statePath: string, command: string, env: LockE
       await unlink(temp).catch(() => undefined);
     }
     if (taken) {
-      await removeOrphanLockFiles(lockPath, env.isAlive);
+      await removeOrphanLockFiles(lockPath, local.isAlive);
       return {
         info,
         replaced,
         async release() {
           const holder = await readHolder(lockPath);
           if (holder?.id === info.id) {
-            await removeLockIfHeldBy(lockPath, info.id, env.pid).catch((err: unknown) => {
+            await removeLockIfHeldBy(lockPath, info.id, local.pid).catch((err: unknown) => {
               throw lockLeftError(statePath, info.id, err);
             });
           }
@@ -168,9 +168,9 @@ export async function acquireLock(statePath: string, command: string, env: LockE
       };
     }
     const holder = await readHolder(lockPath);
-    if (holder && holder.host === env.host && !env.isAlive(holder.pid) && attempt === 0) {
+    if (holder && holder.host === local.host && !local.isAlive(holder.pid) && attempt === 0) {
       // Only the stale lock is removed; one another process took over meanwhile stays.
-      if (await removeLockIfHeldBy(lockPath, holder.id, env.pid)) replaced = holder;
+      if (await removeLockIfHeldBy(lockPath, holder.id, local.pid)) replaced = holder;
       continue;
     }
     if (!holder) {

@@ -33,17 +33,17 @@ export async function migrateState(source: StateBackend, target: StateBackend, r
     try {
       // Recorded together: a file target writes them in one go, a remote one in batches.
       const writes: Array<Promise<void>> = [];
-      for (const [service, entries] of Object.entries(from.data.services)) {
+      for (const [serviceKey, entries] of Object.entries(from.data.services)) {
         for (const [key, entry] of Object.entries(entries)) {
           result.total += 1;
-          if (to.journal.has(service, key)) {
+          if (to.journal.has(serviceKey, key)) {
             result.present += 1;
-            kept.add(`${service}\n${key}`);
+            kept.add(`${serviceKey}\n${key}`);
             continue;
           }
           result.copied += 1;
           // As it was: an entry recorded before orgform recorded runs is not stamped with this copy's.
-          writes.push(to.journal.record(service, key, { ...entry, run: entry.run }));
+          writes.push(to.journal.record(serviceKey, key, { ...entry, run: entry.run }));
         }
       }
       await Promise.all(writes);
@@ -56,10 +56,10 @@ export async function migrateState(source: StateBackend, target: StateBackend, r
     // Verify: what the target holds now, read back through a connection of its own.
     const copy = await readTargetAfresh();
     const missing: string[] = [];
-    for (const [service, entries] of Object.entries(from.data.services)) {
+    for (const [serviceKey, entries] of Object.entries(from.data.services)) {
       for (const [key, entry] of Object.entries(entries)) {
-        const there = copy.services[service]?.[key];
-        if (there === undefined || (!kept.has(`${service}\n${key}`) && !sameEntry(entry, there))) missing.push(`${service} ${key}`);
+        const there = copy.services[serviceKey]?.[key];
+        if (there === undefined || (!kept.has(`${serviceKey}\n${key}`) && !sameEntry(entry, there))) missing.push(`${serviceKey} ${key}`);
       }
     }
     if (missing.length > 0) {

@@ -2,6 +2,7 @@
  * The state of a plan or an apply: `--state`, else ORGFORM_STATE, else the journal file beside the
  * first config file. The flows' one seam onto state/open-state.ts.
  */
+import type { NetworkSettings } from '../api/proxy-settings.js';
 import type { DesiredState } from '../model/desired-state.js';
 import type { LockEnvironment } from './lock.js';
 import { openState } from './open-state.js';
@@ -11,9 +12,10 @@ import { statePathFor } from './state-path-for.js';
 
 export interface StateWorld {
   cwd: string;
-  env: Record<string, string | undefined>;
-  /** The numbers a remote state works by (batches, timeouts), as the CLI read them; defaults otherwise. */
+  /** ORGFORM_STATE and the numbers a remote state works by (batches, timeouts), as the CLI read them; defaults otherwise. */
   stateSettings?: StateSettings;
+  /** The proxies and certificate authority of the network, for an HTTP backend. */
+  network?: NetworkSettings;
   lockEnvironment?: LockEnvironment;
   /** An interrupt: a remote journal writes what it holds at once. */
   signal?: AbortSignal;
@@ -28,8 +30,8 @@ export function openStateFor(state: string | undefined, desired: DesiredState | 
     ...(state === undefined ? {} : { state }),
     defaultPath: statePathFor(undefined, desired, base),
     cwd: world.cwd,
-    env: world.env,
     ...(world.stateSettings === undefined ? {} : { settings: world.stateSettings }),
+    ...(world.network === undefined ? {} : { network: world.network }),
     ...(world.lockEnvironment === undefined ? {} : { lockEnvironment: world.lockEnvironment }),
     ...(world.signal === undefined ? {} : { signal: world.signal }),
   });

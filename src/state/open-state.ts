@@ -12,8 +12,8 @@ import { journalLogPath } from './journal.js';
 import { lockPathFor, type LockEnvironment } from './lock.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
 import type { LockRequest, StateBackend } from './state-backend.js';
-import { DEFAULT_STATE_SETTINGS, stateSettings, type StateSettings } from './state-settings.js';
-import type { CliIO } from '../io.js';
+import { DEFAULT_STATE_SETTINGS, type StateSettings } from './state-settings.js';
+import type { NetworkSettings } from '../api/proxy-settings.js';
 
 export interface StateOptions {
   /** --state, as given. */
@@ -21,9 +21,10 @@ export interface StateOptions {
   /** The journal file when neither --state nor ORGFORM_STATE names one. */
   defaultPath: string;
   cwd: string;
-  /** ORGFORM_STATE, and a remote backend's credentials and lock settings (ORGFORM_STATE_*). */
-  env: Record<string, string | undefined>;
+  /** ORGFORM_STATE, a remote backend's credentials, lock requests, batches and timeout; defaults when not given. */
   settings?: StateSettings;
+  /** The proxies and certificate authority an HTTP backend is reached through, as the service is. */
+  network?: NetworkSettings;
   /** The file lock's view of this process (tests inject it). */
   lockEnvironment?: LockEnvironment;
   /** Aborted on an interrupt: a remote journal then writes what it holds at once. */
@@ -33,9 +34,8 @@ export interface StateOptions {
 }
 
 /** Where the state is: the option beats the environment, which beats the default file. */
-export function stateSpecFor(options: Pick<StateOptions, 'state' | 'defaultPath' | 'cwd' | 'env'>): StateSpec {
-  const given = options.state ?? (options.env.ORGFORM_STATE === '' ? undefined : options.env.ORGFORM_STATE);
-  return parseStateSpec(given ?? options.defaultPath, options.cwd);
+export function stateSpecFor(options: Pick<StateOptions, 'state' | 'defaultPath' | 'cwd' | 'settings'>): StateSpec {
+  return parseStateSpec(options.state ?? options.settings?.location ?? options.defaultPath, options.cwd);
 }
 
 export async function openState(options: StateOptions): Promise<StateBackend> {
@@ -52,7 +52,7 @@ export async function openState(options: StateOptions): Promise<StateBackend> {
     }
     case 'http': {
       const { openHttpState } = await import('./http-state.js');
-      return openHttpState(spec, { settings, describe, env: options.env, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+      return openHttpState(spec, { settings, describe, network: options.network ?? {}, ...(options.signal === undefined ? {} : { signal: options.signal }) });
     }
     default: {
       const unreachable: never = spec;
@@ -78,9 +78,9 @@ async function checkJournalPaths(path: string, cwd: string): Promise<void> {
 
 /** What a remote lock says of its holder: the command, this process and, under CI, the job's address. */
 function lockRequest(command: string, options: StateOptions): LockRequest {
-  const env = options.env;
   const host = options.lockEnvironment?.host ?? hostname();
-  let user = env.USER ?? env.USERNAME;
+  const owner = (options.settings ?? DEFAULT_STATE_SETTINGS).owner;
+  let user = owner.user;
   if (user === undefined) {
     try {
       user = userInfo().username;
@@ -88,8 +88,7 @@ function lockRequest(command: string, options: StateOptions): LockRequest {
       user = 'unknown';
     }
   }
-  const github = env.GITHUB_SERVER_URL && env.GITHUB_REPOSITORY && env.GITHUB_RUN_ID ? `${env.GITHUB_SERVER_URL}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}` : undefined;
-  const where = env.CI_JOB_URL || github;
+  const where = owner.jobUrl;
   return {
     command,
     pid: options.lockEnvironment?.pid ?? process.pid,
@@ -100,15 +99,28 @@ function lockRequest(command: string, options: StateOptions): LockRequest {
   };
 }
 
+/** Where a command runs, and what it is told while it runs. */
+export interface CommandWorld {
+  cwd: string;
+  signal: AbortSignal;
+  now: () => number;
+}
+
+/** The settings of the state commands (cli/settings.ts): the state's own, and the network an HTTP backend is reached through. */
+export interface StateCommandSettings {
+  state: StateSettings;
+  network: NetworkSettings;
+}
+
 /** The state of the commands that take no config files (force-unlock, state …): the default is ./.orgform/state.json. */
-export function openCommandState(state: string | undefined, io: CliIO): Promise<StateBackend> {
+export function openCommandState(state: string | undefined, world: CommandWorld, settings: StateCommandSettings): Promise<StateBackend> {
   return openState({
     ...(state === undefined ? {} : { state }),
-    defaultPath: resolve(io.cwd, '.orgform', 'state.json'),
-    cwd: io.cwd,
-    env: io.env,
-    settings: stateSettings(io),
-    signal: io.signal,
-    now: io.now,
+    defaultPath: resolve(world.cwd, '.orgform', 'state.json'),
+    cwd: world.cwd,
+    settings: settings.state,
+    network: settings.network,
+    signal: world.signal,
+    now: world.now,
   });
 }

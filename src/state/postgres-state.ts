@@ -47,7 +47,7 @@ function lockClass(schema: string): number {
 /** The schema's migrations are made one at a time under (class, 0); a state's lock is (class, its row id ≥ 1). */
 const MIGRATION_OBJECT = 0;
 
-function secretsOf(spec: PostgresSpec): string[] {
+function secretsOf(spec: PostgresSpec, pgPassword: string | undefined): string[] {
   const secrets: string[] = [];
   try {
     const url = new URL(spec.connectionString);
@@ -57,19 +57,19 @@ function secretsOf(spec: PostgresSpec): string[] {
   } catch {
     // parseStateSpec has already checked the URL.
   }
-  if (process.env.PGPASSWORD) secrets.push(process.env.PGPASSWORD);
+  if (pgPassword) secrets.push(pgPassword);
   return secrets;
 }
 
 /** The role orgform connects as, as pg chooses it (the URL's user, else PGUSER, else the login name), quoted for SQL. */
-function roleOf(spec: PostgresSpec): string {
+function roleOf(spec: PostgresSpec, pgUser: string | undefined): string {
   let user: string | undefined;
   try {
     user = decodeURIComponent(new URL(spec.connectionString).username) || undefined;
   } catch {
     // parseStateSpec has already checked the URL.
   }
-  user ??= process.env.PGUSER || process.env.USER || undefined;
+  user ??= pgUser;
   return user === undefined ? 'ROLE' : `"${user.replace(/"/g, '""')}"`;
 }
 
@@ -121,12 +121,12 @@ function describePgError(err: unknown, secrets: readonly string[], timeoutMs: nu
 }
 
 export function openPostgresState(spec: PostgresSpec, options: PostgresStateOptions): StateBackend {
-  const secrets = secretsOf(spec);
+  const secrets = secretsOf(spec, options.settings.postgres.password);
   const location = spec.location;
   const schema = `"${spec.schema}"`;
   const table = (name: string) => `${schema}.${name}`;
   const klass = lockClass(spec.schema);
-  const grants = { schema: spec.schema, role: roleOf(spec) };
+  const grants = { schema: spec.schema, role: roleOf(spec, options.settings.postgres.user) };
   const unavailable = (err: unknown) => (err instanceof OrgformError ? err : stateUnavailableError(location, describePgError(err, secrets, options.settings.timeoutMs, grants)));
 
   async function connect(): Promise<Client> {
@@ -250,7 +250,7 @@ export function openPostgresState(spec: PostgresSpec, options: PostgresStateOpti
        ON CONFLICT (state, service, key) DO NOTHING`,
       [
         spec.name,
-        column((p) => p.service),
+        column((p) => p.serviceKey),
         column((p) => p.key),
         column((p) => p.entry.kind),
         column((p) => p.entry.organisation),

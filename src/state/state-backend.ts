@@ -10,7 +10,7 @@ import type { JournalData, JournalEntry } from './journal.js';
 
 /** What a plan needs of the journal: whether a one-shot change is recorded done. */
 export interface JournalReader {
-  has(service: string, key: string): boolean;
+  has(serviceKey: string, key: string): boolean;
 }
 
 /** What an apply needs: record entries as changes complete, and wait until they are written. */
@@ -21,7 +21,7 @@ export interface StateJournal extends JournalReader {
    * An entry without a `run` key is stamped with this run's lock ID; one whose `run` is there but
    * undefined (migrate's copy of an entry recorded before orgform recorded runs) is kept as it is.
    */
-  record(service: string, key: string, entry: JournalEntry): Promise<void>;
+  record(serviceKey: string, key: string, entry: JournalEntry): Promise<void>;
   /** Waits until every entry recorded so far is written (or its loss has been reported). */
   flush(): Promise<void>;
 }
@@ -94,7 +94,7 @@ export function describeHolder(holder: LockHolder): string {
 
 /** A JournalReader over plain journal data. */
 export function readerOf(data: JournalData): JournalReader {
-  return { has: (service, key) => data.services[service]?.[key] !== undefined };
+  return { has: (serviceKey, key) => data.services[serviceKey]?.[key] !== undefined };
 }
 
 /** A remote state that cannot be reached or read: nothing was written, and what to check. */

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/api/api-error.js';
 import { createClient } from '../../src/api/client.js';
+import { collect } from '../support/collect.js';
 
 const TOKEN = 'canary-prefix-5e1d-token';
 
@@ -35,12 +36,6 @@ async function serve(answer: (req: IncomingMessage) => { status: number; body?: 
   servers.push(server);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
 }
 
 describe('the client of a service behind a path prefix', () => {

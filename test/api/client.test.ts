@@ -11,6 +11,7 @@ import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/em
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { loadContract } from '../support/openapi-contract.js';
+import { collect } from '../support/collect.js';
 
 const TOKEN = 'demo-token';
 const open: Array<{ emulator: Emulator; client: OrganisationsClient }> = [];
@@ -60,12 +61,6 @@ async function runClockUntilSettled<T>(clock: FakeClock, promise: Promise<T>): P
     await pauseReal(2);
   }
   return watched;
-}
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
 }
 
 describe('the client', () => {

@@ -8,6 +8,7 @@ import { ApiError, TransportError } from '../../src/api/api-error.js';
 import { createClient, type OrganisationsClient } from '../../src/api/client.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { rejection } from '../support/rejection.js';
+import { collect } from '../support/collect.js';
 
 const open: Array<{ emulator: Emulator; client: OrganisationsClient }> = [];
 
@@ -23,12 +24,6 @@ async function setup(token = 'demo-token') {
   const client = createClient({ baseUrl: emulator.url, token, retryPolicy: { baseDelayMs: 5, maxDelayMs: 20 } });
   open.push({ emulator, client });
   return { emulator, client };
-}
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
 }
 
 const page = (body: object) => ({ operation: 'getOrganisations' as const, fault: { kind: 'status' as const, status: 200, body: JSON.stringify(body) } });

@@ -4,14 +4,15 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { guardWorkflowCommands } from '../../src/ci/guard-workflow-commands.js';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
+import { sinks } from '../support/sinks.js';
+import { readCiSettings } from '../../src/cli/output-settings.js';
 
-function captured(env: Record<string, string> = { GITHUB_ACTIONS: 'true' }, options: Parameters<typeof guardWorkflowCommands>[1] = {}) {
-  const out = { text: '', isTTY: false, write: (s: string) => void (out.text += s) };
-  const err = { text: '', write: (s: string) => void (err.text += s) };
-  const raw: CliIO = { stdout: out, stderr: err, stdin: new PassThrough(), env, cwd: '/', signal: new AbortController().signal, now: () => 0 };
-  return { raw, io: guardWorkflowCommands(raw, options), out, err };
+function captured(env: Record<string, string> = { GITHUB_ACTIONS: 'true' }, options: Parameters<typeof guardWorkflowCommands>[2] = {}) {
+  const { out, err } = sinks();
+  const raw: CliIO = { stdout: out, stderr: err, stdin: new PassThrough(), cwd: '/', signal: new AbortController().signal, now: () => 0 };
+  return { raw, io: guardWorkflowCommands(raw, readCiSettings(env), options), out, err };
 }
 
 const FORGED = [
@@ -126,7 +127,7 @@ describe('guardWorkflowCommands', () => {
     expect(outside.io.workflowCommand).toBeUndefined();
     const { io, raw } = captured();
     expect(io).not.toBe(raw);
-    expect(guardWorkflowCommands(io)).toBe(io);
+    expect(guardWorkflowCommands(io, { githubActions: true })).toBe(io);
     expect(io.stdout.isTTY).toBe(false);
     expect(io.stderr.isTTY).toBeUndefined();
   });
@@ -138,6 +139,6 @@ describe('the privileged path', () => {
     const files = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => join(src, f));
     const code = (f: string) => readFileSync(f, 'utf8').split('\n').filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line));
     const users = files.filter((f) => code(f).some((line) => line.includes('workflowCommand'))).map((f) => relative(src, f).split('\\').join('/'));
-    expect(users.sort()).toEqual(['ci/guard-workflow-commands.ts', 'ci/pipeline-output.ts', 'io.ts']);
+    expect(users.sort()).toEqual(['ci/guard-workflow-commands.ts', 'ci/pipeline-output.ts', 'cli-io.ts']);
   });
 });

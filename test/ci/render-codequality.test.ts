@@ -9,7 +9,7 @@ import { codeQualityIssues, renderCodeQuality } from '../../src/ci/render-codequ
 import { gitlabTerraformCounts, renderGitlabTerraform } from '../../src/ci/render-gitlab-terraform.js';
 import { workspacePath } from '../../src/ci/workspace-path.js';
 import { codeQualityErrors, gitlabTerraformErrors } from '../support/report-schemas.js';
-import { acceptInvitation, billing, everyKindPlan, makePlan, problem, removeChannel, revokeInvitation, setActive } from '../support/view-fixtures.js';
+import { acceptInvitation, billing, everyKindPlan, makePlan, problem, removeChannel, revokeInvitation, setActive } from '../support/plan-fixtures.js';
 
 const ROOTS = { cwd: '/repo/config', root: '/repo', defaultFile: 'orgs.yaml' };
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { planHeadline, renderApplyStepSummary, renderPlanStepSummary } from '../../src/ci/render-step-summary.js';
-import { billing, everyKindPlan, largePlan, makePlan, makeSummary, problem, result } from '../support/view-fixtures.js';
+import { billing, everyKindPlan, largePlan, makePlan, makeSummary, problem, result } from '../support/plan-fixtures.js';
 
 describe('renderPlanStepSummary', () => {
   it('heads the organisations changed with exactly the number of bullets under it', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMAND_HELP, commandHelpText } from '../../src/cli/command-help.js';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { runCli } from '../support/run-cli.js';
 

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/io.js';
+import type { CliIO } from '../../src/cli-io.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { runProcess } from '../support/run-process.js';
 import { runCli } from '../support/run-cli.js';

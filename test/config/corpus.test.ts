@@ -32,7 +32,7 @@ describe('the corpus of bad files', () => {
   });
 
   it.each(badCases)('%s gives exactly its expected problems, in order', async (name) => {
-    const result = await loadConfig([name], { cwd: BAD, env: CORPUS_ENV });
+    const result = await loadConfig([name], { cwd: BAD, variables: CORPUS_ENV });
     expect(result.ok).toBe(false);
     const lines = result.ok ? [] : result.problems.map(formatProblem);
     expect(lines).toEqual(expectedLines(name));
@@ -41,7 +41,7 @@ describe('the corpus of bad files', () => {
 
 describe('the corpus of good files', () => {
   it.each(goodCases)('%s loads to the desired state in its .json', async (name) => {
-    const result = await loadConfig([name], { cwd: GOOD, env: CORPUS_ENV });
+    const result = await loadConfig([name], { cwd: GOOD, variables: CORPUS_ENV });
     if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
     const { files, ...state } = result.state;
     expect(state).toEqual(JSON.parse(readFileSync(join(GOOD, name.replace(/\.yaml$/, '.json')), 'utf8')));

@@ -13,7 +13,7 @@ function lines(result: LoadResult): string[] {
 }
 
 async function load(cwd: string, paths: string[], env: Record<string, string> = {}) {
-  return loadConfig(paths, { cwd, env });
+  return loadConfig(paths, { cwd, variables: env });
 }
 
 describe('loadConfig reading files', () => {

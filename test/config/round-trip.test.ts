@@ -118,7 +118,7 @@ describe('a desired state written as YAML', () => {
         const yaml = toOrgsYaml(active, organisations);
         const parsed = await parseSource(Buffer.from(yaml));
         if (!parsed.ok) throw new Error(`${yaml}\n${JSON.stringify(parsed.problems)}`);
-        const result = validateDocument({ file: 'orgs.yaml', sha256: '', root: parsed.root }, { env: {}, validator });
+        const result = validateDocument({ file: 'orgs.yaml', sha256: '', root: parsed.root }, { variables: {}, validator });
         if (!result.ok) throw new Error(`${yaml}\n${JSON.stringify(result.problems)}`);
         expect(withoutSources(result.state)).toEqual({ active, organisations });
       }),

@@ -18,7 +18,7 @@ describe('validating 10,000 organisations', () => {
     // The yaml package needs seconds for this file: the fast parser is what keeps it quick.
     expect(parseYamlFast(text)).toBeDefined();
 
-    const result = await loadConfig(['orgs-01.yaml'], { cwd: out, env: {} });
+    const result = await loadConfig(['orgs-01.yaml'], { cwd: out, variables: {} });
     expect(result.ok && result.state.organisations.length).toBe(10_000);
   });
 

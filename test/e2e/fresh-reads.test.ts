@@ -83,7 +83,6 @@ describe.each(MATRIX_PROFILES)('writes from fresh reads (%s)', (name) => {
       { selection: { files: [] }, parallelism: 2, autoApprove: false },
       {
         cwd,
-        env: {},
         now: Date.now,
         signal: new AbortController().signal,
         openClient: async () => ({ client: createClient({ baseUrl: emulator.url, token: 'demo-token' }) }),

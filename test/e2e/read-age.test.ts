@@ -33,7 +33,6 @@ function apply(cwd: string, emulator: Emulator, afterApproval: FaultRule) {
     { selection: { files: [] }, parallelism: 4, autoApprove: false, backoffBaseMs: 5, maxReadAgeMs: MAX_READ_AGE_MS },
     {
       cwd,
-      env: {},
       now: Date.now,
       signal: new AbortController().signal,
       openClient: async () => ({ client: createClient({ baseUrl: emulator.url, token: 'demo-token' }) }),

@@ -77,7 +77,6 @@ describe('a listing that cycles under fresh cursors, without totalCount', () => 
       { selection: { files: [] }, parallelism: 2, autoApprove: false, backoffBaseMs: 5 },
       {
         cwd,
-        env: {},
         now: Date.now,
         signal: new AbortController().signal,
         openClient: async () => ({ client: createClient({ baseUrl: emulator.url, token: 'demo-token' }) }),

@@ -3,14 +3,13 @@
  * `orgform emulator`: --profile, --point, --rate-limit(-headers), --quota(-headers), --token-lifetime-*, --renew-every and --help.
  */
 import { readFileSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../src/commands/emulator.js';
-import type { CliIO } from '../../src/io.js';
 import { parsePointAssignment, POINT_NAMES, POINTS, PROFILES, resolveBehaviour } from '../../src/emulator/behaviour.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { CONTRACT_PATH } from '../support/openapi-contract.js';
+import { createIO } from '../support/create-io.js';
 import { runCli } from '../support/run-cli.js';
 import { call, callJson, ORG_API, useEmulator, waitUntil } from './emulator-test-kit.js';
 
@@ -78,20 +77,6 @@ describe('profiles', () => {
   });
 });
 
-function createIO(signal = new AbortController().signal) {
-  let out = '';
-  const io: CliIO = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: () => true },
-    stdin: new PassThrough(),
-    env: {},
-    cwd: ROOT,
-    signal,
-    now: () => 0,
-  };
-  return { io, out: () => out };
-}
-
 const listeningUrl = (out: string) => /Organisations emulator listening on (http:\/\/\S+)/.exec(out)?.[1];
 
 describe('orgform emulator: the command line', () => {
@@ -146,7 +131,7 @@ describe('orgform emulator: the command line', () => {
 
   it('plays the options it was given, over HTTP', async () => {
     const controller = new AbortController();
-    const cli = createIO(controller.signal);
+    const cli = createIO({ cwd: ROOT, signal: controller.signal });
     const exit = run(
       { port: 0, slugDelay: 0, profile: 'strict', point: ['gateway-404=off', 'membership-lag=0'], rateLimit: '1:2', rateLimitHeaders: 'ratelimit', tokenLifetimeRequests: 10 },
       cli.io,
@@ -172,9 +157,9 @@ describe('orgform emulator: the command line', () => {
   });
 
   it('refuses --rate-limit-headers without --rate-limit, and a bad --point given to run directly, as usage errors', async () => {
-    await expect(run({ port: 0, rateLimitHeaders: 'ratelimit' }, createIO().io, [])).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('--rate-limit-headers needs --rate-limit') });
-    await expect(run({ port: 0, point: ['retry-after=never'] }, createIO().io, [])).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('retry-after takes seconds | http-date') });
-    await expect(run({ port: 0, rateLimit: '5:0' }, createIO().io, [])).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(run({ port: 0, rateLimitHeaders: 'ratelimit' }, createIO({ cwd: ROOT }).io, [])).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('--rate-limit-headers needs --rate-limit') });
+    await expect(run({ port: 0, point: ['retry-after=never'] }, createIO({ cwd: ROOT }).io, [])).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('retry-after takes seconds | http-date') });
+    await expect(run({ port: 0, rateLimit: '5:0' }, createIO({ cwd: ROOT }).io, [])).rejects.toMatchObject({ code: 'USAGE' });
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkPlanSafety } from '../../src/plan/check-plan-safety.js';
-import { billing, makePlan, problem } from '../support/view-fixtures.js';
+import { billing, makePlan, problem } from '../support/plan-fixtures.js';
 
 describe('checkPlanSafety', () => {
   const plan = makePlan({ changes: [billing('acme', {}), billing('globex', {})], problems: [problem('umbrella', 'cannot be read')] });

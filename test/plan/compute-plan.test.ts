@@ -4,7 +4,7 @@ import { observeBilling } from '../../src/api/observe-billing.js';
 import { BILLING_FIELDS, type BillingDetails, type BillingField } from '../../src/model/billing.js';
 import type { DesiredOrganisation } from '../../src/model/desired-state.js';
 import type { ObservedOrganisation } from '../../src/model/observed-organisation.js';
-import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor, problemFor } from './fixtures.js';
+import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor, problem } from '../support/plan-fixtures.js';
 
 const INVITATION_NOTE = 'cannot be checked before apply: the interface cannot list invitations';
 const CHANNEL_NOTE = 'cannot be checked before apply: the interface cannot list notification channels';
@@ -235,7 +235,7 @@ describe('computePlan: the plan as a whole', () => {
   });
 
   it('passes the problems through and plans nothing for an organisation that could not be read', () => {
-    const problems = [problemFor('umbrella', 'orgs.yaml:4:3: forbidden')];
+    const problems = [problem('umbrella', 'orgs.yaml:4:3: forbidden')];
     const plan = planFor(
       desiredState({ organisations: [desiredOrg({ slug: 'umbrella', revoke: ['inv_1'] })] }),
       observedState({ problems }),

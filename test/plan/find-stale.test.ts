@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findStale, matchSavedChanges } from '../../src/plan/find-stale.js';
-import { desiredOrg, desiredState, freshFrom, observedOrg, observedState, planFor, problemFor } from './fixtures.js';
+import { desiredOrg, desiredState, freshFrom, observedOrg, observedState, planFor, problem } from '../support/plan-fixtures.js';
 
 const HASH = 'a'.repeat(64);
 const configFiles = [{ path: 'orgs.yaml', sha256: HASH }];
@@ -11,7 +11,7 @@ function scenario(parts: { acme?: Parameters<typeof observedOrg>[0]; activeId?: 
     organisations: [desiredOrg({ slug: 'acme', billing: { billingEmail: 'new@acme.test' } }), desiredOrg({ slug: 'globex', revoke: ['inv_2'] })],
     ...(parts.withActive === false ? {} : { activeOrganisation: 'acme' }),
   });
-  const observed = (over: { acme?: Parameters<typeof observedOrg>[0]; activeId?: string | null; dropAcme?: boolean; problems?: ReturnType<typeof problemFor>[] } = {}) =>
+  const observed = (over: { acme?: Parameters<typeof observedOrg>[0]; activeId?: string | null; dropAcme?: boolean; problems?: ReturnType<typeof problem>[] } = {}) =>
     observedState({
       organisations: [
         ...(over.dropAcme ? [] : [observedOrg(over.acme ?? { slug: 'acme', billing: { billingEmail: 'old@acme.test', customerID: 'cus_1' } })]),
@@ -60,7 +60,7 @@ describe('findStale', () => {
 
   it('says why an organisation the plan changes cannot be read now', () => {
     const { plan, observed } = scenario();
-    const withProblem = observed({ dropAcme: true, problems: [problemFor('acme', 'orgs.yaml:2:3: forbidden')] });
+    const withProblem = observed({ dropAcme: true, problems: [problem('acme', 'orgs.yaml:2:3: forbidden')] });
     expect(findStale(plan, configFiles, freshFrom(withProblem))).toEqual(['organisations.acme: orgs.yaml:2:3: forbidden']);
     const silent = observed({ dropAcme: true });
     expect(findStale(plan, configFiles, freshFrom(silent))).toEqual(['organisations.acme: it cannot be read now']);

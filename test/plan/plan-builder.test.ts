@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PlanBuilder } from '../../src/plan/plan-builder.js';
-import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor } from './fixtures.js';
+import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor } from '../support/plan-fixtures.js';
 
 const desired = desiredState({
   activeOrganisation: 'mid',

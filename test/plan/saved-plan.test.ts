@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadSchemaValidator } from '../../src/config/schema-validator.js';
 import { OrgformError } from '../../src/errors.js';
 import { parseSavedPlan, serializeSavedPlan, type SavedPlanBody } from '../../src/plan/saved-plan.js';
-import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor } from './fixtures.js';
+import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor } from '../support/plan-fixtures.js';
 
 const PATH = 'plan.json';
 const KEY = 'k'.repeat(40);

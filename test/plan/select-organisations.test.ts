@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OrgformError, UsageError } from '../../src/errors.js';
 import { fnv1a, parseShard, selectOrganisations, shardOf } from '../../src/plan/select-organisations.js';
-import { desiredOrg, desiredState } from './fixtures.js';
+import { desiredOrg, desiredState } from '../support/plan-fixtures.js';
 
 const three = () =>
   desiredState({ organisations: [desiredOrg({ slug: 'acme' }), desiredOrg({ slug: 'globex' }), desiredOrg({ slug: 'initech' })], activeOrganisation: 'acme' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dropDisplays, summarisePlan } from '../../src/plan/types.js';
-import { acceptInvitation, billing, makePlan, removeChannel, setActive } from '../support/view-fixtures.js';
+import { acceptInvitation, billing, makePlan, removeChannel, setActive } from '../support/plan-fixtures.js';
 
 describe('dropDisplays', () => {
   it('lets every display go in place and keeps all that apply reads', () => {

@@ -223,7 +223,6 @@ async function playScenario(scenario: Scenario, profile: ProfileName, slowPages:
       { selection: { files: [] }, parallelism: scenario.parallelism, autoApprove: false, backoffBaseMs: 5, ...(slowPages ? { maxReadAgeMs: 1_000 } : {}) },
       {
         cwd,
-        env: {},
         now: Date.now,
         signal: new AbortController().signal,
         openClient: async () => ({ client: createClient({ baseUrl: emulator.url, token: TOKEN, parallelism: scenario.parallelism, retryPolicy: { baseDelayMs: 5 } }) }),

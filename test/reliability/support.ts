@@ -284,8 +284,9 @@ export function signalChild(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** No stack trace and no "bug in orgform": what a run that failed as designed never prints. */
-export function expectNoCrash(text: string): void {
+/** No stack trace and no "bug in orgform": what a run that failed as designed never prints (in a text, or a run's two streams). */
+export function expectNoCrash(output: string | { stdout: string; stderr: string }): void {
+  const text = typeof output === 'string' ? output : output.stdout + output.stderr;
   expect(text).not.toMatch(STACK_LINE);
   expect(text).not.toContain('bug in orgform');
 }

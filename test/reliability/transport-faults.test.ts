@@ -13,6 +13,7 @@ import { ApiError, TransportError } from '../../src/api/api-error.js';
 import { createClient, type ClientOptions, type OrganisationsClient } from '../../src/api/client.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { ORG_API, STACK_LINE, canaryToken, LeakScanner, startFaultProxy, startWorld, type World } from './support.js';
+import { collect } from '../support/collect.js';
 
 const clients: OrganisationsClient[] = [];
 afterEach(async () => {
@@ -495,12 +496,6 @@ describe('transport and service faults', () => {
     world.leaks.expectClean();
   });
 });
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
 
 // The canary helpers are used by every case above through startWorld; this keeps them honest.
 describe('the leak scanner', () => {

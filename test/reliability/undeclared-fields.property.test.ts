@@ -23,10 +23,10 @@ import type { EmulatorData } from '../../src/emulator/data.js';
 import type { EmulatorStore } from '../../src/emulator/store.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
-import { runCli, type CliResult } from '../support/run-cli.js';
+import { runCli } from '../support/run-cli.js';
 import { propertyRuns } from '../support/soak.js';
 import { makeWorkspace } from '../support/workspace.js';
-import { STACK_LINE } from './support.js';
+import { expectNoCrash } from './support.js';
 import { configFor, countEffects, desiredArb, expectConverged, USER_EMAIL, type Desired } from './world-model.js';
 
 const TOKEN = 'property-token';
@@ -187,11 +187,6 @@ function expectOnlyNamedTargets(emulator: Emulator, desired: Desired): void {
     else if (t.channel !== undefined && !d.remove.includes(t.channel)) strays.push(`${what}: channel not named`);
   }
   expect(strays).toEqual([]);
-}
-
-function expectNoCrash(result: CliResult): void {
-  expect(result.stdout + result.stderr).not.toMatch(STACK_LINE);
-  expect(result.stdout + result.stderr).not.toContain('bug in orgform');
 }
 
 // ---- the property --------------------------------------------------------------------------------

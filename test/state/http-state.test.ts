@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { OrgformError } from '../../src/errors.js';
 import type { JournalEntry } from '../../src/state/journal.js';
 import { openState } from '../../src/state/open-state.js';
+import { readNetworkSettings, readStateSettings } from '../../src/cli/settings.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from '../../src/state/state-settings.js';
 import type { StateBackend } from '../../src/state/state-backend.js';
 import { rejection } from '../support/rejection.js';
@@ -29,7 +30,7 @@ async function backend(options: Parameters<typeof startTerraformBackend>[0] = {}
 }
 
 function open(url: string, env: Record<string, string> = CREDENTIALS, settings: StateSettings = DEFAULT_STATE_SETTINGS): Promise<StateBackend> {
-  return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', env, settings, lockEnvironment: { pid: 4242, host: 'runner-1', now: () => Date.parse('2025-03-04T05:06:07.000Z'), isAlive: () => true } });
+  return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', settings: { ...settings, http: readStateSettings(env).http }, network: readNetworkSettings(env), lockEnvironment: { pid: 4242, host: 'runner-1', now: () => Date.parse('2025-03-04T05:06:07.000Z'), isAlive: () => true } });
 }
 
 describe('the HTTP backend state', () => {
@@ -67,7 +68,7 @@ describe('the HTTP backend state', () => {
   it('writes what it holds at once on an interrupt, rather than after the batch delay', async () => {
     const server = await backend();
     const interrupt = new AbortController();
-    const state = await openState({ state: server.url + PATH, defaultPath: '/none', cwd: '/', env: CREDENTIALS, settings: { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 500, maxDelayMs: 60_000 } }, signal: interrupt.signal });
+    const state = await openState({ state: server.url + PATH, defaultPath: '/none', cwd: '/', settings: { ...readStateSettings(CREDENTIALS), batch: { maxEntries: 500, maxDelayMs: 60_000 } }, signal: interrupt.signal });
     const held = await state.lock('orgform apply');
     await held.journal.record(SERVICE, 'k1', entry('org-1'));
     expect(server.versions(PATH)).toEqual([]);

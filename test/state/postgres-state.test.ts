@@ -17,8 +17,8 @@ import { rejection } from '../support/rejection.js';
 const SERVICE = 'https://orgs.example.test';
 const entry = (organisation: string): JournalEntry => ({ kind: 'remove-channel', organisation, outcome: 'applied', at: '2025-01-02T03:04:05.678Z' });
 
-function open(url: string, settings: StateSettings = DEFAULT_STATE_SETTINGS, env: Record<string, string> = {}): Promise<StateBackend> {
-  return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', env, settings, lockEnvironment: { pid: 4242, host: 'runner-1', now: () => Date.parse('2025-03-04T05:06:07.000Z'), isAlive: () => true } });
+function open(url: string, settings: StateSettings = DEFAULT_STATE_SETTINGS): Promise<StateBackend> {
+  return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', settings, lockEnvironment: { pid: 4242, host: 'runner-1', now: () => Date.parse('2025-03-04T05:06:07.000Z'), isAlive: () => true } });
 }
 
 const withState = (url: string, name: string) => `${url}?state=${encodeURIComponent(name)}`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { statePathFor } from '../../src/state/state-path-for.js';
-import { desiredState } from '../plan/fixtures.js';
+import { desiredState } from '../support/plan-fixtures.js';
 
 describe('statePathFor', () => {
   it('puts the journal beside the first config file, unless --state says where', () => {

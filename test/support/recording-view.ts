@@ -2,7 +2,7 @@
  * Views that write nothing and remember what they were told, in order, so that a flow's test can
  * say what the reader would have seen and when.
  */
-import type { ApplyEvent } from '../../src/apply/events.js';
+import type { ApplyEvent } from '../../src/executor/events.js';
 import type { ApplyView, RateGauge } from '../../src/commands/apply/view.js';
 import type { PlanView } from '../../src/commands/plan/view.js';
 

@@ -6,8 +6,9 @@ import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { guardWorkflowCommands } from '../../src/ci/guard-workflow-commands.js';
+import { readOutputSettings } from '../../src/cli/output-settings.js';
 import { buildProgram } from '../../src/cli/program.js';
-import type { CliIO, ExitCode } from '../../src/io.js';
+import type { CliIO, ExitCode } from '../../src/cli-io.js';
 import { formatError } from '../../src/text/format-error.js';
 import { afterEachTest } from './after-each-test.js';
 
@@ -43,17 +44,23 @@ export async function runCli(args: string[], options: RunOptions): Promise<CliRe
     stdout: { write: (s: string) => ((stdout += s), true), isTTY: options.tty },
     stderr: { write: (s: string) => ((stderr += s), true), isTTY: options.tty },
     stdin,
-    env: options.env ?? {},
     cwd: options.cwd,
     signal: options.signal ?? new AbortController().signal,
     now: () => Date.now(),
   };
   // Guarded as main guards the process's streams, so that a fatal error goes through the guard too.
-  const io = guardWorkflowCommands(raw);
+  const env = options.env ?? {};
+  const output = readOutputSettings(env);
+  const io = guardWorkflowCommands(raw, output.ci);
   let code: number = 0;
-  const program = buildProgram(io, (c: ExitCode) => {
-    code = c;
-  });
+  const program = buildProgram(
+    io,
+    (c: ExitCode) => {
+      code = c;
+    },
+    env,
+    output,
+  );
   try {
     await program.parseAsync(['node', 'orgform', ...args]);
   } catch (err) {

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/io.js';
-import { useColor } from '../../src/text/use-color.js';
+import type { OutputStream } from '../../src/cli-io.js';
+import { readColorSettings } from '../../src/cli/output-settings.js';
+import { useColor as decideColor } from '../../src/text/use-color.js';
 
-const io = (env: Record<string, string>, tty = false) => ({ env, stdout: { write: () => true, isTTY: tty } }) as unknown as CliIO;
+const io = (env: Record<string, string>, tty = false) => ({ env, stdout: { write: () => true, isTTY: tty } });
+/** The decision for standard output (or `stream`), with the colour settings read from `env`. */
+const useColor = (flags: { color?: boolean }, world: ReturnType<typeof io>, stream: OutputStream = world.stdout) => decideColor(flags, readColorSettings(world.env), stream);
 
 describe('useColor', () => {
   it('colours a terminal only, unless NO_COLOR or --no-color', () => {

@@ -1,6 +1,6 @@
 /**
- * How a flow gets its client: clientOpener (open-client.ts) opens it from the connection flags,
- * the token and its command, and the request budget from the environment; the flow calls it at its
+ * How a flow gets its client: clientOpener (open-client.ts) opens it from the connection and client
+ * settings (the service, the token or its command, the request budget); the flow calls it at its
  * Connect step and listens. Types only: the flow's side of that contract, so tests open a scripted
  * client instead.
  */

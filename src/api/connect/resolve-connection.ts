@@ -1,12 +1,12 @@
 /**
- * Where to connect and with what token, from flags and the environment. The token never comes
- * from argv: anything there is visible to every user of the machine through `ps`. A token
- * command may (it is a command, not a secret).
+ * Where to connect and with what token, from the connection settings (cli/settings.ts reads them:
+ * options beat variables, `--token` and NODE_TLS_REJECT_UNAUTHORIZED=0 are refused there). The
+ * token never comes from argv: anything there is visible to every user of the machine through
+ * `ps`. A token command may (it is a command, not a secret).
  */
 import { resolve } from 'node:path';
 import { checkCredential } from '../../check-credential.js';
 import { OrgformError, UsageError } from '../../errors.js';
-import type { CliIO } from '../../io.js';
 import { findWorkTree, readTextInTree } from '../../work-tree.js';
 
 /** The flags every command that talks to the service takes (cli/program.ts's `connection`). */
@@ -18,49 +18,47 @@ export interface ConnectionFlags {
   maxRps?: number;
 }
 
+/** Where the token comes from: a command (--token-command, ORGFORM_TOKEN_COMMAND), a file (--token-file) or ORGFORM_TOKEN. */
+export type TokenSetting = { command: string; source: string } | { file: string } | { value: string; source: 'ORGFORM_TOKEN' };
+
+/** The environment a token command runs with: orgform's own, handed through as it is and read by nothing here. */
+export type ChildEnvironment = Readonly<Record<string, string | undefined>>;
+
+export interface ConnectionSettings {
+  /** --base-url, else ORGFORM_BASE_URL; checked when connecting (a command may run without one). */
+  baseUrl?: string;
+  /** The token's source by precedence (--token-command, --token-file, ORGFORM_TOKEN_COMMAND, ORGFORM_TOKEN); absent when none is set. */
+  token?: TokenSetting;
+  childEnv: ChildEnvironment;
+  /**
+   * Where the token command runs when not in the working directory: in a pull request's job, the
+   * home directory (cli/settings.ts decides).
+   */
+  tokenCommandDirectory?: string;
+}
+
 /**
  * A fixed token, or a command that prints one (run by openClient, not here); `source` names where
  * it came from (`ORGFORM_TOKEN`, `--token-file FILE`, ...), for the messages about it.
  */
 export type Connection = { baseUrl: string; source: string } & ({ token: string; tokenCommand?: undefined } | { token?: undefined; tokenCommand: string });
 
-/**
- * A command-line option beats the environment, for every setting: `--base-url` over
- * ORGFORM_BASE_URL, and for the token `--token-command`, then `--token-file`, then
- * ORGFORM_TOKEN_COMMAND, then ORGFORM_TOKEN (a command set in the environment is the token's
- * source there, as a credential helper is).
- */
-export async function resolveConnection(flags: ConnectionFlags, io: Pick<CliIO, 'env' | 'cwd'>): Promise<Connection> {
-  if (flags.token !== undefined) {
-    throw new UsageError(
-      'Refusing --token: a token on the command line is visible to other users through `ps` and lands in shell history. Set ORGFORM_TOKEN or pass --token-file FILE.',
-    );
-  }
-  if (io.env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
-    throw new UsageError(
-      'Refusing to run with NODE_TLS_REJECT_UNAUTHORIZED=0: it turns off certificate checks, so the token could be sent to an impostor. Unset it; for a private certificate authority use NODE_EXTRA_CA_CERTS.',
-    );
-  }
-  const baseUrl = flags.baseUrl ?? io.env.ORGFORM_BASE_URL;
+/** The service and the token, or a usage error saying what is missing; a token file is read here. */
+export async function resolveConnection(settings: ConnectionSettings, cwd: string): Promise<Connection> {
+  const baseUrl = settings.baseUrl;
   if (baseUrl === undefined || baseUrl === '') {
     throw new UsageError('No service URL: pass --base-url URL or set ORGFORM_BASE_URL (for the built-in emulator: run `orgform emulator`, then use --base-url http://127.0.0.1:4010).');
   }
-  if (flags.tokenCommand !== undefined && flags.tokenFile !== undefined) {
-    throw new UsageError('Pass --token-command or --token-file, not both: each is a source of the token.');
-  }
-  if (flags.tokenCommand !== undefined) return commandConnection(baseUrl, flags.tokenCommand, '--token-command');
-  if (flags.tokenFile !== undefined) return { baseUrl, token: await readTokenFile(flags.tokenFile, io.cwd), source: `--token-file ${flags.tokenFile}` };
-  // An empty variable counts as unset, as for ORGFORM_TOKEN; an empty flag is a mistake to point out.
-  const envCommand = io.env.ORGFORM_TOKEN_COMMAND;
-  if (envCommand !== undefined && envCommand !== '') return commandConnection(baseUrl, envCommand, 'ORGFORM_TOKEN_COMMAND');
-  const token = io.env.ORGFORM_TOKEN;
-  if (token === undefined || token === '') {
+  const token = settings.token;
+  if (token === undefined) {
     throw new UsageError('No token: set ORGFORM_TOKEN, pass --token-file FILE, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints one.');
   }
-  checkCredential(token, 'ORGFORM_TOKEN');
-  const bad = describeBadToken(token);
+  if ('command' in token) return commandConnection(baseUrl, token.command, token.source);
+  if ('file' in token) return { baseUrl, token: await readTokenFile(token.file, cwd), source: `--token-file ${token.file}` };
+  checkCredential(token.value, 'ORGFORM_TOKEN');
+  const bad = describeBadToken(token.value);
   if (bad !== undefined) throw new UsageError(`The token ${bad}; check ORGFORM_TOKEN.`);
-  return { baseUrl, token, source: 'ORGFORM_TOKEN' };
+  return { baseUrl, token: token.value, source: 'ORGFORM_TOKEN' };
 }
 
 function commandConnection(baseUrl: string, tokenCommand: string, source: string): Connection {

@@ -14,10 +14,11 @@
  */
 import { spawn } from 'node:child_process';
 import { OrgformError, TokenCommandError } from '../../errors.js';
-import { describeBadToken } from './resolve-connection.js';
+import { describeBadToken, type ChildEnvironment } from './resolve-connection.js';
 
 export interface TokenCommandOptions {
-  env: NodeJS.ProcessEnv;
+  /** orgform's environment, handed to the command as it is. */
+  childEnv: ChildEnvironment;
   cwd: string;
   /** At the start nothing has been sent; on a refresh the run stops part way. */
   when: 'start' | 'refresh';
@@ -104,7 +105,7 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
     try {
       // detached: a process group of its own (its pid is the group's id), so that the group can be
       // killed whole. stderr goes nowhere (see above).
-      child = spawn(command, { shell: true, detached: true, cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
+      child = spawn(command, { shell: true, detached: true, cwd: options.cwd, env: options.childEnv, stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
     } catch (err) {
       cleanUp();
       reject(new TokenCommandError(`${name} could not be started${when}: ${(err as NodeJS.ErrnoException).code ?? 'unknown error'}. ${advice}`));

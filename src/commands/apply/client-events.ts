@@ -4,7 +4,7 @@
  */
 import type { RetryEvent } from '../../api/dispatcher.js';
 import type { RateEvent } from '../../api/rate/rate-gate.js';
-import type { ApplyEvent } from '../../apply/events.js';
+import type { ApplyEvent } from '../../executor/events.js';
 
 /** A retry of a change's request, under the change's address. (Retries of the plan's reads carry no address and are not shown.) */
 export function retryEvent(retry: RetryEvent, at: number): ApplyEvent | undefined {

@@ -7,16 +7,16 @@ import { runApply, type ApplyInputs, type ApplyOutcome, type Confirmation } from
 import { refusalError } from './refusal-error.js';
 import { UsageError } from '../../errors.js';
 import { confirmQuestion, type ApplyView } from './view.js';
-import { clientOpener, retryBaseMs } from '../../api/connect/open-client.js';
-import { envInt } from '../../env-int.js';
-import { useColor } from '../../text/use-color.js';
-import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
+import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
+import { useColor, type ColorSettings } from '../../text/use-color.js';
 import { formatError } from '../../text/format-error.js';
-import type { CliIO, ExitCode, OutputStream } from '../../io.js';
+import type { CliIO, ExitCode, OutputStream } from '../../cli-io.js';
+import { jobCheckout, type CiSettings } from '../../ci/ci-settings.js';
 import { openPipelineOutput } from '../../ci/pipeline-output.js';
+import type { ConfigVariables } from '../../config/interpolate.js';
 import { withApplyPipeline } from './views/ci-apply-view.js';
 import { readAnswer } from './read-answer.js';
-import { stateSettings } from '../../state/state-settings.js';
+import type { StateSettings } from '../../state/state-settings.js';
 
 import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
 
@@ -34,15 +34,28 @@ export interface ApplyFlags extends ConnectionFlags {
   input?: 'true' | 'false';
 }
 
-export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise<ExitCode> {
-  // Everything read from flags and the environment first, so that a mistake there changes nothing.
-  const progressIntervalMs = progressIntervalFromEnv(io.env);
-  const inputs = { ...applyInputs(flags, args, retryBaseMs(io)), ...freshnessFromEnv(io.env) };
+/**
+ * The settings apply reads (cli/settings.ts), all of them before anything is done, so that a
+ * mistake there changes nothing: where to connect and how, the plan key, the state, the files'
+ * variables, and apply's own (ORGFORM_READ_MAX_AGE_MS, ORGFORM_PROGRESS_INTERVAL_MS).
+ */
+export interface ApplySettings extends Omit<OpenClientSettings, 'parallelism'> {
+  color: ColorSettings;
+  ci: CiSettings;
+  planKey: string | undefined;
+  apply: { readMaxAgeMs?: number; progressIntervalMs?: number };
+  state: StateSettings;
+  config: ConfigVariables;
+}
+
+export async function run(flags: ApplyFlags, io: CliIO, args: string[], settings: ApplySettings): Promise<ExitCode> {
+  const { progressIntervalMs } = settings.apply;
+  const inputs = { ...applyInputs(flags, args, settings.client.retryBaseMs), ...freshness(settings) };
   // With --format json, stdout is for machines: the plan and the question go to stderr.
   const human = flags.format === 'json' ? io.stderr : io.stdout;
-  const pipeline = await openPipelineOutput(io);
+  const pipeline = await openPipelineOutput(io, settings.ci);
   // Coloured or not as the stream the person reads is (stderr under --format json).
-  const color = useColor(flags, io, human);
+  const color = useColor(flags, settings.color, human);
   // Each format's view is loaded only when asked for: a text apply loads no NDJSON code.
   const view: ApplyView =
     flags.format === 'json'
@@ -60,12 +73,14 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[]): Promise
     inputs,
     {
       cwd: io.cwd,
-      env: io.env,
+      configVariables: settings.config,
+      checkout: jobCheckout(settings.ci),
       now: io.now,
       signal: io.signal,
-      openClient: clientOpener(flags, io),
+      openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io),
       confirmation: flags.input === 'false' ? { unavailable: 'input is turned off (-input=false)' } : confirmationFor(io, human),
-      stateSettings: stateSettings(io),
+      stateSettings: settings.state,
+      network: settings.network,
     },
     withApplyPipeline(view, pipeline, human),
   );
@@ -112,23 +127,15 @@ export function exitCodeFor(outcome: ApplyOutcome): ExitCode {
 }
 
 /**
- * ORGFORM_READ_MAX_AGE_MS (0 to 60,000, as ENV_RANGES says; default 5,000): the oldest read a
- * billing write may be built from (a read older than a minute is not fresh); 0 reads each
+ * ORGFORM_READ_MAX_AGE_MS (0 to 60,000, as cli/settings-table.ts says; default 5,000): the oldest
+ * read a billing write may be built from (a read older than a minute is not fresh); 0 reads each
  * organisation by id just before its write. ORGFORM_PLAN_KEY: saved plans must be signed with it
  * (plan --out signs them).
  */
-export function freshnessFromEnv(env: CliIO['env']): Pick<ApplyInputs, 'maxReadAgeMs' | 'planKey'> {
-  const maxReadAgeMs = envInt(env, 'ORGFORM_READ_MAX_AGE_MS');
-  const planKey = planKeyOutsidePullRequests(env);
-  return { ...(maxReadAgeMs === undefined ? {} : { maxReadAgeMs }), ...(planKey === undefined ? {} : { planKey }) };
-}
-
-/**
- * ORGFORM_PROGRESS_INTERVAL_MS: the first interval between progress lines of a long apply in a log
- * (default 5 s); tests shorten it.
- */
-export function progressIntervalFromEnv(env: CliIO['env']): number | undefined {
-  return envInt(env, 'ORGFORM_PROGRESS_INTERVAL_MS');
+export function freshness(settings: Pick<ApplySettings, 'apply' | 'planKey'>): Pick<ApplyInputs, 'maxReadAgeMs' | 'planKey'> {
+  const { readMaxAgeMs } = settings.apply;
+  const planKey = settings.planKey;
+  return { ...(readMaxAgeMs === undefined ? {} : { maxReadAgeMs: readMaxAgeMs }), ...(planKey === undefined ? {} : { planKey }) };
 }
 
 /** Someone at a terminal, who sees the question and can type: only then can apply ask. */

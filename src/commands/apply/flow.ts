@@ -14,12 +14,12 @@
 import { NotSentError } from '../../api/api-error.js';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { applyPlan } from '../../apply/apply-plan.js';
-import type { ApplyEvent, ApplySummary } from '../../apply/events.js';
+import { applyPlan } from '../../executor/apply-plan.js';
+import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError, OrgformError } from '../../errors.js';
-import { chooseFreshReads, type FreshReads } from '../../apply/fresh-listing.js';
-import { DEFAULT_READ_MAX_AGE_MS } from '../../apply/execute-change.js';
+import { chooseFreshReads, type FreshReads } from '../../executor/fresh-listing.js';
+import { DEFAULT_READ_MAX_AGE_MS } from '../../executor/execute-change.js';
 import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
 import { isRecordedDone } from '../../plan/is-recorded-done.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';
@@ -28,6 +28,7 @@ import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js
 import { journalKey } from '../../state/journal.js';
 import type { ApplyView } from './view.js';
 import type { LockEnvironment } from '../../state/lock.js';
+import type { NetworkSettings } from '../../api/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import type { HeldState, StateJournal } from '../../state/state-backend.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
@@ -40,7 +41,7 @@ import { ASSUMED_RPS, tokenExpiryWarning } from './token-expiry-warning.js';
 import type { Refusal } from './refusal-error.js';
 import { openStateFor } from '../../state/open-state-for.js';
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
-import { serviceKey } from '../../api/connect/service-key.js';
+import { serviceKeyOf } from '../../api/connect/service-key.js';
 import { tellIfSlow } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
 
@@ -74,8 +75,10 @@ export interface ApplyDeps extends FileWorld {
   /** Waits inside a change (a membership that takes a moment to show); injected in tests. */
   sleep?(ms: number): Promise<void>;
   lockEnvironment?: LockEnvironment;
-  /** A remote state's batches and timeouts (ORGFORM_STATE_*), as the CLI read them. */
+  /** ORGFORM_STATE and a remote state's batches and timeouts (ORGFORM_STATE_*), as the CLI read them. */
   stateSettings?: StateSettings;
+  /** The proxies and certificate authority an HTTP state is reached through. */
+  network?: NetworkSettings;
 }
 
 export type ApplyOutcome =
@@ -122,7 +125,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return { kind: 'cancelled' };
   }
   if (!('changes' in prepared)) return prepared;
-  const { client, lock, journal, service, changes, freshReads } = prepared;
+  const { client, lock, journal, serviceKey, changes, freshReads } = prepared;
   try {
     // Apply: every change, in order within each organisation; every event to the view.
     view.applyStarting(client);
@@ -132,7 +135,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
       summary = await applyPlan(changes, {
         client,
         journal,
-        service,
+        serviceKey,
         parallelism: inputs.parallelism,
         signal: AbortSignal.any([deps.signal, halt.signal]),
         onEvent: emit,
@@ -173,7 +176,7 @@ interface Prepared {
   client: OrganisationsClient;
   lock: HeldState;
   journal: StateJournal;
-  service: string;
+  serviceKey: string;
   /** Handed over to applyPlan, which lets each go once it has ended. */
   changes: ApplicableChange[];
   /** How their billing is read again after approval. */
@@ -189,8 +192,8 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
   let lock: HeldState | undefined;
   let handedOver = false;
   try {
-    const service = serviceKey(client);
-    if (saved && saved.baseUrl !== service) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, service });
+    const serviceKey = serviceKeyOf(client);
+    if (saved && saved.baseUrl !== serviceKey) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, serviceKey });
 
     // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
     // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
@@ -215,17 +218,17 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
     let listed: number | undefined;
     if (saved) {
       const compared = new Set(Object.keys(saved.plan.observed));
-      const made = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, keep: (slug) => compared.has(slug), ignoreJournal: true });
+      const made = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism, keep: (slug) => compared.has(slug), ignoreJournal: true });
       listed = made.observed.listed;
       staleReasons = findStale(saved.plan, saved.configFiles, {
         organisations: made.observed.organisations,
         activeId: made.observed.activeId,
         problems: made.observed.problems,
         fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), workdir),
-        baseUrl: service,
+        baseUrl: serviceKey,
       });
       // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
-      const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(service, journalKey(kind, id, target)));
+      const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
       const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
       if (staleReasons.length === 0 && made.observed.problems.length === 0) {
         if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
@@ -236,7 +239,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
       plan = { ...saved.plan, changes: match.changes, problems: made.observed.problems };
       saved.plan.changes = [];
     } else {
-      const made = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism });
+      const made = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism });
       plan = made.plan;
       listed = made.observed.listed;
       await view.planMade(plan);
@@ -275,7 +278,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
       maxPageSize: DEFAULT_PAGE_SIZE,
     });
     handedOver = true;
-    return { client, lock, journal, service, changes: dropDisplays(plan.changes), freshReads };
+    return { client, lock, journal, serviceKey, changes: dropDisplays(plan.changes), freshReads };
   } finally {
     if (!handedOver) {
       try {

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import type { CliIO, OutputStream } from '../../io.js';
+import type { CliIO, OutputStream } from '../../cli-io.js';
 
 /** Asks one question on the terminal and resolves with the answer (or '' if input ends or apply is interrupted). */
 export function readAnswer(question: string, io: CliIO, output: OutputStream = io.stdout): Promise<string> {

@@ -3,7 +3,7 @@
  * and what to do. Built from the refusal's data; the plan's own problems are its details.
  */
 import { OrgformError, UsageError } from '../../errors.js';
-import { describeOverBudget } from '../../plan-views/describe-plan-safety.js';
+import { describeOverBudget } from '../../text/plan/describe-plan-safety.js';
 import type { PlanHazard } from '../../plan/check-plan-safety.js';
 
 export type Refusal =
@@ -11,7 +11,7 @@ export type Refusal =
   /** A fresh plan needs an answer, and no one can give it (no terminal). */
   | { kind: 'cannot-confirm'; why: string }
   /** A saved plan made against another service. */
-  | { kind: 'other-service'; madeFor: string; service: string }
+  | { kind: 'other-service'; madeFor: string; serviceKey: string }
   /** A saved plan holding changes that its own desired state and the service do not give (edited by hand, say). */
   | { kind: 'not-derived'; changes: readonly string[] };
 
@@ -23,7 +23,7 @@ export function refusalError(refusal: Refusal, planFile?: string): OrgformError 
         `apply asks for confirmation, but no one can answer: ${refusal.why}. Review the plan (orgform plan), then run orgform apply --auto-approve, or save it with orgform plan --out FILE and run orgform apply FILE. Nothing was changed.`,
       );
     case 'other-service':
-      return new OrgformError('PLAN_STALE', `${saved} was made for ${refusal.madeFor}, not ${refusal.service}. Nothing was changed. Make a new plan against this service.`);
+      return new OrgformError('PLAN_STALE', `${saved} was made for ${refusal.madeFor}, not ${refusal.serviceKey}. Nothing was changed. Make a new plan against this service.`);
     case 'not-derived':
       return new OrgformError(
         'PLAN_INVALID',

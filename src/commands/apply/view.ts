@@ -6,7 +6,7 @@
  */
 import type { RateStatus } from '../../api/rate/rate-gate.js';
 import type { WaitEvent } from '../../api/wait-event.js';
-import type { ApplyEvent, ApplySummary } from '../../apply/events.js';
+import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import type { ConfigProblem } from '../../model/config-problem.js';
 import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';

@@ -3,9 +3,11 @@
  * with -f (or --diff, --write), the orgs.yaml you have brought in line with the service, in place.
  * The flags, checked before anything is read; the run is flow.ts, what it shows view.ts.
  */
-import { clientOpener } from '../../api/connect/open-client.js';
+import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
+import { jobCheckout, type CiSettings } from '../../ci/ci-settings.js';
+import type { ConfigVariables } from '../../config/interpolate.js';
 import { UsageError } from '../../errors.js';
-import type { CliIO, ExitCode } from '../../io.js';
+import type { CliIO, ExitCode } from '../../cli-io.js';
 import { runExport, runUpdate, type ExportInputs } from './flow.js';
 import { createExportView } from './view.js';
 
@@ -23,7 +25,13 @@ export interface ExportFlags extends ConnectionFlags {
   detailedExitcode?: boolean;
 }
 
-export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
+/** The settings export reads (cli/settings.ts): where to connect and how, what `${ORGFORM_VAR_…}` in the -f files reads, and the CI job's checkout they must lie in. */
+export interface ExportSettings extends Omit<OpenClientSettings, 'parallelism'> {
+  config: ConfigVariables;
+  ci: CiSettings;
+}
+
+export async function run(flags: ExportFlags, io: CliIO, _args: string[], settings: ExportSettings): Promise<ExitCode> {
   const update = flags.file !== undefined || flags.diff === true || flags.write === true;
   if (update) {
     if (flags.filter !== undefined) throw new UsageError('--filter does not combine with -f, --diff or --write: the file says which organisations to compare. Leave out --filter.');
@@ -40,7 +48,7 @@ export async function run(flags: ExportFlags, io: CliIO): Promise<ExitCode> {
     ...(flags.diff === undefined ? {} : { diff: flags.diff }),
     ...(flags.write === undefined ? {} : { write: flags.write }),
   };
-  const deps = { cwd: io.cwd, env: io.env, openClient: clientOpener(flags, io) };
+  const deps = { cwd: io.cwd, configVariables: settings.config, checkout: jobCheckout(settings.ci), openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io) };
   const view = createExportView(io.stdout, io.stderr);
   const outcome = await (update ? runUpdate : runExport)(inputs, deps, view);
   return flags.detailedExitcode && outcome.drift ? 2 : 0;

@@ -11,16 +11,15 @@ import { createHash } from 'node:crypto';
 import { lstat, readFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { OpenClient } from '../../api/connect/client-listeners.js';
-import { serviceKey } from '../../api/connect/service-key.js';
+import { serviceKeyOf } from '../../api/connect/service-key.js';
 import { UsageError } from '../../errors.js';
-import { createFilePatch } from '../../export/create-file-patch.js';
-import { describeUpdates } from '../../export/describe-updates.js';
-import { readOrganisations } from '../../export/read-organisations.js';
-import { DEFAULT_SCHEMA_PATH, renderExport } from '../../export/render-export.js';
-import { selectExportable } from '../../export/select-exportable.js';
-import { updateDocument } from '../../export/update-document.js';
-import type { CliIO } from '../../io.js';
-import { loadDesiredState } from '../../plan/read/load-desired-state.js';
+import { createFilePatch } from '../../config-writer/create-file-patch.js';
+import { describeUpdates } from '../../config-writer/describe-updates.js';
+import { readOrganisations } from '../../config-writer/read-organisations.js';
+import { DEFAULT_SCHEMA_PATH, renderExport } from '../../config-writer/render-export.js';
+import { selectExportable } from '../../config-writer/select-exportable.js';
+import { updateDocument } from '../../config-writer/update-document.js';
+import { loadDesiredState, type FileWorld } from '../../plan/read/load-desired-state.js';
 import { checkUnchanged, inspectTarget, writeFileAtomically, type UserFile } from '../../state/write-file-atomically.js';
 import { findWorkTree } from '../../work-tree.js';
 import type { ExportView } from './view.js';
@@ -37,9 +36,8 @@ export interface ExportInputs {
   write?: boolean;
 }
 
-export interface ExportDeps {
-  cwd: string;
-  env: CliIO['env'];
+/** Where the -f files are read from (and what `${ORGFORM_VAR_…}` in them reads), and the service. */
+export interface ExportDeps extends FileWorld {
   openClient: OpenClient;
 }
 
@@ -57,7 +55,7 @@ export async function runExport(inputs: ExportInputs, deps: ExportDeps, view: Ex
   try {
     const { organisations, activeId } = await readOrganisations(client, { ...(filter !== undefined && { filter }), parallelism: inputs.parallelism });
     const text = renderExport(organisations, activeId, {
-      baseUrl: serviceKey(client),
+      baseUrl: serviceKeyOf(client),
       ...(filter !== undefined && { filter }),
       ...(out !== undefined && { schema: schemaPathFor(out.path, deps.cwd) }),
     });
@@ -105,7 +103,7 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
   } finally {
     await client.close();
   }
-  const updates = files.map((file, i) => ({ path: file.path, sha256: file.sha256, before: texts[i] as string, ...updateDocument(file.path, texts[i] as string, live, deps.env) }));
+  const updates = files.map((file, i) => ({ path: file.path, sha256: file.sha256, before: texts[i] as string, ...updateDocument(file.path, texts[i] as string, live, deps.configVariables ?? {}) }));
   for (const update of updates) for (const warning of update.warnings) view.warn(warning);
   const changed = updates.filter((u) => u.text !== u.before);
   if (inputs.diff) {

@@ -2,9 +2,9 @@
  * What export tells the person running it. Standard output holds only the orgs.yaml (or the patch);
  * warnings and the closing lines go to standard error.
  */
-import { quoteYamlString } from '../../export/format-yaml-string.js';
-import type { ExportedOrganisation, LeftOutOrganisation } from '../../export/select-exportable.js';
-import type { OutputStream } from '../../io.js';
+import { quoteYamlString } from '../../config-writer/format-yaml-string.js';
+import type { ExportedOrganisation, LeftOutOrganisation } from '../../config-writer/select-exportable.js';
+import type { OutputStream } from '../../cli-io.js';
 import { terminalSafe } from '../../text/ansi.js';
 import { formatWait } from '../../text/format-wait.js';
 import type { WaitEvent } from '../../api/wait-event.js';

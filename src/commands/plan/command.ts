@@ -3,14 +3,15 @@
  * then maps the outcome to an exit code. Never writes to the service.
  */
 import { runPlan, type PlanInputs, type PlanOutcome } from './flow.js';
-import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
 import { createPlanView } from './view.js';
-import { clientOpener } from '../../api/connect/open-client.js';
-import { useColor } from '../../text/use-color.js';
-import type { CliIO, ExitCode } from '../../io.js';
+import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
+import { useColor, type ColorSettings } from '../../text/use-color.js';
+import type { CliIO, ExitCode } from '../../cli-io.js';
+import { jobCheckout, type CiSettings } from '../../ci/ci-settings.js';
 import { openPipelineOutput, type ReportSpec } from '../../ci/pipeline-output.js';
+import type { ConfigVariables } from '../../config/interpolate.js';
 import { withPlanPipeline } from './views/ci-plan-view.js';
-import { stateSettings } from '../../state/state-settings.js';
+import type { StateSettings } from '../../state/state-settings.js';
 
 import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
 
@@ -29,17 +30,27 @@ export interface PlanFlags extends ConnectionFlags {
   report?: ReportSpec[];
 }
 
-export async function run(flags: PlanFlags, io: CliIO): Promise<ExitCode> {
-  const pipeline = await openPipelineOutput(io);
-  const view = withPlanPipeline(createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, io), frame: pipeline.frame }), pipeline, io, {
+/** The settings plan reads (cli/settings.ts): where to connect and how, the plan key, the state, the files' variables. */
+export interface PlanSettings extends Omit<OpenClientSettings, 'parallelism'> {
+  color: ColorSettings;
+  ci: CiSettings;
+  planKey: string | undefined;
+  state: StateSettings;
+  config: ConfigVariables;
+}
+
+export async function run(flags: PlanFlags, io: CliIO, _args: string[], settings: PlanSettings): Promise<ExitCode> {
+  const pipeline = await openPipelineOutput(io, settings.ci);
+  const view = withPlanPipeline(createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, settings.color, io.stdout), frame: pipeline.frame }), pipeline, {
     // The log's stream: stdout holds the plan itself for json and markdown.
     log: flags.format === 'text' ? io.stdout : io.stderr,
     reports: flags.report ?? [],
     files: flags.file ?? [],
   });
-  const planKey = planKeyOutsidePullRequests(io.env);
+  const planKey = settings.planKey;
   const inputs = { ...planInputs(flags), ...(planKey === undefined ? {} : { planKey }) };
-  const outcome = await runPlan(inputs, { cwd: io.cwd, env: io.env, now: io.now, openClient: clientOpener(flags, io), stateSettings: stateSettings(io) }, view);
+  const deps = { cwd: io.cwd, configVariables: settings.config, checkout: jobCheckout(settings.ci), now: io.now, stateSettings: settings.state, network: settings.network };
+  const outcome = await runPlan(inputs, { ...deps, openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io) }, view);
   return exitCodeFor(outcome, flags);
 }
 

@@ -13,6 +13,7 @@ import { ConfigError } from '../../errors.js';
 import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../../plan/saved-plan.js';
 import type { Plan } from '../../plan/types.js';
 import type { PlanView } from './view.js';
+import type { NetworkSettings } from '../../api/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import { readerOf } from '../../state/state-backend.js';
 import { writeFileAtomically } from '../../state/write-file-atomically.js';
@@ -23,7 +24,7 @@ import { loadDesiredState, type FileWorld, type Selection } from '../../plan/rea
 import { makePlan } from '../../plan/read/make-plan.js';
 import type { OpenClient } from '../../api/connect/client-listeners.js';
 import { openStateFor } from '../../state/open-state-for.js';
-import { serviceKey } from '../../api/connect/service-key.js';
+import { serviceKeyOf } from '../../api/connect/service-key.js';
 import { tellIfSlow, type WaitEvent } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
 import type { StateBackend } from '../../state/state-backend.js';
@@ -46,8 +47,10 @@ export interface PlanInputs {
 export interface PlanDeps extends FileWorld {
   now(): number;
   openClient: OpenClient;
-  /** A remote state's timeouts (ORGFORM_STATE_TIMEOUT_MS), as the CLI read them. */
+  /** ORGFORM_STATE and a remote state's timeouts (ORGFORM_STATE_TIMEOUT_MS), as the CLI read them. */
   stateSettings?: StateSettings;
+  /** The proxies and certificate authority an HTTP state is reached through. */
+  network?: NetworkSettings;
 }
 
 export interface PlanOutcome {
@@ -79,8 +82,8 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
     // Read: the journal (one-shot changes already done are not planned again), then the service.
     // A state that cannot be read fails the plan: without it, every one-shot change would show again.
     const journal = readerOf(await readState(openStateFor(inputs.state, desired, deps), deps, onWait));
-    const service = serviceKey(client);
-    const { plan } = await makePlan(selected, { client, journal, service, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
+    const serviceKey = serviceKeyOf(client);
+    const { plan } = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
 
     // Check safety and show: the plan, and the budget when one was given.
     const safety = checkPlanSafety(plan, inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges });
@@ -91,7 +94,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
       const text = serializeSavedPlan({
         orgformSavedPlan: SAVED_PLAN_VERSION,
         createdAt: new Date(deps.now()).toISOString(),
-        baseUrl: service,
+        baseUrl: serviceKey,
         configFiles: selected.files,
         workdir: relative(dirname(out.path), deps.cwd).split(sep).join('/') || '.',
         desired: selected,

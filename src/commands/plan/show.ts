@@ -9,19 +9,18 @@ import { checkPlanSafety } from '../../plan/check-plan-safety.js';
 import { createPlanView } from './view.js';
 import { terminalSafe } from '../../text/ansi.js';
 import { shellWord } from '../../text/shell-word.js';
-import { useColor } from '../../text/use-color.js';
-import type { CliIO, ExitCode } from '../../io.js';
-import { planKeyOutsidePullRequests } from '../../ci/pull-request-job.js';
+import { useColor, type ColorSettings } from '../../text/use-color.js';
+import type { CliIO, ExitCode } from '../../cli-io.js';
 
 export interface ShowFlags {
   format: 'text' | 'json' | 'markdown';
   color?: boolean;
 }
 
-export async function run(flags: ShowFlags, io: CliIO, args: string[]): Promise<ExitCode> {
+export async function run(flags: ShowFlags, io: CliIO, args: string[], settings: { color: ColorSettings; planKey: string | undefined }): Promise<ExitCode> {
   const path = args[0] ?? '';
-  const saved = await readSavedPlan(path, io.cwd, planKeyOutsidePullRequests(io.env));
-  const view = createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, io) });
+  const saved = await readSavedPlan(path, io.cwd, settings.planKey);
+  const view = createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, settings.color, io.stdout) });
   await view.planMade(saved.plan, checkPlanSafety(saved.plan));
   const files = saved.configFiles.map((f) => f.path).join(', ');
   // On standard error: the JSON and Markdown documents stay alone on standard output.

@@ -7,9 +7,9 @@ import { UsageError } from '../../errors.js';
 import { runSlugsCheck } from './flow.js';
 import { parseSlugLines } from './parse-slug-lines.js';
 import { createSlugsView } from './view.js';
-import { clientOpener } from '../../api/connect/open-client.js';
-import { useColor } from '../../text/use-color.js';
-import type { CliIO, ExitCode } from '../../io.js';
+import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
+import { useColor, type ColorSettings } from '../../text/use-color.js';
+import type { CliIO, ExitCode } from '../../cli-io.js';
 import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
 
 export interface SlugsCheckFlags extends ConnectionFlags {
@@ -47,10 +47,16 @@ async function collectSlugs(args: readonly string[], io: CliIO): Promise<string[
   return [...new Set(slugs)];
 }
 
-export async function run(flags: SlugsCheckFlags, io: CliIO, args: string[]): Promise<ExitCode> {
+/** The settings slugs check reads (cli/settings.ts): where to connect and how. */
+export interface SlugsCheckSettings extends Omit<OpenClientSettings, 'parallelism'> {
+  color: ColorSettings;
+}
+
+export async function run(flags: SlugsCheckFlags, io: CliIO, args: string[], settings: SlugsCheckSettings): Promise<ExitCode> {
   const slugs = await collectSlugs(args, io);
   if (slugs.length === 0) throw new UsageError('No slugs to check: standard input had none (blank lines and # comments are skipped).');
-  const view = createSlugsView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, io) });
-  const checks = await runSlugsCheck({ slugs, parallelism: flags.parallelism }, { openClient: clientOpener(flags, io), signal: io.signal }, view);
+  const view = createSlugsView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, settings.color, io.stdout) });
+  const openClient = clientOpener({ ...settings, parallelism: flags.parallelism }, io);
+  const checks = await runSlugsCheck({ slugs, parallelism: flags.parallelism }, { openClient, signal: io.signal }, view);
   return checks.every((c) => c.status === 'available') ? 0 : 1;
 }

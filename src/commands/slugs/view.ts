@@ -2,7 +2,7 @@
  * What slugs check shows: a table for people, written a row at a time as results come (with a
  * progress line on a terminal's standard error), or one JSON document for scripts at the end.
  */
-import type { OutputStream } from '../../io.js';
+import type { OutputStream } from '../../cli-io.js';
 import type { WaitEvent } from '../../api/wait-event.js';
 import { formatWait } from '../../text/format-wait.js';
 import type { SlugCheck } from './check-slugs.js';

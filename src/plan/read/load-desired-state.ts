@@ -3,6 +3,7 @@
  * narrowed by --target and --shard. A configuration with problems is an error that lists them all;
  * nothing is read from the service then.
  */
+import type { ConfigVariables } from '../../config/interpolate.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError } from '../../errors.js';
 import { parseShard, selectOrganisations } from '../select-organisations.js';
@@ -15,17 +16,21 @@ export interface Selection {
   shard?: string;
 }
 
-/** Where relative paths start, and the environment that `${NAME}` in the files reads. */
+/**
+ * Where relative paths start, the variables that `${ORGFORM_VAR_…}` in the files reads (none when
+ * not given), and in a CI job its checkout, whose tree the files must lie in.
+ */
 export interface FileWorld {
   cwd: string;
-  env: Record<string, string | undefined>;
+  configVariables?: ConfigVariables;
+  checkout?: string;
 }
 
 export async function loadDesiredState(selection: Selection, world: FileWorld): Promise<{ desired: DesiredState; selected: DesiredState }> {
   // Loaded when needed: validation brings the schema's compiled validator with it.
   const { loadConfig, formatProblem } = await import('../../config/load-config.js');
   const files = selection.files.length > 0 ? [...selection.files] : ['orgs.yaml'];
-  const result = await loadConfig(files, { cwd: world.cwd, env: world.env });
+  const result = await loadConfig(files, { cwd: world.cwd, variables: world.configVariables ?? {}, checkout: world.checkout });
   if (!result.ok) {
     const fileCount = new Set(result.problems.map((p) => p.file)).size;
     throw new ConfigError(

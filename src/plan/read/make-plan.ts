@@ -17,7 +17,7 @@ export interface MakePlanOptions {
   client: OrganisationsClient;
   journal: JournalReader;
   /** The service's base URL as written in plans and the journal. */
-  service: string;
+  serviceKey: string;
   parallelism: number;
   /** The plan is to be saved (`plan --out`): it records the observations its changes depend on, for its apply to compare again. */
   saving?: boolean;
@@ -35,9 +35,9 @@ export interface MadePlan {
 
 export async function makePlan(desired: DesiredState, options: MakePlanOptions): Promise<MadePlan> {
   const isJournaled: IsJournaled =
-    options.ignoreJournal === true ? () => false : (kind, organisationId, targetId) => options.journal.has(options.service, journalKey(kind, organisationId, targetId));
+    options.ignoreJournal === true ? () => false : (kind, organisationId, targetId) => options.journal.has(options.serviceKey, journalKey(kind, organisationId, targetId));
   // Planned as it is read: each observation is let go once its changes are planned.
-  const builder = new PlanBuilder({ baseUrl: options.service, isJournaled, activeSlug: desired.activeOrganisation?.slug, recordObservations: options.saving === true });
+  const builder = new PlanBuilder({ baseUrl: options.serviceKey, isJournaled, activeSlug: desired.activeOrganisation?.slug, recordObservations: options.saving === true });
   const keep = options.keep;
   const observed = await readObservedState(desired, options.client, {
     parallelism: options.parallelism,

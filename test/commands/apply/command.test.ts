@@ -1,11 +1,16 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { applyInputs, confirmationFor, exitCodeFor, freshnessFromEnv, progressIntervalFromEnv, type ApplyFlags } from '../../../src/commands/apply/command.js';
-import type { CliIO } from '../../../src/io.js';
+import { applyInputs, confirmationFor, exitCodeFor, freshness, type ApplyFlags } from '../../../src/commands/apply/command.js';
+import { readSettings } from '../../../src/cli/settings.js';
+import type { CliIO } from '../../../src/cli-io.js';
 import { OrgformError, UsageError } from '../../../src/errors.js';
-import { makeSummary, result } from '../../support/view-fixtures.js';
+import { makeSummary, result } from '../../support/plan-fixtures.js';
 
 const flags: ApplyFlags = { parallelism: 10, format: 'text' };
+/** apply's settings, read from `env` as the command line reads them. */
+const applySettings = (env: Record<string, string>) => readSettings(env, {}, ['apply', 'planKey']);
+const progressIntervalFromEnv = (env: Record<string, string>) => applySettings(env).apply.progressIntervalMs;
+const freshnessFromEnv = (env: Record<string, string>) => freshness(applySettings(env));
 
 describe('apply: flags to the flow’s inputs', () => {
   it('takes a fresh plan’s files, targets, shard, state, budget and approval as given', () => {

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runApply, type ApplyDeps, type ApplyInputs } from '../../../src/commands/apply/flow.js';
 import { runPlan } from '../../../src/commands/plan/flow.js';
+import { readStateSettings } from '../../../src/cli/settings.js';
 import { createTestDatabase, query } from '../../support/postgres.js';
 import { recordingApplyView, recordingPlanView } from '../../support/recording-view.js';
 import { rejection } from '../../support/rejection.js';
@@ -23,7 +24,7 @@ async function setup(state: string) {
   const haltSeen = new Promise<void>((resolve) => (halted = resolve));
   const deps: ApplyDeps = {
     cwd,
-    env: { ORGFORM_STATE: state },
+    stateSettings: readStateSettings({ ORGFORM_STATE: state }),
     now: () => Date.now(),
     signal: new AbortController().signal,
     openClient: async (listeners) => {

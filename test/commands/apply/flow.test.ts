@@ -43,7 +43,6 @@ async function setup(config = CONFIG, organisations = world()) {
   let clock = 1_000;
   const deps: ApplyDeps = {
     cwd,
-    env: {},
     now: () => (clock += 1),
     signal: new AbortController().signal,
     openClient: async (listeners) => {
@@ -357,7 +356,7 @@ describe('runApply: a saved plan', () => {
     const other = createScriptedClient(world());
     Object.defineProperty(other, 'baseUrl', { value: new URL('https://elsewhere.example.test') });
     const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, { ...deps, openClient: async () => ({ client: other }) }, recordingApplyView());
-    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'other-service', madeFor: 'https://orgs.example.test', service: 'https://elsewhere.example.test' } });
+    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'other-service', madeFor: 'https://orgs.example.test', serviceKey: 'https://elsewhere.example.test' } });
     expect(existsSync(join(cwd, '.orgform', 'state.json.lock'))).toBe(false);
     expect(other.closed).toBe(true);
   });

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { CliIO } from '../../../src/io.js';
+import type { CliIO } from '../../../src/cli-io.js';
 import { readAnswer } from '../../../src/commands/apply/read-answer.js';
 
 function terminal(signal = new AbortController().signal) {

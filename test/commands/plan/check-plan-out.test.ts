@@ -14,7 +14,7 @@ describe('checkPlanOut', () => {
     const cwd = await makeWorkspace({ 'orgs.yaml': CONFIG, 'empty.json': '' });
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test' } }]);
     // A plan as plan --out saves it, whatever the saved plan's format holds.
-    await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, { cwd, env: {}, now: () => 0, openClient: async () => ({ client }) }, recordingPlanView());
+    await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, { cwd, now: () => 0, openClient: async () => ({ client }) }, recordingPlanView());
     for (const name of ['plan.json', 'empty.json', 'none.json']) {
       await expect(checkPlanOut(join(cwd, name), name, { force: false, tree: { root: cwd, real: cwd } })).resolves.toBeUndefined();
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exitCodeFor, planInputs, type PlanFlags } from '../../../src/commands/plan/command.js';
-import { billing, makePlan, problem } from '../../support/view-fixtures.js';
+import { billing, makePlan, problem } from '../../support/plan-fixtures.js';
 
 const flags: PlanFlags = { parallelism: 4, format: 'text' };
 

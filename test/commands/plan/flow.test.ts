@@ -25,7 +25,7 @@ organisations:
 async function setup(config = CONFIG) {
   const cwd = await makeWorkspace({ 'orgs.yaml': config });
   const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test' } }]);
-  const deps: PlanDeps = { cwd, env: {}, now: () => Date.parse('2026-11-23T10:00:00Z'), openClient: async () => ({ client }) };
+  const deps: PlanDeps = { cwd, now: () => Date.parse('2026-11-23T10:00:00Z'), openClient: async () => ({ client }) };
   return { cwd, client, deps };
 }
 

@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { LogFrame } from '../../../src/text/log-frame.js';
 import { createPlanView } from '../../../src/commands/plan/view.js';
-import type { PlanFormat } from '../../../src/plan-views/render-plan.js';
-import { desiredState } from '../../plan/fixtures.js';
-import { billing, makePlan } from '../../support/view-fixtures.js';
+import type { PlanFormat } from '../../../src/text/plan/render-plan.js';
+import { desiredState, billing, makePlan } from '../../support/plan-fixtures.js';
+import { sinks } from '../../support/sinks.js';
 
 const FOLDED: LogFrame = { fold: (title, text) => `<${title}>\n${text}`, open: () => '', close: () => '', guard: (t) => t };
 const plan = makePlan({ changes: [billing('acme', { billingEmail: ['a@x.test', 'b@x.test'] })] });
 
 function render(format: PlanFormat) {
-  const out = { text: '', write: (s: string) => void (out.text += s) };
-  const err = { text: '', write: (s: string) => void (err.text += s) };
+  const { out, err } = sinks();
   return { view: createPlanView({ format, out, err, color: false, frame: FOLDED }), out, err };
 }
 

@@ -38,7 +38,7 @@ async function plan(options: { saving?: boolean } = {}) {
   const journal = Journal.empty(join(await makeWorkspace(), 'state.json'));
   await journal.record(BASE_URL, journalKey('revoke-invitation', 'org_done', 'inv_1'), { kind: 'revoke-invitation', organisation: 'done', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
   const client = createScriptedClient(listed, { active: 'org_active' });
-  return (await makePlan(desired, { client, journal, service: BASE_URL, parallelism: 2, ...options })).plan;
+  return (await makePlan(desired, { client, journal, serviceKey: BASE_URL, parallelism: 2, ...options })).plan;
 }
 
 describe('makePlan', () => {

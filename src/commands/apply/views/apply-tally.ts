@@ -2,7 +2,7 @@
  * The running counts a progress display shows, kept from the apply's events alone (so that every
  * display counts the same way, and none needs the flow's state).
  */
-import type { ApplyEvent } from '../../../apply/events.js';
+import type { ApplyEvent } from '../../../executor/events.js';
 
 export interface ApplyTally {
   /** Changes finished, whatever their outcome. */

@@ -6,7 +6,7 @@
 import type { ApplyView } from '../view.js';
 import { applyFindings, configFindings, planFindings } from '../../../ci/findings.js';
 import { renderApplyStepSummary, renderConfigStepSummary } from '../../../ci/render-step-summary.js';
-import type { OutputStream } from '../../../io.js';
+import type { OutputStream } from '../../../cli-io.js';
 import type { PipelineOutput } from '../../../ci/pipeline-output.js';
 
 /** `log`: the stream annotations go to (standard output for text, else standard error, which carries no document). */

@@ -6,7 +6,7 @@
  * the rate limiter holds them back). Failures, rate changes and an interrupt get a line of their
  * own above it, at once. The only terminal codes of apply.
  */
-import type { ApplyEvent } from '../../../apply/events.js';
+import type { ApplyEvent } from '../../../executor/events.js';
 import { countEvent, emptyTally } from './apply-tally.js';
 import type { DisplayContext, ProgressDisplay } from './progress-display.js';
 import { formatApplyLine, formatProgress } from './render-apply.js';

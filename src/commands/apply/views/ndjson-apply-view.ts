@@ -7,7 +7,7 @@
 import { CANCELLED_TEXT, lockTakenOverText, type ApplyView } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
 import { formatApplyEventJson, formatWaitJson } from './render-apply-json.js';
-import { renderPlanForReview } from '../../../plan-views/render-plan-for-review.js';
+import { renderPlanForReview } from '../../../text/plan/render-plan-for-review.js';
 import { planHeadline } from '../../../ci/render-step-summary.js';
 
 export interface NdjsonApplyViewOptions {

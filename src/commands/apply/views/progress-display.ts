@@ -3,7 +3,7 @@
  * of the live line (live-line-display.ts), one line per change (change-lines-display.ts) and
  * progress lines (progress-lines-display.ts).
  */
-import type { ApplyEvent } from '../../../apply/events.js';
+import type { ApplyEvent } from '../../../executor/events.js';
 import type { RateGauge } from '../view.js';
 import { plural } from '../../../text/format-value.js';
 import type { LogFrame, TextSink } from '../../../text/log-frame.js';

@@ -4,8 +4,8 @@
  * never reach consumers.
  */
 import type { WaitEvent } from '../../../api/wait-event.js';
-import type { ApplyEvent, ChangeFailure, Outcome } from '../../../apply/events.js';
-import { wireKind } from '../../../plan-views/render-json.js';
+import type { ApplyEvent, ChangeFailure, Outcome } from '../../../executor/events.js';
+import { wireKind } from '../../../text/plan/render-json.js';
 
 export type WireOutcome = 'applied' | 'already_done' | 'skipped' | 'not_started' | 'stale' | 'failed';
 

@@ -2,7 +2,7 @@
  * The text apply's words, all pure: a log line per event (non-TTY), the progress line, and the
  * closing summary. (The NDJSON objects are render-apply-json.ts's, loaded only by --format json.)
  */
-import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../../../apply/events.js';
+import type { ApplyEvent, ApplySummary, ChangeFailure, ChangeResult } from '../../../executor/events.js';
 import { paint, terminalSafe as safe } from '../../../text/ansi.js';
 import { formatDuration } from '../../../text/format-duration.js';
 import { formatName, plural } from '../../../text/format-value.js';

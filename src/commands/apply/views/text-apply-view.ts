@@ -5,17 +5,17 @@
  * under `Applying N changes` in GitHub Actions. An apply with nothing to do shows only its plan's
  * `No changes.` (or says so, for a saved plan, which is not shown).
  */
-import type { ApplySummary } from '../../../apply/events.js';
+import type { ApplySummary } from '../../../executor/events.js';
 import { CANCELLED_TEXT, lockTakenOverText, type ApplyView, type RateGauge } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
 import { startChangeLines } from './change-lines-display.js';
-import { COMPACT_THRESHOLD } from '../../../plan-views/compact-threshold.js';
-import { describeChangeBudget } from '../../../plan-views/describe-plan-safety.js';
+import { COMPACT_THRESHOLD } from '../../../text/plan/compact-threshold.js';
+import { describeChangeBudget } from '../../../text/plan/describe-plan-safety.js';
 import { startLiveLine } from './live-line-display.js';
 import type { ProgressDisplay } from './progress-display.js';
 import { startProgressLines } from './progress-lines-display.js';
 import { formatApplySummary } from './render-apply.js';
-import { renderPlanForReview } from '../../../plan-views/render-plan-for-review.js';
+import { renderPlanForReview } from '../../../text/plan/render-plan-for-review.js';
 import { planHeadline } from '../../../ci/render-step-summary.js';
 import { formatWait } from '../../../text/format-wait.js';
 

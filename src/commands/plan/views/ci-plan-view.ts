@@ -6,8 +6,8 @@
 import { configFindings, planFindings } from '../../../ci/findings.js';
 import type { PlanView } from '../view.js';
 import { renderConfigStepSummary, renderPlanStepSummary } from '../../../ci/render-step-summary.js';
-import type { CliIO, OutputStream } from '../../../io.js';
-import { writeReports, type PipelineOutput, type ReportSpec } from '../../../ci/pipeline-output.js';
+import type { OutputStream } from '../../../cli-io.js';
+import type { PipelineOutput, ReportSpec } from '../../../ci/pipeline-output.js';
 
 export interface PlanPipelineOptions {
   log: OutputStream;
@@ -16,7 +16,7 @@ export interface PlanPipelineOptions {
   files: readonly string[];
 }
 
-export function withPlanPipeline(view: PlanView, pipeline: PipelineOutput, io: CliIO, options: PlanPipelineOptions): PlanView {
+export function withPlanPipeline(view: PlanView, pipeline: PipelineOutput, options: PlanPipelineOptions): PlanView {
   const { log, reports } = options;
   return {
     ...view,
@@ -27,13 +27,13 @@ export function withPlanPipeline(view: PlanView, pipeline: PipelineOutput, io: C
       await pipeline.annotate(findings, log);
       await pipeline.appendStepSummary(() => renderConfigStepSummary('plan', problems), log);
       // No counts without a plan: only the Code Quality report is written.
-      await writeReports(reports, { findings, defaultFile: options.files[0] ?? 'orgs.yaml' }, io);
+      await pipeline.writeReports(reports, { findings, defaultFile: options.files[0] ?? 'orgs.yaml' });
     },
     async planChecked(plan, hazards, desired) {
       const findings = planFindings(plan, desired);
       await pipeline.annotate(findings, log);
       await pipeline.appendStepSummary(() => renderPlanStepSummary(plan), log);
-      await writeReports(reports, { findings, plan, defaultFile: desired.files[0]?.path ?? 'orgs.yaml' }, io);
+      await pipeline.writeReports(reports, { findings, plan, defaultFile: desired.files[0]?.path ?? 'orgs.yaml' });
       await view.planChecked(plan, hazards, desired);
     },
   };

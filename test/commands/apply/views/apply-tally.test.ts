@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countEvent, emptyTally } from '../../../../src/commands/apply/views/apply-tally.js';
-import { result } from '../../../support/view-fixtures.js';
+import { result } from '../../../support/plan-fixtures.js';
 
 describe('countEvent', () => {
   it('counts finished changes by outcome and retries, and nothing else', () => {

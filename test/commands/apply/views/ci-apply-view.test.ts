@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withApplyPipeline } from '../../../../src/commands/apply/views/ci-apply-view.js';
-import { desiredOrg, desiredState } from '../../../plan/fixtures.js';
-import { makePlan, makeSummary, problem, result } from '../../../support/view-fixtures.js';
+import { desiredOrg, desiredState, makePlan, makeSummary, problem, result } from '../../../support/plan-fixtures.js';
 import { recordingApplyView } from '../../../support/recording-view.js';
 import { CONFIG_PROBLEM, githubStep } from '../../../support/github-step.js';
 

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createNdjsonApplyView } from '../../../../src/commands/apply/views/ndjson-apply-view.js';
-import { billing, makePlan, makeSummary } from '../../../support/view-fixtures.js';
-
-function sinks() {
-  const out = { text: '', write: (s: string) => void (out.text += s) };
-  const err = { text: '', isTTY: false, write: (s: string) => void (err.text += s) };
-  return { out, err };
-}
+import { billing, makePlan, makeSummary } from '../../../support/plan-fixtures.js';
+import { sinks } from '../../../support/sinks.js';
 
 describe('the NDJSON apply view', () => {
   it('writes one JSON object per event on standard output, and nothing else there', async () => {

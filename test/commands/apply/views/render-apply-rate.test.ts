@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApplyEvent } from '../../../../src/apply/events.js';
+import type { ApplyEvent } from '../../../../src/executor/events.js';
 import { formatApplyLine, formatProgress } from '../../../../src/commands/apply/views/render-apply.js';
 import { formatApplyEventJson } from '../../../../src/commands/apply/views/render-apply-json.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { ApplyEvent, Outcome } from '../../../../src/apply/events.js';
+import type { ApplyEvent, Outcome } from '../../../../src/executor/events.js';
 import { formatApplyLine, formatApplySummary, formatProgress } from '../../../../src/commands/apply/views/render-apply.js';
 import { formatApplyEventJson } from '../../../../src/commands/apply/views/render-apply-json.js';
-import { makeSummary, result } from '../../../support/view-fixtures.js';
+import { makeSummary, result } from '../../../support/plan-fixtures.js';
 
 const serverError = {
   operation: 'updateBillingDetails',

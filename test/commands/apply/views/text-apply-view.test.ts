@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ApplyEvent, ChangeResult } from '../../../../src/apply/events.js';
+import type { ApplyEvent, ChangeResult } from '../../../../src/executor/events.js';
 import type { RateStatus } from '../../../../src/api/rate/rate-gate.js';
 import type { LogFrame } from '../../../../src/text/log-frame.js';
 import { createTextApplyView, type TextApplyViewOptions } from '../../../../src/commands/apply/views/text-apply-view.js';
-import { billing, makePlan, makeSummary, result } from '../../../support/view-fixtures.js';
+import { billing, makePlan, makeSummary, result } from '../../../support/plan-fixtures.js';
+import { sinks } from '../../../support/sinks.js';
 
 /** A frame that shows where it folds and guards. */
 const MARKED: LogFrame = {
@@ -12,12 +13,6 @@ const MARKED: LogFrame = {
   close: () => '</open>\n',
   guard: (text) => `<guard>${text}</guard>`,
 };
-
-function sinks(tty = false) {
-  const out = { text: '', isTTY: tty, write: (s: string) => void (out.text += s) };
-  const err = { text: '', write: (s: string) => void (err.text += s) };
-  return { out, err };
-}
 
 function view(tty: boolean, options: Partial<TextApplyViewOptions> = {}, rate: Partial<RateStatus> = {}) {
   const { out, err } = sinks(tty);

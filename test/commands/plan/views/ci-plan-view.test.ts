@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withPlanPipeline } from '../../../../src/commands/plan/views/ci-plan-view.js';
-import { desiredOrg, desiredState } from '../../../plan/fixtures.js';
-import { makePlan, problem } from '../../../support/view-fixtures.js';
+import { desiredOrg, desiredState, makePlan, problem } from '../../../support/plan-fixtures.js';
 import { recordingPlanView } from '../../../support/recording-view.js';
 import { CONFIG_PROBLEM, githubStep } from '../../../support/github-step.js';
 
@@ -14,7 +13,7 @@ describe('withPlanPipeline', () => {
   it('annotates, summarises and writes the reports, then lets the view end', async () => {
     const { cwd, io, log, pipeline } = await githubStep();
     const inner = recordingPlanView();
-    const view = withPlanPipeline(inner, pipeline, io, { log: io.stdout, reports: [{ kind: 'gitlab-terraform', path: 'tf.json' }], files: [] });
+    const view = withPlanPipeline(inner, pipeline, { log: io.stdout, reports: [{ kind: 'gitlab-terraform', path: 'tf.json' }], files: [] });
     const plan = makePlan({ problems: [problem('umbrella', 'HTTP 403')] });
     await view.planChecked(plan, [], desired);
     expect(log.text).toContain('::error file=orgs.yaml,line=1,col=1,title=orgform::HTTP 403');
@@ -25,7 +24,7 @@ describe('withPlanPipeline', () => {
 
   it('writes the Code Quality report for a configuration’s problems, but no counts without a plan', async () => {
     const { cwd, io, pipeline } = await githubStep();
-    const view = withPlanPipeline(recordingPlanView(), pipeline, io, {
+    const view = withPlanPipeline(recordingPlanView(), pipeline, {
       log: io.stdout,
       reports: [
         { kind: 'codequality', path: 'cq.json' },
