@@ -4,7 +4,7 @@ import { BILLING_FIELDS, type BillingField } from '../../../src/model/billing.js
 import type { Change } from '../../../src/plan/types.js';
 import { groupSameChanges, itemsOf, type ChangeGroup, type GroupedChanges } from '../../../src/text/plan/group-same-changes.js';
 import { propertyRuns } from '../../support/soak.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../../support/view-fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../../support/plan-fixtures.js';
 
 const slug = (i: number) => `org-${String(i).padStart(3, '0')}`;
 const everyGroup = (g: GroupedChanges): ChangeGroup[] => g.sections.flatMap((s) => [...s.groups, ...s.singles]);

@@ -4,7 +4,7 @@
  * show each as text, escaped, and run none of it.
  */
 import type { Plan } from '../../../src/plan/types.js';
-import { acceptInvitation, billing, makePlan, problem, removeChannel, revokeInvitation, setActive } from '../../support/view-fixtures.js';
+import { acceptInvitation, billing, makePlan, problem, removeChannel, revokeInvitation, setActive } from '../../support/plan-fixtures.js';
 
 export const HOSTILE_VALUES = [
   '</details><script>alert(1)</script>',

@@ -3,7 +3,7 @@
  * reviewer meets it) or of nothing but single changes (every one different), deterministic.
  */
 import type { Change, Plan } from '../../../src/plan/types.js';
-import { acceptInvitation, billing, makePlan, removeChannel, revokeInvitation } from '../../support/view-fixtures.js';
+import { acceptInvitation, billing, makePlan, removeChannel, revokeInvitation } from '../../support/plan-fixtures.js';
 
 const slug = (i: number) => `org-${String(i).padStart(6, '0')}`;
 

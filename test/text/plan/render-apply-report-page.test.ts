@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApplySummary, ChangeResult } from '../../../src/apply/events.js';
+import type { ApplySummary, ChangeResult } from '../../../src/executor/events.js';
 import { renderApplyReportPage, type ReportedResult, type ReportedSummary } from '../../../src/text/plan/render-apply-report-page.js';
 import { sampleApplyReport } from './sample-apply-report.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderGroupedChangeLines } from '../../../src/text/plan/render-grouped-change-lines.js';
-import { billing, everyKindPlan, makePlan, revokeInvitation } from '../../support/view-fixtures.js';
+import { billing, everyKindPlan, makePlan, revokeInvitation } from '../../support/plan-fixtures.js';
 import { fivePatternPlan } from './pattern-plans.js';
 
 describe('renderGroupedChangeLines', () => {

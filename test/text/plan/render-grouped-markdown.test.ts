@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { summarisePlan, type Plan } from '../../../src/plan/types.js';
 import { itemsOf } from '../../../src/text/plan/group-same-changes.js';
 import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, linkPlanPage, PLAN_PAGE_PLACEHOLDER, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation } from '../../support/view-fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
 import { planBulkExample } from './bulk-example-plan.js';
 import { fivePatternPlan, singlesPlan } from './pattern-plans.js';
 

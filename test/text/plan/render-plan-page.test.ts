@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { checkPlanSafety } from '../../../src/plan/check-plan-safety.js';
 import { renderPlanPage } from '../../../src/text/plan/render-plan-page.js';
-import { billing, everyKindPlan, makePlan, problem, revokeInvitation } from '../../support/view-fixtures.js';
+import { billing, everyKindPlan, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
 import { HOSTILE_VALUES, hostilePlan } from './hostile-plan.js';
 
 /** The page's data as its script reads it: the text of the JSON element, parsed. */
