@@ -11,8 +11,9 @@
  * once, through `onFailure`, and writes nothing more; the apply then starts nothing new.
  */
 import type { OrgformError } from '../errors.js';
-import type { JournalData, JournalEntry } from './journal.js';
-import type { HeldState, LockHolder, StateJournal } from './state-backend.js';
+import type { JournalData, JournalEntry } from './journal-entry.js';
+import type { LockHolder, StateJournal } from './state-backend.js';
+import type { LegacyHeldState as HeldState } from './legacy-backend.js';
 
 export interface PendingEntry {
   serviceKey: string;

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { OrgformError } from '../errors.js';
-import { checkJournalData, JOURNAL_VERSION, type JournalData } from './journal.js';
+import { checkJournalData, JOURNAL_VERSION, type JournalData } from './journal-entry.js';
 
 export interface StateDocument {
   serial: number;
