@@ -16,7 +16,7 @@ import { ApiError, NotSentError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import { isRecordedDone, JOURNALED_KINDS, type IsJournaled } from '../plan/is-recorded-done.js';
 import type { ApplicableChange } from '../plan/types.js';
-import { journalKey } from '../state/journal.js';
+import { journalKey } from '../model/journal-key.js';
 import type { StateJournal } from '../state/state-backend.js';
 import { CHANGED_LISTED, type ApplyListener, type ApplySummary, type ChangeFailure, type ChangeResult, type Outcome } from './events.js';
 import { ChangeFailedError, executeChange, sendWindowMs, type FreshRead } from './execute-change.js';

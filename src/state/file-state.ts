@@ -6,7 +6,7 @@
  */
 import { Journal } from './journal.js';
 import { acquireLock, forceUnlock, type LockEnvironment } from './lock.js';
-import type { HeldState, StateBackend } from './state-backend.js';
+import type { LegacyHeldState as HeldState, LegacyStateBackend as StateBackend } from './legacy-backend.js';
 import { removeOrphanTempFiles } from './write-file-atomically.js';
 
 export function openFileState(path: string, lockEnvironment?: LockEnvironment): StateBackend {

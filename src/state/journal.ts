@@ -16,41 +16,13 @@
  */
 import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { OrgformError } from '../errors.js';
-import type { ChangeKind } from '../model/change-kind.js';
+import type { OrgformError } from '../errors.js';
 import { fileStateError } from './file-state-error.js';
+import { checkJournalData, isJournalEntry, journalDamagedError, JOURNAL_VERSION, type JournalData, type JournalEntry, type LoggedEntry } from './journal-entry.js';
 import { replaceFile, syncDirectory } from './write-file-atomically.js';
 
-export const JOURNAL_VERSION = 1;
-
-export interface JournalEntry {
-  kind: ChangeKind;
-  organisation: string;
-  outcome: 'applied' | 'already-done';
-  at: string;
-  /** The apply that recorded it: its lock ID (entries written before orgform recorded runs have none). */
-  run?: string;
-}
-
-export interface JournalData {
-  version: typeof JOURNAL_VERSION;
-  services: Record<string, Record<string, JournalEntry>>;
-}
-
-/** Keeps a key's three parts apart whatever the ids hold: only `%` and spaces are escaped, so keys stay readable. */
-function keyPart(id: string): string {
-  return id.replace(/%/g, '%25').replace(/ /g, '%20');
-}
-
-export function journalKey(kind: ChangeKind, organisationId: string, targetId: string): string {
-  return `${kind} ${keyPart(organisationId)} ${keyPart(targetId)}`;
-}
-
 function stateError(path: string, problem: string): OrgformError {
-  return new OrgformError(
-    'STATE_INVALID',
-    `The state journal ${path} ${problem}. orgform will not overwrite it: restore it from git or your pipeline cache, or move it aside to start a new one (one-shot deletions it recorded will then be planned again, and found already gone).`,
-  );
+  return journalDamagedError(path, problem);
 }
 
 /** Pure: the journal's text → its data, or a clear error. Never guesses. */
@@ -64,54 +36,12 @@ export function parseJournal(text: string, path: string): JournalData {
   return checkJournalData(value, path);
 }
 
-/** Pure: parsed JSON → the journal's data, or a clear error naming `path` (a file, or a remote state's place). */
-export function checkJournalData(value: unknown, path: string): JournalData {
-  const data = value as Partial<JournalData> | null;
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw stateError(path, 'is not a JSON object');
-  if (data.version !== JOURNAL_VERSION) {
-    const v = typeof data.version === 'number' ? `version ${data.version}` : 'no version';
-    throw stateError(path, `has ${v}; this orgform reads version ${JOURNAL_VERSION} (a newer orgform may have written it)`);
-  }
-  if (typeof data.services !== 'object' || data.services === null || Array.isArray(data.services)) {
-    throw stateError(path, 'has no "services" object');
-  }
-  for (const [serviceKey, entries] of Object.entries(data.services)) {
-    if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) throw stateError(path, `has a malformed entry list for ${serviceKey}`);
-    // Every entry is read by has(), listed, pulled and copied by migrate (into timestamptz columns):
-    // a tampered one is refused here, by name, rather than crashing state list or migrate later.
-    for (const [key, entry] of Object.entries(entries as Record<string, unknown>)) {
-      if (!isJournalEntry(entry)) throw stateError(path, `has a malformed entry ${key} for ${serviceKey} (an entry holds kind, organisation, outcome and at, a time, as text, and run, if any, as text)`);
-    }
-  }
-  return data as JournalData;
-}
-
-function isJournalEntry(value: unknown): value is JournalEntry {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const e = value as Record<string, unknown>;
-  return (
-    typeof e.kind === 'string' &&
-    typeof e.organisation === 'string' &&
-    typeof e.outcome === 'string' &&
-    typeof e.at === 'string' &&
-    !Number.isNaN(Date.parse(e.at)) &&
-    (e.run === undefined || typeof e.run === 'string')
-  );
-}
-
 /** Entries appended to the log before it is folded into the document: a rewrite of the whole file per this many. */
 export const COMPACT_AFTER = 5_000;
 
 /** Where the appended entries of the journal at `path` are kept until they are folded in. */
 export function journalLogPath(path: string): string {
   return `${path}.log`;
-}
-
-interface LoggedEntry {
-  // `service`, not serviceKey: the log file's own key, a format that older logs were written in.
-  service: string;
-  key: string;
-  entry: JournalEntry;
 }
 
 /**

@@ -9,9 +9,10 @@ import { OrgformError } from '../errors.js';
 import { describeEscape, findWorkTree } from '../work-tree.js';
 import { openFileState } from './file-state.js';
 import { journalLogPath } from './journal.js';
+import { adaptLegacyBackend, type LegacyStateBackend } from './legacy-backend.js';
 import { lockPathFor, type LockEnvironment } from './lock.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
-import type { LockRequest, StateBackend } from './state-backend.js';
+import type { LockRequest, Partition, StateBackend } from './state-backend.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from './state-settings.js';
 import type { NetworkSettings } from '../api/proxy-settings.js';
 
@@ -39,6 +40,11 @@ export function stateSpecFor(options: Pick<StateOptions, 'state' | 'defaultPath'
 }
 
 export async function openState(options: StateOptions): Promise<StateBackend> {
+  return adaptLegacyBackend(await openLegacyState(options));
+}
+
+/** The backends before issue 36's rewrite, as they were (their tests use them directly until each is rewritten). */
+export async function openLegacyState(options: StateOptions): Promise<LegacyStateBackend> {
   const spec = stateSpecFor(options);
   const settings = options.settings ?? DEFAULT_STATE_SETTINGS;
   const describe = (command: string) => lockRequest(command, options);
@@ -76,8 +82,8 @@ async function checkJournalPaths(path: string, cwd: string): Promise<void> {
   }
 }
 
-/** What a remote lock says of its holder: the command, this process and, under CI, the job's address. */
-function lockRequest(command: string, options: StateOptions): LockRequest {
+/** What a lock says of its holder: the command, this process and, under CI, the job's address; and what it holds (`partition`, else the whole state). */
+export function lockRequest(command: string, options: Pick<StateOptions, 'lockEnvironment' | 'settings' | 'now'>, partition?: Partition): LockRequest {
   const host = options.lockEnvironment?.host ?? hostname();
   const owner = (options.settings ?? DEFAULT_STATE_SETTINGS).owner;
   let user = owner.user;
@@ -96,6 +102,7 @@ function lockRequest(command: string, options: StateOptions): LockRequest {
     who: `${user}@${host}`,
     startedAt: new Date((options.now ?? options.lockEnvironment?.now ?? Date.now)()).toISOString(),
     ...(where ? { where } : {}),
+    ...(partition === undefined ? {} : { partition }),
   };
 }
 
@@ -123,4 +130,9 @@ export function openCommandState(state: string | undefined, world: CommandWorld,
     signal: world.signal,
     now: world.now,
   });
+}
+
+/** What the lock of a state command (`state migrate`) says of it: this process, under CI its job; it holds the whole state. */
+export function commandLockRequest(command: string, world: CommandWorld, settings: StateCommandSettings): LockRequest {
+  return lockRequest(command, { settings: settings.state, now: world.now });
 }

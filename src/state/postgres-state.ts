@@ -19,10 +19,11 @@ import type { Client, ClientConfig } from 'pg';
 import { OrgformError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
 import { BatchedJournal, holdRemoteState, LockLoss, type PendingEntry } from './batched-journal.js';
-import type { JournalData, JournalEntry } from './journal.js';
+import type { JournalData, JournalEntry } from './journal-entry.js';
 import type { StateSettings } from './state-settings.js';
 import type { StateSpec } from './parse-state-spec.js';
-import { lockLostError, stateLockedError, stateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
+import { lockLostError, stateLockedError, stateUnavailableError, type LockHolder, type LockRequest } from './state-backend.js';
+import type { LegacyHeldState as HeldState, LegacyStateBackend as StateBackend } from './legacy-backend.js';
 
 export const SCHEMA_VERSION = 1;
 

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { readStateSettings } from '../../src/cli/settings.js';
-import { openState } from '../../src/state/open-state.js';
+import { lockRequest, openState } from '../../src/state/open-state.js';
+import { NO_INTEREST } from '../../src/state/journal-index.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { createTestDatabase, query } from '../support/postgres.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
@@ -64,7 +65,7 @@ describe.each(MATRIX_PROFILES)('remote state (%s)', (profile) => {
     it('refuses a second apply on the same state while one holds it, naming the holder, and writes nothing', async () => {
       const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { profile });
       const state = await remoteState(kind);
-      const first = await (await openState({ state: state.url, defaultPath: '/none', cwd, settings: readStateSettings(state.env) })).lock('orgform apply plan.json');
+      const first = await (await openState({ state: state.url, defaultPath: '/none', cwd, settings: readStateSettings(state.env) })).lock(lockRequest('orgform apply plan.json', {}), NO_INTEREST);
       try {
         const second = await runCli(['apply', '--auto-approve', '--state', state.url], { cwd, env: { ...env, ...state.env } });
         expect(second.code).toBe(1);
@@ -181,7 +182,7 @@ describe('state commands', () => {
   it('force-unlock breaks a remote lock with its ID', async () => {
     const cwd = await makeWorkspace();
     const database = `${await createTestDatabase('unlock')}?state=prod`;
-    const held = await (await openState({ state: database, defaultPath: '/none', cwd })).lock('orgform apply');
+    const held = await (await openState({ state: database, defaultPath: '/none', cwd })).lock(lockRequest('orgform apply', {}), NO_INTEREST);
     const wrong = await runCli(['force-unlock', '0123456789ab', '--state', database], { cwd });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain(`has ID ${held.lock.id}, not 0123456789ab`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BatchedJournal, type PendingEntry } from '../../src/state/batched-journal.js';
-import type { JournalData, JournalEntry } from '../../src/state/journal.js';
+import type { JournalData, JournalEntry } from '../../src/state/journal-entry.js';
 
 const SERVICE = 'https://orgs.example.test';
 const entry = (organisation: string): JournalEntry => ({ kind: 'remove-channel', organisation, outcome: 'applied', at: '2025-01-01T00:00:00.000Z' });

@@ -5,11 +5,11 @@
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OrgformError } from '../../src/errors.js';
-import type { JournalEntry } from '../../src/state/journal.js';
-import { openState } from '../../src/state/open-state.js';
+import type { JournalEntry } from '../../src/state/journal-entry.js';
+import { openLegacyState as openState } from '../../src/state/open-state.js';
 import { readNetworkSettings, readStateSettings } from '../../src/cli/settings.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from '../../src/state/state-settings.js';
-import type { StateBackend } from '../../src/state/state-backend.js';
+import type { LegacyStateBackend as StateBackend } from '../../src/state/legacy-backend.js';
 import { rejection } from '../support/rejection.js';
 import { startTerraformBackend, type TerraformBackend } from '../support/terraform-http-backend.mjs';
 

@@ -11,7 +11,8 @@ import * as fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Journal, journalLogPath, replayJournalLog, serializeJournal, type JournalData, type JournalEntry } from '../../src/state/journal.js';
+import { Journal, journalLogPath, replayJournalLog, serializeJournal } from '../../src/state/journal.js';
+import type { JournalData, JournalEntry } from '../../src/state/journal-entry.js';
 import { rejection } from '../support/rejection.js';
 
 const SERVICE = 'https://orgs.example.test';

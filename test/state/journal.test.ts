@@ -4,7 +4,9 @@ import path from 'node:path';
 import { failNextFileWrite } from '../support/fail-next-file-write.js';
 import { rejection } from '../support/rejection.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { COMPACT_AFTER, Journal, journalKey, journalLogPath, parseJournal, replayJournalLog, type JournalEntry } from '../../src/state/journal.js';
+import { COMPACT_AFTER, Journal, journalLogPath, parseJournal, replayJournalLog } from '../../src/state/journal.js';
+import type { JournalEntry } from '../../src/state/journal-entry.js';
+import { journalKey } from '../../src/model/journal-key.js';
 
 // Pass-through spies on the calls the journal makes, so that a test can count writes or make one fail.
 vi.mock('node:fs/promises', async (importOriginal) => {

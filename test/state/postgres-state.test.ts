@@ -7,10 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { OrgformError } from '../../src/errors.js';
-import type { JournalEntry } from '../../src/state/journal.js';
-import { openState } from '../../src/state/open-state.js';
+import type { JournalEntry } from '../../src/state/journal-entry.js';
+import { openLegacyState as openState } from '../../src/state/open-state.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from '../../src/state/state-settings.js';
-import type { StateBackend } from '../../src/state/state-backend.js';
+import type { LegacyStateBackend as StateBackend } from '../../src/state/legacy-backend.js';
 import { createTestDatabase, query } from '../support/postgres.js';
 import { rejection } from '../support/rejection.js';
 

@@ -21,16 +21,17 @@ import { ConfigError, OrgformError } from '../../errors.js';
 import { chooseFreshReads, type FreshReads } from '../../executor/fresh-listing.js';
 import { DEFAULT_READ_MAX_AGE_MS } from '../../executor/execute-change.js';
 import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
-import { isRecordedDone } from '../../plan/is-recorded-done.js';
+import { isRecordedDone, journalInterest } from '../../plan/is-recorded-done.js';
+import { parseShard } from '../../plan/select-organisations.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';
 import { dropDisplays, type ApplicableChange, type Plan } from '../../plan/types.js';
 import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js';
-import { journalKey } from '../../state/journal.js';
+import { journalKey } from '../../model/journal-key.js';
 import type { ApplyView } from './view.js';
 import type { LockEnvironment } from '../../state/lock.js';
 import type { NetworkSettings } from '../../api/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
-import type { HeldState, StateJournal } from '../../state/state-backend.js';
+import type { HeldState, StateBackend, StateJournal } from '../../state/state-backend.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
 import { rateEvent, retryEvent } from './client-events.js';
 import { hashFiles } from './hash-files.js';
@@ -39,7 +40,7 @@ import { makePlan } from '../../plan/read/make-plan.js';
 import type { ClientListeners, OpenClient } from '../../api/connect/client-listeners.js';
 import { ASSUMED_RPS, tokenExpiryWarning } from './token-expiry-warning.js';
 import type { Refusal } from './refusal-error.js';
-import { openStateFor } from '../../state/open-state-for.js';
+import { applyLockRequest, openStateFor } from '../../state/open-state-for.js';
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
 import { serviceKeyOf } from '../../api/connect/service-key.js';
 import { tellIfSlow } from '../../api/wait-event.js';
@@ -125,7 +126,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return { kind: 'cancelled' };
   }
   if (!('changes' in prepared)) return prepared;
-  const { client, lock, journal, serviceKey, changes, freshReads } = prepared;
+  const { client, state, lock, journal, serviceKey, changes, freshReads } = prepared;
   try {
     // Apply: every change, in order within each organisation; every event to the view.
     view.applyStarting(client);
@@ -158,9 +159,19 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     try {
       await lock.release();
     } finally {
+      await state.close();
       await client.close();
     }
   }
+}
+
+/** The state locked for this apply: its shard's partition (a saved plan's own shard), else the whole state; told as a wait once slow. */
+function lockState(state: StateBackend, inputs: ApplyInputs, saved: SavedPlan | undefined, selected: DesiredState, deps: ApplyDeps, listeners: ClientListeners): Promise<HeldState> {
+  const askedAt = deps.now();
+  const shard = (saved ? saved.selection.shard : inputs.selection.shard) ?? undefined;
+  const request = applyLockRequest(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`, shard === undefined ? undefined : parseShard(shard), deps);
+  const waiting = () => stateWait(`the lock on the state at ${state.location}`, askedAt, deps.stateSettings);
+  return tellIfSlow(state.lock(request, journalInterest(selected)), waiting, listeners.onWait, deps.now);
 }
 
 function refused(inputs: ApplyInputs, refusal: Refusal): ApplyOutcome {
@@ -174,6 +185,7 @@ function maxReadAge(inputs: ApplyInputs): number {
 /** Ready to apply: the client and the locked state, which the caller now releases, and the changes alone. */
 interface Prepared {
   client: OrganisationsClient;
+  state: StateBackend;
   lock: HeldState;
   journal: StateJournal;
   serviceKey: string;
@@ -189,23 +201,18 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
 
   // Connect.
   const { client, tokenExpiry } = await deps.openClient(listeners);
+  let state: StateBackend | undefined;
   let lock: HeldState | undefined;
   let handedOver = false;
   try {
     const serviceKey = serviceKeyOf(client);
     if (saved && saved.baseUrl !== serviceKey) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, serviceKey });
 
-    // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
-    // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
-    const lockAskedAt = deps.now();
-    const state = await openStateFor(inputs.state, desired, deps, workdir);
-    lock = await tellIfSlow(
-      state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`),
-      () => stateWait(`the lock on the state at ${state.location}`, lockAskedAt, deps.stateSettings),
-      listeners.onWait,
-      deps.now,
-    );
-    if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
+    // Lock: the whole state, or this shard's partition of it (refused, naming the holder, before
+    // anything is written). A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
+    state = await openStateFor(inputs.state, desired, deps, workdir);
+    lock = await lockState(state, inputs, saved, selected, deps, listeners);
+    for (const gone of lock.replaced) if (gone.pid !== undefined) view.lockTakenOver(state.location, gone.pid);
     lock.onLost((error) => listeners.onHalt?.(error));
 
     // Read: the journal (read under the lock), then the service, planning as it is read. A fresh
@@ -278,12 +285,13 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
       maxPageSize: DEFAULT_PAGE_SIZE,
     });
     handedOver = true;
-    return { client, lock, journal, serviceKey, changes: dropDisplays(plan.changes), freshReads };
+    return { client, state, lock, journal, serviceKey, changes: dropDisplays(plan.changes), freshReads };
   } finally {
     if (!handedOver) {
       try {
         await lock?.release();
       } finally {
+        await state?.close();
         await client.close();
       }
     }

@@ -9,7 +9,8 @@ import type { ClientListeners } from '../../../src/api/connect/client-listeners.
 import { runPlan } from '../../../src/commands/plan/flow.js';
 import { ConfigError, OrgformError } from '../../../src/errors.js';
 import { serializeSavedPlan, type SavedPlanBody } from '../../../src/plan/saved-plan.js';
-import { Journal, journalKey } from '../../../src/state/journal.js';
+import { Journal } from '../../../src/state/journal.js';
+import { journalKey } from '../../../src/model/journal-key.js';
 import { acquireLock } from '../../../src/state/lock.js';
 import { createScriptedClient, gate, type ScriptedClient, type WorldOrganisation } from '../../support/scripted-client.js';
 import { recordingApplyView, recordingPlanView } from '../../support/recording-view.js';

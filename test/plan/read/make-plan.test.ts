@@ -4,7 +4,8 @@ import type { DesiredState } from '../../../src/model/desired-state.js';
 import { makePlan } from '../../../src/plan/read/make-plan.js';
 import { computePlan } from '../../../src/plan/compute-plan.js';
 import { readObservedState } from '../../../src/plan/read/read-observed-state.js';
-import { Journal, journalKey } from '../../../src/state/journal.js';
+import { Journal } from '../../../src/state/journal.js';
+import { journalKey } from '../../../src/model/journal-key.js';
 import { BASE_URL, createScriptedClient, type WorldOrganisation } from '../../support/scripted-client.js';
 import { makeWorkspace } from '../../support/workspace.js';
 
