@@ -20,7 +20,6 @@ export const MAX_LINES = 80;
 
 /** `file name` → the length it had when the limit came in. Emptied by issue 32's packages. */
 const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
-  'state/postgres-state.ts openPostgresState': 267,
   'executor/apply-plan.ts applyPlan': 244,
   'api/http.ts createHttp': 236,
   'plan/read/read-observed-state.ts readObservedState': 196,
@@ -40,7 +39,6 @@ const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'api/rate/adaptive-rate.ts recordAnswer': 85,
   'state/lock.ts acquireLock': 85,
   'config/read-tree.ts readTree>readNode': 84,
-  'state/http-state.ts openHttpState.lock': 81,
 };
 
 export interface MeasuredFunction {

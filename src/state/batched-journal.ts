@@ -129,7 +129,12 @@ export class BatchedJournal implements StateJournal {
   }
 
   private fail(error: unknown, batch: Pending[]): void {
-    if (this.failure !== undefined) return;
+    if (this.failure !== undefined) {
+      // A write under way when the journal was stopped, and failed since: its entries go the same way.
+      this.unwritten += batch.length;
+      for (const entry of batch) entry.reject(this.failure);
+      return;
+    }
     this.failure = this.options.rejection(error);
     const lost = [...batch, ...this.pending.splice(0)];
     this.unwritten += lost.length;

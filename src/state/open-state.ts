@@ -40,6 +40,11 @@ export function stateSpecFor(options: Pick<StateOptions, 'state' | 'defaultPath'
 }
 
 export async function openState(options: StateOptions): Promise<StateBackend> {
+  const spec = stateSpecFor(options);
+  if (spec.kind === 'postgres') {
+    const { PostgresState } = await import('./postgres/postgres-state.js');
+    return new PostgresState(spec, { settings: options.settings ?? DEFAULT_STATE_SETTINGS, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+  }
   return adaptLegacyBackend(await openLegacyState(options));
 }
 
@@ -52,10 +57,8 @@ export async function openLegacyState(options: StateOptions): Promise<LegacyStat
     case 'file':
       await checkJournalPaths(spec.path, options.cwd);
       return openFileState(spec.path, options.lockEnvironment);
-    case 'postgres': {
-      const { openPostgresState } = await import('./postgres-state.js');
-      return openPostgresState(spec, { settings, describe, ...(options.signal === undefined ? {} : { signal: options.signal }) });
-    }
+    case 'postgres':
+      throw new Error('the PostgreSQL state has no legacy backend: openState opens it');
     case 'http': {
       const { openHttpState } = await import('./http-state.js');
       return openHttpState(spec, { settings, describe, network: options.network ?? {}, ...(options.signal === undefined ? {} : { signal: options.signal }) });

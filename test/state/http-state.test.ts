@@ -45,8 +45,10 @@ describe('the HTTP backend state', () => {
     const state = await open(server.url + PATH, CREDENTIALS, { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 2, maxDelayMs: 60_000 } });
     const held = await state.lock('orgform apply');
     expect(server.lockOf(PATH)).toMatchObject({ ID: held.lock.id, Who: 'gitlab-ci-token' });
-    for (let i = 1; i <= 3; i++) await held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`));
+    const recorded = [1, 2, 3].map((i) => held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`)));
     await held.release();
+    // Each acknowledged only once the server accepted a document that holds it.
+    await Promise.all(recorded);
     expect(server.lockOf(PATH)).toBeNull();
     const versions = server.versions(PATH);
     expect(versions.map((v) => v.serial)).toEqual([1, 2]);
@@ -60,8 +62,9 @@ describe('the HTTP backend state', () => {
     // The next apply reads it back, and goes on from its serial.
     const again = await (await open(server.url + PATH)).lock('orgform apply');
     expect(again.journal.has(SERVICE, 'revoke-invitation org_3 inv_3')).toBe(true);
-    await again.journal.record(SERVICE, 'k4', entry('org-4'));
+    const fourth = again.journal.record(SERVICE, 'k4', entry('org-4'));
     await again.release();
+    await fourth;
     expect(server.versions(PATH).map((v) => v.serial)).toEqual([1, 2, 3]);
   });
 
@@ -70,10 +73,10 @@ describe('the HTTP backend state', () => {
     const interrupt = new AbortController();
     const state = await openState({ state: server.url + PATH, defaultPath: '/none', cwd: '/', settings: { ...readStateSettings(CREDENTIALS), batch: { maxEntries: 500, maxDelayMs: 60_000 } }, signal: interrupt.signal });
     const held = await state.lock('orgform apply');
-    await held.journal.record(SERVICE, 'k1', entry('org-1'));
+    const recorded = held.journal.record(SERVICE, 'k1', entry('org-1'));
     expect(server.versions(PATH)).toEqual([]);
     interrupt.abort();
-    for (let i = 0; i < 500 && server.versions(PATH).length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await recorded;
     expect(server.versions(PATH).map((v) => v.serial)).toEqual([1]);
     await held.release();
   });
@@ -95,8 +98,9 @@ describe('the HTTP backend state', () => {
     const first = await (await open(server.url + path)).lock('orgform apply');
     const err = await rejection((await open(server.url + path)).lock('orgform apply'));
     expect(err.message).toContain('is locked by someone (the server does not say who)');
-    await first.journal.record(SERVICE, 'k1', entry('org-1'));
+    const recorded = first.journal.record(SERVICE, 'k1', entry('org-1'));
     await first.release();
+    await recorded;
     expect(server.lockOf(path)).toBeNull();
     expect(await (await open(server.url + path)).read()).toMatchObject({ services: { [SERVICE]: { k1: entry('org-1') } } });
   });
@@ -106,9 +110,10 @@ describe('the HTTP backend state', () => {
     const held = await (await open(server.url + PATH)).lock('orgform apply');
     const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
     server.takeLock(PATH);
-    await held.journal.record(SERVICE, 'k1', entry('org-1'));
+    const recorded = rejection(held.journal.record(SERVICE, 'k1', entry('org-1')));
     await held.journal.flush();
     const error = await lost;
+    expect((await recorded).message).toContain('did not record it (the server refused a write with HTTP 409');
     expect(error.code).toBe('STATE_LOCK_LOST');
     expect(error.message).toContain('refused a write with HTTP 409');
     await held.release();
@@ -120,11 +125,12 @@ describe('the HTTP backend state', () => {
     const server = await backend({ maxBytes: 1_500 });
     const held = await (await open(server.url + PATH)).lock('orgform apply');
     const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
-    for (let i = 1; i <= 10; i++) await held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`));
+    const recorded = Array.from({ length: 10 }, (_, i) => rejection(held.journal.record(SERVICE, `revoke-invitation org_${i + 1} inv_${i + 1}`, entry(`org-${i + 1}`))));
     await held.journal.flush();
     const error = await lost;
-    // A change in flight when the write failed finishes and is recorded after: not written either, and the message says so.
-    await held.journal.record(SERVICE, 'revoke-invitation org_11 inv_11', entry('org-11'));
+    // None is acknowledged; a change in flight when the write failed finishes and is recorded after: refused too.
+    expect((await Promise.all(recorded)).map((e) => e.code)).toEqual(Array(10).fill('STATE_LOCK_LOST'));
+    await rejection(held.journal.record(SERVICE, 'revoke-invitation org_11 inv_11', entry('org-11')));
     expect(server.versions(PATH)).toEqual([]);
     expect(error.code).toBe('STATE_LOCK_LOST');
     expect(error.message).toContain('a write failed (the server refused the document as too large (HTTP 413');
@@ -163,7 +169,7 @@ describe('the HTTP backend state', () => {
     const terraform = await fetch(`${server.url}/tf`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('gitlab-ci-token:job-token-123').toString('base64')}` }, body: JSON.stringify({ version: 4, serial: 7, lineage: 'l', resources: [{ type: 'aws_s3_bucket' }] }) }).catch(() => undefined);
     expect(terraform).toBeDefined();
     const err = await rejection((await open(server.url + '/tf')).read());
-    expect(err.message).toContain("holds something other than orgform's journal (a Terraform state with 1 resource)");
+    expect(err.message).toContain("holds something other than orgform's journal (a Terraform state: serial 7, 1 resource, 0 outputs)");
   });
 
   it('does not follow a redirect (the credentials would go along), and says where it pointed', async () => {

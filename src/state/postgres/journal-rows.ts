@@ -3,7 +3,7 @@
  * twice changes nothing and the first recorded stays. Each row also holds its `target` (the
  * change's kind and target, postgres-schema.ts), which is what a plan asks about.
  */
-import type { JournalEntry } from '../journal.js';
+import type { JournalEntry } from '../journal-entry.js';
 import { targetOfKey } from './postgres-schema.js';
 import { tableOf, type PostgresSession } from './postgres-session.js';
 

@@ -13,8 +13,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { OrgformError } from '../../errors.js';
-import { decideLock, describeRefusal } from '../lock-matrix.js';
-import { describeHolder, stateLockedError, type LockHolder, type LockRequest, type Partition } from '../state-backend.js';
+import { decideLock, lockRefusedError, type RefusalReason } from '../lock-matrix.js';
+import { describeHolder, type LockHolder, type LockRequest, type Partition } from '../state-backend.js';
 import { tableOf, type PostgresSession } from './postgres-session.js';
 
 /** A registered run, and whether its session still holds the state. */
@@ -93,7 +93,7 @@ export class PostgresLocks {
       const location = this.session.place.location;
       if (live.length === 0) throw new OrgformError('STATE_LOCKED', `There is no lock on the state at ${location}; nothing was changed.`);
       const held = live.map((r) => describeHolder(r.holder)).join('; ');
-      throw new OrgformError('STATE_LOCKED', `No lock on the state at ${location} has ID ${id}; it is held by ${held}. Nothing was changed.`);
+      throw new OrgformError('STATE_LOCKED', `The state at ${location} has no lock with ID ${id}; it is held by ${held}. Nothing was changed.`);
     }
     if (target.live) await this.terminate(target.backendPid);
     await this.forget(target);
@@ -181,9 +181,8 @@ export class PostgresLocks {
     return rows[0]?.ok === true;
   }
 
-  private refusal(decision: { holder: LockHolder; why: Parameters<typeof describeRefusal>[0] }, asked: Partition | undefined): OrgformError {
-    const hint = `orgform force-unlock ${decision.holder.id} with the same --state (or ORGFORM_STATE)`;
-    return stateLockedError(this.session.place.location, decision.holder, hint, describeRefusal(decision.why, decision.holder, asked));
+  private refusal(decision: { holder: LockHolder; why: RefusalReason }, asked: Partition | undefined): OrgformError {
+    return lockRefusedError(this.session.place.location, decision, asked, `orgform force-unlock ${decision.holder.id} with the same --state (or ORGFORM_STATE)`);
   }
 
   /** Ends a session and waits (up to 5 s, on PostgreSQL 14 and later) until it is gone, and its locks with it. */

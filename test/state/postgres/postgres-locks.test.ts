@@ -105,9 +105,9 @@ describe('force-unlock on a PostgreSQL state', () => {
     two!.onLost(() => (twoLost = true));
 
     const wrong = await rejection(state.forceUnlock('0123456789ab'));
-    expect(wrong.message).toContain('No lock on the state at');
-    expect(wrong.message).toContain(`has ID 0123456789ab; it is held by pid 1 on runner-1`);
-    expect(wrong.message).toContain(`(lock ID ${two!.lock.id})`);
+    expect(wrong.message).toContain('has no lock with ID 0123456789ab; it is held by ');
+    expect(wrong.message).toContain(`pid 1 on runner-1 as ci@runner-1, running "orgform apply --shard 1/2" since 2025-03-04T05:06:07.000Z (lock ID ${one!.lock.id})`);
+    expect(wrong.message).toContain(`pid 2 on runner-1 as ci@runner-1, running "orgform apply --shard 2/2" since 2025-03-04T05:06:07.000Z (lock ID ${two!.lock.id})`);
 
     const holder = await state.forceUnlock(one!.lock.id);
     expect(holder).toMatchObject({ id: one!.lock.id, pid: 1, host: 'runner-1', partition: { index: 1, count: 2 } });

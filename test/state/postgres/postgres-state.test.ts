@@ -54,8 +54,9 @@ describe('the PostgreSQL state', () => {
     await recorded[6];
     expect(await count(url)).toBe(7);
     // Recorded again (a retried run): nothing changes, the first recorded stays.
-    await held.journal.record(SERVICE, keyOf(1), { ...entry('org-1'), outcome: 'already-done' });
+    const again = held.journal.record(SERVICE, keyOf(1), { ...entry('org-1'), outcome: 'already-done' });
     await held.release();
+    await again;
     const rows = await query(url, `SELECT key, kind, organisation, outcome, run, target FROM orgform.journal WHERE key = '${keyOf(1)}'`);
     expect(rows).toEqual([{ key: keyOf(1), kind: 'remove-channel', organisation: 'org-1', outcome: 'applied', run: held.lock.id, target: targetOf(1) }]);
   });
@@ -106,14 +107,15 @@ describe('the PostgreSQL state', () => {
     const state = openPostgres(withState(url, 'prod'), { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 500, maxDelayMs: 60_000 } });
     const held = await state.lock(request('orgform apply'), interest());
     const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
-    const first = held.journal.record(SERVICE, keyOf(1), entry('org-1'));
+    // Handled from the start: it rejects as soon as the connection drops.
+    const first = rejection(held.journal.record(SERVICE, keyOf(1), entry('org-1')));
     const [{ backend_pid }] = (await query<{ backend_pid: number }>(url, 'SELECT backend_pid FROM orgform.holders')) as [{ backend_pid: number }];
     await query(url, 'SELECT pg_terminate_backend($1, 5000)', [backend_pid]);
     const error = await lost;
     expect(error.code).toBe('STATE_LOCK_LOST');
     expect(error.message).toContain('Lost the lock on the state at');
     expect(error.message).toContain('1 recorded entry is not written');
-    const notRecorded = await rejection(first);
+    const notRecorded = await first;
     expect(notRecorded.message).toContain('did not record it');
     const later = await rejection(held.journal.record(SERVICE, keyOf(2), entry('org-2')));
     expect(later.code).toBe('STATE_LOCK_LOST');
