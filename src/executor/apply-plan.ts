@@ -69,6 +69,29 @@ function describeFailure(err: unknown): ChangeFailure {
 }
 
 /**
+ * Journal entries of changes done on the service, until each is durable: a change ends (its event,
+ * its count in the summary) only then, as recorded or as done but not recorded.
+ */
+class PendingRecords {
+  private readonly waiting = new Set<Promise<void>>();
+
+  add(record: Promise<void>, then: { recorded(): void; failed(message: string, cause: string | undefined): void }): void {
+    const ended = record.then(then.recorded, (err: unknown) => {
+      const message = (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');
+      // The changes not started say only the system's reason (the failure has the path and what to do).
+      then.failed(message, err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined);
+    });
+    this.waiting.add(ended);
+    void ended.finally(() => this.waiting.delete(ended));
+  }
+
+  /** Waits until every change added has ended. */
+  async settled(): Promise<void> {
+    while (this.waiting.size > 0) await Promise.all(this.waiting);
+  }
+}
+
+/**
  * Takes the changes over: each slot of `changes` is emptied once its change has ended, so that what
  * an apply of 100,000 holds shrinks as it goes (the results keep what the summary needs).
  */
@@ -84,6 +107,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   let interrupted = false;
   /** The journal refused an entry (a full disk, a read-only directory): nothing more is started. */
   let journalFailure: string | undefined;
+  const recording = new PendingRecords();
   let inFlight = 0;
   // Set below, once the groups are known; an interrupt reads no more of it.
   let listing: FreshListing | undefined;
@@ -153,29 +177,21 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
           await takeTurn();
         },
       });
-      // Only billing can be stale; a revocation or channel removal that ended is done.
+      // Only billing can be stale; a revocation or channel removal that ended is done. Its worker goes
+      // on at once; the change ends once its entry is durable (a remote state writes in batches).
       if (JOURNALED_KINDS.has(change.kind) && change.targetId !== undefined && result.outcome !== 'stale') {
-        try {
-          await options.journal.record(options.serviceKey, journalKey(change.kind, change.organisation.id, change.targetId), {
-            kind: change.kind,
-            organisation: change.organisation.slug,
-            outcome: result.outcome,
-            at: new Date(now()).toISOString(),
-          });
-        } catch (err) {
+        const entry = { kind: change.kind, organisation: change.organisation.slug, outcome: result.outcome, at: new Date(now()).toISOString() };
+        recording.add(options.journal.record(options.serviceKey, journalKey(change.kind, change.organisation.id, change.targetId), entry), {
+          recorded: () => finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 }),
           // Done on the service but not recorded: say so, and start nothing more, since nothing more
-          // could be recorded either (a full disk let an apply go on deleting thousands, each told
-          // only as a failure of "operation unknown"). The next apply finds these already gone.
-          const message = (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');
-          // The changes not started say only the system's reason (the failure above has the path and what to do).
-          journalFailure ??= err instanceof Error && err.cause instanceof Error ? err.cause.message : message;
-          finish(index, {
-            outcome: 'failed',
-            failure: { operation: change.kind, message: `${result.outcome === 'applied' ? 'done on the service' : 'found already done on the service'}, but not recorded in the state journal: ${message}. The next apply finds it done` },
-            durationMs: now() - t0,
-          });
-          return 'failed';
-        }
+          // could be recorded either. The next apply finds these already gone.
+          failed: (message, cause) => {
+            journalFailure ??= cause ?? message;
+            const failure = { operation: change.kind, message: `${result.outcome === 'applied' ? 'done on the service' : 'found already done on the service'}, but not recorded in the state journal: ${message}. The next apply finds it done` };
+            finish(index, { outcome: 'failed', failure, durationMs: now() - t0 });
+          },
+        });
+        return result.outcome;
       }
       finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });
       return result.outcome;
@@ -295,6 +311,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
   const workers = Math.max(1, Math.min(options.parallelism, groupCount + active.length));
   await Promise.all(Array.from({ length: workers }, () => worker()));
   await options.journal.flush();
+  await recording.settled();
   signal?.removeEventListener('abort', onAbort);
 
   const counts = new Array<number>(OUTCOMES.length + 1).fill(0);

@@ -213,6 +213,36 @@ describe('applyPlan', () => {
     expect(summary.notApplied[1]!.reason).toContain('the state journal could not be written, so nothing more was started');
   });
 
+  it('ends a revocation or removal only once its journal entry is durable, and frees its worker for the next change meanwhile', async () => {
+    const client = createScriptedClient([member('acme')]);
+    // A remote journal: nothing is durable until its batch is written, here at the flush.
+    const durable: Array<() => void> = [];
+    const journal = { has: () => false, record: () => new Promise<void>((resolve) => durable.push(resolve)), flush: async () => durable.splice(0).forEach((ack) => ack()) };
+    const changes = [removeChannel('acme', 'ch_1'), revokeInvitation('acme', 'inv_2')];
+    const { summary, events } = await run(changes, client, { journal, parallelism: 1 });
+    const told = events.flatMap((e) => (e.type === 'change-start' || e.type === 'change-end' ? [`${e.type} ${e.address}`] : []));
+    expect(told).toEqual([
+      'change-start organisations.acme.notificationChannels.remove.ch_1',
+      'change-start organisations.acme.invitations.revoke.inv_2',
+      'change-end organisations.acme.notificationChannels.remove.ch_1',
+      'change-end organisations.acme.invitations.revoke.inv_2',
+    ]);
+    expect(summary.applied).toBe(2);
+  });
+
+  it('counts a change whose entry the journal later fails to make durable as done on the service but not recorded', async () => {
+    const client = createScriptedClient([member('acme')]);
+    const waiting: Array<(error: Error) => void> = [];
+    const lost = new Error('the state did not record it (the database connection closed)');
+    const journal = { has: () => false, record: () => new Promise<void>((_, reject) => waiting.push(reject)), flush: async () => waiting.splice(0).forEach((fail) => fail(lost)) };
+    const { summary } = await run([removeChannel('acme', 'ch_1'), removeChannel('acme', 'ch_2')], client, { journal, parallelism: 1 });
+    expect(summary).toMatchObject({ applied: 0, failed: 2 });
+    expect(summary.notApplied.map((r) => r.failure!.message)).toEqual([
+      'done on the service, but not recorded in the state journal: the state did not record it (the database connection closed). The next apply finds it done',
+      'done on the service, but not recorded in the state journal: the state did not record it (the database connection closed). The next apply finds it done',
+    ]);
+  });
+
   it('tells every change’s start before its end, between apply-start first and apply-end last', async () => {
     const client = createScriptedClient([member('acme'), member('globex')]);
     const { events, summary } = await run([billing('acme', {}), revokeInvitation('acme', 'inv_2'), billing('globex', {})], client);
