@@ -15,6 +15,12 @@ import { tableOf, type PostgresSession } from './postgres-session.js';
 
 export const SCHEMA_VERSION = 2;
 
+/**
+ * How long the move of a version-1 journal may take: its rows are each given a target (about 20 s
+ * a million rows on a quiet server), once, whatever ORGFORM_STATE_TIMEOUT_MS says.
+ */
+const MIGRATION_TIMEOUT_MS = 60 * 60_000;
+
 /** The schema's migrations are made one at a time under (class, 0); a state's lock is (class, its row id ≥ 1). */
 const MIGRATION_OBJECT = 0;
 
@@ -123,8 +129,9 @@ export class PostgresSchema {
     const journal = tableOf(place, 'journal');
     try {
       await this.session.query(`ALTER TABLE ${journal} ADD COLUMN target text`);
-      if (from === 1) await this.session.query(`UPDATE ${journal} SET target = ${targetOfKey()}`);
-      await this.session.query(`CREATE INDEX journal_state_target ON ${journal} (state, target)`);
+      await this.session.query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`);
+      if (from === 1) await this.session.queryLong(`UPDATE ${journal} SET target = ${targetOfKey()}`, MIGRATION_TIMEOUT_MS);
+      await this.session.queryLong(`CREATE INDEX journal_state_target ON ${journal} (state, target)`, MIGRATION_TIMEOUT_MS);
       await this.session.query(
         `CREATE TABLE ${tableOf(place, 'holders')} (
            lock_id text PRIMARY KEY,

@@ -6,7 +6,7 @@
  * An advisory lock belongs to its session: when the connection fails or ends, every lock it held
  * is gone. `onLost` tells the holder so, once, unless the session was closed on purpose.
  */
-import type { Client, ClientConfig, QueryResult, QueryResultRow } from 'pg';
+import type { Client, ClientConfig, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { OrgformError } from '../../errors.js';
 import { redactSecrets } from '../../redact.js';
 import type { StateSpec } from '../parse-state-spec.js';
@@ -90,6 +90,16 @@ export class PostgresSession {
 
   query<T extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<T>> {
     return this.client.query<T>(text, values);
+  }
+
+  /**
+   * A statement that may take long (the one-time move of a large journal to a new schema version):
+   * it gets `timeoutMs` rather than ORGFORM_STATE_TIMEOUT_MS, and the transaction's statement_timeout
+   * must be raised to match.
+   */
+  queryLong(text: string, timeoutMs: number): Promise<QueryResult> {
+    // pg takes a query's own read timeout, though its types do not say so.
+    return this.client.query({ text, query_timeout: timeoutMs } as QueryConfig);
   }
 
   /** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
