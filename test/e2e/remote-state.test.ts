@@ -185,7 +185,8 @@ describe('state commands', () => {
     const held = await (await openState({ state: database, defaultPath: '/none', cwd })).lock(lockRequest('orgform apply', {}), NO_INTEREST);
     const wrong = await runCli(['force-unlock', '0123456789ab', '--state', database], { cwd });
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain(`has ID ${held.lock.id}, not 0123456789ab`);
+    expect(wrong.stderr).toContain(`has no lock with ID 0123456789ab; it is held by pid ${process.pid}`);
+    expect(wrong.stderr).toContain(`(lock ID ${held.lock.id})`);
     const right = await runCli(['force-unlock', held.lock.id], { cwd, env: { ORGFORM_STATE: database } });
     expect(right.stdout).toContain(`Released the lock ${held.lock.id} on ${shown(database)} (held by pid ${process.pid} on`);
     await held.release();
@@ -238,9 +239,10 @@ describe('a killed apply with the state in PostgreSQL', () => {
     expect(removed - recorded).toBeGreaterThanOrEqual(0);
     expect(removed - recorded).toBeLessThanOrEqual(12);
 
-    // The session died with the process, and the lock with it: the next apply goes ahead.
+    // The session died with the process, and the lock with it: the next apply goes ahead, and says
+    // whose registration it found dead.
     const again = await runCli(['apply', '--auto-approve', '--no-color'], { cwd, env: run });
-    expect(again.stderr).toBe('');
+    expect(again.stderr).toBe(`Took over a stale lock on ${shown(`${database}?state=prod`)} left by pid ${pid} (no longer running).\n`);
     expect(again.code).toBe(0);
     expect(emulator.store.dump().channels).toEqual([]);
     expect(await written()).toBe(40);
