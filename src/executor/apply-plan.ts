@@ -75,7 +75,8 @@ function describeFailure(err: unknown): ChangeFailure {
 class PendingRecords {
   private readonly waiting = new Set<Promise<void>>();
 
-  add(record: Promise<void>, then: { recorded(): void; failed(message: string, cause: string | undefined): void }): void {
+  /** Resolves once the change has ended, either way. */
+  add(record: Promise<void>, then: { recorded(): void; failed(message: string, cause: string | undefined): void }): Promise<void> {
     const ended = record.then(then.recorded, (err: unknown) => {
       const message = (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');
       // The changes not started say only the system's reason (the failure has the path and what to do).
@@ -83,6 +84,7 @@ class PendingRecords {
     });
     this.waiting.add(ended);
     void ended.finally(() => this.waiting.delete(ended));
+    return ended;
   }
 
   /** Waits until every change added has ended. */
@@ -177,11 +179,11 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
           await takeTurn();
         },
       });
-      // Only billing can be stale; a revocation or channel removal that ended is done. Its worker goes
-      // on at once; the change ends once its entry is durable (a remote state writes in batches).
+      // Only billing can be stale; a revocation or channel removal that ended is done, once its entry
+      // is durable. A batched journal's worker goes on meanwhile (a batch may wait 2 s).
       if (JOURNALED_KINDS.has(change.kind) && change.targetId !== undefined && result.outcome !== 'stale') {
         const entry = { kind: change.kind, organisation: change.organisation.slug, outcome: result.outcome, at: new Date(now()).toISOString() };
-        recording.add(options.journal.record(options.serviceKey, journalKey(change.kind, change.organisation.id, change.targetId), entry), {
+        const ended = recording.add(options.journal.record(options.serviceKey, journalKey(change.kind, change.organisation.id, change.targetId), entry), {
           recorded: () => finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 }),
           // Done on the service but not recorded: say so, and start nothing more, since nothing more
           // could be recorded either. The next apply finds these already gone.
@@ -191,6 +193,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
             finish(index, { outcome: 'failed', failure, durationMs: now() - t0 });
           },
         });
+        if (options.journal.batched !== true) await ended;
         return result.outcome;
       }
       finish(index, { outcome: result.outcome, reason: result.reason, durationMs: now() - t0 });

@@ -42,6 +42,7 @@ interface Pending extends LoggedEntry {
 }
 
 export class BatchedJournal implements StateJournal {
+  readonly batched = true;
   private pending: Pending[] = [];
   private writing: Promise<void> | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;

@@ -43,6 +43,12 @@ export interface StateJournal extends JournalIndex {
   record(serviceKey: string, key: string, entry: JournalEntry): Promise<void>;
   /** Waits until every entry recorded so far is written (or its loss has been reported). */
   flush(): Promise<void>;
+  /**
+   * True when entries are written in batches (a remote state), so that a record may wait up to the
+   * batch delay: the executor then lets the change's worker go on meanwhile. Otherwise a record
+   * takes one write, and the worker waits for it, so that a failure stops the next change.
+   */
+  readonly batched?: boolean;
 }
 
 /** Who holds a lock, as far as the backend can say (a Terraform HTTP backend may say only some of it). */

@@ -217,7 +217,7 @@ describe('applyPlan', () => {
     const client = createScriptedClient([member('acme')]);
     // A remote journal: nothing is durable until its batch is written, here at the flush.
     const durable: Array<() => void> = [];
-    const journal = { has: () => false, record: () => new Promise<void>((resolve) => durable.push(resolve)), flush: async () => durable.splice(0).forEach((ack) => ack()) };
+    const journal = { batched: true, has: () => false, record: () => new Promise<void>((resolve) => durable.push(resolve)), flush: async () => durable.splice(0).forEach((ack) => ack()) };
     const changes = [removeChannel('acme', 'ch_1'), revokeInvitation('acme', 'inv_2')];
     const { summary, events } = await run(changes, client, { journal, parallelism: 1 });
     const told = events.flatMap((e) => (e.type === 'change-start' || e.type === 'change-end' ? [`${e.type} ${e.address}`] : []));
@@ -234,7 +234,7 @@ describe('applyPlan', () => {
     const client = createScriptedClient([member('acme')]);
     const waiting: Array<(error: Error) => void> = [];
     const lost = new Error('the state did not record it (the database connection closed)');
-    const journal = { has: () => false, record: () => new Promise<void>((_, reject) => waiting.push(reject)), flush: async () => waiting.splice(0).forEach((fail) => fail(lost)) };
+    const journal = { batched: true, has: () => false, record: () => new Promise<void>((_, reject) => waiting.push(reject)), flush: async () => waiting.splice(0).forEach((fail) => fail(lost)) };
     const { summary } = await run([removeChannel('acme', 'ch_1'), removeChannel('acme', 'ch_2')], client, { journal, parallelism: 1 });
     expect(summary).toMatchObject({ applied: 0, failed: 2 });
     expect(summary.notApplied.map((r) => r.failure!.message)).toEqual([
