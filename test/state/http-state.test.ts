@@ -3,7 +3,7 @@
  * behaviour (test/support/terraform-http-backend.mjs) over loopback.
  */
 import { createServer } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OrgformError } from '../../src/errors.js';
 import type { JournalEntry } from '../../src/state/journal-entry.js';
 import { openLegacyState as openState } from '../../src/state/open-state.js';
@@ -11,23 +11,14 @@ import { readNetworkSettings, readStateSettings } from '../../src/cli/settings.j
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from '../../src/state/state-settings.js';
 import type { LegacyStateBackend as StateBackend } from '../../src/state/legacy-backend.js';
 import { rejection } from '../support/rejection.js';
-import { startTerraformBackend, type TerraformBackend } from '../support/terraform-http-backend.mjs';
+import { startBackend } from '../support/terraform-backends.js';
+import type { TerraformBackend } from '../support/terraform-http-backend.mjs';
 
 const SERVICE = 'https://orgs.example.test';
 const PATH = '/api/v4/projects/42/terraform/state/orgform';
 const CREDENTIALS = { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'job-token-123' };
 const entry = (organisation: string): JournalEntry => ({ kind: 'revoke-invitation', organisation, outcome: 'applied', at: '2025-01-02T03:04:05.678Z' });
 
-const servers: TerraformBackend[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function backend(options: Parameters<typeof startTerraformBackend>[0] = {}): Promise<TerraformBackend> {
-  const server = await startTerraformBackend(options);
-  servers.push(server);
-  return server;
-}
 
 function open(url: string, env: Record<string, string> = CREDENTIALS, settings: StateSettings = DEFAULT_STATE_SETTINGS): Promise<StateBackend> {
   return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', settings: { ...settings, http: readStateSettings(env).http }, network: readNetworkSettings(env), lockEnvironment: { pid: 4242, host: 'runner-1', now: () => Date.parse('2025-03-04T05:06:07.000Z'), isAlive: () => true } });
@@ -35,13 +26,13 @@ function open(url: string, env: Record<string, string> = CREDENTIALS, settings: 
 
 describe('the HTTP backend state', () => {
   it('reads a state that does not exist yet (404) as an empty journal', async () => {
-    const server = await backend();
+    const server = await startBackend();
     expect(await (await open(server.url + PATH)).read()).toEqual({ version: 1, services: {} });
     expect(server.requests.map((r) => `${r.method} ${r.path} ${r.user}`)).toEqual([`GET ${PATH} gitlab-ci-token`]);
   });
 
   it('locks, writes a Terraform-shaped document with the journal inside (serial raised each write, one lineage), and unlocks', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const state = await open(server.url + PATH, CREDENTIALS, { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 2, maxDelayMs: 60_000 } });
     const held = await state.lock('orgform apply');
     expect(server.lockOf(PATH)).toMatchObject({ ID: held.lock.id, Who: 'gitlab-ci-token' });
@@ -69,7 +60,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('writes what it holds at once on an interrupt, rather than after the batch delay', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const interrupt = new AbortController();
     const state = await openState({ state: server.url + PATH, defaultPath: '/none', cwd: '/', settings: { ...readStateSettings(CREDENTIALS), batch: { maxEntries: 500, maxDelayMs: 60_000 } }, signal: interrupt.signal });
     const held = await state.lock('orgform apply');
@@ -82,7 +73,7 @@ describe('the HTTP backend state', () => {
   });
 
   it.each([409, 423] as const)('refuses a second apply when the lock is held (%i), naming the holder the server gives', async (lockedStatus) => {
-    const server = await backend({ lockedStatus });
+    const server = await startBackend({ lockedStatus });
     const first = await (await open(server.url + PATH)).lock('orgform apply');
     const err = await rejection((await open(server.url + PATH)).lock('orgform apply'));
     expect(err.code).toBe('STATE_LOCKED');
@@ -93,7 +84,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('refuses a second apply on Gitea, which does not say who holds the lock, saying so', async () => {
-    const server = await backend({ flavour: 'gitea' });
+    const server = await startBackend({ flavour: 'gitea' });
     const path = '/api/packages/ops/terraform/state/orgform';
     const first = await (await open(server.url + path)).lock('orgform apply');
     const err = await rejection((await open(server.url + path)).lock('orgform apply'));
@@ -106,7 +97,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('halts the holder when its lock was broken and taken by someone else (the next write is refused)', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const held = await (await open(server.url + PATH)).lock('orgform apply');
     const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
     server.takeLock(PATH);
@@ -122,7 +113,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('halts the holder when a write is refused (413, too large), saying how many entries are not written', async () => {
-    const server = await backend({ maxBytes: 1_500 });
+    const server = await startBackend({ maxBytes: 1_500 });
     const held = await (await open(server.url + PATH)).lock('orgform apply');
     const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
     const recorded = Array.from({ length: 10 }, (_, i) => rejection(held.journal.record(SERVICE, `revoke-invitation org_${i + 1} inv_${i + 1}`, entry(`org-${i + 1}`))));
@@ -142,7 +133,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('breaks a lock with force-unlock only with the holder’s ID', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const held = await (await open(server.url + PATH)).lock('orgform apply');
     const wrong = await rejection((await open(server.url + PATH)).forceUnlock('0123456789ab'));
     expect(wrong.message).toContain('is not locked with ID 0123456789ab');
@@ -152,7 +143,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('says when the credentials are refused, and never shows the password', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const err = await rejection((await open(server.url + PATH, { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'wrong-secret-456' })).read());
     expect(err.code).toBe('STATE_UNAVAILABLE');
     expect(err.message).toContain('HTTP 401');
@@ -162,7 +153,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('never overwrites a state that is not orgform’s', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const held = await (await open(server.url + '/tf')).lock('orgform apply');
     await held.release();
     // A Terraform workspace's state at that address.
@@ -186,7 +177,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('lets go of a lock the server took although its answer was a failure (a gateway’s 504 after GitLab took it)', async () => {
-    const server = await backend();
+    const server = await startBackend();
     // A gateway that passes the lock request on, then answers 504 as if the server had timed out.
     const gateway = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -210,7 +201,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('says when its lock could not be released at the end, and how to break it, for every later apply would be refused', async () => {
-    const server = await backend();
+    const server = await startBackend();
     // A server that fails every unlock with a 500 (after the retries too).
     const failing = createServer((req, res) => {
       const chunks: Buffer[] = [];

@@ -4,27 +4,18 @@
  * whoever holds the lock: shards take turns on one document, and a run whose lock was broken, or
  * whose document someone else wrote, stops before it overwrites anyone.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DocumentWriter } from '../../../src/state/http/document-writer.js';
 import type { LoggedEntry } from '../../../src/state/journal-entry.js';
 import type { LockHolder, Partition } from '../../../src/state/state-backend.js';
 import { rejection } from '../../support/rejection.js';
-import { startTerraformBackend, type TerraformBackend } from '../../support/terraform-http-backend.mjs';
+import { startBackend } from '../../support/terraform-backends.js';
+import type { TerraformBackend } from '../../support/terraform-http-backend.mjs';
 import { fetchPort } from './document-port.js';
 
 const PATH = '/api/packages/ops/terraform/state/orgform';
 const SERVICE = 'https://orgs.example.test';
 
-const servers: TerraformBackend[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function backend(options: Parameters<typeof startTerraformBackend>[0] = {}): Promise<TerraformBackend> {
-  const server = await startTerraformBackend(options);
-  servers.push(server);
-  return server;
-}
 
 let runs = 0;
 function run(partition?: Partition, pid = 100 + runs): LockHolder {
@@ -44,7 +35,7 @@ const stored = (server: TerraformBackend) => Object.keys(JSON.parse(server.versi
 
 describe('the Terraform HTTP state’s writes', () => {
   it('lets shards of one count write one document in turn, each under the server’s lock for the moment of its write only', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const [one, two] = [run({ index: 1, count: 2 }), run({ index: 2, count: 2 })];
     const [a, b] = [writer(server), writer(server)];
     await a.register(one);
@@ -59,7 +50,7 @@ describe('the Terraform HTTP state’s writes', () => {
   });
 
   it('refuses the same shard, an unsharded run while shards run, and a shard of another count, naming the registered run', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const first = run({ index: 1, count: 2 });
     await writer(server).register(first);
     for (const [asked, why] of [
@@ -76,7 +67,7 @@ describe('the Terraform HTTP state’s writes', () => {
   });
 
   it('stops a run whose lock was broken, before it overwrites the next run’s entries, on a server that stores any write', async () => {
-    const server = await backend({ flavour: 'gitea', enforceLocks: false });
+    const server = await startBackend({ flavour: 'gitea', enforceLocks: false });
     const [a, b] = [run(), run()];
     const writerA = writer(server);
     await writerA.register(a);
@@ -95,7 +86,7 @@ describe('the Terraform HTTP state’s writes', () => {
   });
 
   it('stops a run holding the whole state when someone else wrote its document meanwhile (the serial moved)', async () => {
-    const server = await backend({ flavour: 'gitea', enforceLocks: false });
+    const server = await startBackend({ flavour: 'gitea', enforceLocks: false });
     const a = run();
     const writerA = writer(server);
     await writerA.register(a);
@@ -107,7 +98,7 @@ describe('the Terraform HTTP state’s writes', () => {
   });
 
   it('stops a run whose state was replaced by another of the same name (another lineage)', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const a = run();
     const writerA = writer(server);
     const { doc } = await writerA.register(a);
@@ -117,7 +108,7 @@ describe('the Terraform HTTP state’s writes', () => {
   });
 
   it('waits while another run’s write holds the server’s lock, and after ORGFORM_STATE_TIMEOUT_MS names it', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const a = run();
     const port = fetchPort(server.url + PATH);
     let clock = 0;
@@ -148,7 +139,7 @@ describe('the Terraform HTTP state’s writes', () => {
   });
 
   it('drops the registration of a run whose process is gone from this host, and says so', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const dead = run({ index: 1, count: 2 }, 999_999);
     await writer(server).register(dead);
     const { replaced } = await writer(server, { isGone: (holder) => holder.pid === 999_999 }).register(run({ index: 1, count: 2 }));
@@ -156,7 +147,7 @@ describe('the Terraform HTTP state’s writes', () => {
   });
 
   it('breaks the lock of a run killed in the middle of a write: the server’s lock and its registration', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const killed = run({ index: 2, count: 2 });
     await writer(server).register(killed);
     server.takeLock(PATH, killed.id, 'gitlab-ci-token');

@@ -5,14 +5,15 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readNetworkSettings, readStateSettings } from '../../../src/cli/settings.js';
 import { lockRequest, openState } from '../../../src/state/open-state.js';
 import type { StateBackend } from '../../../src/state/state-backend.js';
 import { createTestDatabase, query } from '../../support/postgres.js';
 import { rejection } from '../../support/rejection.js';
 import { runCli } from '../../support/run-cli.js';
-import { startTerraformBackend, type TerraformBackend } from '../../support/terraform-http-backend.mjs';
+import { startBackend } from '../../support/terraform-backends.js';
+import type { TerraformBackend } from '../../support/terraform-http-backend.mjs';
 import { makeWorkspace } from '../../support/workspace.js';
 
 const PATH = '/api/v4/projects/42/terraform/state/orgform';
@@ -20,16 +21,6 @@ const CREDENTIALS = { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_P
 const SERVICE = 'https://orgs.example.test';
 const entry = (n: number) => ({ kind: 'remove-channel' as const, organisation: `org-${n}`, outcome: 'applied' as const, at: '2025-01-02T03:04:05.000Z' });
 
-const servers: TerraformBackend[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function backend(options: Parameters<typeof startTerraformBackend>[0] = {}): Promise<TerraformBackend> {
-  const server = await startTerraformBackend(options);
-  servers.push(server);
-  return server;
-}
 
 function open(url: string): Promise<StateBackend> {
   return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', settings: readStateSettings(CREDENTIALS), network: readNetworkSettings(CREDENTIALS) });
@@ -51,7 +42,7 @@ async function stateWith(server: TerraformBackend, n: number): Promise<string> {
 
 describe('the Terraform HTTP state', () => {
   it('refuses an empty Terraform state (terraform_version 1.9.5, serial 12), naming it, and leaves it as it was', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const terraform = JSON.stringify({ version: 4, terraform_version: '1.9.5', serial: 12, lineage: '8e3f…', outputs: {}, resources: [] });
     server.store(PATH, terraform);
     const state = await open(server.url + PATH);
@@ -66,7 +57,7 @@ describe('the Terraform HTTP state', () => {
   });
 
   it('is moved to a file and to PostgreSQL with state migrate, and the copy checked', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const url = await stateWith(server, 3);
     const cwd = await makeWorkspace();
     const env = { ...CREDENTIALS };
@@ -89,8 +80,8 @@ describe('the Terraform HTTP state', () => {
 
 describe('the test backend’s enforceLocks switch', () => {
   it('stores a write whoever holds the lock when off, and refuses it when on (the default)', async () => {
-    const lax = await backend({ flavour: 'gitea', enforceLocks: false });
-    const strict = await backend({ flavour: 'gitea' });
+    const lax = await startBackend({ flavour: 'gitea', enforceLocks: false });
+    const strict = await startBackend({ flavour: 'gitea' });
     for (const server of [lax, strict]) server.takeLock(PATH, 'someone-else');
     const post = (server: TerraformBackend) =>
       fetch(`${server.url}${PATH}?ID=mine`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('gitlab-ci-token:job-token-123').toString('base64')}` }, body: JSON.stringify({ serial: 1 }) });
