@@ -45,9 +45,6 @@ export const NEEDS_ISOLATION = [
   'test/api/client.test.ts',
   'test/emulator/faults.test.ts',
   'test/commands/apply/views/text-apply-view.test.ts',
-  'test/state/file-state.test.ts',
-  'test/state/journal.test.ts',
-  'test/state/lock.test.ts',
   'test/state/write-file-atomically.test.ts',
   'test/pipeline/forge-threads.test.ts',
 ];
