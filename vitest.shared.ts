@@ -46,6 +46,8 @@ export const NEEDS_ISOLATION = [
   'test/emulator/faults.test.ts',
   'test/commands/apply/views/text-apply-view.test.ts',
   'test/state/write-file-atomically.test.ts',
+  'test/state/file/file-journal.test.ts',
+  'test/state/file/journal-reader.test.ts',
   'test/pipeline/forge-threads.test.ts',
 ];
 

@@ -39,7 +39,12 @@ export class FileLock {
     const holder: LockHolder = { id: randomBytes(6).toString('hex'), ...request };
     let ticket: GateTicket | undefined;
     try {
-      ticket = await GateTicket.create(files, env);
+      ticket = await GateTicket.create(files, env).catch(async (err: NodeJS.ErrnoException) => {
+        // A run that has just ended may have removed the empty directory meanwhile: once more.
+        if (err.code !== 'ENOENT') throw err;
+        await mkdir(files.dir, { recursive: true });
+        return GateTicket.create(files, env);
+      });
       const replaced = await withGate(files, env, ticket, async (table) => {
         const gone = table.prune(env);
         const decision = decideLock(table.holders, request.partition);

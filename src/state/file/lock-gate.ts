@@ -40,16 +40,26 @@ export class GateTicket {
 
   static async create(files: StateFiles, env: LockEnvironment): Promise<GateTicket> {
     const holder: GateHolder = { id: randomBytes(6).toString('hex'), pid: env.pid, host: env.host };
-    const path = `${files.gate}.${env.pid}.${holder.id}.tmp`;
-    await writeDurableFile(path, `${JSON.stringify(holder)}\n`, { exclusive: true });
-    return new GateTicket(files, env, holder, path);
+    const ticket = new GateTicket(files, env, holder, `${files.gate}.${env.pid}.${holder.id}.tmp`);
+    await ticket.write();
+    return ticket;
+  }
+
+  private write(): Promise<void> {
+    return writeDurableFile(this.path, `${JSON.stringify(this.holder)}\n`, { exclusive: true });
   }
 
   /** Takes the gate: at once, or once its holder lets go (or is found gone); refused after GATE_WAIT_MS. */
   async enter(): Promise<void> {
     const deadline = this.env.now() + GATE_WAIT_MS;
     for (let attempt = 0; ; attempt += 1) {
-      if (await linkUnlessThere(this.path, this.files.gate)) return;
+      const linked = await linkUnlessThere(this.path, this.files.gate);
+      if (linked === true) return;
+      if (linked === 'no ticket') {
+        // Removed as an orphan (by a host that shares the directory, where a process of that PID is gone): written again.
+        await this.write();
+        continue;
+      }
       const holder = await readHolder(this.files.gate);
       if (holder !== undefined && holder.host === this.env.host && !this.env.isAlive(holder.pid)) {
         await removeIfHeldBy(this.files.gate, holder.id, this.env.pid);
@@ -70,12 +80,14 @@ export class GateTicket {
   }
 }
 
-async function linkUnlessThere(ticket: string, path: string): Promise<boolean> {
+async function linkUnlessThere(ticket: string, path: string): Promise<boolean | 'no ticket'> {
   try {
     await link(ticket, path);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code === 'ENOENT') return 'no ticket';
     throw err;
   }
 }
