@@ -6,14 +6,16 @@
  * emulator), never timed. BACKENDS lists the states it runs on: the file here; the PostgreSQL arm
  * is added beside it.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import type { EmulatorData } from '../../src/emulator/data.js';
 import { startFaultProxy, startWorld, waitFor, type ProxyAction, type World } from '../reliability/support.js';
-import { watchCli } from '../support/run-cli.js';
+import { createTestDatabase } from '../support/postgres.js';
+import { spawnCli, watchCli } from '../support/run-cli.js';
 
 interface Backend {
   name: string;
@@ -179,5 +181,40 @@ describe('a linked file state', () => {
     expect((await first.done).code).toBe(0);
     expect((await lstat(join(world.cwd, 'a', 'state.json'))).isSymbolicLink()).toBe(true);
     await expectNoChanges(world, join(world.cwd, 'b', 'state.json'));
+  });
+});
+
+describe('a file state path that is a named pipe', () => {
+  it('is refused before the lock, and apply ends at once (it used to hang with the lock held, past two interrupts)', async () => {
+    const { world } = await shardWorld();
+    const fifo = join(world.cwd, 'state.json');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const result = await spawnCli(['apply', '--auto-approve', '--state', fifo], { cwd: world.cwd, env: world.env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`The state ${fifo} cannot be used: it is not a regular file (a named pipe). Nothing was locked, read or written`);
+    expect((await readdir(world.cwd)).filter((name) => name.startsWith('state.json'))).toEqual(['state.json']);
+    expect(world.emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+});
+
+describe('states kept under a name per shard, merged into one with state migrate', () => {
+  it.each(['file', 'postgres'] as const)('from two %s names: an unsharded plan on the merged state then shows No changes', async (kind) => {
+    const { world } = await shardWorld();
+    const database = kind === 'postgres' ? await createTestDatabase('per_shard') : '';
+    const name = (i: number) => (kind === 'file' ? join(world.cwd, `shard-${i}-of-2.json`) : `${database}?state=shard-${i}-of-2`);
+    for (const i of [1, 2]) expect((await apply(world, name(i), '--shard', `${i}/2`).done).code).toBe(0);
+    // Each name holds its shard's work alone: an unsharded plan on one of them plans the other's again.
+    expect((await world.cli(['plan', '--detailed-exitcode', '--state', name(1)])).code).toBe(2);
+
+    const one = join(world.cwd, 'one.json');
+    const migrated = await world.cli(['state', 'migrate', '--from', name(1), '--from', name(2), '--to', one]);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.stdout).toContain(`Copied ${2 * ORGANISATIONS} entries from `);
+    expect(migrated.stdout).toContain(`Read back and checked: ${one} holds all ${2 * ORGANISATIONS} entries of `);
+    await expectNoChanges(world, one);
+    // Again: everything is there, nothing is copied.
+    const again = await world.cli(['state', 'migrate', '--from', name(1), '--from', name(2), '--to', one]);
+    expect(again.stdout).toContain(`Copied 0 entries`);
+    expect(again.stdout).toContain(`(${2 * ORGANISATIONS} already there, kept as they were)`);
   });
 });
