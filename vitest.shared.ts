@@ -29,6 +29,7 @@ export const SOAK_ONLY = [
 export const PROPERTIES_IN_BOTH = [
   'test/reliability/convergence.property.test.ts',
   'test/reliability/plan-apply-agree.property.test.ts',
+  'test/reliability/shared-state.property.test.ts',
   'test/reliability/undeclared-fields.property.test.ts',
   'test/config/round-trip.test.ts',
   'test/config-writer/render-export.test.ts',

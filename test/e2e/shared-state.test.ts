@@ -3,38 +3,20 @@
  * applies at once on the same --state, every later plan sees all their work, a shard killed part
  * way runs again and converges without losing another's entries, and whatever would overlap a
  * live run is refused, naming it. Runs are held at fault points (a proxy in front of the
- * emulator), never timed. BACKENDS lists the states it runs on: the file here; the PostgreSQL arm
- * is added beside it.
+ * emulator), never timed, on each state of test/support/shared-state-backends.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import type { EmulatorData } from '../../src/emulator/data.js';
 import { startFaultProxy, startWorld, waitFor, type ProxyAction, type World } from '../reliability/support.js';
 import { createTestDatabase } from '../support/postgres.js';
+import { SHARED_STATE_BACKENDS } from '../support/shared-state-backends.js';
 import { spawnCli, watchCli } from '../support/run-cli.js';
 
-interface Backend {
-  name: string;
-  /** A fresh state address for a test, in or beside the workspace `cwd`. */
-  state(cwd: string, name?: string): Promise<string>;
-  /** The IDs of the runs holding the state now. */
-  holders(state: string): Promise<string[]>;
-}
-
-const FILE: Backend = {
-  name: 'file',
-  state: async (cwd, name = 'state') => join(cwd, `${name}.json`),
-  holders: async (state) => {
-    if (!existsSync(`${state}.lock`)) return [];
-    return (JSON.parse(await readFile(`${state}.lock`, 'utf8')) as { holders: Array<{ id: string }> }).holders.map((h) => h.id);
-  },
-};
-
-export const BACKENDS: Backend[] = [FILE];
+const BACKENDS = SHARED_STATE_BACKENDS;
 
 const ORGANISATIONS = 40;
 
