@@ -37,7 +37,6 @@ const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'commands/apply/flow.ts prepare': 106,
   'config/parse-yaml-fast.ts parseYamlFast': 94,
   'api/rate/adaptive-rate.ts recordAnswer': 85,
-  'state/lock.ts acquireLock': 85,
   'config/read-tree.ts readTree>readNode': 84,
 };
 

@@ -4,7 +4,7 @@
  */
 import type { NetworkSettings } from '../api/proxy-settings.js';
 import type { DesiredState } from '../model/desired-state.js';
-import type { LockEnvironment } from './lock.js';
+import type { LockEnvironment } from './lock-environment.js';
 import { lockRequest, openState } from './open-state.js';
 import type { StateSettings } from './state-settings.js';
 import type { LockRequest, Partition, StateBackend } from './state-backend.js';

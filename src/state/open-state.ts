@@ -7,10 +7,10 @@ import { hostname, userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { OrgformError } from '../errors.js';
 import { describeEscape, findWorkTree } from '../work-tree.js';
-import { openFileState } from './file-state.js';
-import { journalLogPath } from './journal.js';
+import { FileState } from './file/file-state.js';
+import { StateFiles } from './file/state-files.js';
 import { adaptLegacyBackend, type LegacyStateBackend } from './legacy-backend.js';
-import { lockPathFor, type LockEnvironment } from './lock.js';
+import { defaultLockEnvironment, type LockEnvironment } from './lock-environment.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
 import type { LockRequest, Partition, StateBackend } from './state-backend.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from './state-settings.js';
@@ -45,28 +45,23 @@ export async function openState(options: StateOptions): Promise<StateBackend> {
     const { PostgresState } = await import('./postgres/postgres-state.js');
     return new PostgresState(spec, { settings: options.settings ?? DEFAULT_STATE_SETTINGS, ...(options.signal === undefined ? {} : { signal: options.signal }) });
   }
-  return adaptLegacyBackend(await openLegacyState(options));
+  if (spec.kind !== 'file') return adaptLegacyBackend(await openLegacyState(options));
+  await checkJournalPaths(spec.path, options.cwd);
+  return new FileState(spec.path, options.lockEnvironment ?? defaultLockEnvironment());
 }
 
-/** The backends before issue 36's rewrite, as they were (their tests use them directly until each is rewritten). */
+/** The remote backends before issue 36's rewrite, as they were (their tests use them directly until each is rewritten). */
 export async function openLegacyState(options: StateOptions): Promise<LegacyStateBackend> {
   const spec = stateSpecFor(options);
   const settings = options.settings ?? DEFAULT_STATE_SETTINGS;
   const describe = (command: string) => lockRequest(command, options);
   switch (spec.kind) {
-    case 'file':
-      await checkJournalPaths(spec.path, options.cwd);
-      return openFileState(spec.path, options.lockEnvironment);
-    case 'postgres':
-      throw new Error('the PostgreSQL state has no legacy backend: openState opens it');
     case 'http': {
       const { openHttpState } = await import('./http-state.js');
       return openHttpState(spec, { settings, describe, network: options.network ?? {}, ...(options.signal === undefined ? {} : { signal: options.signal }) });
     }
-    default: {
-      const unreachable: never = spec;
-      throw new Error(`unknown state kind ${JSON.stringify(unreachable)}`);
-    }
+    default:
+      throw new Error(`no legacy backend for a ${spec.kind} state`);
   }
 }
 
@@ -77,7 +72,7 @@ export async function openLegacyState(options: StateOptions): Promise<LegacyStat
  */
 async function checkJournalPaths(path: string, cwd: string): Promise<void> {
   const tree = await findWorkTree(cwd);
-  for (const file of [path, journalLogPath(path), lockPathFor(path)]) {
+  for (const file of StateFiles.namesBeside(path)) {
     const away = await describeEscape(tree, file, 'stay', file);
     if (away !== undefined) {
       throw new OrgformError('STATE_INVALID', `The state journal cannot be used: ${away}. Nothing was read or written; remove the link, or keep the journal elsewhere with --state PATH.`);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { applyPlan, type ApplyOptions } from '../../src/executor/apply-plan.js';
 import { CHANGED_LISTED, type ApplyEvent } from '../../src/executor/events.js';
 import type { Change } from '../../src/plan/types.js';
-import { Journal } from '../../src/state/journal.js';
+import { memoryJournal } from '../support/file-state.js';
 import { journalKey } from '../../src/model/journal-key.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../support/plan-fixtures.js';
 import { NotSentError } from '../../src/api/api-error.js';
@@ -13,7 +13,7 @@ import { makeWorkspace } from '../support/workspace.js';
 const noSleep = async () => undefined;
 
 async function run(changes: Change[], client: ScriptedClient, options: Partial<ApplyOptions> = {}) {
-  const journal = options.journal ?? Journal.empty(join(await makeWorkspace(), '.orgform', 'state.json'));
+  const journal = options.journal ?? memoryJournal();
   const events: ApplyEvent[] = [];
   let clock = 0;
   const summary = await applyPlan(changes, {
@@ -130,7 +130,7 @@ describe('applyPlan', () => {
 
   it('sends an accept the journal records done when the plan has it: membership decides an accept, never the journal', async () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }]);
-    const journal = Journal.empty(join(await makeWorkspace(), '.orgform', 'state.json'));
+    const journal = memoryJournal();
     // Accepted by an earlier apply, then the membership was removed and the invitation is pending again.
     await journal.record(BASE_URL, journalKey('accept-invitation', 'org_acme', 'inv_1'), { kind: 'accept-invitation', organisation: 'acme', outcome: 'applied', at: '2025-01-01T00:00:00.000Z' });
     const { events } = await run([acceptInvitation('acme', 'inv_1'), billingKnownAfterAccept('acme', 'inv_1', { billingEmail: 'finance@acme.test' })], client, { journal });

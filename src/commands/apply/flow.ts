@@ -28,7 +28,7 @@ import { dropDisplays, type ApplicableChange, type Plan } from '../../plan/types
 import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js';
 import { journalKey } from '../../model/journal-key.js';
 import type { ApplyView } from './view.js';
-import type { LockEnvironment } from '../../state/lock.js';
+import type { LockEnvironment } from '../../state/lock-environment.js';
 import type { NetworkSettings } from '../../api/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import type { HeldState, StateBackend, StateJournal } from '../../state/state-backend.js';

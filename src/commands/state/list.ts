@@ -17,7 +17,7 @@ export async function run(flags: { state?: string }, io: CliIO, _args: string[],
   try {
     const listed = new StateListing();
     for await (const logged of state.entries()) listed.add(logged);
-    writeInChunks(io.stdout, listed.render(state.location));
+    await writeInChunks(io.stdout, listed.render(state.location));
   } finally {
     await state.close();
   }

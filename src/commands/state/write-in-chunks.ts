@@ -3,9 +3,9 @@ import type { OutputStream } from '../../cli-io.js';
 
 const CHUNK = 64 * 1024;
 
-export function writeInChunks(out: OutputStream, lines: Iterable<string>): void {
+export async function writeInChunks(out: OutputStream, lines: Iterable<string> | AsyncIterable<string>): Promise<void> {
   let chunk = '';
-  for (const line of lines) {
+  for await (const line of lines) {
     chunk += line;
     if (chunk.length >= CHUNK) {
       out.write(chunk);
