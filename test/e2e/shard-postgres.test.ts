@@ -1,19 +1,15 @@
 /**
- * `apply --shard i/n` with one PostgreSQL state for every shard, end to end: the shards run at
- * once, every later plan sees all their work, a shard killed (SIGKILL) or cut off from the database
- * (pg_terminate_backend) loses no other shard's entries and converges when run again, and each run
- * the lock matrix refuses is told who holds the state.
+ * A shard cut off from its PostgreSQL state (pg_terminate_backend) mid-run, end to end: it stops,
+ * says what was done, loses no entry it acknowledged, and the other shard goes on. (Shards at once,
+ * the refusals and SIGKILL run on every shared state in shared-state.test.ts.)
  *
  * Every organisation has two one-shot changes (a channel to remove, an invitation to revoke that is
  * gone already), so that every shard records entries. A run is held at a fault point by the
  * emulator: its first DELETEs pass, every later one hangs.
  */
 import { describe, expect, it } from 'vitest';
-import { readStateSettings } from '../../src/cli/settings.js';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import type { Emulator } from '../../src/emulator/server.js';
-import { NO_INTEREST } from '../../src/state/journal-index.js';
-import { lockRequest, openState } from '../../src/state/open-state.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { createTestDatabase, query } from '../support/postgres.js';
 import { runCli, watchCli } from '../support/run-cli.js';
@@ -71,70 +67,7 @@ async function expectEverythingRecorded(world: { cwd: string; env: Record<string
   expect(await query(database, 'SELECT count(*)::int AS n FROM orgform.journal')).toEqual([{ n: 2 * ORGANISATIONS }]);
 }
 
-describe('shards on one PostgreSQL state', () => {
-  it.each([2, 4])('%i shards started at once all apply, and an unsharded plan afterwards shows No changes', async (count) => {
-    const world = await setup(`shards_${count}`);
-    const results = await Promise.all(Array.from({ length: count }, (_, i) => apply(`${i + 1}/${count}`, world)));
-    for (const result of results) {
-      expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
-    }
-    expect(await query(world.database, 'SELECT count(DISTINCT run)::int AS n FROM orgform.journal')).toEqual([{ n: count }]);
-    await expectEverythingRecorded(world, world.database);
-    const list = await runCli(['state', 'list'], world);
-    expect(list.stdout).toContain(`: ${2 * ORGANISATIONS} entries.`);
-  });
-
-  it('refuses the same shard, an unsharded apply and a shard of another count while a shard runs, each naming it; another shard of its count runs', async () => {
-    const world = await setup('shard_refusals');
-    const state = await openState({ state: world.state, defaultPath: '/none', cwd: world.cwd, settings: readStateSettings(world.env) });
-    const request = lockRequest('orgform apply --shard 1/2', { lockEnvironment: { pid: 4242, host: 'runner-7', now: () => 0, isAlive: () => true } }, { index: 1, count: 2 });
-    const held = await state.lock(request, NO_INTEREST);
-    try {
-      const refused = await Promise.all([apply('1/2', world), apply(undefined, world), apply('1/3', world)]);
-      for (const result of refused) {
-        expect(result.code).toBe(1);
-        expect(result.stderr).toContain(`is locked by pid 4242 on runner-7`);
-        expect(result.stderr).toContain(`running "orgform apply --shard 1/2"`);
-        expect(result.stderr).toContain(`(lock ID ${held.lock.id})`);
-        expect(result.stderr).toContain(`orgform force-unlock ${held.lock.id}`);
-      }
-      expect(refused[0]!.stderr).toContain('shard 1/2 runs already');
-      expect(refused[1]!.stderr).toContain('an apply without --shard would overlap every shard');
-      expect(refused[2]!.stderr).toContain('shard 1/3 of another count would overlap it');
-      expect(world.emulator.counters.writes).toBe(0);
-
-      const other = await apply('2/2', world);
-      expect(other.stderr).toBe('');
-      expect(other.code).toBe(0);
-      expect(world.emulator.counters.writes).toBeGreaterThan(0);
-    } finally {
-      await held.release();
-      await state.close();
-    }
-  });
-
-  it('a shard killed (SIGKILL) mid-run keeps what it recorded, no other shard loses an entry, and run again it converges', async () => {
-    const world = await setup('shard_killed');
-    holdDeletesAfter(world.emulator, 3);
-    const killed = watchCli(['apply', '--auto-approve', '--shard', '2/4', '--parallelism', '2'], { cwd: world.cwd, env: world.env });
-    const held = await until(() => entriesOfShard(world.database, 2), (shard) => shard.count === 3);
-    // Held: three deletes done and committed, every later one unanswered. The other shards start now.
-    world.emulator.faults.clear();
-    const others = Promise.all(['1/4', '3/4', '4/4'].map((shard) => apply(shard, world)));
-    killed.kill('SIGKILL');
-    expect((await killed.done).signal).toBe('SIGKILL');
-    for (const result of await others) expect(result.code).toBe(0);
-
-    // Its session ended with it: the shard is free again, and its three entries are kept.
-    await until(async () => (await query(world.database, 'SELECT 1 FROM pg_stat_activity WHERE pid = $1', [held.backend])).length, (n) => n === 0);
-    expect(await query(world.database, 'SELECT count(*)::int AS n FROM orgform.journal WHERE run = $1', [held.run])).toEqual([{ n: 3 }]);
-    const again = await apply('2/4', world);
-    expect(again.stderr).toBe('');
-    expect(again.code).toBe(0);
-    await expectEverythingRecorded(world, world.database);
-  });
-
+describe('a shard on a PostgreSQL state', () => {
   it('a shard whose database connection is dropped mid-run (pg_terminate_backend) stops, saying what was done; the other shard goes on; run again, it converges', async () => {
     const world = await setup('shard_dropped');
     holdDeletesAfter(world.emulator, 2);

@@ -74,6 +74,7 @@ describe.each(SHARED_STATE_BACKENDS)('one $name state shared by shards', (backen
         const acked = new Set<string>();
         for (const wave of waves) {
           if (await runWave(world, state, wave, rules, data, (stdout) => acknowledged(stdout, service, idOf).forEach((k) => acked.add(k)))) kills += 1;
+          await backend.settle(state);
           const journal = await backend.keys(state);
           expect([...acked].filter((k) => !journal.has(k))).toEqual([]);
           const removed = new Set(world.emulator.store.dump().channels.map((c) => c.id));
