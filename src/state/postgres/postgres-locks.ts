@@ -32,6 +32,9 @@ const UNREGISTERED = {
   why: 'whole-state',
 } as const;
 
+/** A run's session names its lock in its application_name (SQL, for a row of `holders` as `h`). */
+const RUN_NAME = "'orgform run ' || h.lock_id";
+
 /** How long a locker waits for another locker of the same state (milliseconds of work each). */
 const LOCKERS_WAIT = "SET LOCAL lock_timeout = '5s'";
 
@@ -114,8 +117,12 @@ export class PostgresLocks {
     const old = legacy.rows[0];
     if (old?.lock_id != null && old.lock_pid !== null) found.push({ holder: old.lock_info ?? { id: old.lock_id }, backendPid: old.lock_pid, live: old.live, legacy: true });
     if (this.schemaVersion < 2) return found;
+    // The session must also still be that run's (its application_name names the lock): a backend
+    // pid reused by another session is never taken for the run, nor ended by a force-unlock.
     const { rows } = await this.session.query<{ info: LockHolder; backend_pid: number; live: boolean }>(
-      `SELECT h.info, h.backend_pid, ${holdsState('h.backend_pid')} AS live FROM ${tableOf(place, 'holders')} h
+      `SELECT h.info, h.backend_pid, ${holdsState('h.backend_pid')}
+              AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.backend_pid AND a.application_name = ${RUN_NAME}) AS live
+         FROM ${tableOf(place, 'holders')} h
         WHERE h.state = (SELECT name FROM ${tableOf(place, 'states')} WHERE id = $1) ORDER BY h.locked_at, h.lock_id`,
       [stateId, place.klass >>> 0],
     );
@@ -124,6 +131,8 @@ export class PostgresLocks {
   }
 
   private async register(holder: LockHolder): Promise<void> {
+    // Kept by the session once the transaction commits (and undone if it does not).
+    await this.session.query("SELECT set_config('application_name', 'orgform run ' || $1, false)", [holder.id]);
     await this.session.query(
       `INSERT INTO ${tableOf(this.session.place, 'holders')} (lock_id, state, shard_index, shard_count, info, backend_pid) VALUES ($1, $2, $3, $4, $5, pg_backend_pid())`,
       [holder.id, this.session.place.name, holder.partition?.index ?? null, holder.partition?.count ?? null, JSON.stringify(holder)],

@@ -48,6 +48,8 @@ function lockClass(schema: string): number {
 
 export class PostgresSession {
   private closing = false;
+  /** Statements sent and not answered yet. */
+  private running = 0;
   private lostListener: ((why: string) => void) | undefined;
 
   private constructor(
@@ -89,7 +91,7 @@ export class PostgresSession {
   }
 
   query<T extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<T>> {
-    return this.client.query<T>(text, values);
+    return this.counted(this.client.query<T>(text, values));
   }
 
   /**
@@ -99,7 +101,14 @@ export class PostgresSession {
    */
   queryLong(text: string, timeoutMs: number): Promise<QueryResult> {
     // pg takes a query's own read timeout, though its types do not say so.
-    return this.client.query({ text, query_timeout: timeoutMs } as QueryConfig);
+    return this.counted(this.client.query({ text, query_timeout: timeoutMs } as QueryConfig));
+  }
+
+  /** Whether the server still answers, within `timeoutMs` (a held session's check while the run is quiet). */
+  async probe(timeoutMs: number): Promise<void> {
+    // A statement under way answers for the connection (and a probe queued behind a slow one would time out for nothing).
+    if (this.running > 0) return;
+    await this.counted(this.client.query({ text: 'SELECT 1', query_timeout: timeoutMs } as QueryConfig));
   }
 
   /** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
@@ -138,6 +147,15 @@ export class PostgresSession {
   async close(): Promise<void> {
     this.closing = true;
     await this.client.end().catch(() => undefined);
+  }
+
+  private async counted<T>(query: Promise<T>): Promise<T> {
+    this.running += 1;
+    try {
+      return await query;
+    } finally {
+      this.running -= 1;
+    }
   }
 
   private lose(why: string): void {

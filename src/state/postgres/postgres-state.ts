@@ -26,6 +26,8 @@ export interface PostgresStateOptions {
   settings: StateSettings;
   /** Aborted on an interrupt: the journal then writes what it holds at once. */
   signal?: AbortSignal;
+  /** HEARTBEAT_MS, unless a test says otherwise. */
+  heartbeatMs?: number;
 }
 
 /** How often a held connection is checked while the run is quiet: a lock lost is noticed within this, not at the next write. */
@@ -112,7 +114,9 @@ export class PostgresState implements StateBackend {
       },
     });
     // A connection that stops answering is given up, as lost: its locks may be gone on the server.
-    const heartbeat = setInterval(() => void session.query('SELECT 1').catch((err: unknown) => session.abandon(`the database stopped answering (${session.describe(err)})`)), HEARTBEAT_MS);
+    const every = this.options.heartbeatMs ?? HEARTBEAT_MS;
+    const probe = () => session.probe(Math.min(every, this.options.settings.timeoutMs));
+    const heartbeat = setInterval(() => void probe().catch((err: unknown) => session.abandon(`the database stopped answering (${session.describe(err)})`)), every);
     heartbeat.unref();
     session.onLost((why) => {
       clearInterval(heartbeat);

@@ -20,8 +20,8 @@ export const targetOf = (n: number) => `remove-channel chn_${n}`;
 /** Batches written 10 ms after their first entry: a record is acknowledged soon after it is made. */
 export const QUICK_SETTINGS: StateSettings = { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 500, maxDelayMs: 10 } };
 
-export function openPostgres(url: string, settings: StateSettings = QUICK_SETTINGS): PostgresState {
-  return new PostgresState(parseStateSpec(url, '/') as PostgresSpec, { settings });
+export function openPostgres(url: string, settings: StateSettings = QUICK_SETTINGS, heartbeatMs?: number): PostgresState {
+  return new PostgresState(parseStateSpec(url, '/') as PostgresSpec, { settings, ...(heartbeatMs === undefined ? {} : { heartbeatMs }) });
 }
 
 export const withState = (url: string, name: string) => `${url}?state=${encodeURIComponent(name)}`;

@@ -96,6 +96,26 @@ describe('the PostgreSQL state’s locks', () => {
 });
 
 describe('force-unlock on a PostgreSQL state', () => {
+  it('never ends a session that only reuses the backend pid of a dead run’s registration', async () => {
+    const url = await createTestDatabase('pg_pid_reuse');
+    const state = openPostgres(withState(url, 'prod'));
+    const live = await state.lock(request('orgform apply --shard 2/2', shard(2, 2)), interest());
+    let lost = false;
+    live.onLost(() => (lost = true));
+    // A run of shard 1/2 that died, whose backend pid the live run's session happens to have now.
+    const ghost = { id: 'aaaaaaaaaaaa', pid: 1, host: 'runner-9', partition: { index: 1, count: 2 } };
+    await query(url, "INSERT INTO orgform.holders (lock_id, state, shard_index, shard_count, info, backend_pid) VALUES ($1, 'prod', 1, 2, $2, $3)", [ghost.id, JSON.stringify(ghost), await backendOf(url, live)]);
+    // Not taken for live: shard 1/2 may run, and is told the dead run's registration was dropped.
+    const again = await state.lock(request('orgform apply --shard 1/2', shard(1, 2)), interest());
+    expect(again.replaced.map((h) => h.id)).toEqual([ghost.id]);
+    await again.release();
+    await query(url, "INSERT INTO orgform.holders (lock_id, state, shard_index, shard_count, info, backend_pid) VALUES ($1, 'prod', 1, 2, $2, $3)", [ghost.id, JSON.stringify(ghost), await backendOf(url, live)]);
+    expect((await state.forceUnlock(ghost.id)).id).toBe(ghost.id);
+    await live.journal.record(SERVICE, keyOf(2), entry('org-2'));
+    expect(lost).toBe(false);
+    await live.release();
+  });
+
   it('breaks only the run whose lock ID it is given: a wrong ID names the holders, and the other shard keeps running', async () => {
     const url = await createTestDatabase('pg_force');
     const state = openPostgres(withState(url, 'prod'));

@@ -2,7 +2,7 @@
  * The PostgreSQL state against a real server (test/support/postgres-global-setup.ts starts one per
  * run; each test gets a database of its own). No mock of the database anywhere.
  */
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { OrgformError } from '../../../src/errors.js';
 import type { LoggedEntry } from '../../../src/state/journal-entry.js';
@@ -10,12 +10,34 @@ import { FETCH_ROWS } from '../../../src/state/postgres/journal-rows.js';
 import { DEFAULT_STATE_SETTINGS } from '../../../src/state/state-settings.js';
 import { createTestDatabase, query } from '../../support/postgres.js';
 import { rejection } from '../../support/rejection.js';
-import { entry, interest, keyOf, openPostgres, request, SERVICE, settled, targetOf, withState } from './postgres-fixtures.js';
+import { entry, interest, keyOf, openPostgres, QUICK_SETTINGS, request, SERVICE, settled, targetOf, withState } from './postgres-fixtures.js';
 
 async function collect(entries: AsyncIterable<LoggedEntry>): Promise<LoggedEntry[]> {
   const all: LoggedEntry[] = [];
   for await (const one of entries) all.push(one);
   return all;
+}
+
+/** A TCP link to the server that can be made to stop passing anything on, both ways (a network partition). */
+async function freezableLink(port: string): Promise<{ port: number; freeze(): void; close(): void }> {
+  const sockets: Socket[] = [];
+  let frozen = false;
+  const server = createServer((client) => {
+    const upstream = connect(Number(port), '127.0.0.1');
+    sockets.push(client, upstream);
+    client.on('data', (chunk) => frozen || upstream.write(chunk));
+    upstream.on('data', (chunk) => frozen || client.write(chunk));
+    for (const socket of [client, upstream]) socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    freeze: () => (frozen = true),
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
 }
 
 const count = async (url: string) => (await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM orgform.journal'))[0]!.n;
@@ -125,6 +147,22 @@ describe('the PostgreSQL state', () => {
     const next = await state.lock(request('orgform apply'), interest());
     expect(next.replaced.map((h) => h.id)).toEqual([held.lock.id]);
     await next.release();
+  });
+
+  it('stops when the connection goes silent while the run is quiet (the server may have ended the session): its check gets no answer', async () => {
+    const url = await createTestDatabase('pg_silent');
+    const link = await freezableLink(new URL(url).port);
+    const through = new URL(url);
+    through.port = String(link.port);
+    const held = await openPostgres(withState(through.toString(), 'prod'), QUICK_SETTINGS, 50).lock(request('orgform apply'), interest());
+    const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
+    link.freeze();
+    const error = await lost;
+    expect(error.code).toBe('STATE_LOCK_LOST');
+    expect(error.message).toContain('the database stopped answering (no answer in time');
+    expect((await rejection(held.journal.record(SERVICE, keyOf(1), entry('org-1')))).code).toBe('STATE_LOCK_LOST');
+    await held.release();
+    link.close();
   });
 
   it('refuses a schema that a newer orgform made', async () => {
