@@ -318,7 +318,11 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       const repeated = guard.record(listing.organisations);
       if (repeated !== undefined) throw badResponse('getOrganisations', target, repeated, secrets);
       yield listing;
-      if (after.kind === 'end') return;
+      if (after.kind === 'end') {
+        const short = guard.end();
+        if (short !== undefined) throw badResponse('getOrganisations', target, short, secrets);
+        return;
+      }
       if (after.kind === 'refused') throw badResponse('getOrganisations', target, after.reason, secrets);
       url = after.url;
     }

@@ -4,7 +4,10 @@
  * lead back over pages already read (an organisation listed again, or a link to a page read before:
  * a service that encrypts its cursors may hand out a fresh one for the first page), when pages keep
  * coming empty, or when an empty page points on though the listing already holds every organisation
- * its `totalCount` counts. A listing stopped part way is never taken for a whole one.
+ * its `totalCount` counts; and a listing that ends holding fewer organisations than the least
+ * `totalCount` its pages gave is not whole either (organisations that come while it is read only
+ * raise the count, those that go lower it on the pages after). A listing stopped part way is never
+ * taken for a whole one.
  */
 import type { NextPage } from './next-page-url.js';
 
@@ -25,6 +28,8 @@ export class ListingGuard {
   private emptyInARow = 0;
   /** The totalCount of the page last read, when it gave one. */
   private total: number | undefined;
+  /** The least totalCount a page gave. */
+  private least: number | undefined;
   /** Each organisation listed so far, with the page it came on. */
   private readonly ids = new Map<string, number>();
   /** Each page asked for after the first, by address, with its number. */
@@ -35,6 +40,13 @@ export class ListingGuard {
     this.page += 1;
     this.emptyInARow = listing.organisations.length === 0 ? this.emptyInARow + 1 : 0;
     this.total = typeof listing.totalCount === 'number' && listing.totalCount >= 0 ? listing.totalCount : undefined;
+    if (this.total !== undefined) this.least = Math.min(this.least ?? Infinity, this.total);
+  }
+
+  /** The page just read ends the listing (no `next`), its organisations recorded: why the listing is not whole, if it is not. */
+  end(): string | undefined {
+    if (this.least === undefined || this.organisations >= this.least) return undefined;
+    return this.where(`page ${this.page} ends the listing (it has no "next") after ${this.organisations} organisations, though every page's totalCount counted at least ${this.least}: pages are missing`);
   }
 
   /** Whether to follow the `next` of the page just read: the page to read, or why the listing stops here. */
