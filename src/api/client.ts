@@ -295,7 +295,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       }
       return Object.assign(listing, { sentAt: response.sentAt });
     };
-    const guard = new ListingGuard();
+    const guard = new ListingGuard(list.filter === undefined || list.filter === '');
     let url = first;
     let ahead: Promise<ListingPage> | undefined;
     for (let number = 1; ; number += 1) {
@@ -315,8 +315,9 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       // chain of pages, which can only be read one after another.
       listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
       // An organisation listed again: the links lead back over pages already read.
-      const repeated = guard.record(listing.organisations);
-      if (repeated !== undefined) throw badResponse('getOrganisations', target, repeated, secrets);
+      const recorded = guard.record(listing.organisations);
+      if ('stop' in recorded) throw badResponse('getOrganisations', target, recorded.stop, secrets);
+      listing.organisations = recorded.kept;
       yield listing;
       if (after.kind === 'end') {
         const short = guard.end();

@@ -84,3 +84,28 @@ describe('a listing that ends before the organisations its totalCount counts', (
     expect([result.code, result.stderr]).toEqual([0, 'Exported 9 organisations (active: o0) to all.yaml. Check it with: orgform plan -f all.yaml\n']);
   });
 });
+
+describe('a listing that heads its first page with the active organisation and lists it again at its place', () => {
+  // The interface: "the first item of the first page is always the active organisation"; a service
+  // may put it there besides its place in the order, rather than move it.
+  const headed: Page[] = [{ ids: [5, 0, 1, 2] }, { ids: [3, 4, 5] }, { ids: [6, 7, 8, 9] }];
+
+  it('is whole: plan reaches the organisations after it', async () => {
+    const result = await runCli(['plan', '--detailed-exitcode'], await listingService(headed));
+    expect([result.code, result.stderr]).toEqual([2, '']);
+    expect(result.stdout).toContain('billingEmail: "b9@example.com" → "new@example.com"');
+  });
+
+  it('is exported with the active organisation once', async () => {
+    const world = await listingService(headed);
+    const result = await runCli(['export', '--out', 'all.yaml'], world);
+    expect([result.code, result.stderr]).toEqual([0, 'Exported 10 organisations (active: o5) to all.yaml. Check it with: orgform plan -f all.yaml\n']);
+    expect((await readFile(join(world.cwd, 'all.yaml'), 'utf8')).match(/^ {4}id: org_5$/gm)).toHaveLength(1);
+  });
+
+  it('still stops at a cycle that leads back to the first page, head and all', async () => {
+    const result = await runCli(['plan'], await listingService([{ ids: [5, 0, 1] }, { ids: [2, 3, 4] }, { ids: [5, 0, 1] }, { ids: [9] }]));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('organisation "org_0" is listed again on page 3, after page 1');
+  });
+});
