@@ -88,10 +88,11 @@ export class ListingGuard {
         kept = kept.filter((o) => o !== org);
         continue;
       }
+      if (earlier === this.page) return { stop: this.where(`organisation ${JSON.stringify(org.id)} is listed twice on page ${this.page}`) };
       if (earlier !== undefined) {
         return {
           stop: this.where(
-            `organisation ${JSON.stringify(org.id)} is listed again on page ${this.page}, after page ${earlier}: the "next" links lead back over pages already read (a cycle), so the listing would never end`,
+            `organisation ${JSON.stringify(org.id)} is listed again on page ${this.page}, after page ${earlier}: the "next" links lead back over pages already read (a cycle), or the listing moved while it was read (organisations added or removed before the place it had reached)`,
           ),
         };
       }

@@ -109,3 +109,20 @@ describe('a listing that heads its first page with the active organisation and l
     expect(result.stderr).toContain('organisation "org_0" is listed again on page 3, after page 1');
   });
 });
+
+describe('an organisation listed twice', () => {
+  it('on one page: plan stops, saying so, not that the links lead round in a circle', async () => {
+    const result = await runCli(['plan'], await listingService([{ ids: [0, 1, 2] }, { ids: [3, 3, 4] }, { ids: [9] }]));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('organisation "org_3" is listed twice on page 2.');
+    expect(result.stderr).not.toContain('cycle');
+  });
+
+  it('on a later page, as when an organisation is added ahead of a listing read by offset: plan stops, naming both causes', async () => {
+    const result = await runCli(['plan'], await listingService([{ ids: [0, 1, 2] }, { ids: [2, 3, 4] }, { ids: [9] }]));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'organisation "org_2" is listed again on page 2, after page 1: the "next" links lead back over pages already read (a cycle), or the listing moved while it was read (organisations added or removed before the place it had reached).',
+    );
+  });
+});
