@@ -112,14 +112,22 @@ function failAttempt(handler: Dispatcher.DispatchHandler, err: Error): void {
   else h.onError?.(err);
 }
 
-/** Passes everything through, telling the limiter what status and rate-limit headers each answer carried. */
+/**
+ * Passes everything through, telling the limiter what status and rate-limit headers each answer
+ * carried; and, as the attempt's bytes are about to go out on its connection, asks `refuse` whether
+ * it may still go (a connection can take seconds to open after the gate let the attempt through).
+ */
 class AnswerObserver implements Dispatcher.DispatchHandler {
   constructor(
     private readonly inner: Dispatcher.DispatchHandler,
     private readonly onAnswer: (status: number, headers: Record<string, string | string[] | undefined>) => void,
+    private readonly refuse: () => Error | undefined = () => undefined,
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    const refused = this.refuse();
+    // Aborted here, undici writes nothing of the request.
+    if (refused !== undefined) return controller.abort(refused);
     this.inner.onRequestStart?.(controller, context);
   }
 
@@ -290,10 +298,13 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
   // reported to it. The wait is held time: no deadline or budget runs meanwhile.
   const gate = (dispatch: DispatchFn): DispatchFn => (opts, handler) => {
     const record = records.get(headerValue(opts.headers, 'x-request-id') ?? '');
+    // Held (a 429's pause, a backoff, pacing, a connection slow to open) until what it was built from is too old to send.
+    const tooOld = (): NotSentError | undefined =>
+      record?.notAfter !== undefined && now() > record.notAfter ? new NotSentError({ why: 'what it was built from was read too long ago', readTooOld: true }) : undefined;
     const send = (): boolean => {
-      // Held (a 429's pause, a backoff, pacing) until what it was built from is too old to send.
-      if (record?.notAfter !== undefined && now() > record.notAfter) {
-        failAttempt(handler, new NotSentError({ why: 'what it was built from was read too long ago', readTooOld: true }));
+      const refused = tooOld();
+      if (refused !== undefined) {
+        failAttempt(handler, refused);
         return true;
       }
       const sentAt = limiter.recordSend();
@@ -311,7 +322,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
         const retryAfterMs = status === 429 ? parseRetryAfter(get('retry-after'), at) : undefined;
         const hint = parseRateLimitHeaders(get, at);
         limiter.recordAnswer({ sentAt, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(hint === undefined ? {} : { hint }) });
-      });
+      }, tooOld);
       // Counted here, for error messages: every attempt the limiter lets through.
       if (record) record.attempts += 1;
       try {
