@@ -51,7 +51,8 @@ export interface ClientOptions {
   onHalt?: (error: OrgformError) => void;
   /**
    * Aborted on an interrupt: every request not yet on the wire (waiting its turn at the rate
-   * limiter, in a backoff, for a token) fails at once with NotSentError; those on the wire finish.
+   * limiter, in a backoff, for a token), and every read on it, fails at once with NotSentError;
+   * the writes on the wire finish.
    */
   signal?: AbortSignal;
   timeouts?: Partial<Timeouts>;
@@ -242,8 +243,10 @@ export function createClient(options: ClientOptions): OrganisationsClient {
   const transport =
     options.transport ??
     createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: poolSize(options.parallelism), ...shared });
-  // What a failure names: the proxy (redacted: its credentials join the secrets) and NODE_EXTRA_CA_CERTS.
+  // What a failure names: the proxy (redacted: its credentials join the secrets) and NODE_EXTRA_CA_CERTS;
+  // and the interrupt, which lets go of the reads on the wire.
   const network = {
+    ...(options.signal === undefined ? {} : { interrupt: options.signal }),
     ...(options.proxy === undefined ? {} : { proxy: options.proxy, extraSecrets: proxySecrets(options.proxy) }),
     ...(options.extraCaCerts === undefined ? {} : { extraCaCerts: options.extraCaCerts }),
   };
