@@ -12,7 +12,7 @@ import type { ProxySettings } from './proxy-settings.js';
 import { parseRateLimitHeaders } from './rate/rate-limit-headers.js';
 import type { RateGate } from './rate/rate-gate.js';
 import { decideRetry, parseRetryAfter, type RetryDecision, type RetryPolicy } from './retry-policy.js';
-import type { WaitEvent } from './wait-event.js';
+import { WAIT_NOTICE_MS, type WaitEvent } from './wait-event.js';
 import { WaitWatch, type WaitWatchClock } from './wait-watch.js';
 
 export interface Timeouts {
@@ -360,7 +360,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     return true;
   };
 
-  const watch = options.onWait === undefined ? undefined : new WaitWatch((at) => describeWait(records, limiter, at), options.onWait, options.waitClock);
+  const watch = options.onWait === undefined ? undefined : new WaitWatch((at) => describeWait(records, limiter, at, now()), options.onWait, options.waitClock);
 
   const dispatcher = agent.compose(
     gate,
@@ -395,9 +395,11 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
 
 /**
  * What the requests wait for now, told by the oldest of them: the rate limiter's pause (a 429's, or
- * an empty quota's) or its pace, a backoff before a retry, or else an answer that has not come.
+ * an empty quota's) or its pace, a backoff before a retry, or else an answer that has not come;
+ * for a retry or an attempt held at the gate, once it has waited WAIT_NOTICE_MS for it (`now`, the
+ * dispatcher's clock): one just sent, as a pause told before ends, has not made anyone wait yet.
  */
-function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: RateGate, at: number): WaitEvent | undefined {
+function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: RateGate, at: number, now: number): WaitEvent | undefined {
   let oldest: AttemptRecord | undefined;
   for (const record of records.values()) if (oldest === undefined || record.startedAt < oldest.startedAt) oldest = record;
   if (oldest === undefined) return undefined;
@@ -406,5 +408,8 @@ function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: Rate
   if (status.pausedMs > 0) return { reason: status.pausedBy === 'quota' ? 'quota' : 'rate-limit', what, until: at + status.pausedMs, waiting: status.waiting, at };
   if (oldest.holding && status.rps !== undefined) return { reason: 'pacing', what, until: at + (Math.max(1, status.waiting) * 1000) / status.rps, waiting: status.waiting, rps: status.rps, at };
   if (oldest.backoff !== undefined) return { reason: 'retry', what, until: oldest.backoff.until, after: oldest.backoff.after, at };
+  // A retry, or an attempt held at the gate, waits for its answer only from its sending.
+  const resent = oldest.attempts > 1 || oldest.heldMs > 0;
+  if (resent && now - (oldest.sentAt ?? oldest.startedAt) < WAIT_NOTICE_MS) return undefined;
   return { reason: 'answer', what, until: oldest.startedAt + oldest.budgetMs + oldest.heldMs, ...(oldest.via === undefined ? {} : { via: oldest.via }), at };
 }

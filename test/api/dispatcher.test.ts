@@ -1,17 +1,20 @@
 /**
  * The dispatcher's gate on the wire: a write built from a read is sent within the read age bound
  * counted from the read's sending, or not at all, however long its connection takes to open (a
- * proxy slow to open the tunnel, a slow TLS handshake). The emulator and a proxy over loopback; the
- * proxy holds the tunnel while the client's clock moves on.
+ * proxy slow to open the tunnel, a slow TLS handshake); and what its watch says the requests wait
+ * for. The emulator (and a proxy) over loopback, held while the client's clocks move on.
  */
 import { describe, expect, it } from 'vitest';
 import { NotSentError } from '../../src/api/api-error.js';
+import type { WaitEvent } from '../../src/api/wait-event.js';
 import { createClient } from '../../src/api/client.js';
 import { readProxySettings } from '../../src/api/proxy-settings.js';
 import { afterEachTest } from '../support/after-each-test.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { startProxy } from '../support/http-proxy.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { rejection } from '../support/rejection.js';
+import { waitFor } from '../reliability/support.js';
 
 const closing: Array<{ close(): Promise<unknown> }> = [];
 afterEachTest(() => Promise.all(closing.splice(0).map((c) => c.close())));
@@ -48,5 +51,28 @@ describe('a write with a time it must be sent by', () => {
     proxy.release();
     await write;
     expect(emulator.counters.writes).toBe(1);
+  });
+});
+
+describe('the wait a retry is told for', () => {
+  it('is its answer only once it has waited 2 s for it: not as soon as a 429 pause told before has ended', async () => {
+    const { emulator } = await setupEmulatorWorkspace();
+    emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'status', status: 429, retryAfter: 3 } });
+    emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'hang' } });
+    const clock = new FakeClock(Date.now());
+    const told: WaitEvent[] = [];
+    const client = createClient({ baseUrl: emulator.url, token: 'demo-token', limiterClock: clock, waitClock: clock, now: clock.now, onWait: (event) => told.push(event) });
+    closing.push(client);
+    void rejection(client.listOrganisations()[Symbol.asyncIterator]().next());
+    expect(await waitFor(() => client.rateStatus().pausedMs > 0)).toBe(true);
+    await clock.runUntil(clock.time + 2_000);
+    expect(told.map((t) => t.reason)).toEqual(['rate-limit']);
+    // The pause ends; the retry goes, and its answer does not come.
+    await clock.runUntil(clock.time + 1_000);
+    expect(await waitFor(() => emulator.requestLog.length === 2)).toBe(true);
+    await clock.runUntil(clock.time + 1_000);
+    expect(told.map((t) => t.reason)).toEqual(['rate-limit']);
+    await clock.runUntil(clock.time + 2_000);
+    expect(told.map((t) => t.reason)).toEqual(['rate-limit', 'answer']);
   });
 });
