@@ -79,6 +79,19 @@ describe('WaitWatch', () => {
     expect(told).toHaveLength(1);
   });
 
+  it('tells a storm of 429s, each a new short pause, again only as the wait doubles: not every 2 s', async () => {
+    let until = 0;
+    const { clock, told, watch } = watching((at) => ({ reason: 'rate-limit', what: 'page 2 of the listing', until, waiting: 1, at }));
+    watch.begin();
+    // Ten minutes of 429s, each asking for one more second: nothing ends meanwhile.
+    for (let t = 0; t < 600_000; t += 1_000) {
+      until = clock.time + 1_000;
+      await clock.runUntil(clock.time + 1_000);
+    }
+    const ages = told.map((t) => t.at - 1_000_000);
+    expect(ages).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000]);
+  });
+
   it('sets no timer while nothing is outstanding', async () => {
     const { clock, told, watch } = watching();
     watch.begin();
