@@ -70,3 +70,15 @@ describe('a read is as old as its asking', () => {
     expect(renewalsKept(emulator)).toEqual({ kept: 1, reverted: [] });
   });
 });
+
+describe('a read by id that is always answered after the bound', () => {
+  it('fails the change, saying the reads came too late, not that the write was held', async () => {
+    const { cwd, emulator } = await world(5, 1);
+    const outcome = await apply(cwd, emulator, { operation: 'getOrganisation', times: Infinity, fault: { kind: 'delay-headers', ms: HELD_MS } });
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: 0, failed: 1 } });
+    const [failed] = (outcome as { summary: { notApplied: Array<{ failure?: { message: string } }> } }).summary.notApplied;
+    expect(failed?.failure?.message).toContain(`was read 3 times, and each time the read itself was answered more than ${MAX_READ_AGE_MS} ms after it was sent`);
+    expect(failed?.failure?.message).not.toContain('held (rate limit, retries)');
+    expect(emulator.counters.writes).toBe(0);
+  });
+});
