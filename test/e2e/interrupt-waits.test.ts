@@ -2,9 +2,10 @@
  * An interrupt during a read whose answer does not come: apply and slugs check stop at once, rather
  * than wait up to the request's deadline for an answer they would not use (no write follows a read
  * once interrupted). The built CLI against the emulator over loopback, the read held by a hang
- * fault (or the slug check's own slowness).
+ * fault until the test has seen it arrive.
  */
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../reliability/support.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { watchCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
@@ -14,7 +15,7 @@ describe('SIGINT while apply waits for a read', () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     emulator.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'hang' } });
     const run = watchCli(['apply', '--auto-approve'], { cwd, env });
-    await run.written('stderr', /^Waiting for the answer to the first page of the listing/m);
+    expect(await waitFor(() => emulator.counters.byOperation.getOrganisations === 1)).toBe(true);
     run.kill('SIGINT');
     const { code, stdout } = await run.done;
     expect(code).toBe(1);
@@ -27,7 +28,7 @@ describe('SIGINT while apply waits for a read', () => {
     // globex, declared by id to be joined, is read by id while planning.
     emulator.faults.add({ operation: 'getOrganisation', times: Infinity, fault: { kind: 'hang' } });
     const run = watchCli(['apply', '--auto-approve'], { cwd, env });
-    await run.written('stderr', /^Waiting for the answer to the read of organisation "org_globex"/m);
+    expect(await waitFor(() => emulator.counters.byOperation.getOrganisation === 1)).toBe(true);
     run.kill('SIGINT');
     const { code, stdout } = await run.done;
     expect(code).toBe(1);
@@ -40,7 +41,7 @@ describe('SIGINT while apply waits for a read', () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n' });
     emulator.faults.add({ operation: 'getOrganisation', times: Infinity, fault: { kind: 'hang' } });
     const run = watchCli(['apply', '--auto-approve'], { cwd, env });
-    await run.written('stdout', /^Waiting for the answer to the read of organisation "org_acme"/m);
+    expect(await waitFor(() => emulator.counters.byOperation.getOrganisation === 1)).toBe(true);
     run.kill('SIGINT');
     const { code, stdout } = await run.done;
     expect(code).toBe(1);
@@ -52,9 +53,10 @@ describe('SIGINT while apply waits for a read', () => {
 
 describe('SIGINT while slugs check waits for its checks', () => {
   it('stops at once, each check in flight not checked', async () => {
-    const { cwd, env } = await setupEmulatorWorkspace({}, { slugDelayMs: 600_000 });
+    const { cwd, env, emulator } = await setupEmulatorWorkspace();
+    emulator.faults.add({ operation: 'getSlugAvailability', times: Infinity, fault: { kind: 'hang' } });
     const run = watchCli(['slugs', 'check', 'fresh-one', 'fresh-two'], { cwd, env });
-    await run.written('stderr', /^Waiting for the answer to the check of slug/m);
+    expect(await waitFor(() => emulator.counters.byOperation.getSlugAvailability === 2)).toBe(true);
     run.kill('SIGINT');
     const { code, stdout } = await run.done;
     expect(code).toBe(1);
