@@ -19,37 +19,38 @@ import { waitFor } from '../reliability/support.js';
 const closing: Array<{ close(): Promise<unknown> }> = [];
 afterEachTest(() => Promise.all(closing.splice(0).map((c) => c.close())));
 
+/** A client whose requests go through a proxy that holds each tunnel until released, and whose clock the test moves. */
+async function heldAtTheProxy() {
+  const { emulator } = await setupEmulatorWorkspace();
+  const proxy = await startProxy({ hold: true });
+  closing.push(proxy);
+  const clock = { now: 1_000_000 };
+  const client = createClient({ baseUrl: emulator.url, token: 'demo-token', proxy: readProxySettings({ HTTP_PROXY: proxy.url }), now: () => clock.now });
+  closing.push(client);
+  const write = () => client.updateBillingDetails('org_acme', { billingEmail: 'late@acme.example' }, { notAfter: clock.now + 1_000 });
+  return { emulator, proxy, clock, write };
+}
+
 describe('a write with a time it must be sent by', () => {
   it('is not sent when its connection opens only after that time: it fails unsent, its read too old', async () => {
-    const { emulator } = await setupEmulatorWorkspace();
-    const proxy = await startProxy({ hold: true });
-    closing.push(proxy);
-    let now = 1_000_000;
-    const client = createClient({ baseUrl: emulator.url, token: 'demo-token', proxy: readProxySettings({ HTTP_PROXY: proxy.url }), now: () => now });
-    closing.push(client);
-    const write = rejection(client.updateBillingDetails('org_acme', { billingEmail: 'late@acme.example' }, { notAfter: now + 1_000 }));
+    const { emulator, proxy, clock, write } = await heldAtTheProxy();
+    const failure = rejection(write());
     // Past the gate (in time), waiting for its tunnel; the bound passes meanwhile.
     await proxy.held();
-    now += 5_000;
+    clock.now += 5_000;
     proxy.release();
-    const failure = await write;
-    expect(failure).toBeInstanceOf(NotSentError);
-    expect((failure as NotSentError).readTooOld).toBe(true);
+    expect(await failure).toBeInstanceOf(NotSentError);
+    expect(((await failure) as NotSentError).readTooOld).toBe(true);
     expect(emulator.counters.writes).toBe(0);
   });
 
   it('is sent when its connection opens in time', async () => {
-    const { emulator } = await setupEmulatorWorkspace();
-    const proxy = await startProxy({ hold: true });
-    closing.push(proxy);
-    let now = 1_000_000;
-    const client = createClient({ baseUrl: emulator.url, token: 'demo-token', proxy: readProxySettings({ HTTP_PROXY: proxy.url }), now: () => now });
-    closing.push(client);
-    const write = client.updateBillingDetails('org_acme', { billingEmail: 'late@acme.example' }, { notAfter: now + 1_000 });
+    const { emulator, proxy, clock, write } = await heldAtTheProxy();
+    const sent = write();
     await proxy.held();
-    now += 900;
+    clock.now += 900;
     proxy.release();
-    await write;
+    await sent;
     expect(emulator.counters.writes).toBe(1);
   });
 });
