@@ -399,7 +399,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
  * for a retry or an attempt held at the gate, once it has waited WAIT_NOTICE_MS for it (`now`, the
  * dispatcher's clock): one just sent, as a pause told before ends, has not made anyone wait yet.
  */
-function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: RateGate, at: number, now: number): WaitEvent | undefined {
+export function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: RateGate, at: number, now: number): WaitEvent | undefined {
   let oldest: AttemptRecord | undefined;
   for (const record of records.values()) if (oldest === undefined || record.startedAt < oldest.startedAt) oldest = record;
   if (oldest === undefined) return undefined;
@@ -411,5 +411,12 @@ function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: Rate
   // A retry, or an attempt held at the gate, waits for its answer only from its sending.
   const resent = oldest.attempts > 1 || oldest.heldMs > 0;
   if (resent && now - (oldest.sentAt ?? oldest.startedAt) < WAIT_NOTICE_MS) return undefined;
-  return { reason: 'answer', what, until: oldest.startedAt + oldest.budgetMs + oldest.heldMs, ...(oldest.via === undefined ? {} : { via: oldest.via }), at };
+  return {
+    reason: 'answer',
+    what,
+    until: oldest.startedAt + oldest.budgetMs + oldest.heldMs,
+    ...(oldest.answered === true ? { begun: true } : {}),
+    ...(oldest.via === undefined ? {} : { via: oldest.via }),
+    at,
+  };
 }

@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { NotSentError } from '../../src/api/api-error.js';
 import type { WaitEvent } from '../../src/api/wait-event.js';
 import { createClient } from '../../src/api/client.js';
+import { describeWait } from '../../src/api/dispatcher.js';
+import { RateGate } from '../../src/api/rate/rate-gate.js';
 import { readProxySettings } from '../../src/api/proxy-settings.js';
 import { afterEachTest } from '../support/after-each-test.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
@@ -75,5 +77,13 @@ describe('the wait a retry is told for', () => {
     expect(told.map((t) => t.reason)).toEqual(['rate-limit']);
     await clock.runUntil(clock.time + 2_000);
     expect(told.map((t) => t.reason)).toEqual(['rate-limit', 'answer']);
+  });
+});
+
+describe('the wait an answer that has begun is told as', () => {
+  it('says it began: its status and headers came, its body trickles', () => {
+    const record = { startedAt: 0, attempts: 1, throttles: 0, heldMs: 0, holding: false, what: 'page 2 of the listing (all pages)', budgetMs: 60_000, sentAt: 0, answered: true };
+    const event = describeWait(new Map([['r', record]]), new RateGate({}), 5_000, 5_000);
+    expect(event).toMatchObject({ reason: 'answer', begun: true, until: 60_000 });
   });
 });
