@@ -263,13 +263,17 @@ async function writeBilling(change: ApplicableChange, client: OrganisationsClien
   if (declared === undefined) throw new Error(`plan change ${change.address} has no declared billing`);
   // A write goes out moments after its read; a bound of 0 ("always read by id first") still lets it.
   const sendWithinMs = sendWindowMs(options.maxReadAgeMs);
+  const now = options.now ?? Date.now;
   let fresh = options.fresh;
+  /** Builds whose read was answered already too old to send a write from (a slow service, not a held write). */
+  let late = 0;
   for (let build = 1; ; build += 1) {
     const read =
       change.knownAfter !== undefined
         ? await billingAfterJoin(change, client, waits)
         : await billingNow(change, client, { ...options, ...(fresh === undefined ? {} : { fresh }) });
     if ('outcome' in read) return read;
+    if (now() - read.readAt > sendWithinMs) late += 1;
     const decision = decideBillingWrite(declared, change.seen, read.values);
     switch (decision.kind) {
       case 'current':
@@ -287,9 +291,13 @@ async function writeBilling(change: ApplicableChange, client: OrganisationsClien
         } catch (err) {
           if (!(err instanceof NotSentError && err.readTooOld)) throw err;
           if (build >= MAX_BILLING_BUILDS) {
+            const why =
+              late === build
+                ? `each time the read itself was answered more than ${sendWithinMs} ms after it was sent (the service is slow to answer), too late to build a write from`
+                : `each time its write was held (rate limit, retries${late > 0 ? ', or the read came late' : ''}) until the read was older than ${sendWithinMs} ms`;
             throw new ChangeFailedError(
               'updateBillingDetails',
-              `the billing of organisation ${JSON.stringify(change.organisation.slug)} (${change.organisation.id}) was read ${MAX_BILLING_BUILDS} times, and each time its write was held (rate limit, retries) until the read was older than ${sendWithinMs} ms, so it was not sent. Nothing was written; run orgform apply again later`,
+              `the billing of organisation ${JSON.stringify(change.organisation.slug)} (${change.organisation.id}) was read ${MAX_BILLING_BUILDS} times, and ${why}, so it was not sent. Nothing was written; run orgform apply again later`,
               // Not the NotSentError: that would report the change as not started, as an interrupt does.
               undefined,
             );

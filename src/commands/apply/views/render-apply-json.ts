@@ -95,6 +95,7 @@ export function formatWaitJson(e: WaitEvent): string {
     waiting: e.waiting,
     rps: e.rps === undefined ? undefined : Math.round(e.rps * 100) / 100,
     after: e.after,
+    begun: e.begun,
     via: e.via,
     setting: e.setting,
   });
