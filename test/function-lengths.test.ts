@@ -35,7 +35,6 @@ const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'config/read-tree.ts readTree': 119,
   'api/connect/run-token-command.ts runTokenCommand': 117,
   'api/connect/run-token-command.ts runTokenCommand><anonymous>': 109,
-  'commands/apply/flow.ts prepare': 106,
   'config/parse-yaml-fast.ts parseYamlFast': 94,
   'api/rate/adaptive-rate.ts recordAnswer': 85,
   'state/lock.ts acquireLock': 85,

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { OrgformError, UsageError } from '../errors.js';
 import { DEFAULT_SCHEMA_PATH } from '../config-writer/render-export.js';
 import type { ConnectionFlags } from '../api/connect/resolve-connection.js';
-import type { OpenClientSettings } from '../api/connect/open-client.js';
+import type { ClientEvent, OpenClientSettings } from '../api/connect/open-client.js';
 import type { CliIO, ExitCode } from '../cli-io.js';
 import { describeEscape, findWorkTree } from '../work-tree.js';
 
@@ -174,7 +174,9 @@ async function exportedConfig(flags: InitFlags, io: CliIO, settings: InitSetting
     import('../text/format-wait.js'),
   ]);
   // A wait of 2 s or more is told on standard error, as every command's is.
-  const client = await openClient({ ...settings, parallelism: flags.parallelism }, io, { onWait: (event) => io.stderr.write(`${formatWait(event)}\n`) });
+  // Its only view: a wait of 2 s told on standard error.
+  const events = { event: (e: ClientEvent) => e.type === 'wait' && void io.stderr.write(`${formatWait(e)}\n`) };
+  const client = await openClient({ ...settings, parallelism: flags.parallelism }, io, { events });
   try {
     const { organisations, activeId } = await readOrganisations(client, { parallelism: flags.parallelism });
     const text = renderExport(organisations, activeId, { baseUrl: serviceKeyOf(client), schema: DEFAULT_SCHEMA_PATH });

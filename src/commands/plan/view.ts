@@ -15,9 +15,11 @@ import { renderTextPieces } from '../../text/plan/render-text.js';
 import { planHeadline } from '../../ci/render-step-summary.js';
 import { shellWord } from '../../text/shell-word.js';
 import { formatWait } from '../../text/format-wait.js';
-import type { WaitEvent } from '../../api/wait-event.js';
+import type { ClientEvent } from '../../api/connect/open-client.js';
+import type { EventSink } from '../../model/event-sink.js';
 
-export interface PlanView {
+/** Everything of the run, from Connect on, reaches the view as an event: it shows the waits (retries and rate changes are apply's to show). */
+export interface PlanView extends EventSink<ClientEvent> {
   /** The configuration has problems; the error that follows lists them (CI annotates them). */
   configRejected?(problems: readonly ConfigProblem[]): Promise<void>;
   /** The plan, with what its checks found (the budget is shown under a text plan). */
@@ -26,8 +28,6 @@ export interface PlanView {
   planSaved(path: string): void;
   /** The end of the run: what stands in the way of applying this plan (CI also annotates and summarises). */
   planChecked(plan: Plan, hazards: readonly PlanHazard[], desired: DesiredState): Promise<void>;
-  /** The run has waited 2 s for something (the service, its rate limit, the token command, the state). */
-  waiting(event: WaitEvent): void;
 }
 
 export interface PlanViewOptions {
@@ -58,9 +58,10 @@ export function createPlanView(options: PlanViewOptions): PlanView {
       }
       if (safety.budget !== undefined) out.write(describeChangeBudget(safety.budget));
     },
-    waiting(event) {
-      // Standard error, whatever the format: standard output holds the plan.
-      err.write(`${frame.guard(formatWait(event))}\n`);
+    event(event) {
+      // A wait of 2 s (the service, its rate limit, the token command, the state): on standard
+      // error, whatever the format, for standard output holds the plan.
+      if (event.type === 'wait') err.write(`${frame.guard(formatWait(event))}\n`);
     },
     planSaved(path) {
       err.write(`Saved the plan to ${path}. Apply exactly these changes with: orgform apply ${shellWord(path)}\n`);

@@ -35,6 +35,8 @@ export function formatApplyLine(event: ApplyEvent): string | undefined {
     case 'apply-start':
     case 'change-start':
     case 'apply-end':
+    // A wait is a note of the view's (text-apply-view.ts), whether or not changes run.
+    case 'wait':
       return undefined;
     default: {
       const unreachable: never = event;

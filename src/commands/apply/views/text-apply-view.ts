@@ -65,6 +65,13 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
       meter = m;
     },
     event(event) {
+      if (event.type === 'wait') {
+        const line = formatWait(event);
+        // Under the live line or among the change lines while changes run; before and after, a notice.
+        if (display !== undefined) display.note(line);
+        else err.write(`${frame.guard(line)}\n`);
+        return;
+      }
       if (event.type === 'apply-start' && event.total > 0) {
         const ctx = { out, frame, now: options.now, meter: meter ?? NO_METER, total: event.total, parallelism: event.parallelism, startedAt: event.at };
         if (live) display = startLiveLine(ctx);
@@ -72,12 +79,6 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
         else display = startChangeLines(ctx);
       }
       display?.event(event);
-    },
-    waiting(event) {
-      const line = formatWait(event);
-      // Under the live line or among the change lines while changes run; before and after, a notice.
-      if (display !== undefined) display.note(line);
-      else err.write(`${frame.guard(line)}\n`);
     },
     applyStopped() {
       display?.stop();
