@@ -22,6 +22,7 @@ import type { ConnectionFlags } from '../api/connect/resolve-connection.js';
 import type { ClientEvent, OpenClientSettings } from '../api/connect/open-client.js';
 import type { CliIO, ExitCode } from '../cli-io.js';
 import { describeEscape, findWorkTree } from '../work-tree.js';
+import { describeExisting, NOTHING_WRITTEN } from '../text/describe-files.js';
 
 export interface InitFlags extends ConnectionFlags {
   gitlab?: boolean;
@@ -197,7 +198,7 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
   const existing = [config, ...(workflow === undefined ? [] : [workflow])].filter(entryExists);
   if (existing.length > 0 && !flags.force) {
     const names = existing.map((path) => path.slice(resolve(io.cwd).length + 1));
-    throw new UsageError(`${names.join(' and ')} already exist${names.length === 1 ? 's' : ''}. Nothing was written. Pass --force to overwrite, or run init in another directory.`);
+    throw new UsageError(describeExisting(names, 'run init in another directory'));
   }
 
   // The export first: when it fails, nothing has been written yet.
@@ -215,7 +216,7 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
       return await step();
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'failed';
-      const done = written.length === 0 ? 'Nothing was written.' : `Written before it: ${written.join('; ')}.`;
+      const done = written.length === 0 ? NOTHING_WRITTEN : `Written before it: ${written.join('; ')}.`;
       throw new OrgformError('CONFIG_IO', `Cannot write ${name}: ${code}. ${done}`, { cause: err });
     }
   };

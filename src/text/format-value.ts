@@ -16,6 +16,11 @@ export function formatValue(value: string | null): string {
   return value === null ? '(none)' : escapeInvisibleCharacters(JSON.stringify(value)) + invisibleMark(value);
 }
 
+/** A slug or an address as Markdown names it (escaping shows the characters): marked when it holds invisible ones. */
+export function markedName(text: string): string {
+  return text + invisibleMark(text);
+}
+
 /** A slug or id shown as a name (a heading, the active organisation): terminal-safe, and marked like a value. */
 export function formatName(name: string): string {
   return terminalSafe(name) + invisibleMark(name);

@@ -11,6 +11,7 @@ import type { ConfigProblem } from '../../model/config-problem.js';
 import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';
 import type { Plan } from '../../plan/types.js';
 import type { EventSink } from '../../model/event-sink.js';
+import { NOTHING_CHANGED } from '../../text/plan/plan-headline.js';
 
 /** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */
 export interface RateGauge {
@@ -57,4 +58,4 @@ export function lockTakenOverText(statePath: string, pid: number): string {
   return `Took over a stale lock on ${statePath} left by pid ${pid} (no longer running).\n`;
 }
 
-export const CANCELLED_TEXT = '\nApply cancelled. Nothing was changed.\n';
+export const CANCELLED_TEXT = `\nApply cancelled. ${NOTHING_CHANGED}\n`;

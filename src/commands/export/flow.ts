@@ -22,6 +22,7 @@ import { updateDocument } from '../../config-writer/update-document.js';
 import { loadDesiredState, type FileWorld } from '../../plan/read/load-desired-state.js';
 import { checkUnchanged, inspectTarget, writeFileAtomically, type UserFile } from '../../state/write-file-atomically.js';
 import { findWorkTree } from '../../work-tree.js';
+import { describeExisting } from '../../text/describe-files.js';
 import type { ExportView } from './view.js';
 
 export interface ExportInputs {
@@ -156,7 +157,7 @@ async function outPath(inputs: ExportInputs, cwd: string): Promise<{ path: strin
   if (inputs.out === undefined) return undefined;
   const path = resolve(cwd, inputs.out);
   if (!inputs.force && (await exists(path))) {
-    throw new UsageError(`${inputs.out} already exists. Nothing was written. Pass --force to overwrite it, or choose another --out.`);
+    throw new UsageError(describeExisting([inputs.out], 'choose another --out'));
   }
   const file = { shown: inputs.out, option: '--out', tree: await findWorkTree(cwd) };
   await inspectTarget(path, file);

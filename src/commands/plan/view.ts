@@ -9,11 +9,11 @@ import type { ConfigProblem } from '../../model/config-problem.js';
 import type { PlanHazard, PlanSafety } from '../../plan/check-plan-safety.js';
 import type { Plan } from '../../plan/types.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../text/log-frame.js';
-import { describeChangeBudget, describeOverBudget } from '../../text/plan/describe-plan-safety.js';
-import { renderPlan, type PlanFormat } from '../../text/plan/render-plan.js';
-import { renderTextPieces } from '../../text/plan/render-text.js';
-import { planHeadline } from '../../ci/render-step-summary.js';
-import { shellWord } from '../../text/shell-word.js';
+import { describeChangeBudget, describeOverBudget, planHeadline } from '../../text/plan/plan-headline.js';
+import { renderJson } from '../../text/plan/render-json.js';
+import { renderMarkdown } from '../../text/plan/render-markdown.js';
+import { renderText, renderTextPieces } from '../../text/plan/render-text.js';
+import { shellWord } from '../../text/describe-files.js';
 import { formatWait } from '../../text/format-wait.js';
 import type { ClientEvent } from '../../api/connect/open-client.js';
 import type { EventSink } from '../../model/event-sink.js';
@@ -29,6 +29,9 @@ export interface PlanView extends EventSink<ClientEvent> {
   /** The end of the run: what stands in the way of applying this plan (CI also annotates and summarises). */
   planChecked(plan: Plan, hazards: readonly PlanHazard[], desired: DesiredState): Promise<void>;
 }
+
+/** Text for people, the versioned JSON document for pipelines, Markdown for pull requests. */
+export type PlanFormat = 'text' | 'json' | 'markdown';
 
 export interface PlanViewOptions {
   format: PlanFormat;
@@ -73,4 +76,20 @@ export function createPlanView(options: PlanViewOptions): PlanView {
       }
     },
   };
+}
+
+/** A plan in the format asked for. (The plan as apply shows it is text/plan/render-plan-for-review.ts.) */
+export function renderPlan(plan: Plan, format: PlanFormat, color: boolean): string {
+  switch (format) {
+    case 'json':
+      return renderJson(plan);
+    case 'markdown':
+      return renderMarkdown(plan);
+    case 'text':
+      return renderText(plan, { color });
+    default: {
+      const unreachable: never = format;
+      throw new Error(`unknown format ${String(unreachable)}`);
+    }
+  }
 }

@@ -8,7 +8,7 @@ import { CANCELLED_TEXT, lockTakenOverText, type ApplyView } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
 import { formatApplyEventJson } from './render-apply-json.js';
 import { renderPlanForReview } from '../../../text/plan/render-plan-for-review.js';
-import { planHeadline } from '../../../ci/render-step-summary.js';
+import { planHeadline } from '../../../text/plan/plan-headline.js';
 
 export interface NdjsonApplyViewOptions {
   /** Standard output: the events only. */

@@ -9,14 +9,13 @@ import type { ApplySummary } from '../../../executor/events.js';
 import { CANCELLED_TEXT, lockTakenOverText, type ApplyView, type RateGauge } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
 import { startChangeLines } from './change-lines-display.js';
-import { COMPACT_THRESHOLD } from '../../../text/plan/compact-threshold.js';
-import { describeChangeBudget } from '../../../text/plan/describe-plan-safety.js';
+import { describeChangeBudget, NO_CHANGES, planHeadline } from '../../../text/plan/plan-headline.js';
 import { startLiveLine } from './live-line-display.js';
 import type { ProgressDisplay } from './progress-display.js';
 import { startProgressLines } from './progress-lines-display.js';
 import { formatApplySummary } from './render-apply.js';
 import { renderPlanForReview } from '../../../text/plan/render-plan-for-review.js';
-import { planHeadline } from '../../../ci/render-step-summary.js';
+import { COMPACT_THRESHOLD } from '../../../text/plan/render-text.js';
 import { formatWait } from '../../../text/format-wait.js';
 
 export interface TextApplyViewOptions {
@@ -32,8 +31,6 @@ export interface TextApplyViewOptions {
   /** The first interval between progress lines in a log (ORGFORM_PROGRESS_INTERVAL_MS). */
   progressIntervalMs?: number;
 }
-
-const NO_CHANGES = 'No changes. Your organisations match the configuration.\n';
 
 export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
   const { out, err, color } = options;
@@ -87,7 +84,7 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
     async applyReported(summary: ApplySummary) {
       if (summary.total === 0) {
         // A fresh plan already said so; a saved one was not shown.
-        if (!planShown) out.write(NO_CHANGES);
+        if (!planShown) out.write(`${NO_CHANGES}\n`);
         return;
       }
       const text = formatApplySummary(summary, { color });
