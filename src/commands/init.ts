@@ -166,16 +166,14 @@ function canExport(settings: InitSettings): boolean {
 }
 
 async function exportedConfig(flags: InitFlags, io: CliIO, settings: InitSettings): Promise<{ text: string; count: number }> {
-  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKeyOf }, { selectExportable }, { formatWait }] = await Promise.all([
+  const [{ openClient, serviceKeyOf }, { readOrganisations }, { renderExport }, { selectExportable }, { formatWait }] = await Promise.all([
     import('../api/connect/open-client.js'),
     import('../config-writer/read-organisations.js'),
     import('../config-writer/render-export.js'),
-    import('../api/connect/service-key.js'),
     import('../config-writer/select-exportable.js'),
     import('../text/format-wait.js'),
   ]);
-  // A wait of 2 s or more is told on standard error, as every command's is.
-  // Its only view: a wait of 2 s told on standard error.
+  // Its only view: a wait of 2 s or more is told on standard error, as every command's is.
   const events = { event: (e: ClientEvent) => e.type === 'wait' && void io.stderr.write(`${formatWait(e)}\n`) };
   const client = await openClient({ ...settings, parallelism: flags.parallelism }, io, { events });
   try {

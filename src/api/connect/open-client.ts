@@ -47,6 +47,11 @@ export interface OpenedClient {
 /** How a flow gets its client at its Connect step (clientOpener below; tests open a scripted client instead). */
 export type OpenClient = (hooks: Omit<ClientHooks, 'onTokenExpiry'>) => Promise<OpenedClient>;
 
+/** The service as plans and the journal name it: the base URL as the client normalised it. */
+export function serviceKeyOf(client: Pick<OrganisationsClient, 'baseUrl'>): string {
+  return client.baseUrl.toString().replace(/\/$/, '');
+}
+
 /** A wait as an event of the run: for a wait the flow watches itself (the state's lock, its read). */
 export function waitEvent(wait: WaitEvent): ClientEvent {
   return { type: 'wait', ...wait };

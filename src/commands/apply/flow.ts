@@ -36,12 +36,11 @@ import { checkPlanSafety } from '../../plan/check-plan-safety.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
-import { waitEvent, type ClientHooks, type OpenClient } from '../../api/connect/open-client.js';
 import { ASSUMED_RPS, tokenExpiryWarning } from './token-expiry-warning.js';
 import type { Refusal } from './refusal-error.js';
 import { openStateFor } from '../../state/open-state-for.js';
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
-import { serviceKeyOf } from '../../api/connect/service-key.js';
+import { serviceKeyOf, waitEvent, type ClientHooks, type OpenClient } from '../../api/connect/open-client.js';
 import { tellIfSlow } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
 

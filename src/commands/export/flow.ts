@@ -10,8 +10,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
-import type { OpenClient } from '../../api/connect/open-client.js';
-import { serviceKeyOf } from '../../api/connect/service-key.js';
+import { serviceKeyOf, type OpenClient } from '../../api/connect/open-client.js';
 import { UsageError } from '../../errors.js';
 import { createFilePatch } from '../../config-writer/create-file-patch.js';
 import { describeUpdates } from '../../config-writer/describe-updates.js';

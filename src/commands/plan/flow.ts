@@ -22,9 +22,8 @@ import { checkPlanSafety, type PlanHazard } from '../../plan/check-plan-safety.j
 import { checkPlanOut } from './check-plan-out.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
-import { waitEvent, type OpenClient } from '../../api/connect/open-client.js';
 import { openStateFor } from '../../state/open-state-for.js';
-import { serviceKeyOf } from '../../api/connect/service-key.js';
+import { serviceKeyOf, waitEvent, type OpenClient } from '../../api/connect/open-client.js';
 import { tellIfSlow } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
 import type { StateBackend } from '../../state/state-backend.js';

@@ -7,9 +7,8 @@
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
 import { createPlanView } from './view.js';
-import { terminalSafe } from '../../text/ansi.js';
 import { shellWord } from '../../text/describe-files.js';
-import { useColor, type ColorSettings } from '../../text/use-color.js';
+import { terminalSafe, useColor, type ColorSettings } from '../../text/ansi.js';
 import type { CliIO, ExitCode } from '../../cli-io.js';
 
 export interface ShowFlags {

@@ -13,9 +13,8 @@
  * linkPlanPage fills in once the page's address is known (a CI artifact's URL comes after the plan).
  */
 import { summarisePlan, type Plan } from '../../plan/types.js';
-import { formatName, invisibleMark, plural } from '../format-value.js';
+import { ACTION_MARKER, formatName, invisibleMark, plural } from '../format-value.js';
 import { joinMarkdown, md, type Markdown } from '../markdown-escape.js';
-import { ACTION_MARKER } from '../format-change-line.js';
 import { describeGroupChange, describeOrganisations, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
 import { groupSameChanges, type ChangeGroup, type ChangeSection } from './group-same-changes.js';
 import { NO_CHANGES, NO_CHANGES_READ, planCounts, PROBLEMS_MISSING } from './plan-headline.js';

@@ -9,8 +9,7 @@
 import type { ChangeKind } from '../../model/change-kind.js';
 import type { Action, Change, Plan } from '../../plan/types.js';
 import { paint, terminalSafe } from '../ansi.js';
-import { ACTION_MARKER, formatChangeLine } from '../format-change-line.js';
-import { groupChanges, plural } from '../format-value.js';
+import { ACTION_MARKER, formatChangeLine, groupChanges, plural } from '../format-value.js';
 import { closingLines, COMPACT_THRESHOLD, problemsHeading, renderText } from './render-text.js';
 
 export interface ReviewOptions {

@@ -7,8 +7,7 @@
 import { summarisePlan, type Action, type Change, type Plan } from '../../plan/types.js';
 import { paint, terminalSafe } from '../ansi.js';
 import { planHeadline } from './plan-headline.js';
-import { ACTION_MARKER as MARKER, formatChangeLine } from '../format-change-line.js';
-import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, plural } from '../format-value.js';
+import { ACTION_MARKER as MARKER, formatBefore, formatChangeLine, formatFromActive, formatName, formatValue, groupChanges, plural } from '../format-value.js';
 
 /**
  * Above this many changes a plan is too long to read block by block and an apply log too long to

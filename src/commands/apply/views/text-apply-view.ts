@@ -8,12 +8,11 @@
 import type { ApplySummary } from '../../../executor/events.js';
 import { CANCELLED_TEXT, lockTakenOverText, type ApplyView, type RateGauge } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
-import { startChangeLines } from './change-lines-display.js';
 import { describeChangeBudget, NO_CHANGES, planHeadline } from '../../../text/plan/plan-headline.js';
 import { startLiveLine } from './live-line-display.js';
-import type { ProgressDisplay } from './progress-display.js';
+import { applyingTitle, type DisplayContext, type ProgressDisplay } from './progress-display.js';
 import { startProgressLines } from './progress-lines-display.js';
-import { formatApplySummary } from './render-apply.js';
+import { formatApplyLine, formatApplySummary } from './render-apply.js';
 import { renderPlanForReview } from '../../../text/plan/render-plan-for-review.js';
 import { COMPACT_THRESHOLD } from '../../../text/plan/render-text.js';
 import { formatWait } from '../../../text/format-wait.js';
@@ -90,6 +89,32 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
       const text = formatApplySummary(summary, { color });
       out.write(live ? text : frame.guard(text));
     },
+  };
+}
+
+/**
+ * A short apply in a log: one line per finished change, retry, rate change and interrupt, folded
+ * (in GitHub Actions) under `Applying N changes`.
+ */
+
+export function startChangeLines(ctx: DisplayContext): ProgressDisplay {
+  ctx.out.write(ctx.frame.open(applyingTitle(ctx.total)));
+  let open = true;
+  const close = () => {
+    if (open) ctx.out.write(ctx.frame.close());
+    open = false;
+  };
+  return {
+    event(event) {
+      const line = formatApplyLine(event);
+      if (line !== undefined) ctx.out.write(line + '\n');
+      if (event.type === 'apply-end') close();
+    },
+    note(line) {
+      ctx.out.write(`${ctx.frame.guard(line)}\n`);
+    },
+    // Also when the apply failed half-way: a fold left open would swallow the rest of the log.
+    stop: close,
   };
 }
 
