@@ -4,7 +4,7 @@
  * exit code. Nothing here decides what apply does.
  */
 import { runApply, type ApplyInputs, type ApplyOutcome, type Confirmation } from './flow.js';
-import { refusalError } from './refusal-error.js';
+import { refusalError } from './views/refusal-error.js';
 import { UsageError } from '../../errors.js';
 import { confirmQuestion, type ApplyView } from './view.js';
 import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';

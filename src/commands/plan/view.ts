@@ -8,6 +8,8 @@ import type { DesiredState } from '../../model/desired-state.js';
 import type { ConfigProblem } from '../../model/config-problem.js';
 import type { PlanHazard, PlanSafety } from '../../plan/check-plan-safety.js';
 import type { Plan } from '../../plan/types.js';
+import type { SavedPlan } from '../../plan/saved-plan.js';
+import { terminalSafe } from '../../text/ansi.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../text/log-frame.js';
 import { describeChangeBudget, describeOverBudget, planHeadline } from '../../text/plan/plan-headline.js';
 import { renderJson } from '../../text/plan/render-json.js';
@@ -76,6 +78,15 @@ export function createPlanView(options: PlanViewOptions): PlanView {
       }
     },
   };
+}
+
+/** What `orgform show` says of a saved plan under it: where it comes from, and what apply does with it. */
+export function describeSavedPlan(saved: Pick<SavedPlan, 'createdAt' | 'baseUrl' | 'configFiles'>, path: string): string {
+  const files = saved.configFiles.map((f) => f.path).join(', ');
+  return (
+    terminalSafe(`Saved ${saved.createdAt} for ${saved.baseUrl} from ${files === '' ? 'no config file' : files}.`) +
+    ` orgform apply ${terminalSafe(shellWord(path))} reads the service again first, and refuses the plan if anything it was based on has changed.\n`
+  );
 }
 
 /** A plan in the format asked for. (The plan as apply shows it is text/plan/render-plan-for-review.ts.) */

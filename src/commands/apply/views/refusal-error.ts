@@ -2,9 +2,9 @@
  * A refused apply as the error the CLI shows: what stands in the way, that nothing was changed,
  * and what to do. Built from the refusal's data; the plan's own problems are its details.
  */
-import { OrgformError, UsageError } from '../../errors.js';
-import { describeOverBudget, NOTHING_CHANGED } from '../../text/plan/plan-headline.js';
-import type { PlanHazard } from '../../plan/check-plan-safety.js';
+import { OrgformError, UsageError } from '../../../errors.js';
+import { describeOverBudget, NOTHING_CHANGED } from '../../../text/plan/plan-headline.js';
+import type { PlanHazard } from '../../../plan/check-plan-safety.js';
 
 export type Refusal =
   | PlanHazard
