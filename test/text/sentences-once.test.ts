@@ -12,11 +12,12 @@
  * repeated when this test came in, outside the views and text/, each with how often it was
  * written; a count may fall, never rise, and an entry goes once its sentence is written once.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { sourceFiles } from '../support/source-files.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
@@ -102,17 +103,9 @@ export function repetitionProblems(places: ReadonlyMap<string, readonly string[]
   return problems;
 }
 
-function sources(dir: string, prefix = ''): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = posix.join(prefix, entry.name);
-    if (entry.isDirectory()) return sources(join(dir, entry.name), path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
 describe('the sentences of src/', () => {
   const places = new Map<string, string[]>();
-  for (const file of sources(SRC)) findSentences(file, readFileSync(join(SRC, file), 'utf8'), places);
+  for (const file of sourceFiles(SRC)) findSentences(file, readFileSync(join(SRC, file), 'utf8'), places);
 
   it('are read from every module (a check over no text would pass whatever the code)', () => {
     expect(places.size).toBeGreaterThan(800);
