@@ -7,9 +7,10 @@
  * written (apply/fresh-listing.ts, apply/execute-change.ts). A saved plan's changes are derived again
  * from its desired state and what the service holds, and applied only if the file holds exactly those.
  *
- * The command (command.ts) has parsed the flags and built the view; this decides what
- * happens and tells the view, the client's retries and rate changes included. A refusal is data
- * (nothing is written then); so is the outcome, which the command maps to an exit code.
+ * The command (command.ts) has parsed the flags and built the view; this decides what happens and
+ * hands the view to the client at Connect and to applyPlan, so that everything of the run (the
+ * client's waits, retries and rate changes included) reaches it as events of one channel. A refusal
+ * is data (nothing is written then); so is the outcome, which the command maps to an exit code.
  */
 import { NotSentError } from '../../api/api-error.js';
 import { stat } from 'node:fs/promises';
@@ -32,16 +33,14 @@ import type { NetworkSettings } from '../../api/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import type { HeldState, StateJournal } from '../../state/state-backend.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
-import { rateEvent, retryEvent } from './client-events.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
-import type { ClientListeners, OpenClient } from '../../api/connect/client-listeners.js';
-import { ASSUMED_RPS, tokenExpiryWarning } from './token-expiry-warning.js';
-import type { Refusal } from './refusal-error.js';
+import { ASSUMED_RPS, tokenExpiryWarning } from './views/token-expiry-warning.js';
+import type { Refusal } from './views/refusal-error.js';
 import { openStateFor } from '../../state/open-state-for.js';
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
-import { serviceKeyOf } from '../../api/connect/service-key.js';
+import { serviceKeyOf, waitEvent, type ClientHooks, type OpenClient } from '../../api/connect/open-client.js';
 import { tellIfSlow } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
 
@@ -92,29 +91,13 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return refused(inputs, { kind: 'cannot-confirm', why: deps.confirmation.unavailable });
   }
 
-  // While changes run, the client's retries and rate changes are events of this apply; when the
-  // run cannot go on, nothing new starts and the outcome says why. Every wait of the run, from
-  // connecting on (planning included), is the view's to tell.
-  let emit: ((event: ApplyEvent) => void) | undefined;
-  const halt = new AbortController();
-  let halted: OrgformError | undefined;
-  const listeners: ClientListeners = {
-    onRetry: (retry) => {
-      const event = retryEvent(retry, deps.now());
-      if (event !== undefined) emit?.(event);
-    },
-    onRate: (rate) => emit?.(rateEvent(rate, deps.now())),
-    onHalt: (error) => {
-      halted ??= error;
-      halt.abort();
-    },
-    onWait: (event) => view.waiting(event),
-  };
-
   // Load, connect, lock, read, plan, check safety, confirm: its own function, so that what only
   // they need (the desired state, the plan's display) can be collected while the changes run; at
   // 100,000 organisations that is most of the memory. applyPlan then lets each change go as it ends.
-  const prepared = await prepare(inputs, deps, view, listeners).catch((err: unknown) => {
+  // When the run cannot go on (the client halts, the lock is lost), nothing new starts and the
+  // outcome says why.
+  const halt = new Halt();
+  const prepared = await prepare(inputs, deps, view, halt).catch((err: unknown) => {
     if (deps.signal.aborted && err instanceof NotSentError) return undefined;
     throw err;
   });
@@ -127,9 +110,9 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
   if (!('changes' in prepared)) return prepared;
   const { client, lock, journal, serviceKey, changes, freshReads } = prepared;
   try {
-    // Apply: every change, in order within each organisation; every event to the view.
+    // Apply: every change, in order within each organisation; every event to the view, which has
+    // heard the client since Connect.
     view.applyStarting(client);
-    emit = (event) => view.event(event);
     let summary: ApplySummary;
     try {
       summary = await applyPlan(changes, {
@@ -138,7 +121,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
         serviceKey,
         parallelism: inputs.parallelism,
         signal: AbortSignal.any([deps.signal, halt.signal]),
-        onEvent: emit,
+        onEvent: view.event.bind(view),
         now: deps.now,
         ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
         ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
@@ -146,13 +129,12 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
         maxReadAgeMs: maxReadAge(inputs),
       });
     } finally {
-      emit = undefined;
       view.applyStopped();
     }
 
     // Report, while the lock is still held: the journal is written by now.
     await view.applyReported(summary);
-    return { kind: 'applied', summary, ...(halted === undefined ? {} : { halted }) };
+    return { kind: 'applied', summary, ...(halt.error === undefined ? {} : { halted: halt.error }) };
   } finally {
     // A lock that cannot be let go is said (it outlives the run); the client is closed all the same.
     try {
@@ -161,6 +143,17 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
       await client.close();
     }
   }
+}
+
+/** Why the run cannot go on, once something says so: the client (only 429s, a token command that fails part way) or a lost lock. */
+class Halt {
+  readonly #controller = new AbortController();
+  readonly signal = this.#controller.signal;
+  error: OrgformError | undefined;
+  readonly stop = (error: OrgformError): void => {
+    this.error ??= error;
+    this.#controller.abort();
+  };
 }
 
 function refused(inputs: ApplyInputs, refusal: Refusal): ApplyOutcome {
@@ -183,73 +176,35 @@ interface Prepared {
   freshReads: FreshReads;
 }
 
-async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, listeners: ClientListeners): Promise<Prepared | ApplyOutcome> {
+async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, halt: Halt): Promise<Prepared | ApplyOutcome> {
   // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
-  const { saved, desired, selected, workdir } = await load(inputs, deps, view);
+  const source = await load(inputs, deps, view);
 
-  // Connect.
-  const { client, tokenExpiry } = await deps.openClient(listeners);
+  // Connect: from here on the client tells the view itself (its waits while the plan is read too).
+  const hooks: ClientHooks = { events: view, onHalt: halt.stop };
+  const { client, tokenExpiry } = await deps.openClient(hooks);
   let lock: HeldState | undefined;
   let handedOver = false;
   try {
     const serviceKey = serviceKeyOf(client);
+    const { saved } = source;
     if (saved && saved.baseUrl !== serviceKey) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, serviceKey });
 
     // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
     // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
-    const lockAskedAt = deps.now();
-    const state = await openStateFor(inputs.state, desired, deps, workdir);
-    lock = await tellIfSlow(
-      state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`),
-      () => stateWait(`the lock on the state at ${state.location}`, lockAskedAt, deps.stateSettings),
-      listeners.onWait,
-      deps.now,
-    );
-    if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
-    lock.onLost((error) => listeners.onHalt?.(error));
+    lock = await lockState(inputs, deps, view, source);
+    // Through the hook the client was handed: one way to halt, whoever says so.
+    lock.onLost((error) => hooks.onHalt?.(error));
 
-    // Read: the journal (read under the lock), then the service, planning as it is read. A fresh
-    // plan is shown for review. A saved plan is planned again from its own desired state: what it was
-    // based on must not have changed (that is how staleness shows), and it must hold exactly the
-    // changes that gives.
-    const journal = lock.journal;
-    let plan: Plan;
-    let staleReasons: string[] = [];
-    let listed: number | undefined;
-    if (saved) {
-      const compared = new Set(Object.keys(saved.plan.observed));
-      const made = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism, keep: (slug) => compared.has(slug), ignoreJournal: true });
-      listed = made.observed.listed;
-      staleReasons = findStale(saved.plan, saved.configFiles, {
-        organisations: made.observed.organisations,
-        activeId: made.observed.activeId,
-        problems: made.observed.problems,
-        fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), workdir),
-        baseUrl: serviceKey,
-      });
-      // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
-      const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
-      const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
-      if (staleReasons.length === 0 && made.observed.problems.length === 0) {
-        if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
-        staleReasons = match.missing;
-      }
-      // The derived changes drive apply, never the file's: they are the same, or nothing is applied.
-      // The file's are let go (at 100,000 changes, a second plan held to the end).
-      plan = { ...saved.plan, changes: match.changes, problems: made.observed.problems };
-      saved.plan.changes = [];
-    } else {
-      const made = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism });
-      plan = made.plan;
-      listed = made.observed.listed;
-      await view.planMade(plan);
-    }
-
-    // Check safety: stale, incomplete, over budget. Refused whole; nothing is written.
-    const safety = checkPlanSafety(plan, { staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
+    // Read and plan; check safety: stale, incomplete, over budget. Refused whole; nothing is written.
+    const read = { client, journal: lock.journal, serviceKey };
+    const made = saved ? await replanSaved(inputs, deps, source, saved, read) : await planFresh(inputs, source, read, view);
+    if ('kind' in made) return made;
+    const { plan, listed } = made;
+    const safety = checkPlanSafety(plan, { staleReasons: made.staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
     const hazard = safety.hazards[0];
     if (hazard !== undefined) {
-      await view.planRefused?.(plan, hazard, selected);
+      await view.planRefused?.(plan, hazard, source.selected);
       return refused(inputs, hazard);
     }
 
@@ -278,7 +233,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
       maxPageSize: DEFAULT_PAGE_SIZE,
     });
     handedOver = true;
-    return { client, lock, journal, serviceKey, changes: dropDisplays(plan.changes), freshReads };
+    return { client, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), freshReads };
   } finally {
     if (!handedOver) {
       try {
@@ -288,6 +243,70 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
       }
     }
   }
+}
+
+/** The state, opened and locked; a lock that takes a while is told as a wait, one taken over from a dead process said. */
+async function lockState(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, source: Source): Promise<HeldState> {
+  const lockAskedAt = deps.now();
+  const state = await openStateFor(inputs.state, source.desired, deps, source.workdir);
+  const lock = await tellIfSlow(
+    state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`),
+    () => stateWait(`the lock on the state at ${state.location}`, lockAskedAt, deps.stateSettings),
+    (wait) => view.event(waitEvent(wait)),
+    deps.now,
+  );
+  if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
+  return lock;
+}
+
+/** What the service is read into under the lock. */
+interface PlanRead {
+  client: OrganisationsClient;
+  journal: StateJournal;
+  serviceKey: string;
+}
+
+/** The plan to check, with why it is stale (a saved plan's) and how many organisations the listing held. */
+interface Made {
+  plan: Plan;
+  staleReasons: string[];
+  listed: number | undefined;
+}
+
+/** Read: the journal (read under the lock), then the service, planning as it is read. A fresh plan is shown for review. */
+async function planFresh(inputs: ApplyInputs, source: Source, read: PlanRead, view: ApplyView): Promise<Made> {
+  const made = await makePlan(source.selected, { ...read, parallelism: inputs.parallelism });
+  await view.planMade(made.plan);
+  return { plan: made.plan, staleReasons: [], listed: made.observed.listed };
+}
+
+/**
+ * A saved plan is planned again from its own desired state: what it was based on must not have
+ * changed (that is how staleness shows), and it must hold exactly the changes that gives.
+ */
+async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source, saved: SavedPlan, read: PlanRead): Promise<Made | ApplyOutcome> {
+  const { journal, serviceKey } = read;
+  const compared = new Set(Object.keys(saved.plan.observed));
+  const made = await makePlan(source.selected, { ...read, parallelism: inputs.parallelism, keep: (slug) => compared.has(slug), ignoreJournal: true });
+  let staleReasons = findStale(saved.plan, saved.configFiles, {
+    organisations: made.observed.organisations,
+    activeId: made.observed.activeId,
+    problems: made.observed.problems,
+    fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), source.workdir),
+    baseUrl: serviceKey,
+  });
+  // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
+  const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
+  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
+  if (staleReasons.length === 0 && made.observed.problems.length === 0) {
+    if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
+    staleReasons = match.missing;
+  }
+  // The derived changes drive apply, never the file's: they are the same, or nothing is applied.
+  // The file's are let go (at 100,000 changes, a second plan held to the end).
+  const plan = { ...saved.plan, changes: match.changes, problems: made.observed.problems };
+  saved.plan.changes = [];
+  return { plan, staleReasons, listed: made.observed.listed };
 }
 
 interface Source {

@@ -2,7 +2,7 @@
  * The warning apply gives at the start when a fixed JWT runs out before the apply is likely to
  * end: a pure function of the expiry, the clock, the size of the apply and the rate it can go at.
  */
-import { formatDuration } from '../../text/format-duration.js';
+import { formatDuration } from '../../../text/format-duration.js';
 
 /** The rate assumed when nothing better is known: what the Organisations service allows (40 a second). */
 export const ASSUMED_RPS = 40;

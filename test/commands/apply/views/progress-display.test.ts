@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countEvent, emptyTally } from '../../../../src/commands/apply/views/apply-tally.js';
+import { countEvent, emptyTally } from '../../../../src/commands/apply/views/progress-display.js';
 import { result } from '../../../support/plan-fixtures.js';
 
 describe('countEvent', () => {

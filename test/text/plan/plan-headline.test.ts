@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeChangeBudget, describeOverBudget } from '../../../src/text/plan/describe-plan-safety.js';
+import { describeChangeBudget, describeOverBudget } from '../../../src/text/plan/plan-headline.js';
 
 describe('describeOverBudget', () => {
   it('says that nothing was changed only where nothing could have been (apply refusing)', () => {

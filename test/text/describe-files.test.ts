@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shellWord } from '../../src/text/shell-word.js';
+import { shellWord } from '../../src/text/describe-files.js';
 
 describe('shellWord', () => {
   it('leaves a plain path as it is', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { refusalError } from '../../../src/commands/apply/refusal-error.js';
-import { UsageError } from '../../../src/errors.js';
-import { problem } from '../../support/plan-fixtures.js';
+import { refusalError } from '../../../../src/commands/apply/views/refusal-error.js';
+import { UsageError } from '../../../../src/errors.js';
+import { problem } from '../../../support/plan-fixtures.js';
 
 describe('refusalError', () => {
   it('says what stands in the way, that nothing was changed, and what to do', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { COMPACT_THRESHOLD } from '../../../src/text/plan/compact-threshold.js';
-import { renderPlanDigest } from '../../../src/text/plan/render-plan-digest.js';
-import { renderText } from '../../../src/text/plan/render-text.js';
+import { renderPlan } from '../../../src/commands/plan/view.js';
+import { renderPlanDigest, renderPlanForReview } from '../../../src/text/plan/render-plan-for-review.js';
+import { COMPACT_THRESHOLD, renderText } from '../../../src/text/plan/render-text.js';
 import { billing, everyKindPlan, largePlan, makePlan, problem, removeChannel, setActive } from '../../support/plan-fixtures.js';
 
 const plain = { color: false };
@@ -91,5 +91,25 @@ describe('renderText above the compact threshold', () => {
     expect(text).toContain('  # org-0 (org_org-0)\n  ~ organisations.org-0.billing\n      billingEmail: "a" → "b"\n');
     const compact = renderText(makePlan({ changes: [...changes, billing('zz', { billingEmail: ['a', 'b'] })] }), plain);
     expect(compact).toContain('  ~ organisations.org-0.billing: billingEmail "a" → "b"\n');
+  });
+});
+
+const plan = (n: number) => makePlan({ changes: Array.from({ length: n }, (_, i) => billing(`org-${i}`, { billingEmail: ['a@x.test', 'b@x.test'] })) });
+
+describe('renderPlanForReview', () => {
+  it('shows the whole plan on a terminal, and in a log up to the threshold', () => {
+    expect(renderPlanForReview(plan(3), { tty: true, color: false, compactAbove: 2 })).toBe(renderPlan(plan(3), 'text', false));
+    expect(renderPlanForReview(plan(2), { tty: false, color: false, compactAbove: 2 })).toBe(renderPlan(plan(2), 'text', false));
+  });
+
+  it('shows a digest in a log past the threshold, never coloured', () => {
+    const digest = renderPlanForReview(plan(3), { tty: false, color: true, compactAbove: 2 });
+    expect(digest).toContain('orgform will perform 3 changes:');
+    expect(digest).not.toContain('\u001b[');
+  });
+
+  it('colours as the caller says, in a log too (FORCE_COLOR)', () => {
+    expect(renderPlanForReview(plan(1), { tty: false, color: true })).toContain('\u001b[');
+    expect(renderPlanForReview(plan(1), { tty: true, color: false })).not.toContain('\u001b[');
   });
 });

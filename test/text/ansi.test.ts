@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OutputStream } from '../../src/cli-io.js';
 import { readColorSettings } from '../../src/cli/output-settings.js';
-import { useColor as decideColor } from '../../src/text/use-color.js';
+import { useColor as decideColor } from '../../src/text/ansi.js';
 
 const io = (env: Record<string, string>, tty = false) => ({ env, stdout: { write: () => true, isTTY: tty } });
 /** The decision for standard output (or `stream`), with the colour settings read from `env`. */

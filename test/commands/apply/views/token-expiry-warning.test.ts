@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ASSUMED_RPS, tokenExpiryWarning } from '../../../src/commands/apply/token-expiry-warning.js';
+import { ASSUMED_RPS, tokenExpiryWarning } from '../../../../src/commands/apply/views/token-expiry-warning.js';
 
 const NOW = Date.parse('2026-11-21T10:00:00Z');
 const MIN = 60_000;
