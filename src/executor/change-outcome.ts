@@ -1,0 +1,42 @@
+/**
+ * How one attempt at a change ended, as executeChange returns it to the runner (run-change.ts),
+ * which decides what follows: a write held until its read was too old is read and built again in a
+ * new turn; a failure whose request was never sent (an interrupt) ends the change "not started".
+ */
+import { ApiError } from '../api/api-error.js';
+
+export type ChangeOutcome =
+  | Done
+  /** Nothing written: what it was planned from changed on the service since the plan. */
+  | { kind: 'stale'; reason: string }
+  /** A billing write held (rate limit, retries) until its read was too old to send: nothing was sent. */
+  | { kind: 'read-again' }
+  /** `error`: a ChangeFailedError, or the service's or the transport's error as it came. */
+  | { kind: 'failed'; error: unknown };
+
+/** Done, by this attempt or before it. */
+export type Done = { kind: 'applied' | 'already-done'; reason?: string };
+
+export const APPLIED: ChangeOutcome = Object.freeze({ kind: 'applied' });
+export const READ_AGAIN: ChangeOutcome = Object.freeze({ kind: 'read-again' });
+
+/** A change that failed; `underlying` is the service's or the transport's error. */
+export class ChangeFailedError extends Error {
+  constructor(
+    readonly operation: string,
+    message: string,
+    readonly underlying: unknown,
+  ) {
+    super(message);
+    this.name = 'ChangeFailedError';
+  }
+}
+
+/** An answer in a few words: `HTTP 404 organisation_not_found`, or the error's message. */
+export function describeError(err: unknown): string {
+  return err instanceof ApiError ? `HTTP ${err.status}${err.serviceCode ? ` ${err.serviceCode}` : ''}` : (err as Error).message;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
