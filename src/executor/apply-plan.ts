@@ -19,11 +19,10 @@ import type { OrganisationsClient } from '../api/client.js';
 import type { ApplicableChange } from '../plan/types.js';
 import type { StateJournal } from '../state/state-backend.js';
 import type { ApplyListener, ApplySummary } from './events.js';
-import { executionContext } from './execute-change.js';
+import { ChangeRunner, executionContext } from './run-change.js';
 import { groupByOrganisation } from './organisation-groups.js';
 import { OutcomeTally } from './outcome-tally.js';
 import { lowWaterMark, sendWindowMs, type RereadListingOptions, type RereadMode } from './reread-listing.js';
-import { ChangeRunner } from './run-change.js';
 import { Scheduler } from './scheduler.js';
 import { WorkQueue } from './work-queue.js';
 

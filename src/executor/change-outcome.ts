@@ -4,6 +4,7 @@
  * new turn; a failure whose request was never sent (an interrupt) ends the change "not started".
  */
 import { ApiError } from '../api/api-error.js';
+import type { ChangeFailure } from './events.js';
 
 export type ChangeOutcome =
   | Done
@@ -39,4 +40,24 @@ export function describeError(err: unknown): string {
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** A failure as apply reports it: the service's answer apart, and what orgform adds to it. */
+export function describeFailure(err: unknown): ChangeFailure {
+  const underlying = err instanceof ChangeFailedError ? err.underlying : err;
+  const operation = err instanceof ChangeFailedError ? err.operation : ((underlying as { operation?: string }).operation ?? 'unknown');
+  const message = errorMessage(err);
+  if (!(underlying instanceof ApiError)) return { operation, message };
+  // A ChangeFailedError explains, after the service's error, why it is a failure.
+  const explanation = err instanceof ChangeFailedError && message.startsWith(`${underlying.message}; `) ? message.slice(underlying.message.length + 2) : undefined;
+  const note = [underlying.hint, explanation].filter((n): n is string => n !== undefined && n !== '').join('; ');
+  return {
+    operation,
+    message,
+    status: underlying.status,
+    serviceCode: underlying.serviceCode,
+    serviceMessage: underlying.serviceMessage,
+    serviceCause: underlying.serviceCause,
+    ...(note === '' ? {} : { note }),
+  };
 }

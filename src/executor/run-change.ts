@@ -2,25 +2,78 @@
  * Runs the work the scheduler hands out: an organisation's changes one after another (in the order
  * organisation-steps.ts gives), or a set-active change. For each change: whether it starts at all
  * (an interrupt, a journal that cannot be written, a change the journal records done), its attempts
- * (a billing write held until its read aged is read and built again, in a new turn, at most
- * MAX_BILLING_BUILDS times), the journal entry of what was done, and how it ended, told to the
- * tally and as an event.
+ * (executeChange; a billing write held until its read aged is read and built again, in a new turn,
+ * at most MAX_BILLING_BUILDS times), the journal entry of what was done, and how it ended, told to
+ * the tally and as an event. The idempotent outcomes that make apply safe to run again are the
+ * attempts' own: write-billing.ts, accept-invitation.ts, delete-target.ts.
  */
-import { NotSentError, ApiError } from '../api/api-error.js';
+import { randomUUID } from 'node:crypto';
+import { NotSentError } from '../api/api-error.js';
+import type { OrganisationsClient } from '../api/client.js';
 import { isRecordedDone, JOURNALED_KINDS, type IsJournaled } from '../plan/is-recorded-done.js';
 import type { ApplicableChange } from '../plan/types.js';
 import { journalKey } from '../state/journal.js';
 import type { StateJournal } from '../state/state-backend.js';
-import { ChangeFailedError, errorMessage, type ChangeOutcome, type Done } from './change-outcome.js';
-import type { ApplyListener, ChangeFailure, ChangeResult, Outcome } from './events.js';
-import { executeChange, type ExecutionContext } from './execute-change.js';
+import { acceptInvitation } from './accept-invitation.js';
+import { APPLIED, ChangeFailedError, describeFailure, errorMessage, type ChangeOutcome, type Done } from './change-outcome.js';
+import { deleteTarget } from './delete-target.js';
+import type { ApplyListener, ChangeResult, Outcome } from './events.js';
+import { waitsFor, type WaitOptions } from './membership.js';
 import { groupIndexes, type OrganisationGroups } from './organisation-groups.js';
 import { OrganisationSteps, type Decided, type OrganisationChange } from './organisation-steps.js';
 import type { OutcomeTally } from './outcome-tally.js';
-import type { ListingReread } from './reread-listing.js';
+import { DEFAULT_READ_MAX_AGE_MS, sendWindowMs, type ListingReread } from './reread-listing.js';
 import type { Turn, WorkRunner } from './scheduler.js';
 import type { Work, WorkEnd } from './work-queue.js';
-import { MAX_BILLING_BUILDS, readAgeFailure } from './write-billing.js';
+import { MAX_BILLING_BUILDS, readAgeFailure, writeBilling, type BillingContext } from './write-billing.js';
+
+/** What every change of a run is executed with; built once a run. */
+export type ExecutionContext = BillingContext;
+
+export interface ExecutionOptions extends WaitOptions {
+  /** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS). */
+  maxReadAgeMs?: number;
+  now?: () => number;
+}
+
+export function executionContext(client: OrganisationsClient, options: ExecutionOptions = {}): ExecutionContext {
+  return {
+    client,
+    waits: waitsFor(options),
+    now: options.now ?? Date.now,
+    maxReadAgeMs: options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS,
+    sendWindowMs: sendWindowMs(options.maxReadAgeMs),
+  };
+}
+
+/**
+ * One attempt at one change against the service. It returns how the attempt ended and never calls
+ * back: what follows (a new turn and a new build for a write whose read aged, the journal, the
+ * events) is the runner's. `reread`: for a billing change, what the listing behind the writes read
+ * of its organisation; without it, the organisation is read by id just before the write.
+ */
+export async function executeChange(change: ApplicableChange, context: ExecutionContext, reread?: ListingReread): Promise<ChangeOutcome> {
+  try {
+    switch (change.kind) {
+      case 'billing':
+        return await writeBilling(change, context, reread);
+      case 'set-active':
+        await context.client.setActiveOrganisation(change.organisation.id, { idempotencyKey: randomUUID(), label: change.address });
+        return APPLIED;
+      case 'accept-invitation':
+        return await acceptInvitation(change, context.client, context.waits);
+      case 'revoke-invitation':
+      case 'remove-channel':
+        return await deleteTarget(change, context.client, context.waits);
+      default: {
+        const unreachable: never = change.kind;
+        throw new Error(`unknown change kind ${String(unreachable)}`);
+      }
+    }
+  } catch (error) {
+    return { kind: 'failed', error };
+  }
+}
 
 export interface ChangeRunnerOptions {
   /** The plan's changes, taken over: each slot is emptied once its change has ended. */
@@ -149,23 +202,4 @@ function changeEnd(outcome: ChangeOutcome, durationMs: number): ChangeEnd {
   const unsent = outcome.error instanceof ChangeFailedError ? outcome.error.underlying : outcome.error;
   if (unsent instanceof NotSentError) return { outcome: 'not-started', reason: `its request was not sent: ${unsent.why}`, durationMs };
   return { outcome: 'failed', failure: describeFailure(outcome.error), durationMs };
-}
-
-function describeFailure(err: unknown): ChangeFailure {
-  const underlying = err instanceof ChangeFailedError ? err.underlying : err;
-  const operation = err instanceof ChangeFailedError ? err.operation : ((underlying as { operation?: string }).operation ?? 'unknown');
-  const message = errorMessage(err);
-  if (!(underlying instanceof ApiError)) return { operation, message };
-  // A ChangeFailedError explains, after the service's error, why it is a failure.
-  const explanation = err instanceof ChangeFailedError && message.startsWith(`${underlying.message}; `) ? message.slice(underlying.message.length + 2) : undefined;
-  const note = [underlying.hint, explanation].filter((n): n is string => n !== undefined && n !== '').join('; ');
-  return {
-    operation,
-    message,
-    status: underlying.status,
-    serviceCode: underlying.serviceCode,
-    serviceMessage: underlying.serviceMessage,
-    serviceCause: underlying.serviceCause,
-    ...(note === '' ? {} : { note }),
-  };
 }

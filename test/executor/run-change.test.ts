@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ChangeFailedError, type ChangeOutcome } from '../../src/executor/change-outcome.js';
-import { executeChange, executionContext, type ExecutionOptions } from '../../src/executor/execute-change.js';
+import { executeChange, executionContext, type ExecutionOptions } from '../../src/executor/run-change.js';
 import type { ListingReread } from '../../src/executor/reread-listing.js';
 import type { ScriptedClient } from '../support/scripted-client.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation } from '../support/plan-fixtures.js';
