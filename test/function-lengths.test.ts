@@ -22,7 +22,6 @@ export const MAX_LINES = 80;
 const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'state/postgres-state.ts openPostgresState': 267,
   'api/http.ts createHttp': 236,
-  'plan/read/read-observed-state.ts readObservedState': 196,
   'api/dispatcher.ts createDispatcher': 181,
   'api/client.ts createClient': 172,
   'api/http.ts createHttp>sendWith': 171,
