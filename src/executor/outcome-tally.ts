@@ -26,22 +26,16 @@ export class OutcomeTally {
   }
 
   summary(groups: OrganisationGroups, interrupted: boolean, elapsedMs: number): ApplySummary {
+    const notApplied = [...this.notApplied.keys()].sort((a, b) => a - b).map((index) => this.notApplied.get(index)!);
+    return { total: this.outcomes.length, ...this.counts(), interrupted, elapsedMs, notApplied, changed: this.changed(groups) };
+  }
+
+  private counts(): Pick<ApplySummary, 'applied' | 'alreadyDone' | 'skipped' | 'notStarted' | 'stale' | 'failed'> {
     const counts = new Array<number>(OUTCOMES.length + 1).fill(0);
     for (const code of this.outcomes) counts[code]! += 1;
-    const count = (outcome: Outcome) => counts[1 + OUTCOMES.indexOf(outcome)]!;
-    return {
-      total: this.outcomes.length,
-      applied: count('applied'),
-      alreadyDone: count('already-done'),
-      skipped: count('skipped'),
-      notStarted: count('not-started'),
-      stale: count('stale'),
-      failed: count('failed'),
-      interrupted,
-      elapsedMs,
-      notApplied: [...this.notApplied.keys()].sort((a, b) => a - b).map((index) => this.notApplied.get(index)!),
-      changed: this.changed(groups),
-    };
+    // By code: 0 (not ended), then OUTCOMES in order.
+    const [, applied, alreadyDone, skipped, notStarted, stale, failed] = counts as [number, number, number, number, number, number, number];
+    return { applied, alreadyDone, skipped, notStarted, stale, failed };
   }
 
   /**
