@@ -9,9 +9,8 @@ import { escapeInvisibleCharacters } from '../model/invisible-characters.js';
 import { describeBadIdentifier, nameField, nameIdentifier, quoteValue } from './describe-bad-identifier.js';
 import { suggestKey } from './did-you-mean.js';
 import { parsePointer } from './json-pointer.js';
-import type { PositionedMessage } from './parse-yaml.js';
+import { locate, type PositionedMessage, type SourceNode } from './source-tree.js';
 import type { SchemaWalker } from './schema-walker.js';
-import { locate, type SourceNode } from './source-tree.js';
 import { SUPPORTED_VERSION } from '../model/desired-state.js';
 import { valueAt, type JsonObject } from './value-at.js';
 

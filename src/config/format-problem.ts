@@ -1,4 +1,4 @@
-import type { PositionedMessage } from './parse-yaml.js';
+import type { PositionedMessage } from './source-tree.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 
 /**

@@ -4,8 +4,7 @@
  * (imported only then: most files never need it).
  */
 import { parseYamlFast } from './parse-yaml-fast.js';
-import type { PositionedMessage } from './parse-yaml.js';
-import type { Position, SourceNode } from './source-tree.js';
+import type { Position, PositionedMessage, SourceNode } from './source-tree.js';
 
 /** The yaml package needs about a second and 100 MB per megabyte: beyond this, split the file. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;

@@ -16,10 +16,9 @@ import { describeHiddenCharacter } from './describe-hidden-character.js';
 import { describeBadKey, describeUnquoted } from './describe-unquoted.js';
 import { hasReference, interpolate, type ConfigVariables } from './interpolate.js';
 import { toPointer } from './json-pointer.js';
-import type { PositionedMessage } from './parse-yaml.js';
+import { keyString, type PositionedMessage, type SourceNode, type SourceScalar } from './source-tree.js';
 import type { JsonSchema } from './schema-validator.js';
 import type { SchemaWalker } from './schema-walker.js';
-import { keyString, type SourceNode, type SourceScalar } from './source-tree.js';
 import { UniqueMessages } from './unique-messages.js';
 
 // Where a value read before stands again in the value to validate (see fillRepeats): empty, so

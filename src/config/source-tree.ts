@@ -11,6 +11,12 @@ export interface Position {
   col: number;
 }
 
+/** A message about the place in a file where it is written. */
+export interface PositionedMessage {
+  pos: Position;
+  message: string;
+}
+
 export type SourceNode = SourceMap | SourceSeq | SourceScalar | SourceAlias;
 
 export interface SourceMap {

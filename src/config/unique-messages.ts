@@ -1,5 +1,4 @@
-import type { PositionedMessage } from './parse-yaml.js';
-import type { Position } from './source-tree.js';
+import type { Position, PositionedMessage } from './source-tree.js';
 
 /**
  * Messages, each said once: the same message at the same place comes again when a node is read
