@@ -35,6 +35,20 @@ export function appendErrorsInPlace(code: string): string {
   return code.replace(/\b(\w+) = \1 === null \? ([\w.]+) : \1\.concat\(\2\);/g, '$1 = $1 === null ? $2 : ($2.forEach((e) => $1.push(e)), $1);');
 }
 
+/**
+ * The schema as it is compiled: without `uniqueItems`, which ajv checks on a list whose items are a
+ * `$ref` by comparing every pair of items (quadratic in the list's length). Duplicate ids are found
+ * once, with a Map, by check-across-documents.ts, which also says where the first one stands; the
+ * schema file keeps the keyword for editors, which check one list as it is typed.
+ */
+export function withoutUniqueItems(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutUniqueItems);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [keyword, value] of Object.entries(schema)) if (keyword !== 'uniqueItems') copy[keyword] = withoutUniqueItems(value);
+  return copy;
+}
+
 function createAjv(options: { standalone: boolean }): Ajv2020 {
   const ajv = new Ajv2020({
     allErrors: true,
@@ -50,7 +64,7 @@ function createAjv(options: { standalone: boolean }): Ajv2020 {
 /** Compiles at run time: the fallback when the precompiled validator is missing. */
 export function compileValidator(name: SchemaName): { validate: ValidateFunction; schema: Record<string, unknown> } {
   const schema = readSchema(name);
-  return { validate: createAjv({ standalone: false }).compile(schema), schema };
+  return { validate: createAjv({ standalone: false }).compile(withoutUniqueItems(schema) as Record<string, unknown>), schema };
 }
 
 /** CommonJS source exporting the validate function, with the schema beside it as `.schema`. */
@@ -58,7 +72,7 @@ export function emitStandalone(name: SchemaName): string {
   const schema = readSchema(name);
   const ajv = createAjv({ standalone: true });
   // Standalone code is made from the compiled source before `process` would see it.
-  const code = appendErrorsInPlace(standaloneCode(ajv, ajv.compile(schema)));
+  const code = appendErrorsInPlace(standaloneCode(ajv, ajv.compile(withoutUniqueItems(schema) as Record<string, unknown>)));
   // The loader walks the schema too (which keys exist, where strings are expected), so it travels with its code.
   return `${code}\nmodule.exports.schema = ${JSON.stringify(schema)};\n`;
 }

@@ -4,10 +4,9 @@
  */
 import type { BillingDetails } from '../model/billing.js';
 import type { SourcePosition } from '../model/desired-state.js';
-import { toPointer } from './json-pointer.js';
+import { type DocPath, findNode, keyString, locate, locateUse, type Position, type SourceNode, type SourcePair, toPointer } from './source-tree.js';
 import { mergeBilling, pickBilling } from './merge-billing.js';
 import { detachString } from './detached-string.js';
-import { findNode, keyString, locate, locateUse, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
 import { isRecord, own, valueAt } from './value-at.js';
 
 /** An id in a list (or an organisation's own id), with where it stands, for messages that name it. */

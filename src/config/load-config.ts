@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { MAX_FILE_BYTES, parseSource, tooLargeMessage } from './parse-source.js';
 import { sortProblems, toProblem } from './format-problem.js';
 import { loadSchemaValidator } from './schema-validator.js';
-import { ConfigValidation, type LoadResult } from './validate-config.js';
+import { appendAll, ConfigValidation, type LoadResult } from './validate-config.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 import type { ConfigVariables } from './interpolate.js';
 import { describeEscape, findWorkTree, openInTree, type WorkTree } from '../work-tree.js';
@@ -178,12 +178,13 @@ export async function loadConfig(paths: string[], options: LoadOptions): Promise
     }
     const parsed = await parseSource(read.bytes);
     if (!parsed.ok) {
-      problems.push(...parsed.problems.map((positioned) => toProblem(file, positioned)));
+      for (const positioned of parsed.problems) problems.push(toProblem(file, positioned));
       continue;
     }
     validation.add({ file, sha256: createHash('sha256').update(read.bytes).digest('hex'), root: parsed.root });
   }
   const validated = validation.finish();
   if (problems.length === 0) return validated;
-  return { ok: false, problems: sortProblems([...problems, ...(validated.ok ? [] : validated.problems)], order), warnings: sortProblems(validated.warnings, order) };
+  if (!validated.ok) appendAll(problems, validated.problems);
+  return { ok: false, problems: sortProblems(problems, order), warnings: sortProblems(validated.warnings, order) };
 }

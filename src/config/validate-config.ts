@@ -8,15 +8,13 @@ import { AcrossDocuments } from './check-across-documents.js';
 import { declareDocument, type DeclaredDocument, type DeclaredOrganisation } from './declare-document.js';
 import { describeSchemaError, type SchemaErrorContext } from './describe-schema-error.js';
 import { sortProblems, toProblem } from './format-problem.js';
-import type { PositionedMessage, SourceNode } from './source-tree.js';
+import { type PositionedMessage, type SourceNode, toPointer, UniqueMessages } from './source-tree.js';
 import type { ConfigVariables } from './interpolate.js';
 import { fillRepeats, readTree } from './read-tree.js';
-import { toPointer } from './json-pointer.js';
 import type { SchemaValidator } from './schema-validator.js';
 import { SchemaWalker } from './schema-walker.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 import { SUPPORTED_VERSION, type DesiredOrganisation, type DesiredState } from '../model/desired-state.js';
-import { UniqueMessages } from './unique-messages.js';
 
 export { SUPPORTED_VERSION } from '../model/desired-state.js';
 
@@ -86,7 +84,7 @@ function checkDocument(
       const message = describeSchemaError(error, ctx);
       if (message !== undefined) described.add(message.pos, message.message);
     }
-    problems.push(...described.messages.map(toProblemHere));
+    for (const message of described.messages) problems.push(toProblemHere(message));
   }
   return { problems, warnings, declared: declareDocument(doc.file, doc.root, tree.value, flawed, tree.interpolated) };
 }
@@ -111,11 +109,11 @@ export class ConfigValidation {
   add(doc: ParsedDocument): void {
     this.files.push({ path: doc.file, sha256: doc.sha256 });
     const checked = checkDocument(doc, this.walker, this.options);
-    this.problems.push(...checked.problems);
-    this.warnings.push(...checked.warnings);
+    appendAll(this.problems, checked.problems);
+    appendAll(this.warnings, checked.warnings);
     const declared = checked.declared;
     if (declared === undefined) return;
-    this.problems.push(...this.across.check(declared));
+    appendAll(this.problems, this.across.check(declared));
     // Once anything is wrong there will be no DesiredState: keep checking, stop building it.
     if (this.problems.length > 0) return;
     for (const org of declared.organisations) this.organisations.push(toDesired(org));
@@ -137,6 +135,14 @@ export class ConfigValidation {
     };
     return { ok: true, state, warnings };
   }
+}
+
+/**
+ * `items` appended to `list` one by one: a document may hold any number of problems, and
+ * `push(...items)` passes each as an argument, past what the stack holds at about 100,000.
+ */
+export function appendAll<T>(list: T[], items: readonly T[]): void {
+  for (const item of items) list.push(item);
 }
 
 export function validateDocuments(docs: readonly ParsedDocument[], options: ValidateOptions): LoadResult {
