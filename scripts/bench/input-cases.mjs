@@ -75,7 +75,7 @@ export const INPUT_SHAPES = [
         args: ['validate', '-f', file],
         check(run) {
           expectExit(run, 1, `validate of ${n} problems`);
-          if (!run.stdout.includes(`${n} problems in 1 file.`)) throw new Error(`validate of ${n} problems did not report them all:\n${run.stdout.slice(-500)}${run.stderr.slice(-500)}`);
+          if (!`${run.stdout}${run.stderr}`.includes(`${n} problems in 1 file.`)) throw new Error(`validate of ${n} problems did not report them all:\n${run.stdout.slice(-500)}${run.stderr.slice(-500)}`);
         },
       };
     },
@@ -114,7 +114,7 @@ export const INPUT_SHAPES = [
         args: ['export', '-f', file, '--diff', '--base-url', emulator.url, '--parallelism', '16'],
         check(run) {
           if (run.timedOut || (run.code !== 0 && run.code !== 2)) expectExit(run, 0, `export --diff of ${n}`);
-          const added = countMatches(run.stdout, /^\+ {6}subscriptionID: sub_\d+ {2}# renewed yearly$/gm);
+          const added = countMatches(run.stdout, /^\+ {6}subscriptionID: sub_\d+ +# renewed yearly$/gm);
           if (added !== n) throw new Error(`export --diff of ${n} edits showed ${added}`);
         },
         stop: () => emulator.stop(),

@@ -36,6 +36,10 @@ function pair(key: string, node: unknown): Pair<Scalar<string>, unknown> {
   return new Pair(new Scalar(key), node);
 }
 
+/**
+ * Pairs are pushed, not added: YAMLMap.add scans the map for the key on every call (quadratic in the
+ * organisations), and selectExportable has already made each slug unique.
+ */
 export function renderExport(orgs: readonly Organisation[], activeId: string | null, options: RenderExportOptions = {}): string {
   const { organisations, leftOut, activeSlug } = selectExportable(orgs, activeId);
   const from = options.baseUrl === undefined ? '' : ` from ${options.baseUrl.replace(/[\s\u0000-\u001f\u007f-\u009f]/g, '')}`;
@@ -55,25 +59,25 @@ export function renderExport(orgs: readonly Organisation[], activeId: string | n
   const root = new YAMLMap<Scalar<string>, unknown>();
   // On the root rather than the document: yaml puts a blank line after a document's own comment.
   root.commentBefore = header.join('\n');
-  root.add(pair('version', new Scalar(SUPPORTED_VERSION)));
-  if (activeSlug !== null) root.add(pair('activeOrganisation', value(activeSlug)));
+  root.items.push(pair('version', new Scalar(SUPPORTED_VERSION)));
+  if (activeSlug !== null) root.items.push(pair('activeOrganisation', value(activeSlug)));
   const declared = new YAMLMap<Scalar<string>, unknown>();
-  root.add(pair('organisations', declared));
+  root.items.push(pair('organisations', declared));
   for (const org of organisations) {
     const node = new YAMLMap<Scalar<string>, unknown>();
-    node.add(pair('id', value(org.id)));
+    node.items.push(pair('id', value(org.id)));
     const notes = org.leftOutFields.map((note) => ` Left out: ${note}`).join('\n');
     const fields = BILLING_FIELDS.filter((field) => org.billing[field] !== undefined);
     if (fields.length > 0) {
       const billing = new YAMLMap<Scalar<string>, unknown>();
-      for (const field of fields) billing.add(pair(field, value(org.billing[field] as string)));
+      for (const field of fields) billing.items.push(pair(field, value(org.billing[field] as string)));
       const key = new Scalar('billing');
       if (notes !== '') key.commentBefore = notes;
-      node.add(new Pair(key, billing));
+      node.items.push(new Pair(key, billing));
     } else if (notes !== '') {
       node.comment = notes;
     }
-    declared.add(pair(org.slug, node));
+    declared.items.push(pair(org.slug, node));
   }
 
   const doc = new Document(null, { version: '1.2', customTags: safeStringTags });
