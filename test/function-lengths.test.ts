@@ -28,8 +28,6 @@ const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'api/client.ts createClient': 172,
   'api/http.ts createHttp>sendWith': 171,
   'state/http-state.ts openHttpState': 163,
-  'api/connect/run-token-command.ts runTokenCommand': 117,
-  'api/connect/run-token-command.ts runTokenCommand><anonymous>': 109,
   'commands/apply/flow.ts prepare': 106,
   'api/rate/adaptive-rate.ts recordAnswer': 85,
   'state/lock.ts acquireLock': 85,
