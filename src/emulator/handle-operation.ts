@@ -33,8 +33,8 @@ export interface OperationRequest {
 }
 
 const LIST_PATH = '/api/organisations/v1/organisations';
-/** The page size of `page-size: fixed-50`. */
-export const FIXED_PAGE_SIZE = 50;
+/** The page size of each fixed `page-size`: the client's limit, whatever it is, is not looked at. */
+export const FIXED_PAGE_SIZES: Readonly<Partial<Record<Behaviour['page-size'], number>>> = { 'fixed-50': 50, 'fixed-100': 100 };
 
 export async function handleOperation(
   store: EmulatorStore,
@@ -85,13 +85,12 @@ function toAnswer<T>(result: StoreResult<T>, status: 200 | 204, render: (value: 
 
 function parseListQuery(query: string, settings: OperationSettings): StoreResult<ListQuery> {
   const search = new URLSearchParams(query);
-  // page-size fixed-50: the client's limit, whatever it is, is not looked at.
-  const fixed = settings.behaviour['page-size'] === 'fixed-50';
-  for (const name of fixed ? ['filter', 'cursor'] : ['filter', 'limit', 'cursor']) {
+  const fixed = FIXED_PAGE_SIZES[settings.behaviour['page-size']];
+  for (const name of fixed !== undefined ? ['filter', 'cursor'] : ['filter', 'limit', 'cursor']) {
     if (search.getAll(name).length > 1) return fail(400, 'invalid_request', `The query parameter ${name} may be given only once.`, name);
   }
-  const limitText = fixed ? null : search.get('limit');
-  let limit = fixed ? FIXED_PAGE_SIZE : settings.defaultPageSize;
+  const limitText = fixed !== undefined ? null : search.get('limit');
+  let limit = fixed ?? settings.defaultPageSize;
   if (limitText !== null) {
     limit = /^\d{1,9}$/.test(limitText) ? Number(limitText) : NaN;
     if (!(limit >= 1 && limit <= settings.maxPageSize)) {

@@ -8,7 +8,7 @@ import { PROFILES, type Behaviour } from './behaviour.js';
 import { createCursorCodec, type CursorCodec, type ListCursor } from './cursor-codec.js';
 import type { EmulatorData } from './data.js';
 import { fail, organisationNotFound, succeed, type StoreResult } from './failure.js';
-import { paginateOrganisations } from './paginate-organisations.js';
+import { paginateOrganisations, shrinkingPageSize } from './paginate-organisations.js';
 import { parseBillingUpdate } from './parse-billing-update.js';
 import { checkSlug } from './slug-rules.js';
 import { UserListing } from './user-listing.js';
@@ -252,11 +252,14 @@ export class EmulatorStore {
     // empty-pages: this position is answered empty first, linking on to it.
     if (cursor?.pad === true) return succeed({ organisations: [], ...counted, next: this.issueCursor({ ...cursor, pad: false }) });
     const member = (id: string) => (hidden.has(id) ? undefined : this.memberOrganisation(user, id));
+    // page-size shrinking: each page of the chain holds fewer than the one before.
+    const shrinking = this.behaviour['page-size'] === 'shrinking';
+    const pagesBefore = cursor?.page ?? 0;
     const page = paginateOrganisations({
       list,
       active: user.active === undefined ? undefined : member(user.active),
       filter,
-      limit: query.limit,
+      limit: shrinking ? shrinkingPageSize(query.limit, pagesBefore) : query.limit,
       cursor,
       findMember: member,
     });
@@ -265,7 +268,7 @@ export class EmulatorStore {
     return succeed({
       organisations: page.organisations,
       ...counted,
-      ...(next ? { next: this.issueCursor({ ...next, ...(pad ? { pad } : {}) }) } : {}),
+      ...(next ? { next: this.issueCursor({ ...next, ...(pad ? { pad } : {}), ...(shrinking ? { page: pagesBefore + 1 } : {}) }) } : {}),
       ...(page.prev ? { prev: this.issueCursor(page.prev) } : {}),
     });
   }
