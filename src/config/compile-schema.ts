@@ -3,8 +3,8 @@
  * are made: ahead of time, as standalone CommonJS (`emitStandalone`: the build writes
  * dist/validators/NAME.cjs with it, which the CLI loads in a few milliseconds), and at run time when
  * those are missing, as when the tests run from src (`compileValidator`). One set-up, so that the
- * two cannot disagree. This loads ajv's compiler (~140 ms): only schema-validator.ts's fallback and
- * the build import it.
+ * two cannot disagree. This loads ajv's compiler, which is slow to load (docs/performance.md): only
+ * schema-validator.ts's fallback and the build import it.
  */
 import { readFileSync } from 'node:fs';
 import { _ } from 'ajv';
@@ -27,9 +27,9 @@ export function readSchema(name: SchemaName): Record<string, unknown> {
 
 /**
  * ajv's code gathers the errors of a `$ref`'d schema with `vErrors = vErrors.concat(errors)`,
- * copying every error found so far once per organisation: 40,000 organisations with a mistake each
- * took 8 s, and 100,000 a minute. This appends them in place instead (the sub-schema's array is
- * its own until its next call, which starts a new one).
+ * copying every error found so far once per organisation: quadratic in the errors (figures in
+ * docs/performance.md). This appends them in place instead (the sub-schema's array is its own until
+ * its next call, which starts a new one).
  */
 export function appendErrorsInPlace(code: string): string {
   return code.replace(/\b(\w+) = \1 === null \? ([\w.]+) : \1\.concat\(\2\);/g, '$1 = $1 === null ? $2 : ($2.forEach((e) => $1.push(e)), $1);');

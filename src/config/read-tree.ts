@@ -13,7 +13,7 @@
  */
 import { nameField, nameIdentifier } from './describe-bad-identifier.js';
 import { describeHiddenCharacter } from './describe-hidden-character.js';
-import { describeBadKey, describeUnquoted } from './describe-unquoted.js';
+import { describeBadKey, describeUnquoted } from './detect-implicit-type.js';
 import { hasReference, interpolate, type ConfigVariables } from './interpolate.js';
 import { keyString, type PositionedMessage, type SourceMap, type SourceNode, type SourcePair, type SourceScalar, type SourceSeq, toPointer, UniqueMessages } from './source-tree.js';
 import type { JsonSchema } from './schema-validator.js';

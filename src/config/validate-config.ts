@@ -5,7 +5,7 @@
  * two files), each on whatever parts are well-formed, so that one run reports everything.
  */
 import { AcrossDocuments } from './check-across-documents.js';
-import { declareDocument, type DeclaredDocument, type DeclaredOrganisation } from './declare-document.js';
+import { declareDocument, type DeclaredDocument, type DeclaredOrganisation, type Flawed } from './declare-document.js';
 import { describeSchemaError, type SchemaErrorContext } from './describe-schema-error.js';
 import { sortProblems, toProblem } from './format-problem.js';
 import { type PositionedMessage, type SourceNode, toPointer, UniqueMessages } from './source-tree.js';
@@ -36,7 +36,7 @@ export interface ValidateOptions {
 }
 
 // Most organisations of a bulk file declare no invitations and no channels: they share these
-// (frozen) empty lists instead of five objects each, about 17 MB at 100,000 organisations.
+// (frozen) empty lists instead of five objects each (docs/performance.md, Memory).
 const NO_INVITATIONS: DesiredOrganisation['invitations'] = Object.freeze({ accept: Object.freeze([]), revoke: Object.freeze([]) });
 const NO_CHANNELS: DesiredOrganisation['notificationChannels'] = Object.freeze({ remove: Object.freeze([]) });
 
@@ -68,7 +68,8 @@ function checkDocument(
   const problems = tree.problems.map(toProblemHere);
   const warnings = tree.warnings.map(toProblemHere);
 
-  const flawed = new Set(tree.claimed);
+  // What the schema refused, beside what readTree reported (claimed): neither takes part in the checks across lists.
+  const refused = new Set<string>();
   const { validate } = options.validator;
   const valid = validate(tree.value);
   // Where a shared value stands again the schema saw an empty stand-in: what it says there (a
@@ -80,12 +81,13 @@ function checkDocument(
     const described = new UniqueMessages();
     for (const error of validate.errors ?? []) {
       if (repeated?.has(error.instancePath)) continue;
-      flawed.add(error.instancePath);
+      refused.add(error.instancePath);
       const message = describeSchemaError(error, ctx);
       if (message !== undefined) described.add(message.pos, message.message);
     }
     for (const message of described.messages) problems.push(toProblemHere(message));
   }
+  const flawed: Flawed = { size: tree.claimed.size + refused.size, has: (pointer) => tree.claimed.has(pointer) || refused.has(pointer) };
   return { problems, warnings, declared: declareDocument(doc.file, doc.root, tree.value, flawed, tree.interpolated) };
 }
 
