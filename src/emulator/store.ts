@@ -97,20 +97,20 @@ export class EmulatorStore {
   /** A deep copy of the state in the seed format. */
   dump(): EmulatorData {
     return structuredClone({
-      users: [...this.users.values()].map((u) => ({
+      users: Array.from(this.users.values(), (u) => ({
         token: u.token,
         email: u.email,
-        memberships: [...u.memberships],
+        memberships: Array.from(u.memberships),
         ...(u.active === undefined ? {} : { active: u.active }),
       })),
-      organisations: [...this.organisations.values()],
-      invitations: [...this.invitations.values()].map((i) => ({
+      organisations: Array.from(this.organisations.values()),
+      invitations: Array.from(this.invitations.values(), (i) => ({
         id: i.id,
         organisationId: i.organisationId,
         email: i.email,
         ...(i.pending ? {} : { pending: false }),
       })),
-      channels: [...this.channels.values()],
+      channels: Array.from(this.channels.values()),
     });
   }
 
@@ -203,7 +203,7 @@ export class EmulatorStore {
    * they were added, round robin) gets a new subscriptionId and customerId. Undefined when none has billing.
    */
   renewNextSubscription(): { organisation: string; subscriptionId: string; customerId: string } | undefined {
-    const withBilling = [...this.organisations.values()].filter((org) => org.billing !== undefined);
+    const withBilling = Array.from(this.organisations.values()).filter((org) => org.billing !== undefined);
     if (withBilling.length === 0) return undefined;
     return this.renewSubscription(withBilling[this.renewed % withBilling.length]!.id);
   }
@@ -404,7 +404,7 @@ export class EmulatorStore {
     const lags = this.lags.get(user.token);
     const hidden = new Set<string>();
     if (!lags) return hidden;
-    for (const id of [...lags.keys()]) {
+    for (const id of Array.from(lags.keys())) {
       hidden.add(id);
       if (list.some((org) => org.id === id)) this.consumeLag(user.token, id);
     }
