@@ -7,7 +7,7 @@
  * linear in the file: a diff of the two texts has no bound on its edit script, and a renewal that
  * changes every subscriptionID of a bulk file makes it worse than quadratic (docs/performance.md).
  */
-import { formatPatch, type StructuredPatch, type StructuredPatchHunk } from 'diff';
+import { formatPatch, type StructuredPatchHunk } from 'diff';
 
 /** `before.slice(start, end)` replaced by `text`. */
 export interface TextEdit {
@@ -28,8 +28,7 @@ export function createFilePatch(path: string, before: string, after: string | re
   const edits = typeof after === 'string' ? findLineEdits(before, after) : after;
   const hunks = buildHunks(new LineIndex(before), edits);
   if (hunks.length === 0) return '';
-  const patch: StructuredPatch = { oldFileName: `a/${path}`, newFileName: `b/${path}`, oldHeader: undefined, newHeader: undefined, hunks };
-  return formatPatch({ ...patch, isGit: true });
+  return formatPatch({ oldFileName: `a/${path}`, newFileName: `b/${path}`, oldHeader: undefined, newHeader: undefined, hunks, isGit: true });
 }
 
 /** `before` with `edits` made (in order, none overlapping). */
@@ -59,7 +58,7 @@ export function findLineEdits(before: string, after: string): TextEdit[] {
   while (tail < old.count - head && tail < next.count - head && old.line(old.count - 1 - tail) === next.line(next.count - 1 - tail)) tail++;
   const oldEnd = old.count - tail;
   const newEnd = next.count - tail;
-  if (oldEnd - head !== newEnd - head) return [{ start: old.start(head), end: old.start(oldEnd), text: after.slice(next.start(head), next.start(newEnd)) }];
+  if (oldEnd !== newEnd) return [{ start: old.start(head), end: old.start(oldEnd), text: after.slice(next.start(head), next.start(newEnd)) }];
   const edits: TextEdit[] = [];
   for (let i = head; i < oldEnd; ) {
     if (old.line(i) === next.line(i)) {
