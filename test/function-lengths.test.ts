@@ -27,17 +27,8 @@ const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'api/client.ts createClient': 179,
   'api/http.ts createHttp>sendWith': 182,
   'state/http-state.ts openHttpState': 163,
-  'emulator/handle-service-request.ts createServiceHandler': 159,
-  'config/parse-yaml.ts parseYaml': 150,
-  'emulator/handle-service-request.ts createServiceHandler>handleServiceRequest': 124,
-  'emulator/server.ts startEmulator': 124,
-  'config/read-tree.ts readTree': 119,
-  'api/connect/run-token-command.ts runTokenCommand': 117,
-  'api/connect/run-token-command.ts runTokenCommand><anonymous>': 109,
-  'config/parse-yaml-fast.ts parseYamlFast': 94,
   'api/rate/adaptive-rate.ts recordAnswer': 85,
   'state/lock.ts acquireLock': 85,
-  'config/read-tree.ts readTree>readNode': 84,
   'state/http-state.ts openHttpState.lock': 81,
 };
 
