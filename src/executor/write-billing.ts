@@ -55,6 +55,8 @@ export async function writeBilling(change: ApplicableChange, context: BillingCon
   if (declared === undefined) throw new Error(`plan change ${change.address} has no declared billing`);
   const read = change.knownAfter !== undefined ? await billingAfterJoin(change, context) : await billingNow(change, context, reread);
   if (!('values' in read)) return read;
+  // Answered already too old to build a write from (a slow service), before anything held its write.
+  const late = context.now() - read.readAt > context.sendWindowMs;
   const decision = decideBillingWrite(declared, change.seen, read.values);
   switch (decision.kind) {
     case 'current':
@@ -71,7 +73,7 @@ export async function writeBilling(change: ApplicableChange, context: BillingCon
         // A write goes out moments after its read; a bound of 0 ("always read by id first") still lets it.
         await context.client.updateBillingDetails(change.organisation.id, decision.body, { idempotencyKey: randomUUID(), label: change.address, notAfter: read.readAt + context.sendWindowMs });
       } catch (err) {
-        if (err instanceof NotSentError && err.readTooOld) return context.now() - read.readAt > context.sendWindowMs ? READ_AGAIN_LATE : READ_AGAIN;
+        if (err instanceof NotSentError && err.readTooOld) return late ? READ_AGAIN_LATE : READ_AGAIN;
         throw err;
       }
       return APPLIED;

@@ -37,6 +37,8 @@ const MAX_STDOUT_BYTES = 1024 * 1024;
  * and what arrived is the answer; the leftovers are the command's own business.
  */
 const AFTER_EXIT_MS = 1_000;
+/** What a token command that could not be spawned (or failed to start) is said to be. */
+const NOT_STARTED = 'could not be started';
 
 export function runTokenCommand(command: string, options: TokenCommandOptions): Promise<string> {
   return new TokenCommandRun(command, options).token;
@@ -129,7 +131,7 @@ class TokenCommandRun {
       child = spawn(command, { shell: true, detached: true, cwd: this.options.cwd, env: this.options.childEnv, stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
     } catch (err) {
       this.cleanUp();
-      this.reject(this.failure('could not be started', undefined, (err as NodeJS.ErrnoException).code ?? 'unknown error'));
+      this.reject(this.failure(NOT_STARTED, undefined, (err as NodeJS.ErrnoException).code ?? 'unknown error'));
       return;
     }
     this.child = child;
@@ -144,7 +146,7 @@ class TokenCommandRun {
     child.on('error', (err: NodeJS.ErrnoException) => {
       if (this.settled) return;
       this.cleanUp();
-      this.reject(this.failure('could not be started', undefined, err.code ?? err.message));
+      this.reject(this.failure(NOT_STARTED, undefined, err.code ?? err.message));
     });
     child.on('exit', () => {
       this.afterExit = setTimeout(() => child.stdout?.destroy(), AFTER_EXIT_MS);
