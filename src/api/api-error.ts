@@ -83,8 +83,9 @@ export class NotSentError extends OrgformError {
   /** Held past its `notAfter` (a write built from a read that has aged meanwhile): read again and rebuilt, it may go. */
   readonly readTooOld: boolean;
 
-  constructor(init: { operation?: OperationId; target?: string; why: string; readTooOld?: boolean }) {
-    super('INTERRUPTED', `${init.operation === undefined ? 'the request' : `${init.operation} ${init.target ?? ''}`.trimEnd()} was not sent: ${init.why}`);
+  /** `letGo`: a read that was sent, its answer not waited for (nothing is made of it, as of one not sent). */
+  constructor(init: { operation?: OperationId; target?: string; why: string; readTooOld?: boolean; letGo?: boolean }) {
+    super('INTERRUPTED', `${init.operation === undefined ? 'the request' : `${init.operation} ${init.target ?? ''}`.trimEnd()} was ${init.letGo === true ? 'let go unanswered' : 'not sent'}: ${init.why}`);
     this.name = 'NotSentError';
     this.operation = init.operation;
     this.why = init.why;

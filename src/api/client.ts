@@ -51,7 +51,8 @@ export interface ClientOptions {
   onHalt?: (error: OrgformError) => void;
   /**
    * Aborted on an interrupt: every request not yet on the wire (waiting its turn at the rate
-   * limiter, in a backoff, for a token) fails at once with NotSentError; those on the wire finish.
+   * limiter, in a backoff, for a token), and every read on it, fails at once with NotSentError;
+   * the writes on the wire finish.
    */
   signal?: AbortSignal;
   timeouts?: Partial<Timeouts>;
@@ -242,8 +243,10 @@ export function createClient(options: ClientOptions): OrganisationsClient {
   const transport =
     options.transport ??
     createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: poolSize(options.parallelism), ...shared });
-  // What a failure names: the proxy (redacted: its credentials join the secrets) and NODE_EXTRA_CA_CERTS.
+  // What a failure names: the proxy (redacted: its credentials join the secrets) and NODE_EXTRA_CA_CERTS;
+  // and the interrupt, which lets go of the reads on the wire.
   const network = {
+    ...(options.signal === undefined ? {} : { interrupt: options.signal }),
     ...(options.proxy === undefined ? {} : { proxy: options.proxy, extraSecrets: proxySecrets(options.proxy) }),
     ...(options.extraCaCerts === undefined ? {} : { extraCaCerts: options.extraCaCerts }),
   };
@@ -295,7 +298,7 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       }
       return Object.assign(listing, { sentAt: response.sentAt });
     };
-    const guard = new ListingGuard();
+    const guard = new ListingGuard(list.filter === undefined || list.filter === '');
     let url = first;
     let ahead: Promise<ListingPage> | undefined;
     for (let number = 1; ; number += 1) {
@@ -315,10 +318,15 @@ export function createClient(options: ClientOptions): OrganisationsClient {
       // chain of pages, which can only be read one after another.
       listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
       // An organisation listed again: the links lead back over pages already read.
-      const repeated = guard.record(listing.organisations);
-      if (repeated !== undefined) throw badResponse('getOrganisations', target, repeated, secrets);
+      const recorded = guard.record(listing.organisations);
+      if ('stop' in recorded) throw badResponse('getOrganisations', target, recorded.stop, secrets);
+      listing.organisations = recorded.kept;
       yield listing;
-      if (after.kind === 'end') return;
+      if (after.kind === 'end') {
+        const short = guard.end();
+        if (short !== undefined) throw badResponse('getOrganisations', target, short, secrets);
+        return;
+      }
       if (after.kind === 'refused') throw badResponse('getOrganisations', target, after.reason, secrets);
       url = after.url;
     }

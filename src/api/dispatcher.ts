@@ -12,7 +12,7 @@ import type { ProxySettings } from './proxy-settings.js';
 import { parseRateLimitHeaders } from './rate/rate-limit-headers.js';
 import type { RateGate } from './rate/rate-gate.js';
 import { decideRetry, parseRetryAfter, type RetryDecision, type RetryPolicy } from './retry-policy.js';
-import type { WaitEvent } from './wait-event.js';
+import { WAIT_NOTICE_MS, type WaitEvent } from './wait-event.js';
 import { WaitWatch, type WaitWatchClock } from './wait-watch.js';
 
 export interface Timeouts {
@@ -112,14 +112,22 @@ function failAttempt(handler: Dispatcher.DispatchHandler, err: Error): void {
   else h.onError?.(err);
 }
 
-/** Passes everything through, telling the limiter what status and rate-limit headers each answer carried. */
+/**
+ * Passes everything through, telling the limiter what status and rate-limit headers each answer
+ * carried; and, as the attempt's bytes are about to go out on its connection, asks `refuse` whether
+ * it may still go (a connection can take seconds to open after the gate let the attempt through).
+ */
 class AnswerObserver implements Dispatcher.DispatchHandler {
   constructor(
     private readonly inner: Dispatcher.DispatchHandler,
     private readonly onAnswer: (status: number, headers: Record<string, string | string[] | undefined>) => void,
+    private readonly refuse: () => Error | undefined = () => undefined,
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    const refused = this.refuse();
+    // Aborted here, undici writes nothing of the request.
+    if (refused !== undefined) return controller.abort(refused);
     this.inner.onRequestStart?.(controller, context);
   }
 
@@ -290,10 +298,13 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
   // reported to it. The wait is held time: no deadline or budget runs meanwhile.
   const gate = (dispatch: DispatchFn): DispatchFn => (opts, handler) => {
     const record = records.get(headerValue(opts.headers, 'x-request-id') ?? '');
+    // Held (a 429's pause, a backoff, pacing, a connection slow to open) until what it was built from is too old to send.
+    const tooOld = (): NotSentError | undefined =>
+      record?.notAfter !== undefined && now() > record.notAfter ? new NotSentError({ why: 'what it was built from was read too long ago', readTooOld: true }) : undefined;
     const send = (): boolean => {
-      // Held (a 429's pause, a backoff, pacing) until what it was built from is too old to send.
-      if (record?.notAfter !== undefined && now() > record.notAfter) {
-        failAttempt(handler, new NotSentError({ why: 'what it was built from was read too long ago', readTooOld: true }));
+      const refused = tooOld();
+      if (refused !== undefined) {
+        failAttempt(handler, refused);
         return true;
       }
       const sentAt = limiter.recordSend();
@@ -311,7 +322,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
         const retryAfterMs = status === 429 ? parseRetryAfter(get('retry-after'), at) : undefined;
         const hint = parseRateLimitHeaders(get, at);
         limiter.recordAnswer({ sentAt, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(hint === undefined ? {} : { hint }) });
-      });
+      }, tooOld);
       // Counted here, for error messages: every attempt the limiter lets through.
       if (record) record.attempts += 1;
       try {
@@ -349,7 +360,7 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
     return true;
   };
 
-  const watch = options.onWait === undefined ? undefined : new WaitWatch((at) => describeWait(records, limiter, at), options.onWait, options.waitClock);
+  const watch = options.onWait === undefined ? undefined : new WaitWatch((at) => describeWait(records, limiter, at, now()), options.onWait, options.waitClock);
 
   const dispatcher = agent.compose(
     gate,
@@ -384,9 +395,11 @@ export function createDispatcher(options: DispatcherOptions): RetryingDispatcher
 
 /**
  * What the requests wait for now, told by the oldest of them: the rate limiter's pause (a 429's, or
- * an empty quota's) or its pace, a backoff before a retry, or else an answer that has not come.
+ * an empty quota's) or its pace, a backoff before a retry, or else an answer that has not come;
+ * for a retry or an attempt held at the gate, once it has waited WAIT_NOTICE_MS for it (`now`, the
+ * dispatcher's clock): one just sent, as a pause told before ends, has not made anyone wait yet.
  */
-function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: RateGate, at: number): WaitEvent | undefined {
+export function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: RateGate, at: number, now: number): WaitEvent | undefined {
   let oldest: AttemptRecord | undefined;
   for (const record of records.values()) if (oldest === undefined || record.startedAt < oldest.startedAt) oldest = record;
   if (oldest === undefined) return undefined;
@@ -395,5 +408,15 @@ function describeWait(records: ReadonlyMap<string, AttemptRecord>, limiter: Rate
   if (status.pausedMs > 0) return { reason: status.pausedBy === 'quota' ? 'quota' : 'rate-limit', what, until: at + status.pausedMs, waiting: status.waiting, at };
   if (oldest.holding && status.rps !== undefined) return { reason: 'pacing', what, until: at + (Math.max(1, status.waiting) * 1000) / status.rps, waiting: status.waiting, rps: status.rps, at };
   if (oldest.backoff !== undefined) return { reason: 'retry', what, until: oldest.backoff.until, after: oldest.backoff.after, at };
-  return { reason: 'answer', what, until: oldest.startedAt + oldest.budgetMs + oldest.heldMs, ...(oldest.via === undefined ? {} : { via: oldest.via }), at };
+  // A retry, or an attempt held at the gate, waits for its answer only from its sending.
+  const resent = oldest.attempts > 1 || oldest.heldMs > 0;
+  if (resent && now - (oldest.sentAt ?? oldest.startedAt) < WAIT_NOTICE_MS) return undefined;
+  return {
+    reason: 'answer',
+    what,
+    until: oldest.startedAt + oldest.budgetMs + oldest.heldMs,
+    ...(oldest.answered === true ? { begun: true } : {}),
+    ...(oldest.via === undefined ? {} : { via: oldest.via }),
+    at,
+  };
 }

@@ -48,6 +48,11 @@ export interface HttpOptions {
   extraCaCerts?: string;
   /** More to redact than the tokens: a proxy's user name and password. */
   extraSecrets?: readonly string[];
+  /**
+   * The run's interrupt: a read on the wire is let go at once (NotSentError, as what waits its turn
+   * is): nothing is built from a read once interrupted. A write on the wire is waited for.
+   */
+  interrupt?: AbortSignal;
 }
 
 export interface HttpRequest {
@@ -279,6 +284,12 @@ export function createHttp(options: HttpOptions): Http {
     };
     arm(timeouts.totalMs);
     const deadline = controller.signal;
+    const letGo = () => controller.abort(new NotSentError({ why: 'interrupted' }));
+    const interrupt = request.method === 'GET' ? options.interrupt : undefined;
+    if (interrupt?.aborted) letGo();
+    else interrupt?.addEventListener('abort', letGo, { once: true });
+    /** Let go on an interrupt: as good as not sent, since nothing is made of it. */
+    const letGone = () => (deadline.reason instanceof NotSentError ? new NotSentError({ operation: request.operation, target: target(), why: deadline.reason.why, letGo: true }) : undefined);
     // Redacted only on the way to an error: the success path stays cheap.
     const target = () => redact(request.target);
     const fail = (failure: TransportError['failure'], detail: string, cause?: unknown) =>
@@ -302,6 +313,8 @@ export function createHttp(options: HttpOptions): Http {
           deadline,
         );
       } catch (err) {
+        const gone = letGone();
+        if (gone !== undefined) throw gone;
         const stop = stopOf(err);
         if (stop instanceof NotSentError) throw new NotSentError({ operation: request.operation, target: target(), why: stop.why, readTooOld: stop.readTooOld });
         if (stop) throw fail('rate-limited', `${stop.message.charAt(0).toLowerCase()}${stop.message.slice(1).replace(/\.$/, '')}`);
@@ -331,6 +344,8 @@ export function createHttp(options: HttpOptions): Http {
       try {
         text = await readStreamCapped(body, inflate === undefined ? response.headers['content-length'] : undefined, options.maxResponseBytes);
       } catch (err) {
+        const gone = letGone();
+        if (gone !== undefined) throw gone;
         if (err instanceof BodyTooLargeError) throw fail('too-large', `${err.message}; refusing to read it`);
         if (err instanceof BodyNotUtf8Error) throw fail('bad-response', `${err.message}; nothing is read from it`);
         // node:zlib's own codes: the bytes came, but they do not inflate (the connection is not to blame).
@@ -404,6 +419,7 @@ export function createHttp(options: HttpOptions): Http {
       return { status: status, sentAt: record.sentAt ?? record.startedAt, body: parseFailed ? undefined : parsed, ...(parseFailed ? { unparsed: contentType || 'no content type' } : {}) };
     } finally {
       clearTimeout(timer);
+      interrupt?.removeEventListener('abort', letGo);
       options.transport.untrack(requestId);
     }
   }

@@ -2,9 +2,11 @@
  * Watches the client's requests for a wait: once none has ended for WAIT_NOTICE_MS while some are
  * outstanding, it asks what they wait for (`describe`: a pause, the pace, a backoff, an answer) and
  * tells it, once; and looks again every WAIT_NOTICE_MS while the wait lasts, telling it again only
- * when what it waits for changed (a 429's pause announced while an answer was awaited). A request
- * that ends ends the wait. A pace already told is not told again until the rate changes: at a
- * rate of one request every few seconds, every request would otherwise be a wait of its own.
+ * when what it waits for changed (a 429's pause announced while an answer was awaited), and then
+ * only once the wait has lasted twice as long as when it was last told: a storm of 429s, each a
+ * short pause of its own, is a line at 2, 4, 8, 16 s… rather than one every 2 s. A request that
+ * ends ends the wait. A pace already told is not told again until the rate changes: at a rate of
+ * one request every few seconds, every request would otherwise be a wait of its own.
  */
 import type { LimiterClock } from './rate/rate-gate.js';
 import { WAIT_NOTICE_MS, type WaitEvent } from './wait-event.js';
@@ -30,6 +32,8 @@ export class WaitWatch {
   private timer: unknown;
   /** What the wait under way was told as (cleared when a request ends). */
   private told: string | undefined;
+  /** How long the wait under way had lasted when it was last told. */
+  private toldAfter = 0;
   private pacingTold: number | undefined;
 
   constructor(
@@ -68,7 +72,10 @@ export class WaitWatch {
     this.timer = undefined;
     if (this.outstanding === 0) return;
     const now = this.clock.now();
-    if (now - this.quietSince >= WAIT_NOTICE_MS) this.tell(now);
+    // A timer may fire a few ms early (Node counts it from the loop's last reading of the clock,
+    // which lags after synchronous work): look again when the wait is due, not 2 s later.
+    if (now - this.quietSince < WAIT_NOTICE_MS) return this.arm(this.quietSince + WAIT_NOTICE_MS);
+    this.tell(now);
     this.arm(now + WAIT_NOTICE_MS);
   }
 
@@ -80,7 +87,10 @@ export class WaitWatch {
     const key = wait.reason === 'pacing' ? `pacing ${wait.rps}` : `${wait.reason} ${wait.what}${moved}`;
     if (key === this.told) return;
     if (wait.reason === 'pacing' && wait.rps === this.pacingTold) return;
+    const lasted = now - this.quietSince;
+    if (this.told !== undefined && lasted < 2 * this.toldAfter) return;
     this.told = key;
+    this.toldAfter = lasted;
     if (wait.reason === 'pacing') this.pacingTold = wait.rps;
     this.onWait(wait);
   }

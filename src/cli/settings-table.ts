@@ -55,7 +55,7 @@ export const SETTINGS_TABLE: readonly SettingRow[] = [
   { variables: ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS'], group: 'network', consumer: 'api/proxy-settings.ts' },
   { variables: ['ORGFORM_VAR_NAME'], group: 'config', consumer: 'config/interpolate.ts' },
   { variables: ['ORGFORM_EMULATOR_USER'], option: '--user', group: 'emulatorToken', consumer: 'commands/emulator-token.ts' },
-  { variables: ['NO_COLOR', 'FORCE_COLOR', 'TERM'], option: '--no-color', group: 'color', consumer: 'text/use-color.ts' },
+  { variables: ['NO_COLOR', 'FORCE_COLOR', 'TERM'], option: '--no-color', group: 'color', consumer: 'text/ansi.ts' },
   { variables: ['GITHUB_ACTIONS', 'GITHUB_STEP_SUMMARY', 'GITHUB_WORKSPACE', 'CI_PROJECT_DIR'], group: 'ci', consumer: 'ci/pipeline-output.ts' },
   { variables: ['GITHUB_EVENT_NAME', 'GITLAB_CI', 'CI_MERGE_REQUEST_IID', 'CI_EXTERNAL_PULL_REQUEST_IID'], group: 'ci', consumer: 'ci/ci-settings.ts' },
 ];

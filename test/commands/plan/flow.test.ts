@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ClientListeners } from '../../../src/api/connect/client-listeners.js';
+import { clientCallbacks } from '../../../src/api/connect/open-client.js';
 import { describe, expect, it } from 'vitest';
 import type { PlanDeps } from '../../../src/commands/plan/flow.js';
 import { runPlan } from '../../../src/commands/plan/flow.js';
@@ -34,12 +34,12 @@ describe('runPlan', () => {
   it('tells the view of every wait the client tells of, on the side of the plan', async () => {
     const { client, deps } = await setup();
     const wait = { reason: 'answer' as const, what: 'the first page of the listing (all pages)', until: 2_000_000, at: 1_000 };
-    let listeners: ClientListeners = {};
-    client.on('getOrganisations', () => listeners.onWait?.(wait));
+    let listeners = clientCallbacks(undefined, deps.now);
+    client.on('getOrganisations', () => listeners.onWait(wait));
     const view = recordingPlanView();
-    await runPlan({ selection: { files: [] }, parallelism: 1 }, { ...deps, openClient: async (given) => ((listeners = given), { client }) }, view);
-    expect(view.sayings()).toEqual(['waiting', 'planMade', 'planChecked']);
-    expect(view.told[0]?.args[0]).toEqual(wait);
+    await runPlan({ selection: { files: [] }, parallelism: 1 }, { ...deps, openClient: async (given) => ((listeners = clientCallbacks(given.events, deps.now)), { client }) }, view);
+    expect(view.sayings()).toEqual(['event:wait', 'planMade', 'planChecked']);
+    expect(view.told[0]?.args[0]).toEqual({ type: 'wait', ...wait });
   });
 
   it('reads, shows the plan with what its checks found, reports, and never writes', async () => {
