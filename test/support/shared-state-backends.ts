@@ -12,8 +12,8 @@ export interface SharedStateBackend {
   name: string;
   /** A fresh state address for a test, in or beside the workspace `cwd`. */
   state(cwd: string, name?: string): Promise<string>;
-  /** The lock IDs of the runs holding the state now. */
-  holders(state: string): Promise<string[]>;
+  /** The runs holding the state now: lock ID, and the shard held (`1/2`), if any. */
+  holders(state: string): Promise<Array<{ id: string; shard?: string }>>;
   /** Every `SERVICE KEY` the state holds. */
   keys(state: string): Promise<Set<string>>;
 }
@@ -23,7 +23,8 @@ export const FILE_BACKEND: SharedStateBackend = {
   state: async (cwd, name = 'state') => join(cwd, `${name}.json`),
   holders: async (state) => {
     if (!existsSync(`${state}.lock`)) return [];
-    return (JSON.parse(await readFile(`${state}.lock`, 'utf8')) as { holders: Array<{ id: string }> }).holders.map((h) => h.id);
+    const table = JSON.parse(await readFile(`${state}.lock`, 'utf8')) as { holders: Array<{ id: string; partition?: { index: number; count: number } }> };
+    return table.holders.map((h) => ({ id: h.id, ...(h.partition === undefined ? {} : { shard: `${h.partition.index}/${h.partition.count}` }) }));
   },
   keys: async (state) => {
     const keys = new Set<string>();
