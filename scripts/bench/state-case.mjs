@@ -15,7 +15,7 @@ export const STATE_SETTINGS = { organisations: 5_000, latencyMs: 20, parallelism
 const BACKENDS = ['file', 'postgres', 'http'];
 const CREDENTIALS = { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'job-token-123' };
 
-async function writeStateFixtures(dir, n) {
+export async function writeStateFixtures(dir, n) {
   const { generateEmulatorData } = await import(pathToFileURL(join(ROOT, 'dist', 'emulator', 'generate-emulator-data.js')).href);
   const data = generateEmulatorData({ organisations: n });
   data.invitations = data.organisations.map((o) => ({ id: `inv_${o.id.slice(4)}`, organisationId: o.id, email: `guest+${o.slug}@example.com` }));
