@@ -23,6 +23,7 @@ export const SOAK_ONLY = [
   'test/pipeline/gitlab-note.test.ts',
   'test/e2e/fresh-reads-under-a-rate-limit.soak.test.ts',
   'test/text/plan/large-plan-page.soak.test.ts',
+  'test/e2e/shared-state.soak.test.ts',
 ];
 
 /** Run in both: a few cases in `npm test`, the full run in the soak project (see test/support/soak.ts). */

@@ -59,11 +59,11 @@ export function describeRefusal(why: RefusalReason, holder: LockHolder, asked: P
     case 'whole-state':
       return 'it holds the whole state';
     case 'shards-running':
-      return `shard ${held} runs, and an apply without --shard would overlap every shard. Wait for the shards to finish`;
+      return `shard ${held} runs, and an apply without --shard would overlap every shard; let the shards finish first`;
     case 'same-shard':
       return `shard ${held} runs already`;
     case 'other-count':
-      return `shard ${held} runs, and shard ${asked === undefined ? '' : describePartition(asked)} of another count would overlap it. Run every shard with the same count, or wait for these to finish`;
+      return `shard ${held} runs, and shard ${asked === undefined ? '' : describePartition(asked)} of another count would overlap it; run every shard with the same count`;
     default: {
       const unreachable: never = why;
       throw new Error(`unknown refusal ${String(unreachable)}`);

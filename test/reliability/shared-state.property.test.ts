@@ -8,11 +8,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import type { EmulatorData } from '../../src/emulator/data.js';
 import { shardOf } from '../../src/plan/select-organisations.js';
 import { watchCli } from '../support/run-cli.js';
 import { SHARED_STATE_BACKENDS } from '../support/shared-state-backends.js';
+import { bulkWorld } from '../support/shard-world.js';
 import { propertyRuns } from '../support/soak.js';
 import { countEffects } from './world-model.js';
 import { expectNoCrash, startFaultProxy, startWorld, waitFor, type ProxyAction, type World } from './support.js';
@@ -38,14 +38,6 @@ const RUNS = propertyRuns(15, 1);
 
 const caseArb = fc.record({ organisations: fc.integer({ min: 4, max: 14 }), waves: fc.array(waveArb, { minLength: 1, maxLength: 3 }) });
 
-/** Every organisation with a channel to remove and an invitation to revoke (long gone). */
-function worldOf(organisations: number): { data: EmulatorData; config: string } {
-  const data = generateEmulatorData({ organisations });
-  const lines = ['version: 1', 'organisations:'];
-  for (const o of data.organisations) lines.push(`  ${o.slug}:`, '    invitations:', `      revoke: [inv_${o.id}]`, '    notificationChannels:', `      remove: [chn_${o.id.slice(4)}]`);
-  return { data, config: `${lines.join('\n')}\n` };
-}
-
 /** The journal keys (`SERVICE KEY`) of the changes a run's JSON output ends as done. */
 function acknowledged(stdout: string, service: string, idOf: Map<string, string>): string[] {
   const keys: string[] = [];
@@ -64,7 +56,7 @@ describe.each(SHARED_STATE_BACKENDS)('one $name state shared by shards', (backen
     let kills = 0;
     await fc.assert(
       fc.asyncProperty(caseArb, async ({ organisations, waves }) => {
-        const { data, config } = worldOf(organisations);
+        const { data, config } = bulkWorld(organisations);
         const rules = { decide: (_m: string, _p: string): ProxyAction => ({ kind: 'pass' }) };
         const world: World = await startWorld({ config, emulator: { data }, baseUrl: async (e) => (await startFaultProxy(e.url, (m, p) => rules.decide(m, p))).url });
         const effects = countEffects(world.emulator.store);

@@ -39,8 +39,8 @@ describe('decideLock: who may hold the state at once', () => {
     expect(message({ index: 1, count: 2 }, [shard(1, 2)])).toBe(
       'The state at /repo/state.json is locked by pid 7 on ci-3, running "orgform apply" (shard 1/2) since 2026-01-01T00:00:00.000Z (lock ID s1of2): shard 1/2 runs already. Wait for that run to finish; if it is gone for good, run: orgform force-unlock s1of2 --state /repo/state.json',
     );
-    expect(message({ index: 1, count: 3 }, [shard(2, 2)])).toContain('(lock ID s2of2): shard 2/2 runs, and shard 1/3 of another count would overlap it. Run every shard with the same count');
-    expect(message(undefined, [shard(2, 2)])).toContain('(lock ID s2of2): shard 2/2 runs, and an apply without --shard would overlap every shard.');
+    expect(message({ index: 1, count: 3 }, [shard(2, 2)])).toContain('(lock ID s2of2): shard 2/2 runs, and shard 1/3 of another count would overlap it; run every shard with the same count. Wait for that run');
+    expect(message(undefined, [shard(2, 2)])).toContain('(lock ID s2of2): shard 2/2 runs, and an apply without --shard would overlap every shard; let the shards finish first.');
     expect(message({ index: 1, count: 2 }, [whole])).toBe(
       'The state at /repo/state.json is locked by pid 7 on ci-3, running "orgform apply" since 2026-01-01T00:00:00.000Z (lock ID whole). Wait for that run to finish; if it is gone for good, run: orgform force-unlock whole --state /repo/state.json',
     );

@@ -12,8 +12,8 @@ export interface SharedStateBackend {
   name: string;
   /** A fresh state address for a test, in or beside the workspace `cwd`. */
   state(cwd: string, name?: string): Promise<string>;
-  /** The lock IDs of the runs holding the state now. */
-  holders(state: string): Promise<string[]>;
+  /** The runs holding the state now: lock ID, and the shard held (`1/2`), if any. */
+  holders(state: string): Promise<Array<{ id: string; shard?: string }>>;
   /** Every `SERVICE KEY` the state holds. */
   keys(state: string): Promise<Set<string>>;
   /** The address as orgform shows it (a PostgreSQL URL without its user). */
@@ -27,7 +27,8 @@ export const FILE_BACKEND: SharedStateBackend = {
   state: async (cwd, name = 'state') => join(cwd, `${name}.json`),
   holders: async (state) => {
     if (!existsSync(`${state}.lock`)) return [];
-    return (JSON.parse(await readFile(`${state}.lock`, 'utf8')) as { holders: Array<{ id: string }> }).holders.map((h) => h.id);
+    const table = JSON.parse(await readFile(`${state}.lock`, 'utf8')) as { holders: Array<{ id: string; partition?: { index: number; count: number } }> };
+    return table.holders.map((h) => ({ id: h.id, ...(h.partition === undefined ? {} : { shard: `${h.partition.index}/${h.partition.count}` }) }));
   },
   keys: async (state) => {
     const keys = new Set<string>();
@@ -54,8 +55,13 @@ export const POSTGRES_BACKEND: SharedStateBackend = {
   name: 'postgres',
   state: async (_cwd, name = 'state') => `${await createTestDatabase('shared_state')}?state=${name}`,
   // The runs whose session still holds the state (a killed run's row stays until the next locker drops it).
-  holders: async (state) =>
-    (await rowsOf<{ lock_id: string }>(state, 'SELECT h.lock_id FROM orgform.holders h JOIN pg_stat_activity a ON a.pid = h.backend_pid WHERE h.state = $1 ORDER BY h.locked_at, h.lock_id')).map((r) => r.lock_id),
+  holders: async (state) => {
+    const rows = await rowsOf<{ lock_id: string; shard: string | null }>(
+      state,
+      "SELECT h.lock_id, h.shard_index || '/' || h.shard_count AS shard FROM orgform.holders h JOIN pg_stat_activity a ON a.pid = h.backend_pid WHERE h.state = $1 ORDER BY h.locked_at, h.lock_id",
+    );
+    return rows.map((r) => ({ id: r.lock_id, ...(r.shard === null ? {} : { shard: r.shard }) }));
+  },
   keys: async (state) => new Set((await rowsOf<{ k: string }>(state, "SELECT service || ' ' || key AS k FROM orgform.journal WHERE state = $1")).map((r) => r.k)),
   shown: (state) => state.replace('postgres://postgres@', 'postgres://[REDACTED]@'),
   settle: async (state) => {

@@ -24,7 +24,7 @@ export class FileLock {
   private constructor(
     readonly files: StateFiles,
     readonly holder: LockHolder,
-    private readonly env: LockEnvironment,
+    private readonly local: LockEnvironment,
     /** Kept until the lock is let go, so that letting go needs no new space (a full disk). */
     private readonly ticket: GateTicket,
     /** The first directory taking the lock made, removed on release if it is empty by then. */
@@ -32,21 +32,21 @@ export class FileLock {
   ) {}
 
   /** Takes the lock `request` asks for, or refuses naming the holder in the way; says which holders it found gone. */
-  static async acquire(files: StateFiles, request: LockRequest, env: LockEnvironment): Promise<{ lock: FileLock; replaced: LockHolder[] }> {
+  static async acquire(files: StateFiles, request: LockRequest, local: LockEnvironment): Promise<{ lock: FileLock; replaced: LockHolder[] }> {
     const created = await mkdir(files.dir, { recursive: true }).catch((err: unknown) => {
       throw fileStateError('Cannot create the state lock', files.lockTable, err, 'Nothing was changed.');
     });
     const holder: LockHolder = { id: randomBytes(6).toString('hex'), ...request };
     let ticket: GateTicket | undefined;
     try {
-      ticket = await GateTicket.create(files, env).catch(async (err: NodeJS.ErrnoException) => {
+      ticket = await GateTicket.create(files, local).catch(async (err: NodeJS.ErrnoException) => {
         // A run that has just ended may have removed the empty directory meanwhile: once more.
         if (err.code !== 'ENOENT') throw err;
         await mkdir(files.dir, { recursive: true });
-        return GateTicket.create(files, env);
+        return GateTicket.create(files, local);
       });
-      const replaced = await withGate(files, env, ticket, async (table) => {
-        const gone = table.prune(env);
+      const replaced = await withGate(files, local, ticket, async (table) => {
+        const gone = table.prune(local);
         const decision = decideLock(table.holders, request.partition);
         if (!decision.take) {
           const hint = `orgform force-unlock ${decision.holder.id} --state ${files.given}`;
@@ -55,8 +55,8 @@ export class FileLock {
         table.holders.push(holder);
         return gone;
       });
-      await removeOrphanLockFiles(files, env.isAlive);
-      return { lock: new FileLock(files, holder, env, ticket, created), replaced };
+      await removeOrphanLockFiles(files, local.isAlive);
+      return { lock: new FileLock(files, holder, local, ticket, created), replaced };
     } catch (err) {
       await ticket?.discard();
       if (created !== undefined) await removeEmptyDirectories(files.dir, created);
@@ -92,18 +92,18 @@ export class FileLock {
     try {
       const table = await LockTable.read(this.files);
       table.remove(this.holder.id);
-      table.prune(this.env);
+      table.prune(this.local);
       const frozen = table.folder === undefined ? await this.frozenLogs(table) : [];
       if (frozen.length > 0 && (await shouldFold(frozen))) {
-        table.folder = { id: this.holder.id, pid: this.env.pid, host: this.env.host };
-        const written = await table.write(this.files, this.env).then(
+        table.folder = { id: this.holder.id, pid: this.local.pid, host: this.local.host };
+        const written = await table.write(this.files, this.local).then(
           () => true,
           () => false,
         );
         if (written) return frozen;
         table.folder = undefined;
       }
-      await table.write(this.files, this.env);
+      await table.write(this.files, this.local);
       return [];
     } finally {
       await this.ticket.leave().catch(() => undefined);
@@ -121,7 +121,7 @@ export class FileLock {
 
   /** After a fold (done or failed): this run is no longer the folder; the directory it made goes if empty. */
   async endFold(): Promise<void> {
-    await withGate(this.files, this.env, this.ticket, async (table) => {
+    await withGate(this.files, this.local, this.ticket, async (table) => {
       if (table.folder?.id === this.holder.id) table.folder = undefined;
     });
   }
@@ -133,10 +133,10 @@ export class FileLock {
   }
 
   /** Breaks the lock `id` only (other holders keep theirs); returns who held it. */
-  static async forceUnlock(files: StateFiles, id: string, env: LockEnvironment): Promise<LockHolder> {
-    const ticket = await GateTicket.create(files, env);
+  static async forceUnlock(files: StateFiles, id: string, local: LockEnvironment): Promise<LockHolder> {
+    const ticket = await GateTicket.create(files, local);
     try {
-      return await withGate(files, env, ticket, async (table) => {
+      return await withGate(files, local, ticket, async (table) => {
       const holder = table.remove(id);
       if (holder !== undefined) return holder;
       const [only, ...more] = table.holders;
@@ -154,12 +154,12 @@ export class FileLock {
  * Runs `change` on the table under the gate, then writes the table back (unless `change` threw).
  * The table is read after the gate is taken, so no one changes it meanwhile.
  */
-async function withGate<T>(files: StateFiles, env: LockEnvironment, ticket: GateTicket, change: (table: LockTable) => Promise<T>): Promise<T> {
+async function withGate<T>(files: StateFiles, local: LockEnvironment, ticket: GateTicket, change: (table: LockTable) => Promise<T>): Promise<T> {
   await ticket.enter();
   try {
     const table = await LockTable.read(files);
     const result = await change(table);
-    await table.write(files, env);
+    await table.write(files, local);
     return result;
   } finally {
     await ticket.leave().catch(() => undefined);

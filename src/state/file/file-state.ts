@@ -24,7 +24,7 @@ export class FileState implements StateBackend {
 
   constructor(
     readonly location: string,
-    private readonly env: LockEnvironment,
+    private readonly local: LockEnvironment,
   ) {}
 
   async readIndex(interest: Interest): Promise<JournalIndex> {
@@ -42,7 +42,7 @@ export class FileState implements StateBackend {
 
   async lock(request: LockRequest, interest: Interest): Promise<HeldState> {
     const files = await StateFiles.resolve(this.location);
-    const { lock, replaced } = await FileLock.acquire(files, request, this.env);
+    const { lock, replaced } = await FileLock.acquire(files, request, this.local);
     try {
       // Temp files a killed fold left (their process gone) are removed.
       await removeOrphanTempFiles(files.base);
@@ -71,7 +71,7 @@ export class FileState implements StateBackend {
   async forceUnlock(id: string): Promise<LockHolder> {
     const files = await StateFiles.resolve(this.location);
     try {
-      return await FileLock.forceUnlock(files, id, this.env);
+      return await FileLock.forceUnlock(files, id, this.local);
     } catch (err) {
       if (err instanceof OrgformError) throw err;
       throw fileStateError('Cannot remove the state lock', files.lockTable, err);

@@ -33,14 +33,14 @@ interface GateHolder {
 export class GateTicket {
   private constructor(
     private readonly files: StateFiles,
-    private readonly env: LockEnvironment,
+    private readonly local: LockEnvironment,
     private readonly holder: GateHolder,
     private readonly path: string,
   ) {}
 
-  static async create(files: StateFiles, env: LockEnvironment): Promise<GateTicket> {
-    const holder: GateHolder = { id: randomBytes(6).toString('hex'), pid: env.pid, host: env.host };
-    const ticket = new GateTicket(files, env, holder, `${files.gate}.${env.pid}.${holder.id}.tmp`);
+  static async create(files: StateFiles, local: LockEnvironment): Promise<GateTicket> {
+    const holder: GateHolder = { id: randomBytes(6).toString('hex'), pid: local.pid, host: local.host };
+    const ticket = new GateTicket(files, local, holder, `${files.gate}.${local.pid}.${holder.id}.tmp`);
     await ticket.write();
     return ticket;
   }
@@ -51,7 +51,7 @@ export class GateTicket {
 
   /** Takes the gate: at once, or once its holder lets go (or is found gone); refused after GATE_WAIT_MS. */
   async enter(): Promise<void> {
-    const deadline = this.env.now() + GATE_WAIT_MS;
+    const deadline = this.local.now() + GATE_WAIT_MS;
     for (let attempt = 0; ; attempt += 1) {
       const linked = await linkUnlessThere(this.path, this.files.gate);
       if (linked === true) return;
@@ -61,17 +61,17 @@ export class GateTicket {
         continue;
       }
       const holder = await readHolder(this.files.gate);
-      if (holder !== undefined && holder.host === this.env.host && !this.env.isAlive(holder.pid)) {
-        await removeIfHeldBy(this.files.gate, holder.id, this.env.pid);
+      if (holder !== undefined && holder.host === this.local.host && !this.local.isAlive(holder.pid)) {
+        await removeIfHeldBy(this.files.gate, holder.id, this.local.pid);
         continue;
       }
-      if (this.env.now() >= deadline) throw gateStuckError(this.files, holder);
+      if (this.local.now() >= deadline) throw gateStuckError(this.files, holder);
       await sleep(Math.min(50, 2 ** attempt));
     }
   }
 
   async leave(): Promise<void> {
-    await removeIfHeldBy(this.files.gate, this.holder.id, this.env.pid);
+    await removeIfHeldBy(this.files.gate, this.holder.id, this.local.pid);
   }
 
   /** Removes the ticket itself: the gate cannot be taken with it again. */

@@ -61,8 +61,8 @@ export class LockTable {
   }
 
   /** Drops the holders (and folder) whose process is gone on this host; returns the holders dropped. */
-  prune(env: LockEnvironment): LockHolder[] {
-    const gone = (who: { pid?: number; host?: string }) => who.host === env.host && who.pid !== undefined && !env.isAlive(who.pid);
+  prune(local: LockEnvironment): LockHolder[] {
+    const gone = (who: { pid?: number; host?: string }) => who.host === local.host && who.pid !== undefined && !local.isAlive(who.pid);
     const dropped = this.holders.filter(gone);
     this.holders = this.holders.filter((h) => !gone(h));
     if (this.folder !== undefined && gone(this.folder)) this.folder = undefined;
@@ -84,14 +84,14 @@ export class LockTable {
    * that an older orgform may take it again). A new table is linked into place, so that a lock an
    * older orgform took meanwhile is never replaced (EEXIST is thrown).
    */
-  async write(files: StateFiles, env: LockEnvironment): Promise<void> {
+  async write(files: StateFiles, local: LockEnvironment): Promise<void> {
     if (this.holders.length === 0 && this.folder === undefined) {
       await unlink(files.lockTable).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') throw err;
       });
       return;
     }
-    const temp = `${files.lockTable}.${env.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    const temp = `${files.lockTable}.${local.pid}.${randomBytes(6).toString('hex')}.tmp`;
     await writeDurableFile(temp, `${JSON.stringify(this.toData(), null, 2)}\n`, { exclusive: true });
     try {
       if (this.existed) await rename(temp, files.lockTable);
