@@ -1,7 +1,8 @@
 /**
- * A shard cut off from its PostgreSQL state (pg_terminate_backend) mid-run, end to end: it stops,
- * says what was done, loses no entry it acknowledged, and the other shard goes on. (Shards at once,
- * the refusals and SIGKILL run on every shared state in shared-state.test.ts.)
+ * A shard killed (SIGKILL) or cut off from its PostgreSQL state (pg_terminate_backend) mid-run, end
+ * to end: it loses no entry it acknowledged nor any other shard's, says what was done when it can,
+ * and converges when run again. (Shards at once and the refusals run on every shared state in
+ * shared-state.test.ts.)
  *
  * Every organisation has two one-shot changes (a channel to remove, an invitation to revoke that is
  * gone already), so that every shard records entries. A run is held at a fault point by the
@@ -68,6 +69,27 @@ async function expectEverythingRecorded(world: { cwd: string; env: Record<string
 }
 
 describe('a shard on a PostgreSQL state', () => {
+  it('a shard killed (SIGKILL) mid-run keeps what it recorded, no other shard loses an entry, and run again it converges', async () => {
+    const world = await setup('shard_killed');
+    holdDeletesAfter(world.emulator, 3);
+    const killed = watchCli(['apply', '--auto-approve', '--shard', '2/4', '--parallelism', '2'], { cwd: world.cwd, env: world.env });
+    const held = await until(() => entriesOfShard(world.database, 2), (shard) => shard.count === 3);
+    // Held: three deletes done and committed, every later one unanswered. The other shards start now.
+    world.emulator.faults.clear();
+    const others = Promise.all(['1/4', '3/4', '4/4'].map((shard) => apply(shard, world)));
+    killed.kill('SIGKILL');
+    expect((await killed.done).signal).toBe('SIGKILL');
+    for (const result of await others) expect(result.code).toBe(0);
+
+    // Its session ended with it: the shard is free again, and its three entries are kept.
+    await until(async () => (await query(world.database, 'SELECT 1 FROM pg_stat_activity WHERE pid = $1', [held.backend])).length, (n) => n === 0);
+    expect(await query(world.database, 'SELECT count(*)::int AS n FROM orgform.journal WHERE run = $1', [held.run])).toEqual([{ n: 3 }]);
+    const again = await apply('2/4', world);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    await expectEverythingRecorded(world, world.database);
+  });
+
   it('a shard whose database connection is dropped mid-run (pg_terminate_backend) stops, saying what was done; the other shard goes on; run again, it converges', async () => {
     const world = await setup('shard_dropped');
     holdDeletesAfter(world.emulator, 2);
