@@ -20,7 +20,7 @@ import { OrgformError, UsageError } from '../errors.js';
 import { BatchedJournal, LockLoss, RemoteHold } from './batched-journal.js';
 import { entriesOfData } from './journal-entry.js';
 import { KeyIndex } from './journal-index.js';
-import { journalNotWrittenError, unwrittenAfter } from './state-errors.js';
+import { forceUnlockHint, journalNotWrittenError, unwrittenAfter } from './state-errors.js';
 import type { HttpStateSettings, StateSettings } from './state-settings.js';
 import type { StateSpec } from './parse-state-spec.js';
 import { lockLostError, lockNotReleasedError, stateLockedError, stateUnavailableError, StateUnavailableError, type LockHolder, type LockRequest } from './state-backend.js';
@@ -161,7 +161,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         await http.close();
         const other = holderFrom(answer.text);
         const id = other.id === NOT_GIVEN ? 'ID (the server does not say it)' : other.id;
-        throw stateLockedError(location, other, `orgform force-unlock ${id} with the same --state (or ORGFORM_STATE)`);
+        throw stateLockedError(location, other, forceUnlockHint(id));
       }
       if (answer.status < 200 || answer.status >= 300) {
         // A gateway's 502 or 504 may come after the server took the lock: let go of it, if it is ours.

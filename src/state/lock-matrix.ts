@@ -9,8 +9,8 @@
  * Pure: each backend gathers its live holders (a pid still running on this host, a session still
  * connected, a registration not broken) and enforces the decision atomically.
  */
-import { OrgformError } from '../errors.js';
-import { describeHolder, stateLockedError, type LockHolder, type Partition } from './state-backend.js';
+import type { OrgformError } from '../errors.js';
+import { stateLockedError, type LockHolder, type Partition } from './state-backend.js';
 
 /** Why a lock is refused: what the live holder runs, against what is asked. */
 export type RefusalReason =
@@ -73,9 +73,5 @@ export function describeRefusal(why: RefusalReason, holder: LockHolder, asked: P
 
 /** The refusal of a lock on `asked`, naming the holder, why it stands in the way, and how to break its lock if it is gone for good. */
 export function lockRefusedError(location: string, refusal: { holder: LockHolder; why: RefusalReason }, asked: Partition | undefined, unlockHint: string): OrgformError {
-  if (refusal.why === 'whole-state') return stateLockedError(location, refusal.holder, unlockHint);
-  return new OrgformError(
-    'STATE_LOCKED',
-    `The state at ${location} is locked by ${describeHolder(refusal.holder)}: ${describeRefusal(refusal.why, refusal.holder, asked)}. Wait for that run to finish; if it is gone for good, run: ${unlockHint}`,
-  );
+  return stateLockedError(location, refusal.holder, unlockHint, refusal.why === 'whole-state' ? undefined : describeRefusal(refusal.why, refusal.holder, asked));
 }

@@ -8,6 +8,7 @@
  * `pg`); whoever opens one closes it, once.
  */
 import { OrgformError } from '../errors.js';
+import { NOTHING_CHANGED } from './state-errors.js';
 import type { JournalEntry, LoggedEntry } from './journal-entry.js';
 
 /** One shard of the configuration, as `--shard INDEX/COUNT` names it (1-based). */
@@ -134,7 +135,7 @@ export class StateUnavailableError extends OrgformError {
   ) {
     super(
       'STATE_UNAVAILABLE',
-      `Cannot use the state at ${location}: ${why}. Nothing was changed. Check the address, the network and the credentials, or run with another --state.`,
+      `Cannot use the state at ${location}: ${why}. ${NOTHING_CHANGED} Check the address, the network and the credentials, or run with another --state.`,
       cause === undefined ? {} : { cause },
     );
     this.name = 'StateUnavailableError';
@@ -161,10 +162,13 @@ export function lockNotReleasedError(location: string, id: string, why: string):
   );
 }
 
-/** Someone holds the whole state: who, and how to break it if they are gone for good (lock-matrix.ts says more of shards). */
-export function stateLockedError(location: string, holder: LockHolder, unlockHint: string): OrgformError {
+/**
+ * Someone holds the state: who, why that stands in the way when it is not plain (lock-matrix.ts
+ * says it of shards), and how to break it if they are gone for good.
+ */
+export function stateLockedError(location: string, holder: LockHolder, unlockHint: string, why?: string): OrgformError {
   return new OrgformError(
     'STATE_LOCKED',
-    `The state at ${location} is locked by ${describeHolder(holder)}. Wait for that run to finish; if it is gone for good, run: ${unlockHint}`,
+    `The state at ${location} is locked by ${describeHolder(holder)}${why === undefined ? '' : `: ${why}`}. Wait for that run to finish; if it is gone for good, run: ${unlockHint}`,
   );
 }

@@ -8,12 +8,15 @@ import { mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { OrgformError } from '../../errors.js';
 import { fileStateError } from '../file-state-error.js';
+import { NOTHING_CHANGED } from '../state-errors.js';
 import type { LockEnvironment } from '../lock-environment.js';
 import { decideLock, lockRefusedError } from '../lock-matrix.js';
 import { describeHolder, type LockHolder, type LockRequest } from '../state-backend.js';
 import { GateTicket, removeOrphanLockFiles } from './lock-gate.js';
 import { LockTable } from './lock-table.js';
 import type { StateFiles } from './state-files.js';
+
+const CANNOT_CREATE = 'Cannot create the state lock';
 
 /** What changed last about the table file as this holder saw it: a change is when to read it again. */
 type Seen = { ino: number; mtimeMs: number; size: number } | undefined;
@@ -34,7 +37,7 @@ export class FileLock {
   /** Takes the lock `request` asks for, or refuses naming the holder in the way; says which holders it found gone. */
   static async acquire(files: StateFiles, request: LockRequest, local: LockEnvironment): Promise<{ lock: FileLock; replaced: LockHolder[] }> {
     const created = await mkdir(files.dir, { recursive: true }).catch((err: unknown) => {
-      throw fileStateError('Cannot create the state lock', files.lockTable, err, 'Nothing was changed.');
+      throw fileStateError(CANNOT_CREATE, files.lockTable, err, NOTHING_CHANGED);
     });
     const holder: LockHolder = { id: randomBytes(6).toString('hex'), ...request };
     let ticket: GateTicket | undefined;
@@ -61,7 +64,7 @@ export class FileLock {
       await ticket?.discard();
       if (created !== undefined) await removeEmptyDirectories(files.dir, created);
       if (err instanceof OrgformError) throw err;
-      throw fileStateError('Cannot create the state lock', files.lockTable, err, 'Nothing was changed.');
+      throw fileStateError(CANNOT_CREATE, files.lockTable, err, NOTHING_CHANGED);
     }
   }
 
@@ -140,9 +143,9 @@ export class FileLock {
       const holder = table.remove(id);
       if (holder !== undefined) return holder;
       const [only, ...more] = table.holders;
-      if (only === undefined) throw new OrgformError('STATE_LOCKED', `There is no lock on ${files.given} (no holder in ${files.lockTable}). Nothing was changed.`);
-      if (more.length === 0) throw new OrgformError('STATE_LOCKED', `The lock on ${files.given} has ID ${only.id}, not ${id}; it is held by ${describeHolder(only)}. Nothing was changed.`);
-      throw new OrgformError('STATE_LOCKED', `No lock on ${files.given} has ID ${id}; it is held by ${table.holders.map(describeHolder).join('; ')}. Nothing was changed.`);
+      if (only === undefined) throw new OrgformError('STATE_LOCKED', `There is no lock on ${files.given} (no holder in ${files.lockTable}). ${NOTHING_CHANGED}`);
+      if (more.length === 0) throw new OrgformError('STATE_LOCKED', `The lock on ${files.given} has ID ${only.id}, not ${id}; it is held by ${describeHolder(only)}. ${NOTHING_CHANGED}`);
+      throw new OrgformError('STATE_LOCKED', `No lock on ${files.given} has ID ${id}; it is held by ${table.holders.map(describeHolder).join('; ')}. ${NOTHING_CHANGED}`);
       });
     } finally {
       await ticket.discard();

@@ -12,7 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { OrgformError } from '../../errors.js';
 import type { LockEnvironment } from '../lock-environment.js';
 import { literalPattern, removeOrphanFiles } from '../orphan-files.js';
+import { NOTHING_CHANGED } from '../state-errors.js';
 import { writeDurableFile } from '../write-file-atomically.js';
+import { deleteIfNoneRuns } from './lock-table.js';
 import type { StateFiles } from './state-files.js';
 
 /** How long a gate held by a live process is waited for: the table is changed in milliseconds, so this is a stuck holder. */
@@ -105,7 +107,7 @@ function gateStuckError(files: StateFiles, holder: GateHolder | undefined): Orgf
   const who = holder === undefined ? 'an unreadable gate' : `pid ${holder.pid} on ${holder.host}`;
   return new OrgformError(
     'STATE_LOCKED',
-    `The lock table of the state ${files.given} has been held by ${who} for over ${GATE_WAIT_MS / 1000} s (${files.gate}), a change that takes milliseconds. Nothing was changed. If no orgform runs on this state, delete ${files.gate} and run again.`,
+    `The lock table of the state ${files.given} has been held by ${who} for over ${GATE_WAIT_MS / 1000} s (${files.gate}), a change that takes milliseconds. ${NOTHING_CHANGED} ${deleteIfNoneRuns(files.gate)}`,
   );
 }
 

@@ -14,6 +14,11 @@ import type { LockHolder, Partition } from '../state-backend.js';
 import { syncDirectory, writeDurableFile } from '../write-file-atomically.js';
 import type { StateFiles } from './state-files.js';
 
+/** What to do about a lock file left behind, if it is one. */
+export function deleteIfNoneRuns(path: string): string {
+  return `If no orgform runs on this state, delete ${path} and run again.`;
+}
+
 export const LOCK_TABLE_VERSION = 2;
 
 /** The run folding the state's frozen logs into its base. */
@@ -54,7 +59,7 @@ export class LockTable {
     if (data === undefined) {
       throw new OrgformError(
         'STATE_LOCKED',
-        `The state ${files.given} is locked by an unreadable lock file ${files.lockTable} (an orgform may be starting, or one stopped while taking the lock). If no orgform runs on this state, delete ${files.lockTable} and run again.`,
+        `The state ${files.given} is locked by an unreadable lock file ${files.lockTable} (an orgform may be starting, or one stopped while taking the lock). ${deleteIfNoneRuns(files.lockTable)}`,
       );
     }
     return new LockTable(data.holders, data.folder, true);

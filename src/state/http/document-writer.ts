@@ -18,6 +18,7 @@ import { OrgformError } from '../../errors.js';
 import type { LoggedEntry } from '../journal-entry.js';
 import { decideLock, lockRefusedError } from '../lock-matrix.js';
 import { describeHolder, type LockHolder } from '../state-backend.js';
+import { forceUnlockHint, noLockWithIdError } from '../state-errors.js';
 import { mergeEntries, whyNotOurs, type StateDocument } from '../terraform-document.js';
 
 /** The protocol's four requests, as the backend sends them. */
@@ -64,7 +65,7 @@ export class DocumentWriter {
       const replaced = Object.values(doc.runs).filter((run) => this.options.isGone(run));
       for (const gone of replaced) delete doc.runs[gone.id];
       const decision = decideLock(Object.values(doc.runs), holder.partition);
-      if (!decision.take) throw lockRefusedError(this.options.location, decision, holder.partition, `orgform force-unlock ${decision.holder.id} with the same --state (or ORGFORM_STATE)`);
+      if (!decision.take) throw lockRefusedError(this.options.location, decision, holder.partition, forceUnlockHint(decision.holder.id));
       doc.runs[holder.id] = holder;
       await this.post(doc, holder);
       this.lineage = doc.lineage;
@@ -103,8 +104,7 @@ export class DocumentWriter {
       const holder = doc.runs[id];
       if (holder === undefined) {
         if (serverLock) return { id };
-        const held = Object.values(doc.runs).map(describeHolder).join('; ');
-        throw new OrgformError('STATE_LOCKED', `The state at ${this.options.location} has no lock with ID ${id}${held === '' ? '' : `; it is held by ${held}`}. Nothing was changed.`);
+        throw noLockWithIdError(this.options.location, id, Object.values(doc.runs).map(describeHolder).join('; '));
       }
       delete doc.runs[id];
       await this.post(doc, breaker);
@@ -149,7 +149,7 @@ export class DocumentWriter {
       if (now() + wait > until) {
         throw new OrgformError(
           'STATE_LOCKED',
-          `The state at ${this.options.location} stayed locked by ${describeHolder(other)} for ORGFORM_STATE_TIMEOUT_MS (${this.options.timeoutMs} ms) while ${what}. Another run's write holds it only a moment: if it is gone for good, run: orgform force-unlock ${other.id} with the same --state (or ORGFORM_STATE)`,
+          `The state at ${this.options.location} stayed locked by ${describeHolder(other)} for ORGFORM_STATE_TIMEOUT_MS (${this.options.timeoutMs} ms) while ${what}. Another run's write holds it only a moment: if it is gone for good, run: ${forceUnlockHint(other.id)}`,
         );
       }
       await sleep(wait);

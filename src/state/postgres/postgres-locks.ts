@@ -14,6 +14,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { OrgformError } from '../../errors.js';
 import { decideLock, lockRefusedError, type RefusalReason } from '../lock-matrix.js';
+import { forceUnlockHint, noLockError, noLockWithIdError } from '../state-errors.js';
 import { describeHolder, type LockHolder, type LockRequest, type Partition } from '../state-backend.js';
 import { tableOf, type PostgresSession } from './postgres-session.js';
 
@@ -71,8 +72,12 @@ export class PostgresLocks {
 
   /** Lets go of the state: the registration, then the locks (ending the session would free them all the same). */
   async release(holder: LockHolder, stateId: number): Promise<void> {
-    await this.session.query(`DELETE FROM ${tableOf(this.session.place, 'holders')} WHERE lock_id = $1`, [holder.id]);
+    await this.unregister(holder.id);
     await this.unlockAdvisory(stateId, holder.partition);
+  }
+
+  private async unregister(id: string): Promise<void> {
+    await this.session.query(`DELETE FROM ${tableOf(this.session.place, 'holders')} WHERE lock_id = $1`, [id]);
   }
 
   /** The state's row id (made if missing), locked until the transaction ends: lockers of a state go one at a time. */
@@ -94,9 +99,8 @@ export class PostgresLocks {
     const live = registrations.filter((r) => r.live);
     if (target === undefined) {
       const location = this.session.place.location;
-      if (live.length === 0) throw new OrgformError('STATE_LOCKED', `There is no lock on the state at ${location}; nothing was changed.`);
-      const held = live.map((r) => describeHolder(r.holder)).join('; ');
-      throw new OrgformError('STATE_LOCKED', `The state at ${location} has no lock with ID ${id}; it is held by ${held}. Nothing was changed.`);
+      if (live.length === 0) throw noLockError(location);
+      throw noLockWithIdError(location, id, live.map((r) => describeHolder(r.holder)).join('; '));
     }
     if (target.live) await this.terminate(target.backendPid);
     await this.forget(target);
@@ -147,7 +151,7 @@ export class PostgresLocks {
         registration.holder.id,
       ]);
     } else {
-      await this.session.query(`DELETE FROM ${tableOf(place, 'holders')} WHERE lock_id = $1`, [registration.holder.id]);
+      await this.unregister(registration.holder.id);
     }
   }
 
@@ -191,7 +195,7 @@ export class PostgresLocks {
   }
 
   private refusal(decision: { holder: LockHolder; why: RefusalReason }, asked: Partition | undefined): OrgformError {
-    return lockRefusedError(this.session.place.location, decision, asked, `orgform force-unlock ${decision.holder.id} with the same --state (or ORGFORM_STATE)`);
+    return lockRefusedError(this.session.place.location, decision, asked, forceUnlockHint(decision.holder.id));
   }
 
   /** Ends a session and waits (up to 5 s, on PostgreSQL 14 and later) until it is gone, and its locks with it. */

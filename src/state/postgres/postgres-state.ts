@@ -15,7 +15,7 @@ import { BatchedJournal, LockLoss, RemoteHold } from '../batched-journal.js';
 import type { LoggedEntry } from '../journal-entry.js';
 import { KeyIndex } from '../journal-index.js';
 import { lockLostError, type HeldState, type Interest, type JournalIndex, type LockHolder, type LockRequest, type StateBackend } from '../state-backend.js';
-import { journalNotWrittenError, unwrittenAfter } from '../state-errors.js';
+import { journalNotWrittenError, noLockError, unwrittenAfter } from '../state-errors.js';
 import type { StateSettings } from '../state-settings.js';
 import { insertRows, selectKeysOf, streamRows } from './journal-rows.js';
 import { PostgresLocks } from './postgres-locks.js';
@@ -80,7 +80,7 @@ export class PostgresState implements StateBackend {
   async forceUnlock(id: string): Promise<LockHolder> {
     return this.using(async (session) => {
       const version = await new PostgresSchema(session).version();
-      if (version === 0) throw new OrgformError('STATE_LOCKED', `There is no lock on the state at ${this.location}; nothing was changed.`);
+      if (version === 0) throw noLockError(this.location);
       return new PostgresLocks(session, version).forceUnlock(id);
     });
   }
