@@ -23,31 +23,39 @@ export interface MigrateResult {
 /** Entries recorded before the copy waits for them to be written: a bound on what is held in memory. */
 const COPY_BATCH = 5_000;
 
-/**
- * Copies `sources` into `target` under their locks (each asked with `request`); `openTargetAfresh`
- * opens the target again, for the check (the caller closes every backend).
- */
-export async function migrateStates(sources: readonly StateBackend[], target: StateBackend, openTargetAfresh: () => Promise<StateBackend>, request: LockRequest): Promise<MigrateResult> {
+/** A state to migrate from or to, and a way to open it again: every read goes through a backend of its own, not the one holding the lock. */
+export interface MigratedState {
+  state: StateBackend;
+  reopen(): Promise<StateBackend>;
+}
+
+/** Copies `sources` into `target` under their locks, each taken whole with `request` (the caller closes the states it opened). */
+export async function migrateStates(sources: readonly MigratedState[], target: MigratedState, request: LockRequest): Promise<MigrateResult> {
   const held: HeldState[] = [];
   try {
-    for (const source of sources) held.push(await source.lock(request, NO_INTEREST));
-    const to = await target.lock(request, NO_INTEREST);
+    for (const source of sources) held.push(await source.state.lock(request, NO_INTEREST));
+    const to = await target.state.lock(request, NO_INTEREST);
     held.push(to);
-    // What the target holds already, read through a backend of its own, as the check below reads it.
-    const before = await openTargetAfresh();
-    const copy = await copyInto(sources, before, to).finally(() => before.close());
+    const copy = await withReaders([target, ...sources], ([before, ...from]) => copyInto(from, before!, to));
     held.pop();
     await to.release();
-    const fresh = await openTargetAfresh();
-    try {
-      await verifyCopy(sources, fresh, copy.kept, target.location);
-    } finally {
-      await fresh.close();
-    }
+    // The check reads what the target holds now, again through a backend of its own.
+    await withReaders([target, ...sources], ([after, ...from]) => verifyCopy(from, after!, copy.kept, target.state.location));
     return copy.result;
   } finally {
     // Let go in the reverse order of taking.
     for (const hold of held.reverse()) await hold.release();
+  }
+}
+
+/** Runs `use` with each state opened again, then closes those. */
+async function withReaders<T>(states: readonly MigratedState[], use: (readers: StateBackend[]) => Promise<T>): Promise<T> {
+  const readers: StateBackend[] = [];
+  try {
+    for (const state of states) readers.push(await state.reopen());
+    return await use(readers);
+  } finally {
+    for (const reader of readers) await reader.close();
   }
 }
 

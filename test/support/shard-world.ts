@@ -12,7 +12,7 @@ import { startFaultProxy, startWorld, type ProxyAction, type World } from '../re
 import { createTestDatabase } from './postgres.js';
 import { watchCli } from './run-cli.js';
 
-export const ORGANISATIONS = 40;
+export const ORGANISATIONS = 16;
 
 export interface ProxyRules {
   decide(method: string, path: string): ProxyAction;

@@ -139,18 +139,19 @@ export class FileLock {
   static async forceUnlock(files: StateFiles, id: string, local: LockEnvironment): Promise<LockHolder> {
     const ticket = await GateTicket.create(files, local);
     try {
-      return await withGate(files, local, ticket, async (table) => {
-      const holder = table.remove(id);
-      if (holder !== undefined) return holder;
-      const [only, ...more] = table.holders;
-      if (only === undefined) throw new OrgformError('STATE_LOCKED', `There is no lock on ${files.given} (no holder in ${files.lockTable}). ${NOTHING_CHANGED}`);
-      if (more.length === 0) throw new OrgformError('STATE_LOCKED', `The lock on ${files.given} has ID ${only.id}, not ${id}; it is held by ${describeHolder(only)}. ${NOTHING_CHANGED}`);
-      throw new OrgformError('STATE_LOCKED', `No lock on ${files.given} has ID ${id}; it is held by ${table.holders.map(describeHolder).join('; ')}. ${NOTHING_CHANGED}`);
-      });
+      return await withGate(files, local, ticket, async (table) => table.remove(id) ?? Promise.reject(noSuchHolderError(files, id, table.holders)));
     } finally {
       await ticket.discard();
     }
   }
+}
+
+/** force-unlock of an ID no holder has: who holds the state, if anyone; nothing was changed. */
+function noSuchHolderError(files: StateFiles, id: string, holders: readonly LockHolder[]): OrgformError {
+  const [only, ...more] = holders;
+  if (only === undefined) return new OrgformError('STATE_LOCKED', `There is no lock on ${files.given} (no holder in ${files.lockTable}). ${NOTHING_CHANGED}`);
+  if (more.length === 0) return new OrgformError('STATE_LOCKED', `The lock on ${files.given} has ID ${only.id}, not ${id}; it is held by ${describeHolder(only)}. ${NOTHING_CHANGED}`);
+  return new OrgformError('STATE_LOCKED', `No lock on ${files.given} has ID ${id}; it is held by ${holders.map(describeHolder).join('; ')}. ${NOTHING_CHANGED}`);
 }
 
 /**
