@@ -155,10 +155,10 @@ const COMMANDS: Record<string, CommandEntry> = {
   plan: command([...CONNECTS, 'planKey', 'state', 'config'], () => import('../commands/plan/command.js')),
   apply: command([...CONNECTS, 'planKey', 'apply', 'state', 'config'], () => import('../commands/apply/command.js')),
   show: command(['planKey'], () => import('../commands/plan/show.js')),
-  'force-unlock': command([...STATE], () => import('../commands/force-unlock.js')),
-  'state-list': command([...STATE], () => import('../commands/state-list.js')),
-  'state-pull': command([...STATE], () => import('../commands/state-pull.js')),
-  'state-migrate': command([...STATE], () => import('../commands/state-migrate.js')),
+  'force-unlock': command([...STATE], () => import('../commands/state/force-unlock.js')),
+  'state-list': command([...STATE], () => import('../commands/state/list.js')),
+  'state-pull': command([...STATE], () => import('../commands/state/pull.js')),
+  'state-migrate': command([...STATE], () => import('../commands/state/migrate.js')),
   export: command([...CONNECTS, 'config'], () => import('../commands/export/command.js')),
   'slugs-check': command([...CONNECTS], () => import('../commands/slugs/command.js')),
   emulator: command([], () => import('../commands/emulator.js')),
@@ -302,8 +302,9 @@ function addStateCommands(program: Command, load: Load): void {
   state.command('pull').description('the journal as JSON on stdout (the file format, whatever the backend)').option('--state <path|url>', STATE_COMMAND_HELP).action(load('state-pull'));
   state
     .command('migrate')
-    .description('copy the journal to another state, check the copy, leave this one as it was')
+    .description('copy the journal to another state (or merge several into one), check the copy, leave the sources as they were')
     .option('--state <path|url>', STATE_COMMAND_HELP)
+    .option('--from <path|url>', 'a state to copy from, instead of --state; repeat it to merge several (states kept under a name per shard) into one', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     .requiredOption('--to <path|url>', 'the state to copy into: a file, postgres://… or https://…')
     .action(load('state-migrate'));
 }

@@ -76,6 +76,7 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
 
   await scheduler.run(runner);
   await options.journal.flush();
+  await runner.settled();
   signal?.removeEventListener('abort', onInterrupt);
 
   const summary = tally.summary(groups, runner.interrupted, now() - started);

@@ -12,7 +12,7 @@ import { NotSentError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import { isRecordedDone, JOURNALED_KINDS, type IsJournaled } from '../plan/is-recorded-done.js';
 import type { ApplicableChange } from '../plan/types.js';
-import { journalKey } from '../state/journal.js';
+import { journalKey } from '../model/journal-key.js';
 import type { StateJournal } from '../state/state-backend.js';
 import { acceptInvitation } from './accept-invitation.js';
 import { APPLIED, ChangeFailedError, describeFailure, errorMessage, type ChangeOutcome, type Done } from './change-outcome.js';
@@ -99,6 +99,8 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
   private journalFailure: string | undefined;
   /** The plan's own test (plan/is-recorded-done.ts), asked of the journal as it is now. */
   private readonly isJournaled: IsJournaled;
+  /** Changes done on the service whose entries a batched journal is still writing: each ends once written. */
+  private readonly ending = new Set<Promise<Outcome>>();
 
   constructor(private readonly options: ChangeRunnerOptions) {
     this.isJournaled = (kind, organisationId, targetId) => options.journal.has(options.serviceKey, journalKey(kind, organisationId, targetId));
@@ -149,7 +151,7 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
         // By id: the listing's read is the one that aged.
         outcome = await executeChange(change, context);
       }
-      if (outcome.kind === 'applied' || outcome.kind === 'already-done') outcome = await this.record(change, outcome);
+      if (outcome.kind === 'applied' || outcome.kind === 'already-done') return await this.endRecorded(index, change, outcome, startedAt);
       return this.end(index, changeEnd(outcome, now() - startedAt));
     } finally {
       this.inFlight -= 1;
@@ -163,6 +165,25 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
     }
     if (isRecordedDone(change, this.isJournaled)) return { outcome: 'already-done', reason: 'recorded in the state journal' };
     return undefined;
+  }
+
+  /**
+   * A change done on the service ends once its journal entry is durable. A batched journal (a
+   * remote state) may take its batch delay for that: the worker goes on meanwhile, and the change
+   * ends when the batch is written (`settled` waits for the last). Otherwise the worker waits, so
+   * that a failure stops the next change.
+   */
+  private async endRecorded(index: number, change: ApplicableChange, outcome: Done, startedAt: number): Promise<Outcome> {
+    const ended = this.record(change, outcome).then((recorded) => this.end(index, changeEnd(recorded, this.options.now() - startedAt)));
+    if (this.options.journal.batched !== true || !JOURNALED_KINDS.has(change.kind)) return ended;
+    this.ending.add(ended);
+    void ended.finally(() => this.ending.delete(ended));
+    return outcome.kind;
+  }
+
+  /** Waits until every change whose entry was still being written has ended. */
+  async settled(): Promise<void> {
+    while (this.ending.size > 0) await Promise.all(this.ending);
   }
 
   /**

@@ -17,14 +17,18 @@
 import { randomBytes } from 'node:crypto';
 import { checkCredential } from '../check-credential.js';
 import { OrgformError, UsageError } from '../errors.js';
-import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
+import { BatchedJournal, LockLoss, RemoteHold } from './batched-journal.js';
+import { entriesOfData } from './journal-entry.js';
+import { KeyIndex } from './journal-index.js';
+import { forceUnlockHint, journalNotWrittenError, unwrittenAfter } from './state-errors.js';
 import type { HttpStateSettings, StateSettings } from './state-settings.js';
 import type { StateSpec } from './parse-state-spec.js';
-import { lockLostError, lockNotReleasedError, stateLockedError, stateUnavailableError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
+import { lockLostError, lockNotReleasedError, stateLockedError, stateUnavailableError, StateUnavailableError, type LockHolder, type LockRequest } from './state-backend.js';
+import type { LegacyHeldState as HeldState, LegacyStateBackend as StateBackend } from './legacy-backend.js';
 import type { NetworkSettings } from '../api/proxy-settings.js';
 import { VERSION } from '../version.js';
 import { createStateHttp, type StateAnswer } from './state-http.js';
-import { emptyDocument, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
+import { emptyDocument, mergeEntries, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
 
 type HttpSpec = Extract<StateSpec, { kind: 'http' }>;
 
@@ -157,7 +161,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         await http.close();
         const other = holderFrom(answer.text);
         const id = other.id === NOT_GIVEN ? 'ID (the server does not say it)' : other.id;
-        throw stateLockedError(location, other, `orgform force-unlock ${id} with the same --state (or ORGFORM_STATE)`);
+        throw stateLockedError(location, other, forceUnlockHint(id));
       }
       if (answer.status < 200 || answer.status >= 300) {
         // A gateway's 502 or 504 may come after the server took the lock: let go of it, if it is ours.
@@ -175,26 +179,15 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         throw err;
       }
       const loss = new LockLoss();
-      const journal = new BatchedJournal({
-        data: doc.data,
-        run: holder.id,
-        policy: options.settings.batch,
-        async write() {
-          doc.serial += 1;
-          const written = await http.send({ method: 'POST', url: withId(holder.id), body: serializeStateDocument(doc, VERSION), retry: true, doing: 'writing the state' });
-          if (written.status === 409 || written.status === 423) {
-            throw lockLostError(location, `the server refused a write with HTTP ${written.status}: the lock was broken, or someone else holds it now`);
-          }
-          if (written.status < 200 || written.status >= 300) throw refused(written, 'writing the state');
-        },
-        onFailure(err, unwritten) {
-          const why = err instanceof StateUnavailableError ? err.why : err instanceof Error ? err.message : String(err);
-          loss.report(err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? err : lockLostError(location, `a write failed (${why}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written, nor any recorded after (the changes in flight)`));
-        },
+      const journal = documentJournal(doc, holder.id, options.settings, loss, location, async (body) => {
+        const written = await http.send({ method: 'POST', url: withId(holder.id), body, retry: true, doing: 'writing the state' });
+        if (written.status === 409 || written.status === 423) {
+          throw new OrgformError('STATE_LOCK_LOST', `the server refused a write with HTTP ${written.status}: the lock was broken, or someone else holds it now`);
+        }
+        if (written.status < 200 || written.status >= 300) throw refused(written, 'writing the state');
       });
-      return holdRemoteState({
+      const hold = new RemoteHold({
         lock: holder,
-        data: doc.data,
         journal,
         loss,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -211,6 +204,7 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
         },
         close: () => http.close(),
       });
+      return { lock: holder, data: doc.data, journal, onLost: (listener) => hold.onLost(listener), release: () => hold.release() };
     },
 
     async forceUnlock(id: string): Promise<LockHolder> {
@@ -229,6 +223,28 @@ export function openHttpState(spec: HttpSpec, options: HttpStateOptions): StateB
 }
 
 const NOT_GIVEN = '(not given)';
+
+/** The journal of a held document: each batch merged into it, and the whole document posted with its serial one higher. */
+function documentJournal(doc: StateDocument, run: string, settings: StateSettings, loss: LockLoss, location: string, post: (body: string) => Promise<void>): BatchedJournal {
+  const index = new KeyIndex();
+  for (const { service, key } of entriesOfData(doc.data)) index.add(service, key);
+  const why = (err: unknown) => (err instanceof StateUnavailableError ? err.why : err instanceof Error ? err.message : String(err));
+  return new BatchedJournal({
+    index,
+    run,
+    policy: settings.batch,
+    async write(batch) {
+      mergeEntries(doc.data, batch);
+      doc.serial += 1;
+      await post(serializeStateDocument(doc, VERSION));
+    },
+    rejection: (err) => journalNotWrittenError(location, why(err)),
+    onFailure(err, unwritten) {
+      const what = err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? why(err) : `a write failed (${why(err)})`;
+      loss.report(lockLostError(location, unwrittenAfter(what, unwritten)));
+    },
+  });
+}
 
 /** The holder as a 409/423 body gives it: GitLab's ID, Who and Created; Terraform's whole lock info; or nothing (Gitea). */
 function holderFrom(text: string): LockHolder {

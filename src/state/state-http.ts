@@ -112,7 +112,14 @@ export function createStateHttp(options: StateHttpOptions): { send: StateHttp; r
     }
   }
 
-  return { send, redact, close: async () => agent?.close() };
+  // Closed after a read, and used again by a lock after it (state migrate reads its source, then locks
+  // it): the next request makes a new agent rather than use the closed one.
+  const close = async () => {
+    const closing = agent;
+    agent = undefined;
+    await closing?.close();
+  };
+  return { send, redact, close };
 }
 
 class Refusal extends Error {}

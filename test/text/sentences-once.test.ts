@@ -40,13 +40,11 @@ const WRITTEN_TWICE: Readonly<Record<string, string>> = {
 /** Sentence → how many times it was written when this test came in. Emptied by their owners. */
 const OWNED_ELSEWHERE: Readonly<Record<string, number>> = {
   // state/ (issue 36): its refusals end as text/plan/plan-headline.ts's NOTHING_CHANGED does, below the layer that holds it.
-  'Nothing was changed': 5,
-  'orgform force-unlock … with the same --state (or ORGFORM_STATE)': 2,
+  'Nothing was changed': 2,
   'is not a JSON object': 2,
   'Cannot remove the state lock': 2,
   'the host name could not be resolved': 2,
   '(check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)': 2,
-  'UPDATE … SET lock_id = NULL, lock_info = NULL, lock_pid = NULL, locked_at = NULL WHERE name = $1 AND lock_id = $2': 2,
   // api/ and the transport (issue 32 P3).
   'could not connect in time': 3,
   "the proxy's host name could not be resolved": 2,

@@ -21,23 +21,24 @@ import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError, OrgformError } from '../../errors.js';
 import { chooseRereadMode, DEFAULT_READ_MAX_AGE_MS, type RereadMode } from '../../executor/reread-listing.js';
 import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
-import { isRecordedDone } from '../../plan/is-recorded-done.js';
+import { isRecordedDone, journalInterest } from '../../plan/is-recorded-done.js';
+import { parseShard } from '../../plan/select-organisations.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';
 import { dropDisplays, type ApplicableChange, type Plan } from '../../plan/types.js';
 import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js';
-import { journalKey } from '../../state/journal.js';
+import { journalKey } from '../../model/journal-key.js';
 import type { ApplyView } from './view.js';
-import type { LockEnvironment } from '../../state/lock.js';
+import type { LockEnvironment } from '../../state/lock-environment.js';
 import type { NetworkSettings } from '../../api/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
-import type { HeldState, StateJournal } from '../../state/state-backend.js';
+import type { HeldState, StateBackend, StateJournal } from '../../state/state-backend.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
 import { ASSUMED_RPS, tokenExpiryWarning } from './views/token-expiry-warning.js';
 import type { Refusal } from './views/refusal-error.js';
-import { openStateFor } from '../../state/open-state-for.js';
+import { applyLockRequest, openStateFor } from '../../state/open-state-for.js';
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
 import { serviceKeyOf, waitEvent, type ClientHooks, type OpenClient } from '../../api/connect/open-client.js';
 import { tellIfSlow } from '../../api/wait-event.js';
@@ -107,7 +108,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return { kind: 'cancelled' };
   }
   if (!('changes' in prepared)) return prepared;
-  const { client, lock, journal, serviceKey, changes, rereadMode } = prepared;
+  const { client, state, lock, journal, serviceKey, changes, rereadMode } = prepared;
   try {
     // Apply: every change, in order within each organisation; every event to the view, which has
     // heard the client since Connect.
@@ -139,6 +140,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     try {
       await lock.release();
     } finally {
+      await state.close();
       await client.close();
     }
   }
@@ -166,6 +168,7 @@ function maxReadAge(inputs: ApplyInputs): number {
 /** Ready to apply: the client and the locked state, which the caller now releases, and the changes alone. */
 interface Prepared {
   client: OrganisationsClient;
+  state: StateBackend;
   lock: HeldState;
   journal: StateJournal;
   serviceKey: string;
@@ -182,6 +185,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
   // Connect: from here on the client tells the view itself (its waits while the plan is read too).
   const hooks: ClientHooks = { events: view, onHalt: halt.stop };
   const { client, tokenExpiry } = await deps.openClient(hooks);
+  let state: StateBackend | undefined;
   let lock: HeldState | undefined;
   let handedOver = false;
   try {
@@ -189,9 +193,10 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
     const { saved } = source;
     if (saved && saved.baseUrl !== serviceKey) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, serviceKey });
 
-    // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
-    // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
-    lock = await lockState(inputs, deps, view, source);
+    // Lock: the whole state, or this shard's partition of it (refused, naming the holder, before
+    // anything is written). A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
+    state = await openStateFor(inputs.state, source.desired, deps, source.workdir);
+    lock = await lockState(state, inputs, deps, view, source);
     // Through the hook the client was handed: one way to halt, whoever says so.
     lock.onLost((error) => hooks.onHalt?.(error));
 
@@ -232,29 +237,35 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
       maxPageSize: DEFAULT_PAGE_SIZE,
     });
     handedOver = true;
-    return { client, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), rereadMode };
+    return { client, state, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), rereadMode };
   } finally {
     if (!handedOver) {
       try {
         await lock?.release();
       } finally {
+        await state?.close();
         await client.close();
       }
     }
   }
 }
 
-/** The state, opened and locked; a lock that takes a while is told as a wait, one taken over from a dead process said. */
-async function lockState(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, source: Source): Promise<HeldState> {
+/**
+ * The state locked for this apply: its shard's partition (a saved plan's own shard), else the whole
+ * state, with what the configuration may ask of it; a lock that takes a while is told as a wait, a
+ * holder found gone (its process, its session) said.
+ */
+async function lockState(state: StateBackend, inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, source: Source): Promise<HeldState> {
   const lockAskedAt = deps.now();
-  const state = await openStateFor(inputs.state, source.desired, deps, source.workdir);
+  const shard = (source.saved ? source.saved.selection.shard : inputs.selection.shard) ?? undefined;
+  const request = applyLockRequest(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`, shard === undefined ? undefined : parseShard(shard), deps);
   const lock = await tellIfSlow(
-    state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`),
+    state.lock(request, journalInterest(source.selected)),
     () => stateWait(`the lock on the state at ${state.location}`, lockAskedAt, deps.stateSettings),
     (wait) => view.event(waitEvent(wait)),
     deps.now,
   );
-  if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
+  for (const gone of lock.replaced) if (gone.pid !== undefined) view.lockTakenOver(state.location, gone.pid);
   return lock;
 }
 

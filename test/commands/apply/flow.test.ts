@@ -9,8 +9,8 @@ import { clientCallbacks, type ClientHooks } from '../../../src/api/connect/open
 import { runPlan } from '../../../src/commands/plan/flow.js';
 import { ConfigError, OrgformError } from '../../../src/errors.js';
 import { serializeSavedPlan, type SavedPlanBody } from '../../../src/plan/saved-plan.js';
-import { Journal, journalKey } from '../../../src/state/journal.js';
-import { acquireLock } from '../../../src/state/lock.js';
+import { journalKey } from '../../../src/model/journal-key.js';
+import { lockFileState, recordInFileState } from '../../support/file-state.js';
 import { createScriptedClient, gate, type ScriptedClient, type WorldOrganisation } from '../../support/scripted-client.js';
 import { recordingApplyView, recordingPlanView } from '../../support/recording-view.js';
 import { sinks } from '../../support/sinks.js';
@@ -341,8 +341,9 @@ describe('runApply: a saved plan', () => {
 
   it('is applied without a one-shot change its journal recorded done when it was made, though that journal is gone now', async () => {
     const { cwd, client, deps, inputs } = await setup();
-    const journal = Journal.empty(join(cwd, '.orgform', 'state.json'));
-    await journal.record('https://orgs.example.test', journalKey('revoke-invitation', 'org_acme', 'inv_carol'), { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
+    await recordInFileState(join(cwd, '.orgform', 'state.json'), [
+      { service: 'https://orgs.example.test', key: journalKey('revoke-invitation', 'org_acme', 'inv_carol'), entry: { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' } },
+    ]);
     await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, deps, recordingPlanView());
     await rm(join(cwd, '.orgform'), { recursive: true });
     const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
@@ -378,7 +379,7 @@ describe('runApply: a saved plan', () => {
 describe('runApply: the lock', () => {
   it('refuses while another apply holds it, and closes the client', async () => {
     const { cwd, client, deps, inputs } = await setup();
-    const lock = await acquireLock(join(cwd, '.orgform', 'state.json'), 'orgform apply (test)');
+    const lock = await lockFileState(join(cwd, '.orgform', 'state.json'));
     try {
       await expect(runApply(inputs, deps, recordingApplyView())).rejects.toMatchObject({ code: 'STATE_LOCKED' });
       expect(client.closed).toBe(true);

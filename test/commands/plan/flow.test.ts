@@ -8,7 +8,8 @@ import { ConfigError } from '../../../src/errors.js';
 import { loadSchemaValidator } from '../../../src/config/schema-validator.js';
 import { parseSavedPlan } from '../../../src/plan/saved-plan.js';
 import type { Plan } from '../../../src/plan/types.js';
-import { Journal, journalKey } from '../../../src/state/journal.js';
+import { recordInFileState } from '../../support/file-state.js';
+import { journalKey } from '../../../src/model/journal-key.js';
 import { recordingPlanView } from '../../support/recording-view.js';
 import { BASE_URL, createScriptedClient } from '../../support/scripted-client.js';
 import { makeWorkspace } from '../../support/workspace.js';
@@ -75,8 +76,9 @@ describe('runPlan', () => {
 
   it('does not plan again what the journal records done', async () => {
     const { cwd, deps } = await setup();
-    const journal = Journal.empty(join(cwd, '.orgform', 'state.json'));
-    await journal.record(BASE_URL, journalKey('revoke-invitation', 'org_acme', 'inv_carol'), { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
+    await recordInFileState(join(cwd, '.orgform', 'state.json'), [
+      { service: BASE_URL, key: journalKey('revoke-invitation', 'org_acme', 'inv_carol'), entry: { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' } },
+    ]);
     const outcome = await runPlan({ selection: { files: [] }, parallelism: 1 }, deps, recordingPlanView());
     expect(outcome.plan.changes.map((c) => c.kind)).toEqual(['billing']);
     expect(outcome.plan.journaled).toEqual(['organisations.acme.invitations.revoke.inv_carol']);
