@@ -22,12 +22,7 @@ export const MAX_LINES = 80;
 const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'state/postgres-state.ts openPostgresState': 267,
   'executor/apply-plan.ts applyPlan': 244,
-  'api/http.ts createHttp': 236,
   'plan/read/read-observed-state.ts readObservedState': 196,
-  'api/dispatcher.ts createDispatcher': 181,
-  'api/client.ts createClient': 172,
-  'api/http.ts createHttp>sendWith': 171,
-  'state/http-state.ts openHttpState': 163,
   'emulator/handle-service-request.ts createServiceHandler': 159,
   'config/parse-yaml.ts parseYaml': 150,
   'emulator/handle-service-request.ts createServiceHandler>handleServiceRequest': 124,
@@ -37,10 +32,8 @@ const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'api/connect/run-token-command.ts runTokenCommand><anonymous>': 109,
   'commands/apply/flow.ts prepare': 106,
   'config/parse-yaml-fast.ts parseYamlFast': 94,
-  'api/rate/adaptive-rate.ts recordAnswer': 85,
   'state/lock.ts acquireLock': 85,
   'config/read-tree.ts readTree>readNode': 84,
-  'state/http-state.ts openHttpState.lock': 81,
 };
 
 export interface MeasuredFunction {

@@ -13,7 +13,7 @@ import { lockPathFor, type LockEnvironment } from './lock.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
 import type { LockRequest, StateBackend } from './state-backend.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from './state-settings.js';
-import type { NetworkSettings } from '../api/proxy-settings.js';
+import type { NetworkSettings } from '../transport/proxy-settings.js';
 
 export interface StateOptions {
   /** --state, as given. */
@@ -51,8 +51,8 @@ export async function openState(options: StateOptions): Promise<StateBackend> {
       return openPostgresState(spec, { settings, describe, ...(options.signal === undefined ? {} : { signal: options.signal }) });
     }
     case 'http': {
-      const { openHttpState } = await import('./http-state.js');
-      return openHttpState(spec, { settings, describe, network: options.network ?? {}, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+      const { TerraformHttpState } = await import('./terraform-http-state.js');
+      return new TerraformHttpState(spec, { settings, describe, network: options.network ?? {}, ...(options.signal === undefined ? {} : { signal: options.signal }) });
     }
     default: {
       const unreachable: never = spec;

@@ -5,11 +5,13 @@
  * client instead.
  */
 import type { OrganisationsClient } from '../client.js';
-import type { RetryEvent } from '../dispatcher.js';
+import type { RetryEvent } from '../../transport/transport.js';
 import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { RateEvent } from '../rate/rate-gate.js';
 import type { WaitEvent } from '../wait-event.js';
 import type { OrgformError } from '../../errors.js';
+
+export type { RetryEvent } from '../../transport/transport.js';
 
 /** What the client tells the flow while it works. */
 export interface ClientListeners {

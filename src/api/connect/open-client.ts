@@ -4,7 +4,7 @@
  * cli/settings.ts reads. Each flow calls clientOpener's opener at its Connect step.
  */
 import type { OrganisationsClient } from '../client.js';
-import type { NetworkSettings } from '../proxy-settings.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { TokenSource } from '../token-source.js';
 import type { WaitEvent } from '../wait-event.js';

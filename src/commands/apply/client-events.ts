@@ -2,7 +2,7 @@
  * The client's retries and rate changes as events of the apply that caused them, so that every
  * view hears of them the way it hears of changes ending.
  */
-import type { RetryEvent } from '../../api/dispatcher.js';
+import type { RetryEvent } from '../../api/connect/client-listeners.js';
 import type { RateEvent } from '../../api/rate/rate-gate.js';
 import type { ApplyEvent } from '../../executor/events.js';
 

@@ -28,7 +28,7 @@ import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js
 import { journalKey } from '../../state/journal.js';
 import type { ApplyView } from './view.js';
 import type { LockEnvironment } from '../../state/lock.js';
-import type { NetworkSettings } from '../../api/proxy-settings.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import type { HeldState, StateJournal } from '../../state/state-backend.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';

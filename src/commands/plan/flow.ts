@@ -13,7 +13,7 @@ import { ConfigError } from '../../errors.js';
 import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../../plan/saved-plan.js';
 import type { Plan } from '../../plan/types.js';
 import type { PlanView } from './view.js';
-import type { NetworkSettings } from '../../api/proxy-settings.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import { readerOf } from '../../state/state-backend.js';
 import { writeFileAtomically } from '../../state/write-file-atomically.js';

@@ -1,0 +1,179 @@
+/**
+ * The one way orgform sends an HTTP request (to the service, to a Terraform HTTP state): undici's
+ * request API on one connection pool, every attempt through the gate (a turn at the shared rate
+ * limit, its answer told to it) and undici's retry interceptor (driven by the pure retry policy),
+ * with one deadline, one size cap and one set of words for what fails. Redirects are never
+ * followed: they would carry the credentials wherever they point.
+ *
+ * The request API rather than fetch: it never follows a redirect (a 3xx is an answer like any
+ * other, refused here), and it spares each request fetch's web streams, Request and Response
+ * objects and signals. What is particular to a client (its credentials, its answers' meaning)
+ * stays with it; a request here is a method, an address, headers and a string body.
+ */
+import { interceptors, type Dispatcher } from 'undici';
+import type { Redactor } from '../redact.js';
+import { AnswerObserver, failAttempt, retryAttempt, type RequestGate, type RetryContext, type RetryEvent } from './attempts.js';
+import { DEFAULT_TIMEOUTS, openConnectionPool, type Timeouts } from './connection-pool.js';
+import { Exchange, onAnswerStart, type ExchangeHost, type ExchangeView, type Peer, type TransportAnswer, type TransportRequest } from './exchange.js';
+import { proxyForScheme, type ProxySettings } from './proxy-settings.js';
+import type { RetryPolicy } from './retry-policy.js';
+import { NotSentError } from './transport-error.js';
+
+export type { RequestGate, RetryEvent } from './attempts.js';
+export type { ExchangeView, Peer, TransportAnswer, TransportRequest } from './exchange.js';
+
+/** Told when requests start and end (a watch that tells a wait). */
+export interface RequestWatch {
+  begin(): void;
+  end(): void;
+}
+
+export interface TransportOptions {
+  retry: RetryPolicy;
+  timeouts?: Timeouts;
+  maxResponseBytes: number;
+  /** The run's redactor: every error the transport makes redacts with it. */
+  redactor: Redactor;
+  /** Who answers and what names it, for the words of a failure (`the service`, `the base URL`). */
+  peer: Peer;
+  /** Connections in the pool (default 64). */
+  connections?: number;
+  proxy?: ProxySettings;
+  /** NODE_EXTRA_CA_CERTS as the process started with it, for the hint on a certificate refused. */
+  extraCaCerts?: string;
+  /** Every attempt waits its turn here; the time held counts toward no deadline or budget. */
+  gate?: RequestGate;
+  watch?: RequestWatch;
+  /** The clock of deadlines, the retry budget and `sentAt`; injected by tests. */
+  now?: () => number;
+  random?: () => number;
+  /** Told of every retry, for progress output and tests. */
+  onRetry?: (event: RetryEvent) => void;
+  /** Tests: the connections to send on, instead of undici's Agent. */
+  pool?: Dispatcher;
+}
+
+export class Transport implements ExchangeHost {
+  readonly timeouts: Timeouts;
+  readonly maxResponseBytes: number;
+  readonly redactor: Redactor;
+  readonly peer: Peer;
+  readonly proxy: ProxySettings | undefined;
+  readonly extraCaCerts: string | undefined;
+  readonly now: () => number;
+  readonly dispatcher: Dispatcher;
+  readonly #pool: Dispatcher;
+  readonly #gate: RequestGate | undefined;
+  readonly #watch: RequestWatch | undefined;
+  readonly #outstanding = new Set<Exchange>();
+
+  constructor(options: TransportOptions) {
+    this.timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+    this.maxResponseBytes = options.maxResponseBytes;
+    this.redactor = options.redactor;
+    this.peer = options.peer;
+    this.proxy = options.proxy;
+    this.extraCaCerts = options.extraCaCerts;
+    this.now = options.now ?? Date.now;
+    this.#gate = options.gate;
+    this.#watch = options.watch;
+    this.#pool = options.pool ?? openConnectionPool(this.timeouts, options.connections ?? 64, options.proxy);
+    const retry: RetryContext = { policy: options.retry, gate: options.gate, now: this.now, random: options.random ?? Math.random, onRetry: options.onRetry };
+    this.dispatcher = this.#pool.compose(
+      (dispatch) => (opts, handler) => this.#attempt(dispatch, opts, handler),
+      interceptors.retry({
+        throwOnError: false,
+        // The policy decides (retryAttempt): the interceptor's own lists and cap are not used.
+        maxRetries: Math.max(0, options.retry.maxAttempts),
+        retry: ((err: Error, attempt: never, callback: never) => retryAttempt(retry, err, attempt, callback)) as never,
+      }),
+    );
+  }
+
+  /** The request, its answer read whole; fails with TransportError (no usable answer) or NotSentError. */
+  send(request: TransportRequest): Promise<TransportAnswer> {
+    const exchange = new Exchange(this, request);
+    this.start(exchange);
+    return exchange.answer;
+  }
+
+  /** Sends an exchange (again, when its answer was cut off halfway): a fresh budget, no attempts yet. */
+  start(exchange: Exchange): void {
+    exchange.begin();
+    this.#outstanding.add(exchange);
+    this.#gate?.begin();
+    this.#watch?.begin();
+    const { url, method, headers, body } = exchange.request;
+    this.dispatcher.request<Exchange>({ origin: url.origin, path: `${url.pathname}${url.search}`, method: method as Dispatcher.HttpMethod, headers, body, signal: exchange.controller.signal, opaque: exchange }, onAnswerStart);
+  }
+
+  /** The request outstanding the longest, for a line saying what the run waits for. */
+  oldest(): ExchangeView | undefined {
+    let oldest: Exchange | undefined;
+    for (const exchange of this.#outstanding) if (oldest === undefined || exchange.startedAt < oldest.startedAt) oldest = exchange;
+    return oldest;
+  }
+
+  /** The proxy a request goes through, for its wait line: said only where NO_PROXY cannot make it untrue. */
+  via(url: URL): string | undefined {
+    const proxy = this.proxy === undefined || this.proxy.noProxy.trim() !== '' ? undefined : proxyForScheme(this.proxy, url);
+    return proxy === undefined ? undefined : `${proxy.display} (${proxy.variable})`;
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+
+  end(exchange: Exchange): void {
+    if (!this.#outstanding.delete(exchange)) return;
+    this.#gate?.end();
+    this.#watch?.end();
+  }
+
+  /**
+   * Every attempt, first or retry, waits for its turn at the gate. The wait is held time: no deadline
+   * or budget runs meanwhile.
+   */
+  #attempt(dispatch: Dispatcher['dispatch'], opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const exchange = (opts as { opaque?: unknown }).opaque as Exchange;
+    let turn: Promise<void> | undefined;
+    try {
+      turn = this.#gate?.acquire();
+    } catch (err) {
+      failAttempt(handler, err as Error);
+      return true;
+    }
+    if (turn === undefined) return this.#send(dispatch, opts, handler, exchange);
+    const heldFrom = this.now();
+    exchange.holding = true;
+    const release = () => {
+      exchange.heldMs += this.now() - heldFrom;
+      exchange.holding = false;
+    };
+    turn.then(
+      () => (release(), this.#send(dispatch, opts, handler, exchange)),
+      (err: Error) => (release(), failAttempt(handler, err)),
+    );
+    return true;
+  }
+
+  #send(dispatch: Dispatcher['dispatch'], opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, exchange: Exchange): boolean {
+    // Held (a 429's pause, a backoff, pacing) until what it was built from is too old to send.
+    const notAfter = exchange.request.notAfter;
+    if (notAfter !== undefined && this.now() > notAfter) {
+      failAttempt(handler, new NotSentError({ why: 'what it was built from was read too long ago', readTooOld: true }));
+      return true;
+    }
+    const sentAt = this.#gate === undefined ? 0 : this.#gate.recordSend();
+    exchange.answered = false;
+    exchange.sentAt = this.now();
+    // Counted here, for error messages: every attempt the gate lets through.
+    exchange.attempts += 1;
+    try {
+      return dispatch(opts, new AnswerObserver(handler, exchange, this.#gate, sentAt));
+    } catch (err) {
+      failAttempt(handler, err as Error);
+      return true;
+    }
+  }
+}
