@@ -70,14 +70,15 @@ function isErrorBody(value: unknown): value is ErrorBody {
 }
 
 function failureOf(answer: TransportAnswer, request: AnsweredRequest, context: AnswerContext, parsed: unknown, parseFailed: boolean): ApiError {
-  const init = { operation: request.operation, target: request.target, status: answer.status, attempts: answer.attempts, requestId: request.requestId, redactor: context.redactor };
+  const init = { operation: request.operation, target: request.target, status: answer.status, attempts: answer.attempts, requestId: request.requestId };
   const hint = hintFor(answer, request, context);
   if (isErrorBody(parsed)) {
-    return new ApiError({ ...init, serviceCode: parsed.code, serviceMessage: parsed.message, ...(typeof parsed.cause === 'string' ? { serviceCause: parsed.cause } : {}), hint });
+    const serviceCause = typeof parsed.cause === 'string' ? parsed.cause : undefined;
+    return new ApiError({ ...init, serviceCode: parsed.code, serviceMessage: parsed.message, serviceCause, hint, redactor: context.redactor });
   }
   const html = (firstHeader(answer.headers['content-type']) ?? '').includes('html');
   const what = parseFailed ? (html ? 'an HTML page instead of an Error body' : 'a body that is not valid JSON') : 'no Error body';
-  return new ApiError({ ...init, hint: hint ?? `The service sent ${what}` });
+  return new ApiError({ ...init, hint: hint ?? `The service sent ${what}`, redactor: context.redactor });
 }
 
 /** What to do about a failure, when orgform knows. */

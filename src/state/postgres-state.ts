@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client, ClientConfig } from 'pg';
 import { OrgformError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
+import { describeSocketError } from '../transport/describe-failure.js';
 import { BatchedJournal, holdRemoteState, LockLoss, type PendingEntry } from './batched-journal.js';
 import type { JournalData, JournalEntry } from './journal.js';
 import type { StateSettings } from './state-settings.js';
@@ -105,8 +106,8 @@ function describePgError(err: unknown, secrets: readonly string[], timeoutMs: nu
   const e = err as { message?: string; code?: string };
   // pg's own words for its client-side deadlines ("timeout expired", "Query read timeout", …) and the server's statement_timeout.
   if (e?.code === '57014' || /timeout expired|connection timeout|query read timeout/i.test(e?.message ?? '')) return `no answer in time (ORGFORM_STATE_TIMEOUT_MS is ${timeoutMs} ms)`;
-  if (e?.code === 'ECONNREFUSED') return 'connection refused (is the database up, and are the host and port right?)';
-  if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'the host name could not be resolved';
+  const socket = describeSocketError(err, { name: 'the database', address: 'the URL' }, 'never');
+  if (socket !== undefined) return socket;
   const message = typeof e?.message === 'string' && e.message !== '' ? e.message : String(err);
   const hints: Record<string, string> = {
     '28P01': ' (check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)',
