@@ -12,13 +12,13 @@ import { DEFAULT_TIMEOUTS, type Timeouts } from '../transport/connection-pool.js
 import { proxySecrets, type ProxySettings } from '../transport/proxy-settings.js';
 import { ACCEPT_ENCODING } from '../transport/read-answer.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../transport/retry-policy.js';
-import { Transport, type RetryEvent, type TransportRequest } from '../transport/transport.js';
+import { Transport, type RetryEvent } from '../transport/transport.js';
 import { ApiError, NotSentError, TransportError } from './api-error.js';
 import { parseBaseUrl } from './base-url.js';
 import { encodePathSegment } from './encode-segment.js';
 import { listPages, type ListingPage, type PageReader } from './listing-pages.js';
 import { DEFAULT_NO_PROGRESS_MS, RateGate, type LimiterClock, type RateEvent, type RateStatus } from './rate/rate-gate.js';
-import { badShape, notJson, optionalOrganisation, checkOrganisation, readServiceAnswer, type ServiceResponse } from './service-answer.js';
+import { badShape, checkOrganisation, notJson, optionalOrganisation, readServiceAnswer, type AnsweredRequest, type AnswerContext, type ServiceResponse } from './service-answer.js';
 import { fixedTokenSource, type TokenSource } from './token-source.js';
 import { toBillingUpdate, type OperationId, type Organisation, type OrganisationList, type SlugAvailability } from './types.js';
 import type { WaitEvent } from './wait-event.js';
@@ -184,6 +184,11 @@ function poolSize(parallelism: number | undefined): number {
   return parallelism === undefined ? 64 : Math.max(64, parallelism * 2);
 }
 
+/** What messages call an organisation: `organisation "org_acme"`. */
+function organisationTarget(id: string): string {
+  return `organisation ${JSON.stringify(id)}`;
+}
+
 export function createClient(options: ClientOptions): OrganisationsClient {
   return new ServiceClient(options);
 }
@@ -210,11 +215,11 @@ function openTransport(options: ClientOptions, gate: RateGate, redactor: Redacto
   return transport;
 }
 
-class ServiceClient implements OrganisationsClient, PageReader {
+class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
   readonly baseUrl: URL;
   readonly redactor: Redactor;
+  readonly tokens: TokenSource;
   readonly #options: ClientOptions;
-  readonly #tokens: TokenSource;
   readonly #gate: RateGate;
   readonly #transport: Transport;
   /** undici applies header and body timeouts per pool: the slow slug check has a transport of its own, on the same gate. */
@@ -227,9 +232,9 @@ class ServiceClient implements OrganisationsClient, PageReader {
     this.baseUrl = parseBaseUrl(options.baseUrl);
     if (options.tokens === undefined && options.token === undefined) throw new TypeError('createClient needs a token or a token source');
     this.#options = options;
-    this.#tokens = options.tokens ?? fixedTokenSource(options.token!);
+    this.tokens = options.tokens ?? fixedTokenSource(options.token!);
     // Live: grows with every token the source hands out; the proxies' credentials too.
-    this.redactor = new Redactor(this.#tokens.secrets).add(...proxySecrets(options.proxy));
+    this.redactor = new Redactor(this.tokens.secrets).add(...proxySecrets(options.proxy));
     this.#gate = new RateGate({
       settings: { maxRps: options.maxRps ?? Infinity },
       noProgressMs: options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS,
@@ -249,8 +254,9 @@ class ServiceClient implements OrganisationsClient, PageReader {
     return new URL(`${this.#basePath}/api/organisations/v1${path}`, this.baseUrl.origin);
   }
 
-  #organisation(id: string): { path: string; target: string } {
-    return { path: `/organisations/${encodePathSegment(id, 'organisation id')}`, target: `organisation ${JSON.stringify(id)}` };
+  /** `/organisations/ID` under the organisations API, and what messages call it. */
+  #organisationUrl(id: string, rest = ''): URL {
+    return this.#orgApi(`/organisations/${encodePathSegment(id, 'organisation id')}${rest}`);
   }
 
   listOrganisationPages(list: ListOptions = {}): AsyncIterable<ListingPage> {
@@ -279,27 +285,27 @@ class ServiceClient implements OrganisationsClient, PageReader {
   }
 
   async readOrganisation(id: string): Promise<OrganisationRead> {
-    const { path, target } = this.#organisation(id);
-    const request = { operation: 'getOrganisation', target } as const;
-    const response = await this.#send({ ...request, method: 'GET', url: this.#orgApi(path), what: `the read of ${target}` });
+    const target = organisationTarget(id);
+    const request: ServiceRequest = { operation: 'getOrganisation', method: 'GET', url: this.#organisationUrl(id), target, what: `the read of ${target}` };
+    const response = await this.#send(request);
     if (response.body === undefined) throw badShape(request, `expected an Organisation object${notJson(response)}`, this.redactor);
     return { organisation: checkOrganisation(response.body, request, this.redactor), sentAt: response.sentAt };
   }
 
   async setActiveOrganisation(id: string, write: WriteOptions = {}): Promise<Organisation | undefined> {
-    const { path, target } = this.#organisation(id);
-    const request = { operation: 'setActiveOrganisation', target } as const;
-    const { body } = await this.#send({ ...request, method: 'PUT', url: this.#orgApi(`${path}/active`), what: `setActiveOrganisation ${target}`, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
-    return optionalOrganisation(body, request, this.redactor);
+    const target = organisationTarget(id);
+    const url = this.#organisationUrl(id, '/active');
+    const request: ServiceRequest = { operation: 'setActiveOrganisation', method: 'PUT', url, target, what: `setActiveOrganisation ${target}`, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label };
+    return optionalOrganisation((await this.#send(request)).body, request, this.redactor);
   }
 
   /** Sends the billing details, mapped to the request's spelling (BillingUpdate). */
   async updateBillingDetails(id: string, details: BillingDetails, write: WriteOptions = {}): Promise<Organisation | undefined> {
-    const { path, target } = this.#organisation(id);
-    const request = { operation: 'updateBillingDetails', target } as const;
-    const url = this.#orgApi(`${path}/billing`);
-    const { body } = await this.#send({ ...request, method: 'PUT', url, what: `updateBillingDetails ${target}`, body: toBillingUpdate(details), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label, notAfter: write.notAfter });
-    return optionalOrganisation(body, request, this.redactor);
+    const target = organisationTarget(id);
+    const url = this.#organisationUrl(id, '/billing');
+    const idempotencyKey = write.idempotencyKey ?? randomUUID();
+    const request: ServiceRequest = { operation: 'updateBillingDetails', method: 'PUT', url, target, what: `updateBillingDetails ${target}`, body: toBillingUpdate(details), idempotencyKey, label: write.label, notAfter: write.notAfter };
+    return optionalOrganisation((await this.#send(request)).body, request, this.redactor);
   }
 
   async getSlugAvailability(slug: string): Promise<SlugAvailability> {
@@ -313,22 +319,20 @@ class ServiceClient implements OrganisationsClient, PageReader {
   }
 
   async acceptInvitation(id: string, invitationId: string, write: WriteOptions = {}): Promise<void> {
-    const { path, target } = this.#organisation(id);
-    const url = this.#orgApi(`${path}/invitations/${encodePathSegment(invitationId, 'invitation id')}/accept`);
-    const about = `invitation ${JSON.stringify(invitationId)} of ${target}`;
+    const url = this.#organisationUrl(id, `/invitations/${encodePathSegment(invitationId, 'invitation id')}/accept`);
+    const about = `invitation ${JSON.stringify(invitationId)} of ${organisationTarget(id)}`;
     await this.#send({ operation: 'acceptInvitation', method: 'PUT', url, target: about, what: `acceptInvitation ${about}`, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
   }
 
   async deleteInvitation(id: string, invitationId: string, request: RequestOptions = {}): Promise<void> {
-    const { path, target } = this.#organisation(id);
-    const url = this.#orgApi(`${path}/invitations/${encodePathSegment(invitationId, 'invitation id')}`);
-    const about = `invitation ${JSON.stringify(invitationId)} of ${target}`;
+    const url = this.#organisationUrl(id, `/invitations/${encodePathSegment(invitationId, 'invitation id')}`);
+    const about = `invitation ${JSON.stringify(invitationId)} of ${organisationTarget(id)}`;
     await this.#send({ operation: 'deleteInvitation', method: 'DELETE', url, target: about, what: `deleteInvitation ${about}`, label: request.label });
   }
 
   async deleteNotificationChannel(id: string, channelId: string, request: RequestOptions = {}): Promise<void> {
     const url = new URL(`${this.#basePath}/api/v2/o/${encodePathSegment(id, 'organisation id')}/notification_channels/${encodePathSegment(channelId, 'notification channel id')}`, this.baseUrl.origin);
-    const about = `notification channel ${JSON.stringify(channelId)} of organisation ${JSON.stringify(id)}`;
+    const about = `notification channel ${JSON.stringify(channelId)} of ${organisationTarget(id)}`;
     await this.#send({ operation: 'deleteNotificationChannel', method: 'DELETE', url, target: about, what: `deleteNotificationChannel ${about}`, label: request.label });
   }
 
@@ -352,7 +356,7 @@ class ServiceClient implements OrganisationsClient, PageReader {
       return await this.#sendWith(request, token, false, transport);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 401) throw err;
-      if (this.#tokens.kind !== 'command') throw this.#refused(err);
+      if (this.tokens.kind !== 'command') throw this.#refused(err);
       const fresh = await this.#token(request, token);
       if (fresh === undefined) throw err;
       try {
@@ -366,12 +370,10 @@ class ServiceClient implements OrganisationsClient, PageReader {
 
   async #sendWith(request: ServiceRequest, token: string, refreshed: boolean, transport: Transport): Promise<ServiceResponse> {
     const wire = this.#wire(request, token);
-    const answer = await transport.send(wire);
-    const answered = { operation: request.operation, url: request.url, target: request.target, requestId: wire.headers['x-request-id']!, refreshed };
-    return readServiceAnswer(answer, answered, { redactor: this.redactor, tokens: this.#tokens, timeouts: transport.timeouts });
+    return readServiceAnswer(await transport.send(wire), wire, refreshed, this);
   }
 
-  #wire(request: ServiceRequest, token: string): TransportRequest {
+  #wire(request: ServiceRequest, token: string): AnsweredRequest {
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
       accept: 'application/json',
@@ -395,7 +397,7 @@ class ServiceClient implements OrganisationsClient, PageReader {
    */
   async #token(request: ServiceRequest, stale?: string): Promise<string | undefined> {
     try {
-      return await (stale === undefined ? this.#tokens.current() : this.#tokens.refresh(stale));
+      return await (stale === undefined ? this.tokens.current() : this.tokens.refresh(stale));
     } catch (err) {
       // Interrupted while the token command ran: the request waited for its token, unsent.
       if (err instanceof OrgformError && err.code === 'INTERRUPTED') throw new NotSentError({ operation: request.operation, target: request.target, why: 'interrupted', redactor: this.redactor });
@@ -408,7 +410,7 @@ class ServiceClient implements OrganisationsClient, PageReader {
   #refused(err: ApiError): ApiError {
     if (this.#gate.stoppedBy === undefined) {
       this.#gate.stop(new NotSentError({ why: 'the run stopped, as the service refused the token (HTTP 401)' }));
-      this.#options.onHalt?.(tokenRefusedError(this.#tokens, err));
+      this.#options.onHalt?.(tokenRefusedError(this.tokens, err));
     }
     return err;
   }

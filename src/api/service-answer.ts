@@ -5,8 +5,7 @@
  * answer open), but what orgform relies on is checked here. The errors redact in their constructors.
  */
 import type { Redactor } from '../redact.js';
-import type { Timeouts } from '../transport/connection-pool.js';
-import type { TransportAnswer } from '../transport/transport.js';
+import type { TransportAnswer, TransportRequest } from '../transport/transport.js';
 import { firstHeader } from '../transport/read-answer.js';
 import { ApiError, TransportError } from './api-error.js';
 import type { TokenSource } from './token-source.js';
@@ -22,24 +21,20 @@ export interface ServiceResponse {
   unparsed?: string;
 }
 
-/** The request an answer came to, as much of it as its meaning needs. */
-export interface AnsweredRequest {
+/** The request an answer came to, as it was sent. */
+export interface AnsweredRequest extends TransportRequest {
   operation: OperationId;
-  url: URL;
   target: string;
-  requestId: string;
-  /** The token sent was fresh from the command (a 401 then says the command's token is refused). */
-  refreshed: boolean;
 }
 
 /** What reading an answer needs of the client. */
 export interface AnswerContext {
-  redactor: Redactor;
-  tokens: TokenSource;
-  timeouts: Timeouts;
+  readonly redactor: Redactor;
+  readonly tokens: TokenSource;
 }
 
-export function readServiceAnswer(answer: TransportAnswer, request: AnsweredRequest, context: AnswerContext): ServiceResponse {
+/** `refreshed`: the token sent was fresh from the command (a 401 then says the command's token is refused). */
+export function readServiceAnswer(answer: TransportAnswer, request: AnsweredRequest, refreshed: boolean, context: AnswerContext): ServiceResponse {
   const { status, text } = answer;
   const ok = status >= 200 && status < 300;
   // A service that echoes the credential into its data (a billing value, a slug) would have it shown
@@ -57,7 +52,7 @@ export function readServiceAnswer(answer: TransportAnswer, request: AnsweredRequ
       parseFailed = true;
     }
   }
-  if (!ok) throw failureOf(answer, request, context, parsed, parseFailed);
+  if (!ok) throw failureOf(answer, request, refreshed, context, parsed, parseFailed);
   // A 2xx whose body is not JSON ("200 text/plain OK") is still a success: the operations that need
   // a body check its shape and refuse `undefined` with the operation's own message.
   if (!parseFailed) return { status, sentAt: answer.sentAt, body: parsed };
@@ -69,9 +64,9 @@ function isErrorBody(value: unknown): value is ErrorBody {
   return typeof v === 'object' && v !== null && typeof v.code === 'string' && typeof v.message === 'string';
 }
 
-function failureOf(answer: TransportAnswer, request: AnsweredRequest, context: AnswerContext, parsed: unknown, parseFailed: boolean): ApiError {
-  const init = { operation: request.operation, target: request.target, status: answer.status, attempts: answer.attempts, requestId: request.requestId };
-  const hint = hintFor(answer, request, context);
+function failureOf(answer: TransportAnswer, request: AnsweredRequest, refreshed: boolean, context: AnswerContext, parsed: unknown, parseFailed: boolean): ApiError {
+  const init = { operation: request.operation, target: request.target, status: answer.status, attempts: answer.attempts, requestId: request.headers['x-request-id'] ?? '' };
+  const hint = hintFor(answer, request, refreshed, context.tokens);
   if (isErrorBody(parsed)) {
     const serviceCause = typeof parsed.cause === 'string' ? parsed.cause : undefined;
     return new ApiError({ ...init, serviceCode: parsed.code, serviceMessage: parsed.message, serviceCause, hint, redactor: context.redactor });
@@ -82,15 +77,15 @@ function failureOf(answer: TransportAnswer, request: AnsweredRequest, context: A
 }
 
 /** What to do about a failure, when orgform knows. */
-function hintFor(answer: TransportAnswer, request: AnsweredRequest, context: AnswerContext): string | undefined {
+function hintFor(answer: TransportAnswer, request: AnsweredRequest, refreshed: boolean, tokens: TokenSource): string | undefined {
   const decision = answer.decision;
   if (decision && !decision.retry && decision.reason === 'retry-after-beyond-budget') {
-    // The policy already read Retry-After, with the injected clock.
-    const limitS = Math.round((decision.limitMs ?? context.timeouts.totalMs) / 1000);
+    // The policy already read Retry-After, with the injected clock, and said what it was beyond.
+    const limitS = Math.round((decision.limitMs ?? 0) / 1000);
     const limit = answer.status === 429 ? `the ${limitS} s orgform waits out a rate limit` : `the ${limitS} s budget`;
     return `The service asked to wait ${Math.ceil((decision.retryAfterMs ?? 0) / 1000)} s (Retry-After), beyond ${limit}; run again later`;
   }
-  if (answer.status === 401) return unauthorizedHint(context.tokens, request.refreshed);
+  if (answer.status === 401) return unauthorizedHint(tokens, refreshed);
   // The listing exists on every service: a 404 for it is a base URL that points elsewhere (a path
   // prefix too many or too few), not an organisation missing.
   if (answer.status === 404 && request.operation === 'getOrganisations') {
