@@ -5,14 +5,13 @@
  * errors that say what to do next (service-answer.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { Dispatcher } from 'undici';
 import { OrgformError } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from '../transport/connection-pool.js';
 import { proxySecrets, type ProxySettings } from '../transport/proxy-settings.js';
 import { ACCEPT_ENCODING } from '../transport/read-answer.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../transport/retry-policy.js';
-import { Transport, type RetryEvent } from '../transport/transport.js';
+import { Transport, type RetryEvent, type TransportOptions } from '../transport/transport.js';
 import { ApiError, NotSentError, TransportError } from './api-error.js';
 import { parseBaseUrl } from './base-url.js';
 import { encodePathSegment } from './encode-segment.js';
@@ -73,7 +72,7 @@ export interface ClientOptions {
    */
   parallelism?: number;
   /** Injected for tests: the connections to send on, instead of undici's Agent (one that never answers). */
-  pool?: Dispatcher;
+  pool?: TransportOptions['pool'];
   /** Told of every retry, for progress output and tests. */
   onRetry?: (event: RetryEvent) => void;
   random?: () => number;
@@ -254,7 +253,7 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
     return new URL(`${this.#basePath}/api/organisations/v1${path}`, this.baseUrl.origin);
   }
 
-  /** `/organisations/ID` under the organisations API, and what messages call it. */
+  /** `/organisations/ID` (and `rest` after it) under the organisations API. */
   #organisationUrl(id: string, rest = ''): URL {
     return this.#orgApi(`/organisations/${encodePathSegment(id, 'organisation id')}${rest}`);
   }

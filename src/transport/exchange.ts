@@ -24,8 +24,15 @@ export type { Peer } from './describe-failure.js';
 /** While an attempt waits at the gate, the deadline looks again this often. */
 const HOLD_RECHECK_MS = 1_000;
 
+/** Node's timers hold at most this (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** How many times a request whose answer was cut off halfway is sent again whole. */
 const MAX_CUT_RESENDS = 2;
+
+/** What an exchange holds once it has ended: nothing of the request (see Exchange.#finish), and never sent again. */
+const ENDED: TransportRequest = { method: 'GET', url: new URL('http://ended.invalid/'), headers: {}, operation: '', what: '', retry: false };
+const NO_HEADERS: Headers = {};
 
 export interface TransportRequest {
   method: string;
@@ -59,14 +66,20 @@ export interface TransportAnswer {
   decision?: RetryDecision;
 }
 
-/** What an exchange needs of its transport. */
-export interface ExchangeHost {
+/** How a transport's requests are bounded, and its failures put into words. */
+export interface ExchangeSettings {
   readonly timeouts: Timeouts;
   readonly maxResponseBytes: number;
+  /** The run's redactor: every error made here redacts with it. */
   readonly redactor: Redactor;
   readonly peer: Peer;
-  readonly proxy: ProxySettings | undefined;
-  readonly extraCaCerts: string | undefined;
+  readonly proxy?: ProxySettings | undefined;
+  readonly extraCaCerts?: string | undefined;
+}
+
+/** What an exchange needs of its transport. */
+export interface ExchangeHost {
+  readonly settings: ExchangeSettings;
   now(): number;
   /** Sends it (again). */
   start(exchange: Exchange): void;
@@ -102,26 +115,26 @@ export class Exchange implements AttemptRecord, ExchangeView, BodySink {
   sentAt: number | undefined = undefined;
   lastDecision: RetryDecision | undefined = undefined;
   backoff: { until: number; after: string } | undefined = undefined;
-  readonly answer: Promise<TransportAnswer>;
   /** The deadline's: aborting it stops the attempt on the wire. */
-  controller!: AbortController;
-  #resolve!: (answer: TransportAnswer) => void;
-  #reject!: (err: Error) => void;
+  controller: AbortController | undefined = undefined;
+  #resolve: ((answer: TransportAnswer) => void) | undefined;
+  #reject: ((err: Error) => void) | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
   #heldCounted = 0;
   #resent = 0;
   #done = false;
   #status = 0;
-  #headers: Headers = {};
+  #headers: Headers = NO_HEADERS;
 
   constructor(
     readonly host: ExchangeHost,
-    readonly request: TransportRequest,
+    /** What was asked; once it has ended, ENDED. */
+    public request: TransportRequest,
+    resolve: (answer: TransportAnswer) => void,
+    reject: (err: Error) => void,
   ) {
-    this.answer = new Promise<TransportAnswer>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
+    this.#resolve = resolve;
+    this.#reject = reject;
   }
 
   get url(): URL {
@@ -133,11 +146,11 @@ export class Exchange implements AttemptRecord, ExchangeView, BodySink {
   }
 
   get budgetMs(): number {
-    return this.host.timeouts.totalMs;
+    return this.host.settings.timeouts.totalMs;
   }
 
-  /** A fresh start: a whole budget, no attempts yet. */
-  begin(): void {
+  /** A fresh start: a whole budget, no attempts yet; the deadline's signal. */
+  begin(): AbortSignal {
     this.startedAt = this.host.now();
     this.attempts = 0;
     this.throttles = 0;
@@ -146,11 +159,12 @@ export class Exchange implements AttemptRecord, ExchangeView, BodySink {
     this.controller = new AbortController();
     // Our own timer rather than AbortSignal.timeout: that one stays armed for the whole budget after
     // the request is done, keeping the request's objects alive with it.
-    this.#arm(this.host.timeouts.totalMs);
+    this.#arm(this.host.settings.timeouts.totalMs);
+    return this.controller.signal;
   }
 
   #arm(ms: number): void {
-    this.#timer = setTimeout(onDeadline, ms, this);
+    this.#timer = setTimeout(onDeadline, Math.min(ms, MAX_TIMER_MS), this);
     this.#timer.unref?.();
   }
 
@@ -161,11 +175,11 @@ export class Exchange implements AttemptRecord, ExchangeView, BodySink {
     const extra = this.heldMs - this.#heldCounted;
     this.#heldCounted = this.heldMs;
     if (extra > 0) return this.#arm(extra);
-    this.controller.abort(new DOMException('deadline', 'TimeoutError'));
+    this.controller?.abort(new DOMException('deadline', 'TimeoutError'));
     // At once, whatever undici does: it honours the signal only once the request has a connection,
     // and one queued behind a connection that never comes (a proxy that hangs up on every CONNECT,
     // which undici's pool then opens again at once, for ever) would outlast it.
-    this.#fail(describeFailure(undefined, this.host.peer, true));
+    this.#fail(describeFailure(undefined, this.host.settings.peer, true));
   }
 
   onAnswerStart(err: Error | null, data: Dispatcher.ResponseData<Exchange>): void {
@@ -185,15 +199,16 @@ export class Exchange implements AttemptRecord, ExchangeView, BodySink {
     }
     this.#status = statusCode;
     this.#headers = headers;
-    readBody(body, headers, this.host.maxResponseBytes, this);
+    readBody(body, headers, this.host.settings.maxResponseBytes, this);
   }
 
   onBody(text: string): void {
     if (this.#done) return;
-    this.#finish();
     const answer: TransportAnswer = { status: this.#status, headers: this.#headers, text, sentAt: this.sentAt ?? this.startedAt, attempts: Math.max(1, this.attempts) };
     if (this.lastDecision !== undefined) answer.decision = this.lastDecision;
-    this.#resolve(answer);
+    const resolve = this.#resolve!;
+    this.#finish();
+    resolve(answer);
   }
 
   onBodyError(err: unknown): void {
@@ -206,7 +221,7 @@ export class Exchange implements AttemptRecord, ExchangeView, BodySink {
     if (encoding !== undefined && code?.startsWith('Z_') === true) {
       return this.#fail({ failure: 'bad-response', detail: `the answer's ${encoding} encoding is corrupt or cut short (${code}); nothing is read from it` }, err);
     }
-    const failure = describeConnectionFailure(err, this.host.peer);
+    const failure = describeConnectionFailure(err, this.host.settings.peer);
     if (failure.failure === 'connection' && this.request.retry !== false && this.#resent < MAX_CUT_RESENDS) return this.#sendWhole();
     this.#fail(failure, err);
   }
@@ -223,31 +238,46 @@ export class Exchange implements AttemptRecord, ExchangeView, BodySink {
   #failWith(err: Error): void {
     const stop = stopOf(err);
     if (stop instanceof NotSentError) {
+      const [reject, { operation, target }] = [this.#reject!, this.request];
       this.#finish();
-      return this.#reject(new NotSentError({ operation: this.request.operation, target: this.request.target, why: stop.why, readTooOld: stop.readTooOld, redactor: this.host.redactor }));
+      return reject(new NotSentError({ operation, target, why: stop.why, readTooOld: stop.readTooOld, redactor: this.host.settings.redactor }));
     }
     // The gate gave up (only 429s for too long, a pause announced beyond what orgform waits out).
     if (stop !== undefined) return this.#fail({ failure: 'rate-limited', detail: `${stop.message.charAt(0).toLowerCase()}${stop.message.slice(1).replace(/\.$/, '')}` });
-    const { proxy, extraCaCerts } = this.host;
-    this.#fail(describeFailure(err, { ...this.host.peer, url: this.request.url, ...(proxy === undefined ? {} : { proxy }), ...(extraCaCerts === undefined ? {} : { extraCaCerts }) }), err);
+    const { proxy, extraCaCerts } = this.host.settings;
+    this.#fail(describeFailure(err, { ...this.host.settings.peer, url: this.request.url, ...(proxy === undefined ? {} : { proxy }), ...(extraCaCerts === undefined ? {} : { extraCaCerts }) }), err);
   }
 
   #redirected(location: string | undefined): string {
-    const { name, address } = this.host.peer;
-    const to = location === undefined ? '' : ` to ${this.host.redactor.short(this.host.redactor.address(location), 100)}`;
-    return `${name} answered with a redirect${to}, which orgform never follows: check ${address}`;
+    const { peer, redactor } = this.host.settings;
+    const to = location === undefined ? '' : ` to ${redactor.short(redactor.address(location), 100)}`;
+    return `${peer.name} answered with a redirect${to}, which orgform never follows: check ${peer.address}`;
   }
 
   #fail(failure: { failure: TransportFailure; detail: string }, cause?: unknown): void {
-    this.#finish();
     const { operation, target } = this.request;
-    this.#reject(new TransportError({ operation, ...(target === undefined ? {} : { target }), ...failure, attempts: Math.max(1, this.attempts), cause, redactor: this.host.redactor }));
+    const error = new TransportError({ operation, ...(target === undefined ? {} : { target }), ...failure, attempts: Math.max(1, this.attempts), cause, redactor: this.host.settings.redactor });
+    const reject = this.#reject!;
+    this.#finish();
+    reject(error);
   }
 
+  /**
+   * Ends it, and lets go of all it held. undici's objects may outlive the request a while (an
+   * attempt's handler, the listeners on the answer's body) and hold the exchange: what it held
+   * (the request, the answer's headers, the promise's resolvers, the deadline's signal) would be
+   * kept with it, and the young-generation garbage collector would copy and promote it all.
+   */
   #finish(): void {
     this.#done = true;
     clearTimeout(this.#timer);
     this.host.end(this);
+    this.request = ENDED;
+    this.#headers = NO_HEADERS;
+    this.controller = undefined;
+    this.#timer = undefined;
+    this.#resolve = undefined;
+    this.#reject = undefined;
   }
 }
 

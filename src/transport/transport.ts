@@ -14,7 +14,7 @@ import { interceptors, type Dispatcher } from 'undici';
 import type { Redactor } from '../redact.js';
 import { AnswerObserver, failAttempt, retryAttempt, type RequestGate, type RetryContext, type RetryEvent } from './attempts.js';
 import { DEFAULT_TIMEOUTS, openConnectionPool, type Timeouts } from './connection-pool.js';
-import { Exchange, onAnswerStart, type ExchangeHost, type ExchangeView, type Peer, type TransportAnswer, type TransportRequest } from './exchange.js';
+import { Exchange, onAnswerStart, type ExchangeHost, type ExchangeSettings, type ExchangeView, type Peer, type TransportAnswer, type TransportRequest } from './exchange.js';
 import { proxyForScheme, type ProxySettings } from './proxy-settings.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { NotSentError } from './transport-error.js';
@@ -54,32 +54,24 @@ export interface TransportOptions {
 }
 
 export class Transport implements ExchangeHost {
-  readonly timeouts: Timeouts;
-  readonly maxResponseBytes: number;
-  readonly redactor: Redactor;
-  readonly peer: Peer;
-  readonly proxy: ProxySettings | undefined;
-  readonly extraCaCerts: string | undefined;
+  readonly settings: ExchangeSettings;
   readonly now: () => number;
-  readonly dispatcher: Dispatcher;
+  readonly #dispatcher: Dispatcher;
   readonly #pool: Dispatcher;
   readonly #gate: RequestGate | undefined;
   readonly #watch: RequestWatch | undefined;
   readonly #outstanding = new Set<Exchange>();
 
   constructor(options: TransportOptions) {
-    this.timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
-    this.maxResponseBytes = options.maxResponseBytes;
-    this.redactor = options.redactor;
-    this.peer = options.peer;
-    this.proxy = options.proxy;
-    this.extraCaCerts = options.extraCaCerts;
+    const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+    const { maxResponseBytes, redactor, peer, proxy, extraCaCerts } = options;
+    this.settings = { timeouts, maxResponseBytes, redactor, peer, proxy, extraCaCerts };
     this.now = options.now ?? Date.now;
     this.#gate = options.gate;
     this.#watch = options.watch;
-    this.#pool = options.pool ?? openConnectionPool(this.timeouts, options.connections ?? 64, options.proxy);
+    this.#pool = options.pool ?? openConnectionPool(timeouts, options.connections ?? 64, proxy);
     const retry: RetryContext = { policy: options.retry, gate: options.gate, now: this.now, random: options.random ?? Math.random, onRetry: options.onRetry };
-    this.dispatcher = this.#pool.compose(
+    this.#dispatcher = this.#pool.compose(
       (dispatch) => (opts, handler) => this.#attempt(dispatch, opts, handler),
       interceptors.retry({
         throwOnError: false,
@@ -92,19 +84,17 @@ export class Transport implements ExchangeHost {
 
   /** The request, its answer read whole; fails with TransportError (no usable answer) or NotSentError. */
   send(request: TransportRequest): Promise<TransportAnswer> {
-    const exchange = new Exchange(this, request);
-    this.start(exchange);
-    return exchange.answer;
+    return new Promise((resolve, reject) => this.start(new Exchange(this, request, resolve, reject)));
   }
 
   /** Sends an exchange (again, when its answer was cut off halfway): a fresh budget, no attempts yet. */
   start(exchange: Exchange): void {
-    exchange.begin();
+    const signal = exchange.begin();
     this.#outstanding.add(exchange);
     this.#gate?.begin();
     this.#watch?.begin();
     const { url, method, headers, body } = exchange.request;
-    this.dispatcher.request<Exchange>({ origin: url.origin, path: `${url.pathname}${url.search}`, method: method as Dispatcher.HttpMethod, headers, body, signal: exchange.controller.signal, opaque: exchange }, onAnswerStart);
+    this.#dispatcher.request<Exchange>({ origin: url.origin, path: `${url.pathname}${url.search}`, method: method as Dispatcher.HttpMethod, headers, body, signal, opaque: exchange }, onAnswerStart);
   }
 
   /** The request outstanding the longest, for a line saying what the run waits for. */
@@ -116,7 +106,8 @@ export class Transport implements ExchangeHost {
 
   /** The proxy a request goes through, for its wait line: said only where NO_PROXY cannot make it untrue. */
   via(url: URL): string | undefined {
-    const proxy = this.proxy === undefined || this.proxy.noProxy.trim() !== '' ? undefined : proxyForScheme(this.proxy, url);
+    const settings = this.settings.proxy;
+    const proxy = settings === undefined || settings.noProxy.trim() !== '' ? undefined : proxyForScheme(settings, url);
     return proxy === undefined ? undefined : `${proxy.display} (${proxy.variable})`;
   }
 
