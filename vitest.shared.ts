@@ -23,12 +23,14 @@ export const SOAK_ONLY = [
   'test/pipeline/gitlab-note.test.ts',
   'test/e2e/fresh-reads-under-a-rate-limit.soak.test.ts',
   'test/text/plan/large-plan-page.soak.test.ts',
+  'test/e2e/shared-state.soak.test.ts',
 ];
 
 /** Run in both: a few cases in `npm test`, the full run in the soak project (see test/support/soak.ts). */
 export const PROPERTIES_IN_BOTH = [
   'test/reliability/convergence.property.test.ts',
   'test/reliability/plan-apply-agree.property.test.ts',
+  'test/reliability/shared-state.property.test.ts',
   'test/reliability/undeclared-fields.property.test.ts',
   'test/config/round-trip.test.ts',
   'test/config-writer/render-export.test.ts',
@@ -45,10 +47,9 @@ export const NEEDS_ISOLATION = [
   'test/api/client.test.ts',
   'test/emulator/faults.test.ts',
   'test/commands/apply/views/text-apply-view.test.ts',
-  'test/state/file-state.test.ts',
-  'test/state/journal.test.ts',
-  'test/state/lock.test.ts',
   'test/state/write-file-atomically.test.ts',
+  'test/state/file/file-journal.test.ts',
+  'test/state/file/journal-reader.test.ts',
   'test/pipeline/forge-threads.test.ts',
 ];
 

@@ -9,31 +9,18 @@
  * length it had then. One of them may shrink, never grow; once it is within the limit its entry must
  * go, and no function joins the list.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { sourceFiles } from './support/source-files.js';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
 export const MAX_LINES = 80;
 
 /** `file name` → the length it had when the limit came in. Emptied by issue 32's packages. */
 const LONG_FUNCTIONS: Readonly<Record<string, number>> = {
-  'state/postgres-state.ts openPostgresState': 267,
-  'executor/apply-plan.ts applyPlan': 244,
-  'plan/read/read-observed-state.ts readObservedState': 196,
-  'emulator/handle-service-request.ts createServiceHandler': 159,
-  'config/parse-yaml.ts parseYaml': 150,
-  'emulator/handle-service-request.ts createServiceHandler>handleServiceRequest': 124,
-  'emulator/server.ts startEmulator': 124,
-  'config/read-tree.ts readTree': 119,
-  'api/connect/run-token-command.ts runTokenCommand': 117,
-  'api/connect/run-token-command.ts runTokenCommand><anonymous>': 109,
-  'commands/apply/flow.ts prepare': 106,
-  'config/parse-yaml-fast.ts parseYamlFast': 94,
-  'state/lock.ts acquireLock': 85,
-  'config/read-tree.ts readTree>readNode': 84,
 };
 
 export interface MeasuredFunction {
@@ -89,14 +76,6 @@ export function measureFunctions(file: string, text: string): MeasuredFunction[]
   return rows;
 }
 
-function sources(dir: string, prefix = ''): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = posix.join(prefix, entry.name);
-    if (entry.isDirectory()) return sources(join(dir, entry.name), path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
 /** What breaks the limit: a function over it and not listed, a listed one grown, an entry no longer needed. */
 export function lengthProblems(measured: readonly MeasuredFunction[], allowed: Readonly<Record<string, number>>, max = MAX_LINES): string[] {
   const problems: string[] = [];
@@ -112,7 +91,7 @@ export function lengthProblems(measured: readonly MeasuredFunction[], allowed: R
 }
 
 describe('the length of every function in src/', () => {
-  const measured = sources(SRC).flatMap((file) => measureFunctions(file, readFileSync(join(SRC, file), 'utf8')));
+  const measured = sourceFiles(SRC).flatMap((file) => measureFunctions(file, readFileSync(join(SRC, file), 'utf8')));
 
   it('is measured over every function (a check over none would pass whatever the code)', () => {
     expect(measured.length).toBeGreaterThan(1000);

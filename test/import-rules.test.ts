@@ -1,6 +1,7 @@
 /**
  * The layout's rules, checked over the import graph of src/ (static and dynamic imports alike):
- * a command's code has one home, the pure core stays pure, and every import runs down.
+ * a command's code has one home, every word a command prints is in its views or in text/, the pure
+ * core stays pure, and every import runs down.
  *
  * Each folder of src/ is a unit, and so are each command under commands/, plan/read/, api/rate/
  * and api/connect/; the files at the top of src/ are a unit each. LAYERS lists them from the top
@@ -46,6 +47,18 @@ function layerOf(unit: string): number {
   return LAYERS.findIndex((layer) => layer.includes(key));
 }
 
+/**
+ * What of ci/ is imported from outside it: its mechanics' entry points. pipeline-output.ts writes
+ * what the views word (annotations, the job summary, report files), ci-settings.ts says what the job
+ * is, guard-workflow-commands.ts guards the streams (cli/). The rest is loaded by pipeline-output.
+ */
+const CI_ENTRY_POINTS = ['ci/pipeline-output.ts', 'ci/ci-settings.ts', 'ci/guard-workflow-commands.ts'];
+
+/** A command's view: its view.ts and what is under its views/. */
+function isView(file: string): boolean {
+  return /^commands\/[^/]+\/(view\.ts$|views\/)/.test(file);
+}
+
 /** Every rule an edge breaks, in words. */
 export function brokenRules(edges: readonly Edge[]): string[] {
   const broken: string[] = [];
@@ -56,6 +69,9 @@ export function brokenRules(edges: readonly Edge[]): string[] {
     if (to.startsWith('commands/') && !from.startsWith('commands/') && from !== 'cli/program.ts') broken.push(`${edge}: only cli/program.ts imports commands/`);
     if (to.startsWith('commands/') && from.startsWith('commands/') && a !== b) broken.push(`${edge}: a command imports no other command`);
     if (a === 'plan' && to.startsWith('api/')) broken.push(`${edge}: plan/ outside plan/read/ never imports api/`);
+    // Words are not borrowed from ci/: a view takes from it only the output that writes them.
+    if (to.startsWith('ci/') && a !== 'ci' && !CI_ENTRY_POINTS.includes(to)) broken.push(`${edge}: from outside ci/ only its entry points are imported (${CI_ENTRY_POINTS.join(', ')})`);
+    if (to.startsWith('ci/') && isView(from) && to !== 'ci/pipeline-output.ts') broken.push(`${edge}: a command's view imports from ci/ only pipeline-output.ts`);
     // Inside a command the order is command.ts → flow.ts → view.ts → views/: the view is told, it
     // never runs the flow, and nothing calls back up into the command.
     if (a === b && a.startsWith('commands/') && to === `${a}/command.ts`) broken.push(`${edge}: nothing imports a command's command.ts but cli/program.ts`);
@@ -166,8 +182,8 @@ describe('the rules', () => {
   });
 
   it('refuse ci/ and text/ importing a command, and plan/ outside read/ importing api/', () => {
-    expect(brokenRules([{ from: 'ci/findings.ts', to: 'commands/apply/view.ts' }])).toContain(
-      'ci/findings.ts imports commands/apply/view.ts: only cli/program.ts imports commands/',
+    expect(brokenRules([{ from: 'ci/pipeline-output.ts', to: 'commands/apply/view.ts' }])).toContain(
+      'ci/pipeline-output.ts imports commands/apply/view.ts: only cli/program.ts imports commands/',
     );
     expect(brokenRules([{ from: 'text/ansi.ts', to: 'commands/apply/view.ts' }])).toContain(
       'text/ansi.ts imports commands/apply/view.ts: only cli/program.ts imports commands/',
@@ -178,10 +194,29 @@ describe('the rules', () => {
 
   it('refuse an import that runs back up a layer, or across one, and a unit in no layer', () => {
     expect(brokenRules([{ from: 'model/address.ts', to: 'text/ansi.ts' }])).toEqual(['model/address.ts imports text/ansi.ts: model may import only from the layers below its own']);
-    expect(brokenRules([{ from: 'ci/findings.ts', to: 'config-writer/render-export.ts' }])).toEqual([
-      'ci/findings.ts imports config-writer/render-export.ts: ci may import only from the layers below its own',
+    expect(brokenRules([{ from: 'ci/pipeline-output.ts', to: 'config-writer/render-export.ts' }])).toEqual([
+      'ci/pipeline-output.ts imports config-writer/render-export.ts: ci may import only from the layers below its own',
     ]);
     expect(brokenRules([{ from: 'widgets/a.ts', to: 'model/address.ts' }])).toEqual(['widgets/a.ts imports model/address.ts: widgets is in no layer (add it to LAYERS)']);
+  });
+
+  it('refuse words borrowed from ci/: a view imports from it only pipeline-output.ts, and nothing outside it reaches past its entry points', () => {
+    expect(brokenRules([{ from: 'commands/apply/views/ci-apply-view.ts', to: 'ci/github-annotations.ts' }])).toEqual([
+      'commands/apply/views/ci-apply-view.ts imports ci/github-annotations.ts: from outside ci/ only its entry points are imported (ci/pipeline-output.ts, ci/ci-settings.ts, ci/guard-workflow-commands.ts)',
+      "commands/apply/views/ci-apply-view.ts imports ci/github-annotations.ts: a command's view imports from ci/ only pipeline-output.ts",
+    ]);
+    expect(brokenRules([{ from: 'commands/plan/view.ts', to: 'ci/ci-settings.ts' }])).toEqual([
+      "commands/plan/view.ts imports ci/ci-settings.ts: a command's view imports from ci/ only pipeline-output.ts",
+    ]);
+    expect(brokenRules([{ from: 'commands/validate.ts', to: 'ci/render-codequality.ts' }])).toHaveLength(1);
+    expect(
+      brokenRules([
+        { from: 'commands/plan/views/ci-plan-view.ts', to: 'ci/pipeline-output.ts' },
+        { from: 'commands/plan/command.ts', to: 'ci/ci-settings.ts' },
+        { from: 'cli/main.ts', to: 'ci/guard-workflow-commands.ts' },
+        { from: 'ci/pipeline-output.ts', to: 'ci/github-annotations.ts' },
+      ]),
+    ).toEqual([]);
   });
 
   it('find a cycle, however long', () => {

@@ -15,7 +15,8 @@ export const STATE_SETTINGS = { organisations: 5_000, latencyMs: 20, parallelism
 const BACKENDS = ['file', 'postgres', 'http'];
 const CREDENTIALS = { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'job-token-123' };
 
-async function writeStateFixtures(dir, n) {
+/** n organisations, each with an invitation to revoke and a channel to remove: 2n one-shot changes. */
+export async function writeStateFixtures(dir, n) {
   const { generateEmulatorData } = await import(pathToFileURL(join(ROOT, 'dist', 'emulator', 'generate-emulator-data.js')).href);
   const data = generateEmulatorData({ organisations: n });
   data.invitations = data.organisations.map((o) => ({ id: `inv_${o.id.slice(4)}`, organisationId: o.id, email: `guest+${o.slug}@example.com` }));
@@ -32,7 +33,7 @@ async function writeStateFixtures(dir, n) {
 }
 
 /** `Apply results: 10000 applied, …` → how many were applied. */
-function appliedCount(stdout) {
+export function appliedCount(stdout) {
   const line = stdout.split('\n').find((l) => l.startsWith('Apply results:') || l.startsWith('Apply complete:'));
   return line === undefined ? undefined : Number(/(\d+) applied/.exec(line)?.[1] ?? NaN);
 }

@@ -55,7 +55,8 @@ export interface ClientOptions {
   onHalt?: (error: OrgformError) => void;
   /**
    * Aborted on an interrupt: every request not yet on the wire (waiting its turn at the rate
-   * limiter, in a backoff, for a token) fails at once with NotSentError; those on the wire finish.
+   * limiter, in a backoff, for a token), and every read on it, fails at once with NotSentError;
+   * the writes on the wire finish.
    */
   signal?: AbortSignal;
   timeouts?: Partial<Timeouts>;
@@ -210,6 +211,8 @@ function openTransport(options: ClientOptions, gate: RateGate, redactor: Redacto
     random: options.random,
     onRetry: options.onRetry,
     pool: options.pool,
+    // The interrupt lets go of the reads on the wire; the gate, stopped by it, sends nothing more.
+    interrupt: options.signal,
   });
   return transport;
 }
@@ -262,7 +265,8 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
     const first = this.#orgApi('/organisations');
     first.searchParams.set('limit', String(list.pageSize ?? this.#options.pageSize ?? DEFAULT_PAGE_SIZE));
     if (list.filter !== undefined && list.filter !== '') first.searchParams.set('filter', list.filter);
-    return listPages(this, first, list.filter ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)', list.readAhead === true);
+    const filtered = list.filter !== undefined && list.filter !== '';
+    return listPages(this, first, { target: filtered ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)', headed: !filtered, readAhead: list.readAhead === true });
   }
 
   async readPage(url: URL, number: number, target: string): Promise<ListingPage> {

@@ -2,9 +2,13 @@
  * The listing, page after page as its `next` links lead, whole or stopped saying where: the pages
  * its `next` links lead to, an empty page's included, until a page has none. It stops with the reason when the links
  * lead back over pages already read (an organisation listed again, or a link to a page read before:
- * a service that encrypts its cursors may hand out a fresh one for the first page), when pages keep
+ * a service that encrypts its cursors may hand out a fresh one for the first page; the active
+ * organisation heading an unfiltered listing may be listed once more, at its place), when pages keep
  * coming empty, or when an empty page points on though the listing already holds every organisation
- * its `totalCount` counts. A listing stopped part way is never taken for a whole one.
+ * its `totalCount` counts; and a listing that ends holding fewer organisations than the least
+ * `totalCount` its pages gave is not whole either (organisations that come while it is read only
+ * raise the count, those that go lower it on the pages after). A listing stopped part way is never
+ * taken for a whole one.
  */
 import type { Redactor } from '../redact.js';
 import { resolveNextPage, type NextPage } from './next-page-url.js';
@@ -43,16 +47,33 @@ class ListingGuard {
   private emptyInARow = 0;
   /** The totalCount of the page last read, when it gave one. */
   private total: number | undefined;
+  /** The least totalCount a page gave. */
+  private least: number | undefined;
   /** Each organisation listed so far, with the page it came on. */
   private readonly ids = new Map<string, number>();
   /** Each page asked for after the first, by address, with its number. */
   private readonly addresses = new Map<string, number>();
+  /** The organisation heading the first page of a listing headed by the active organisation, until it is listed again. */
+  private head: string | undefined;
+
+  /**
+   * `headed`: an unfiltered listing, whose first item is the active organisation (interface §4), which
+   * a service may put there besides its place in the order: seen there once more, it is left out.
+   */
+  constructor(private readonly headed = false) {}
 
   /** A page has been read (before its `next` is looked at). */
   read(listing: PageSeen): void {
     this.page += 1;
     this.emptyInARow = listing.organisations.length === 0 ? this.emptyInARow + 1 : 0;
     this.total = typeof listing.totalCount === 'number' && listing.totalCount >= 0 ? listing.totalCount : undefined;
+    if (this.total !== undefined) this.least = Math.min(this.least ?? Infinity, this.total);
+  }
+
+  /** The page just read ends the listing (no `next`), its organisations recorded: why the listing is not whole, if it is not. */
+  end(): string | undefined {
+    if (this.least === undefined || this.organisations >= this.least) return undefined;
+    return this.where(`page ${this.page} ends the listing (it has no "next") after ${this.organisations} organisations, though every page's totalCount counted at least ${this.least}: pages are missing`);
   }
 
   /** Whether to follow the `next` of the page just read: the page to read, or why the listing stops here. */
@@ -71,19 +92,32 @@ class ListingGuard {
     return { kind: 'url', url: next };
   }
 
-  /** Notes the organisations of the page just read (after `follow`); why the listing stops, when one was listed before. */
-  record(organisations: ReadonlyArray<{ id: string }>): string | undefined {
-    for (const { id } of organisations) {
-      const earlier = this.ids.get(id);
-      if (earlier !== undefined) {
-        return this.where(
-          `organisation ${JSON.stringify(id)} is listed again on page ${this.page}, after page ${earlier}: the "next" links lead back over pages already read (a cycle), so the listing would never end`,
-        );
+  /**
+   * Notes the organisations of the page just read (after `follow`): those to take (the active
+   * organisation's second listing left out), or why the listing stops, when one was listed before.
+   */
+  record<T extends { id: string }>(organisations: T[]): { kept: T[] } | { stop: string } {
+    if (this.headed && this.page === 1 && organisations.length > 0) this.head = organisations[0]!.id;
+    let kept = organisations;
+    for (const org of organisations) {
+      const earlier = this.ids.get(org.id);
+      if (earlier !== undefined && org.id === this.head) {
+        this.head = undefined;
+        kept = kept.filter((o) => o !== org);
+        continue;
       }
-      this.ids.set(id, this.page);
+      if (earlier === this.page) return { stop: this.where(`organisation ${JSON.stringify(org.id)} is listed twice on page ${this.page}`) };
+      if (earlier !== undefined) {
+        return {
+          stop: this.where(
+            `organisation ${JSON.stringify(org.id)} is listed again on page ${this.page}, after page ${earlier}: the "next" links lead back over pages already read (a cycle), or the listing moved while it was read (organisations added or removed before the place it had reached)`,
+          ),
+        };
+      }
+      this.ids.set(org.id, this.page);
     }
-    this.organisations += organisations.length;
-    return undefined;
+    this.organisations += kept.length;
+    return { kept };
   }
 
   private stop(why: string): NextPage {
@@ -96,14 +130,23 @@ class ListingGuard {
   }
 }
 
-/**
- * Every page from `first` on. With `readAhead`, the next page is asked for as soon as this one is
- * read, while the caller works through it: for a caller that reads every page (the plan's listing),
- * whose pages are a chain of requests one after another.
- */
-export async function* listPages(reader: PageReader, first: URL, target: string, readAhead: boolean): AsyncIterable<ListingPage> {
+/** How a listing is read: what messages call it, and whether it is filtered and read ahead. */
+export interface ListingRead {
+  /** What messages call the listing: `(all pages)`, `(filter "acme")`. */
+  target: string;
+  /** Unfiltered, its first item is the active organisation, which may be listed once more at its place. */
+  headed: boolean;
+  /**
+   * The next page is asked for as soon as this one is read, while the caller works through it: for
+   * a caller that reads every page (the plan's listing), whose pages are a chain of requests.
+   */
+  readAhead: boolean;
+}
+
+/** Every page from `first` on, whole, or failing where the listing stopped. */
+export async function* listPages(reader: PageReader, first: URL, { target, headed, readAhead }: ListingRead): AsyncIterable<ListingPage> {
   const request = { operation: 'getOrganisations', target } as const;
-  const guard = new ListingGuard();
+  const guard = new ListingGuard(headed);
   let url = first;
   let ahead: Promise<ListingPage> | undefined;
   for (let number = 1; ; number += 1) {
@@ -123,10 +166,15 @@ export async function* listPages(reader: PageReader, first: URL, target: string,
     // pages, which can only be read one after another.
     listing.organisations = checkAll(listing.organisations, request, reader.redactor);
     // An organisation listed again: the links lead back over pages already read.
-    const repeated = guard.record(listing.organisations);
-    if (repeated !== undefined) throw badShape(request, repeated, reader.redactor);
+    const recorded = guard.record(listing.organisations);
+    if ('stop' in recorded) throw badShape(request, recorded.stop, reader.redactor);
+    listing.organisations = recorded.kept;
     yield listing;
-    if (after.kind === 'end') return;
+    if (after.kind === 'end') {
+      const short = guard.end();
+      if (short !== undefined) throw badShape(request, short, reader.redactor);
+      return;
+    }
     if (after.kind === 'refused') throw badShape(request, after.reason, reader.redactor);
     url = after.url;
   }

@@ -38,6 +38,8 @@ export interface WaitEvent {
   rps?: number;
   /** What is retried (retry): `HTTP 503`, `ECONNRESET`. */
   after?: string;
+  /** The answer has begun (its status and headers came) but is not whole (answer): a body that trickles. */
+  begun?: boolean;
   /** The proxy the request goes through (answer), redacted, with the variable that chose it. */
   via?: string;
   /** Where the deadline comes from, when a setting decides it (ORGFORM_REQUEST_TIMEOUT_MS, …). */

@@ -2,9 +2,11 @@
  * Watches the client's requests for a wait: once none has ended for WAIT_NOTICE_MS while some are
  * outstanding, it asks what they wait for (`describe`: a pause, the pace, a backoff, an answer) and
  * tells it, once; and looks again every WAIT_NOTICE_MS while the wait lasts, telling it again only
- * when what it waits for changed (a 429's pause announced while an answer was awaited). A request
- * that ends ends the wait. A pace already told is not told again until the rate changes: at a
- * rate of one request every few seconds, every request would otherwise be a wait of its own.
+ * when what it waits for changed (a 429's pause announced while an answer was awaited), and then
+ * only once the wait has lasted twice as long as when it was last told: a storm of 429s, each a
+ * short pause of its own, is a line at 2, 4, 8, 16 s… rather than one every 2 s. A request that
+ * ends ends the wait. A pace already told is not told again until the rate changes: at a rate of
+ * one request every few seconds, every request would otherwise be a wait of its own.
  */
 import type { ExchangeView } from '../transport/transport.js';
 import type { LimiterClock, RateStatus } from './rate/rate-gate.js';
@@ -31,6 +33,8 @@ export class WaitWatch {
   private timer: unknown;
   /** What the wait under way was told as (cleared when a request ends). */
   private told: string | undefined;
+  /** How long the wait under way had lasted when it was last told. */
+  private toldAfter = 0;
   private pacingTold: number | undefined;
 
   constructor(
@@ -69,7 +73,10 @@ export class WaitWatch {
     this.timer = undefined;
     if (this.outstanding === 0) return;
     const now = this.clock.now();
-    if (now - this.quietSince >= WAIT_NOTICE_MS) this.tell(now);
+    // A timer may fire a few ms early (Node counts it from the loop's last reading of the clock,
+    // which lags after synchronous work): look again when the wait is due, not 2 s later.
+    if (now - this.quietSince < WAIT_NOTICE_MS) return this.arm(this.quietSince + WAIT_NOTICE_MS);
+    this.tell(now);
     this.arm(now + WAIT_NOTICE_MS);
   }
 
@@ -81,21 +88,28 @@ export class WaitWatch {
     const key = wait.reason === 'pacing' ? `pacing ${wait.rps}` : `${wait.reason} ${wait.what}${moved}`;
     if (key === this.told) return;
     if (wait.reason === 'pacing' && wait.rps === this.pacingTold) return;
+    const lasted = now - this.quietSince;
+    if (this.told !== undefined && lasted < 2 * this.toldAfter) return;
     this.told = key;
+    this.toldAfter = lasted;
     if (wait.reason === 'pacing') this.pacingTold = wait.rps;
     this.onWait(wait);
   }
 }
 
-/** What describeWait needs: the requests of one transport, and the gate they wait at. */
+/** What describeWait needs: the requests of one transport, and its clock. */
 export interface WaitingRequests {
   oldest(): ExchangeView | undefined;
   via(url: URL): string | undefined;
+  now(): number;
 }
 
 /**
  * What the requests wait for now, told by the oldest of them: the rate limiter's pause (a 429's, or
- * an empty quota's) or its pace, a backoff before a retry, or else an answer that has not come.
+ * an empty quota's) or its pace, a backoff before a retry, or else an answer that has not come (or
+ * has begun and not ended); for a retry or an attempt held at the gate, once it has waited
+ * WAIT_NOTICE_MS for it (on the transport's clock): one just sent, as a pause told before ends,
+ * has not made anyone wait yet.
  */
 export function describeWait(requests: WaitingRequests, gate: { status(): RateStatus }, at: number): WaitEvent | undefined {
   const oldest = requests.oldest();
@@ -105,6 +119,9 @@ export function describeWait(requests: WaitingRequests, gate: { status(): RateSt
   if (status.pausedMs > 0) return { reason: status.pausedBy === 'quota' ? 'quota' : 'rate-limit', what, until: at + status.pausedMs, waiting: status.waiting, at };
   if (oldest.holding && status.rps !== undefined) return { reason: 'pacing', what, until: at + (Math.max(1, status.waiting) * 1000) / status.rps, waiting: status.waiting, rps: status.rps, at };
   if (oldest.backoff !== undefined) return { reason: 'retry', what, until: oldest.backoff.until, after: oldest.backoff.after, at };
+  // A retry, or an attempt held at the gate, waits for its answer only from its sending.
+  const resent = oldest.attempts > 1 || oldest.heldMs > 0;
+  if (resent && requests.now() - (oldest.sentAt ?? oldest.startedAt) < WAIT_NOTICE_MS) return undefined;
   const via = requests.via(oldest.url);
-  return { reason: 'answer', what, until: oldest.startedAt + oldest.budgetMs + oldest.heldMs, ...(via === undefined ? {} : { via }), at };
+  return { reason: 'answer', what, until: oldest.startedAt + oldest.budgetMs + oldest.heldMs, ...(oldest.answered ? { begun: true } : {}), ...(via === undefined ? {} : { via }), at };
 }

@@ -10,7 +10,7 @@ import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Plan } from '../plan/types.js';
 import { PLAIN_FRAME, type LogFrame } from '../text/log-frame.js';
-import type { Finding } from './findings.js';
+import type { Finding } from '../text/findings.js';
 import type { OutputStream } from '../cli-io.js';
 import type { CiSettings } from './ci-settings.js';
 import { writeFileAtomically } from '../state/write-file-atomically.js';

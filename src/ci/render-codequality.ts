@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { terminalSafe } from '../text/ansi.js';
-import type { Finding, FindingCheck } from './findings.js';
+import type { Finding, FindingCheck } from '../text/findings.js';
 import { workspacePath, type WorkspaceRoots } from './workspace-path.js';
 
 export type CodeQualitySeverity = 'info' | 'minor' | 'major' | 'critical' | 'blocker';

@@ -4,7 +4,7 @@
  * `orgform --help` loads no more than commander.
  */
 import type { CiSettings } from '../ci/ci-settings.js';
-import type { ColorSettings } from '../text/use-color.js';
+import type { ColorSettings } from '../text/ansi.js';
 
 /** The process environment as main hands it over. */
 export type Env = Readonly<Record<string, string | undefined>>;

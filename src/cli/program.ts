@@ -91,6 +91,10 @@ function maxRps(value: string): number {
 
 const STATE_HELP = 'state journal: a file, postgres://… or https://… (env ORGFORM_STATE; default .orgform/state.json beside the first config file)';
 const STATE_COMMAND_HELP = 'state journal: a file, postgres://… or https://… (env ORGFORM_STATE; default .orgform/state.json)';
+/** Plan's and apply's words for what they share: the organisations they cover, and a saved plan. */
+const TARGET_HELP = 'only these organisations (repeatable)';
+const SHARD_HELP = 'only shard i of n (deterministic by organisation slug)';
+const PLANFILE_HELP = 'a plan saved by `orgform plan --out`';
 
 /** The long options a command takes (`--auto-approve`, `--no-color`, …), its own and commander's. */
 function longOptionNames(command: Command): Set<string> {
@@ -151,10 +155,10 @@ const COMMANDS: Record<string, CommandEntry> = {
   plan: command([...CONNECTS, 'planKey', 'state', 'config'], () => import('../commands/plan/command.js')),
   apply: command([...CONNECTS, 'planKey', 'apply', 'state', 'config'], () => import('../commands/apply/command.js')),
   show: command(['planKey'], () => import('../commands/plan/show.js')),
-  'force-unlock': command([...STATE], () => import('../commands/force-unlock.js')),
-  'state-list': command([...STATE], () => import('../commands/state-list.js')),
-  'state-pull': command([...STATE], () => import('../commands/state-pull.js')),
-  'state-migrate': command([...STATE], () => import('../commands/state-migrate.js')),
+  'force-unlock': command([...STATE], () => import('../commands/state/force-unlock.js')),
+  'state-list': command([...STATE], () => import('../commands/state/list.js')),
+  'state-pull': command([...STATE], () => import('../commands/state/pull.js')),
+  'state-migrate': command([...STATE], () => import('../commands/state/migrate.js')),
   export: command([...CONNECTS, 'config'], () => import('../commands/export/command.js')),
   'slugs-check': command([...CONNECTS], () => import('../commands/slugs/command.js')),
   emulator: command([], () => import('../commands/emulator.js')),
@@ -253,8 +257,8 @@ function addPlanAndApply(program: Command, load: Load): void {
     .option('--out <file>', 'save the plan for `orgform apply PLANFILE` (replaces only an orgform plan)')
     .option('--force', 'let --out replace a file that is not an orgform plan')
     .option('--state <path|url>', STATE_HELP)
-    .option('--target <slug>', 'only these organisations (repeatable)', collect)
-    .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
+    .option('--target <slug>', TARGET_HELP, collect)
+    .option('--shard <i/n>', SHARD_HELP)
     .option('--detailed-exitcode', 'exit 0 no changes, 1 error, 2 changes present')
     // plan never asks anything: Terraform's -input=false is taken, so that its scripts run as they are.
     .addOption(new Option('--input <bool>').choices(['true', 'false']).hideHelp())
@@ -265,13 +269,13 @@ function addPlanAndApply(program: Command, load: Load): void {
 
   parallelism(connection(files(program.command('apply'))), 'reads and writes together: this many organisations are changed at a time, one request each')
     .description('apply a fresh plan (asks first on a terminal) or a saved PLANFILE')
-    .argument('[planfile]', 'a plan saved by `orgform plan --out`')
+    .argument('[planfile]', PLANFILE_HELP)
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--auto-approve', 'skip the confirmation')
     .addOption(new Option('--input <bool>', "false: never ask, even on a terminal (Terraform's -input=false); then --auto-approve or a PLANFILE is needed").choices(['true', 'false']))
     .option('--state <path|url>', STATE_HELP)
-    .option('--target <slug>', 'only these organisations (repeatable)', collect)
-    .option('--shard <i/n>', 'only shard i of n (deterministic by organisation slug)')
+    .option('--target <slug>', TARGET_HELP, collect)
+    .option('--shard <i/n>', SHARD_HELP)
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
     .option('--no-color', NO_COLOR_HELP)
     .action(load('apply'));
@@ -279,7 +283,7 @@ function addPlanAndApply(program: Command, load: Load): void {
   program
     .command('show')
     .description('show a plan saved by `orgform plan --out`, offline: nothing is read from the service')
-    .argument('<planfile>', 'a plan saved by `orgform plan --out`')
+    .argument('<planfile>', PLANFILE_HELP)
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
     .option('--no-color', NO_COLOR_HELP)
     .action(load('show'));
@@ -298,8 +302,9 @@ function addStateCommands(program: Command, load: Load): void {
   state.command('pull').description('the journal as JSON on stdout (the file format, whatever the backend)').option('--state <path|url>', STATE_COMMAND_HELP).action(load('state-pull'));
   state
     .command('migrate')
-    .description('copy the journal to another state, check the copy, leave this one as it was')
+    .description('copy the journal to another state (or merge several into one), check the copy, leave the sources as they were')
     .option('--state <path|url>', STATE_COMMAND_HELP)
+    .option('--from <path|url>', 'a state to copy from, instead of --state; repeat it to merge several (states kept under a name per shard) into one', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     .requiredOption('--to <path|url>', 'the state to copy into: a file, postgres://… or https://…')
     .action(load('state-migrate'));
 }

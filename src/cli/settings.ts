@@ -20,7 +20,7 @@ import { VARIABLE_PREFIX, type ConfigVariables } from '../config/interpolate.js'
 import { UsageError } from '../errors.js';
 import { MIN_PLAN_KEY_LENGTH } from '../plan/saved-plan.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from '../state/state-settings.js';
-import type { ColorSettings } from '../text/use-color.js';
+import type { ColorSettings } from '../text/ansi.js';
 import { nonEmpty, readOutputSettings, type Env, type OutputSettings } from './output-settings.js';
 import { WHOLE_NUMBER_RANGES, type SettingGroup } from './settings-table.js';
 

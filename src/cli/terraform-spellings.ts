@@ -9,6 +9,8 @@
  * at start-up, with the grammar.
  */
 
+const NO_SUCH_OPTION = 'orgform has no such option';
+
 /** Terraform options with no orgform counterpart of that name, and what to do instead. */
 const TERRAFORM_ONLY: Readonly<Record<string, string>> = {
   input: 'orgform asks for confirmation only on a terminal and never reads other input; in a script pass --auto-approve, or apply a saved plan',
@@ -20,9 +22,9 @@ const TERRAFORM_ONLY: Readonly<Record<string, string>> = {
   var: 'orgs.yaml has no variables passed on the command line',
   'var-file': 'orgs.yaml has no variable files; pass several files or a directory with -f',
   chdir: 'run orgform from that directory, or pass its files with -f DIR',
-  'compact-warnings': 'orgform has no such option',
+  'compact-warnings': NO_SUCH_OPTION,
   destroy: 'orgform never deletes organisations',
-  replace: 'orgform has no such option',
+  replace: NO_SUCH_OPTION,
 };
 
 /** A one-dash word of two letters or more, with or without `=VALUE`: `-auto-approve`, `-out=plan.bin`. */

@@ -88,6 +88,9 @@ function valueCases(root: CompletionCommand, choices: (words: readonly string[])
   return lines;
 }
 
+
+/** Both shells walk the words typed so far the same way, matching the command path they spell. */
+const CASE_PATH = 'case "${cmdpath:+$cmdpath }$word" in';
 export function bashScript(root: CompletionCommand): string {
   const words = (list: readonly string[]) => `COMPREPLY=($(compgen -W ${quote(list.join(' '))} -- "$cur"))`;
   // One name a line, read into the array as it is: `($(compgen -f …))` split a name at its spaces
@@ -101,7 +104,7 @@ export function bashScript(root: CompletionCommand): string {
     '  (( COMP_CWORD > 0 )) && prev="${COMP_WORDS[COMP_CWORD-1]}"',
     '  for (( i = 1; i < COMP_CWORD; i++ )); do',
     '    word="${COMP_WORDS[i]}"',
-    '    case "${cmdpath:+$cmdpath }$word" in',
+    `    ${CASE_PATH}`,
     `      ${pathCases(root)}) cmdpath="\${cmdpath:+$cmdpath }$word" ;;`,
     '    esac',
     '  done',
@@ -139,7 +142,7 @@ export function zshScript(root: CompletionCommand): string {
     '  local -a subcommands options',
     '  for (( i = 2; i < CURRENT; i++ )); do',
     '    word="${words[i]}"',
-    '    case "${cmdpath:+$cmdpath }$word" in',
+    `    ${CASE_PATH}`,
     `      (${pathCases(root)}) cmdpath="\${cmdpath:+$cmdpath }$word" ;;`,
     '    esac',
     '  done',

@@ -19,9 +19,10 @@ import { fileURLToPath } from 'node:url';
 import { OrgformError, UsageError } from '../errors.js';
 import { DEFAULT_SCHEMA_PATH } from '../config-writer/render-export.js';
 import type { ConnectionFlags } from '../api/connect/resolve-connection.js';
-import type { OpenClientSettings } from '../api/connect/open-client.js';
+import type { ClientEvent, OpenClientSettings } from '../api/connect/open-client.js';
 import type { CliIO, ExitCode } from '../cli-io.js';
 import { describeEscape, findWorkTree } from '../work-tree.js';
+import { describeExisting, NOTHING_WRITTEN } from '../text/describe-files.js';
 
 export interface InitFlags extends ConnectionFlags {
   gitlab?: boolean;
@@ -165,16 +166,16 @@ function canExport(settings: InitSettings): boolean {
 }
 
 async function exportedConfig(flags: InitFlags, io: CliIO, settings: InitSettings): Promise<{ text: string; count: number }> {
-  const [{ openClient }, { readOrganisations }, { renderExport }, { serviceKeyOf }, { selectExportable }, { formatWait }] = await Promise.all([
+  const [{ openClient, serviceKeyOf }, { readOrganisations }, { renderExport }, { selectExportable }, { formatWait }] = await Promise.all([
     import('../api/connect/open-client.js'),
     import('../config-writer/read-organisations.js'),
     import('../config-writer/render-export.js'),
-    import('../api/connect/service-key.js'),
     import('../config-writer/select-exportable.js'),
     import('../text/format-wait.js'),
   ]);
-  // A wait of 2 s or more is told on standard error, as every command's is.
-  const client = await openClient({ ...settings, parallelism: flags.parallelism }, io, { onWait: (event) => io.stderr.write(`${formatWait(event)}\n`) });
+  // Its only view: a wait of 2 s or more is told on standard error, as every command's is.
+  const events = { event: (e: ClientEvent) => e.type === 'wait' && void io.stderr.write(`${formatWait(e)}\n`) };
+  const client = await openClient({ ...settings, parallelism: flags.parallelism }, io, { events });
   try {
     const { organisations, activeId } = await readOrganisations(client, { parallelism: flags.parallelism });
     const text = renderExport(organisations, activeId, { baseUrl: serviceKeyOf(client), schema: DEFAULT_SCHEMA_PATH });
@@ -195,7 +196,7 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
   const existing = [config, ...(workflow === undefined ? [] : [workflow])].filter(entryExists);
   if (existing.length > 0 && !flags.force) {
     const names = existing.map((path) => path.slice(resolve(io.cwd).length + 1));
-    throw new UsageError(`${names.join(' and ')} already exist${names.length === 1 ? 's' : ''}. Nothing was written. Pass --force to overwrite, or run init in another directory.`);
+    throw new UsageError(describeExisting(names, 'run init in another directory'));
   }
 
   // The export first: when it fails, nothing has been written yet.
@@ -213,7 +214,7 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
       return await step();
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'failed';
-      const done = written.length === 0 ? 'Nothing was written.' : `Written before it: ${written.join('; ')}.`;
+      const done = written.length === 0 ? NOTHING_WRITTEN : `Written before it: ${written.join('; ')}.`;
       throw new OrgformError('CONFIG_IO', `Cannot write ${name}: ${code}. ${done}`, { cause: err });
     }
   };

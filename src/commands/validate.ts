@@ -50,7 +50,7 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   const result = await loadConfig(files, { cwd: io.cwd, variables: settings.config, checkout: jobCheckout(settings.ci) });
   const { openPipelineOutput } = await import('../ci/pipeline-output.js');
   const pipeline = await openPipelineOutput(io, settings.ci);
-  const { configFindings } = await import('../ci/findings.js');
+  const { configFindings } = await import('../text/findings.js');
   const warned = configFindings(result.warnings).map((finding) => ({ ...finding, level: 'warning' as const }));
   const findings = [...(result.ok ? [] : configFindings(result.problems)), ...warned];
   await pipeline.writeReports(reports, { findings, defaultFile: files[0] ?? 'orgs.yaml' });
@@ -68,7 +68,7 @@ export async function run(options: Record<string, unknown>, io: CliIO, _args: st
   const fileCount = new Set(result.problems.map((p) => p.file)).size;
   io.stderr.write(pipeline.frame.guard(`${lines.join('\n')}\n${countProblems(result.problems.length)} in ${fileCount} ${fileCount === 1 ? 'file' : 'files'}.\n`));
   await pipeline.annotate(findings, io.stderr);
-  const { renderConfigStepSummary } = await import('../ci/render-step-summary.js');
+  const { renderConfigStepSummary } = await import('../text/step-summary.js');
   await pipeline.appendStepSummary(() => renderConfigStepSummary('validate', result.problems), io.stderr);
   return 1;
 }

@@ -1,7 +1,10 @@
 /**
- * What apply reports as it goes. The flow (commands/apply/flow.ts) emits these and knows nothing of
- * terminals; the apply views (commands/apply/views/) decide how to show them.
+ * What apply reports as it goes: applyPlan's events, and the client's (a retry of a change's
+ * request, a rate change, a wait), which reach the same view through openClient. The flow
+ * (commands/apply/flow.ts) hands its view to both and knows nothing of terminals; the apply views
+ * (commands/apply/views/) decide how to show them.
  */
+import type { ClientEvent } from '../api/connect/open-client.js';
 import type { Change } from '../plan/types.js';
 
 /** How one change ended. */
@@ -55,16 +58,10 @@ export interface ChangeResult {
 export type ApplyEvent =
   | { type: 'apply-start'; total: number; parallelism: number; at: number }
   | { type: 'change-start'; address: string; organisation: string; kind: Change['kind']; at: number }
-  | { type: 'change-retry'; address: string; attempt: number; delayMs: number; status?: number; errorCode?: string; at: number }
   | ({ type: 'change-end'; at: number } & ChangeResult)
   | { type: 'interrupted'; at: number; inFlight: number }
-  /**
-   * The shared request rate changed for a reason people should see: a 429 paused everyone and cut
-   * the rate, the service announced its limit, its quota ran out, or only 429s came back for so long
-   * that the run stops. From the client, not from applyPlan; `rps` undefined while nothing limits it.
-   */
-  | { type: 'rate'; at: number; reason: 'throttled' | 'announced' | 'quota-empty' | 'stalled'; rps?: number; pausedMs: number; waiting: number }
-  | { type: 'apply-end'; at: number; summary: ApplySummary };
+  | { type: 'apply-end'; at: number; summary: ApplySummary }
+  | ClientEvent;
 
 export interface ApplySummary {
   total: number;

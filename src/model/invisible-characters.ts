@@ -12,6 +12,8 @@
  * the exact values.
  */
 
+const OTHER_SPACE = 'space other than a plain space';
+
 /** [first, last] code points, with what they are. */
 const RANGES: ReadonlyArray<readonly [number, number, string]> = [
   [0x0080, 0x009f, 'C1 control character'],
@@ -20,23 +22,23 @@ const RANGES: ReadonlyArray<readonly [number, number, string]> = [
   [0x034f, 0x034f, 'combining grapheme joiner'],
   [0x061c, 0x061c, 'bidirectional control'],
   [0x115f, 0x1160, 'Hangul filler'],
-  [0x1680, 0x1680, 'space other than a plain space'],
+  [0x1680, 0x1680, OTHER_SPACE],
   [0x17b4, 0x17b5, 'invisible Khmer vowel'],
   [0x180b, 0x180d, 'Mongolian variation selector'],
   [0x180e, 0x180e, 'invisible format character'],
   [0x180f, 0x180f, 'Mongolian variation selector'],
-  [0x2000, 0x200a, 'space other than a plain space'],
+  [0x2000, 0x200a, OTHER_SPACE],
   [0x200b, 0x200d, 'zero-width character'],
   [0x200e, 0x200f, 'bidirectional control'],
   [0x2028, 0x2029, 'line or paragraph separator'],
   [0x202a, 0x202e, 'bidirectional control'],
   [0x202f, 0x202f, 'no-break space'],
-  [0x205f, 0x205f, 'space other than a plain space'],
+  [0x205f, 0x205f, OTHER_SPACE],
   [0x2060, 0x2065, 'invisible format character'],
   [0x2066, 0x2069, 'bidirectional control'],
   [0x206a, 0x206f, 'invisible format character'],
   [0x2800, 0x2800, 'blank Braille pattern, which looks like a space'],
-  [0x3000, 0x3000, 'space other than a plain space'],
+  [0x3000, 0x3000, OTHER_SPACE],
   [0x3164, 0x3164, 'Hangul filler'],
   [0xfe00, 0xfe0d, 'variation selector'],
   [0xfeff, 0xfeff, 'zero-width character'],

@@ -8,7 +8,7 @@
  *   after a lost answer or a 404). Never the journal: a membership can be removed and an invitation
  *   accepted before be pending again.
  * - billing: the declared fields against the values read (plan/plan-organisation.ts; apply's
- *   read after a join, executor/execute-change.ts).
+ *   read after a join, executor/write-billing.ts).
  * - set-active: the active organisation read.
  * - revoke-invitation, remove-channel: the journal, because the interface cannot list invitations
  *   or channels. The plan leaves out what it records done; apply ends such a change "already done"
@@ -16,6 +16,8 @@
  *   completes. This module is that one test.
  */
 import type { ChangeKind } from '../model/change-kind.js';
+import type { DesiredState } from '../model/desired-state.js';
+import { journalTarget } from '../model/journal-key.js';
 import type { ApplicableChange } from './types.js';
 
 /** Whether the journal records this one-shot change as done. */
@@ -27,4 +29,18 @@ export const JOURNALED_KINDS: ReadonlySet<ChangeKind> = new Set<ChangeKind>(['re
 /** Whether `change` is done according to the journal: the plan leaves it out, apply ends it already done. */
 export function isRecordedDone(change: Pick<ApplicableChange, 'kind' | 'organisation' | 'targetId'>, isJournaled: IsJournaled): boolean {
   return JOURNALED_KINDS.has(change.kind) && change.targetId !== undefined && isJournaled(change.kind, change.organisation.id, change.targetId);
+}
+
+/**
+ * What a run may ask of the journal, for a state reader to keep (state/state-backend.ts
+ * `Interest`): the target of every one-shot change `desired` declares, for any organisation id.
+ * Plan and apply only ever ask about these, so a reader that keeps only them loses nothing.
+ */
+export function journalInterest(desired: Pick<DesiredState, 'organisations'>): { targets: ReadonlySet<string> } {
+  const targets = new Set<string>();
+  for (const organisation of desired.organisations) {
+    for (const id of organisation.invitations.revoke) targets.add(journalTarget('revoke-invitation', id));
+    for (const id of organisation.notificationChannels.remove) targets.add(journalTarget('remove-channel', id));
+  }
+  return { targets };
 }

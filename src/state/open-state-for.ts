@@ -4,10 +4,10 @@
  */
 import type { NetworkSettings } from '../transport/proxy-settings.js';
 import type { DesiredState } from '../model/desired-state.js';
-import type { LockEnvironment } from './lock.js';
-import { openState } from './open-state.js';
+import type { LockEnvironment } from './lock-environment.js';
+import { lockRequest, openState } from './open-state.js';
 import type { StateSettings } from './state-settings.js';
-import type { StateBackend } from './state-backend.js';
+import type { LockRequest, Partition, StateBackend } from './state-backend.js';
 import { statePathFor } from './state-path-for.js';
 
 export interface StateWorld {
@@ -35,4 +35,9 @@ export function openStateFor(state: string | undefined, desired: DesiredState | 
     ...(world.lockEnvironment === undefined ? {} : { lockEnvironment: world.lockEnvironment }),
     ...(world.signal === undefined ? {} : { signal: world.signal }),
   });
+}
+
+/** What an apply's lock says of it (this process, under CI its job) and holds: its shard's partition, or the whole state. */
+export function applyLockRequest(command: string, partition: Partition | undefined, world: StateWorld & { now?: () => number }): LockRequest {
+  return lockRequest(command, { ...(world.stateSettings === undefined ? {} : { settings: world.stateSettings }), ...(world.lockEnvironment === undefined ? {} : { lockEnvironment: world.lockEnvironment }), ...(world.now === undefined ? {} : { now: world.now }) }, partition);
 }

@@ -7,11 +7,12 @@ import { hostname, userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { OrgformError } from '../errors.js';
 import { describeEscape, findWorkTree } from '../work-tree.js';
-import { openFileState } from './file-state.js';
-import { journalLogPath } from './journal.js';
-import { lockPathFor, type LockEnvironment } from './lock.js';
+import { FileState } from './file/file-state.js';
+import { StateFiles } from './file/state-files.js';
+import { adaptLegacyBackend, type LegacyStateBackend } from './legacy-backend.js';
+import { defaultLockEnvironment, type LockEnvironment } from './lock-environment.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
-import type { LockRequest, StateBackend } from './state-backend.js';
+import type { LockRequest, Partition, StateBackend } from './state-backend.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from './state-settings.js';
 import type { NetworkSettings } from '../transport/proxy-settings.js';
 
@@ -40,24 +41,27 @@ export function stateSpecFor(options: Pick<StateOptions, 'state' | 'defaultPath'
 
 export async function openState(options: StateOptions): Promise<StateBackend> {
   const spec = stateSpecFor(options);
+  if (spec.kind === 'postgres') {
+    const { PostgresState } = await import('./postgres/postgres-state.js');
+    return new PostgresState(spec, { settings: options.settings ?? DEFAULT_STATE_SETTINGS, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+  }
+  if (spec.kind !== 'file') return adaptLegacyBackend(await openLegacyState(options));
+  await checkJournalPaths(spec.path, options.cwd);
+  return new FileState(spec.path, options.lockEnvironment ?? defaultLockEnvironment());
+}
+
+/** The remote backends before issue 36's rewrite, as they were (their tests use them directly until each is rewritten). */
+export async function openLegacyState(options: StateOptions): Promise<LegacyStateBackend> {
+  const spec = stateSpecFor(options);
   const settings = options.settings ?? DEFAULT_STATE_SETTINGS;
   const describe = (command: string) => lockRequest(command, options);
   switch (spec.kind) {
-    case 'file':
-      await checkJournalPaths(spec.path, options.cwd);
-      return openFileState(spec.path, options.lockEnvironment);
-    case 'postgres': {
-      const { openPostgresState } = await import('./postgres-state.js');
-      return openPostgresState(spec, { settings, describe, ...(options.signal === undefined ? {} : { signal: options.signal }) });
-    }
     case 'http': {
       const { TerraformHttpState } = await import('./terraform-http-state.js');
       return new TerraformHttpState(spec, { settings, describe, network: options.network ?? {}, ...(options.signal === undefined ? {} : { signal: options.signal }) });
     }
-    default: {
-      const unreachable: never = spec;
-      throw new Error(`unknown state kind ${JSON.stringify(unreachable)}`);
-    }
+    default:
+      throw new Error(`no legacy backend for a ${spec.kind} state`);
   }
 }
 
@@ -68,7 +72,7 @@ export async function openState(options: StateOptions): Promise<StateBackend> {
  */
 async function checkJournalPaths(path: string, cwd: string): Promise<void> {
   const tree = await findWorkTree(cwd);
-  for (const file of [path, journalLogPath(path), lockPathFor(path)]) {
+  for (const file of StateFiles.namesBeside(path)) {
     const away = await describeEscape(tree, file, 'stay', file);
     if (away !== undefined) {
       throw new OrgformError('STATE_INVALID', `The state journal cannot be used: ${away}. Nothing was read or written; remove the link, or keep the journal elsewhere with --state PATH.`);
@@ -76,8 +80,8 @@ async function checkJournalPaths(path: string, cwd: string): Promise<void> {
   }
 }
 
-/** What a remote lock says of its holder: the command, this process and, under CI, the job's address. */
-function lockRequest(command: string, options: StateOptions): LockRequest {
+/** What a lock says of its holder: the command, this process and, under CI, the job's address; and what it holds (`partition`, else the whole state). */
+export function lockRequest(command: string, options: Pick<StateOptions, 'lockEnvironment' | 'settings' | 'now'>, partition?: Partition): LockRequest {
   const host = options.lockEnvironment?.host ?? hostname();
   const owner = (options.settings ?? DEFAULT_STATE_SETTINGS).owner;
   let user = owner.user;
@@ -96,6 +100,7 @@ function lockRequest(command: string, options: StateOptions): LockRequest {
     who: `${user}@${host}`,
     startedAt: new Date((options.now ?? options.lockEnvironment?.now ?? Date.now)()).toISOString(),
     ...(where ? { where } : {}),
+    ...(partition === undefined ? {} : { partition }),
   };
 }
 
@@ -123,4 +128,9 @@ export function openCommandState(state: string | undefined, world: CommandWorld,
     signal: world.signal,
     now: world.now,
   });
+}
+
+/** What the lock of a state command (`state migrate`) says of it: this process, under CI its job; it holds the whole state. */
+export function commandLockRequest(command: string, world: CommandWorld, settings: StateCommandSettings): LockRequest {
+  return lockRequest(command, { settings: settings.state, now: world.now });
 }

@@ -1,29 +1,55 @@
 /**
  * Where the state journal is kept, behind one interface: a local file (the default), a PostgreSQL
  * table, or a Terraform HTTP backend (GitLab-managed state, Gitea's state registry). A plan reads
- * it; an apply locks it, records into it as changes complete and releases it; `state` commands
- * list, pull and migrate it; `force-unlock` breaks a lock left behind. Backends are opened by
- * open-state.ts and loaded only when used (a postgres URL alone brings in `pg`).
+ * what it may ask of it (`readIndex`); an apply locks it, whole or one shard's partition
+ * (lock-matrix.ts), records into it as changes complete and releases it; the `state` commands
+ * list, pull and migrate every entry (`entries`); `force-unlock` breaks a lock left behind.
+ * Backends are opened by open-state.ts and loaded only when used (a postgres URL alone brings in
+ * `pg`); whoever opens one closes it, once.
  */
 import { OrgformError } from '../errors.js';
-import type { JournalData, JournalEntry } from './journal.js';
+import { NOTHING_CHANGED } from './state-errors.js';
+import type { JournalEntry, LoggedEntry } from './journal-entry.js';
+
+/** One shard of the configuration, as `--shard INDEX/COUNT` names it (1-based). */
+export interface Partition {
+  index: number;
+  count: number;
+}
+
+/**
+ * What a run may ask of the journal: the targets (`KIND TARGET`, model/journal-key.ts) of every
+ * one-shot change its configuration declares. A reader keeps only the entries of these.
+ */
+export interface Interest {
+  readonly targets: ReadonlySet<string>;
+}
 
 /** What a plan needs of the journal: whether a one-shot change is recorded done. */
-export interface JournalReader {
+export interface JournalIndex {
   has(serviceKey: string, key: string): boolean;
 }
 
+/** The name plan/read and the executor use (their files are others' in issue 32's phase 2): one name once merged. */
+export type JournalReader = JournalIndex;
+
 /** What an apply needs: record entries as changes complete, and wait until they are written. */
-export interface StateJournal extends JournalReader {
+export interface StateJournal extends JournalIndex {
   /**
-   * Records an entry. The file resolves once it is on disk; a remote backend resolves at once and
-   * writes in batches (see batched-journal.ts), so that a change never waits for the network.
+   * Records an entry and resolves once it is durable: on disk in full (file), committed
+   * (PostgreSQL), or in a document the server accepted (HTTP). A change counts as done only then.
    * An entry without a `run` key is stamped with this run's lock ID; one whose `run` is there but
    * undefined (migrate's copy of an entry recorded before orgform recorded runs) is kept as it is.
    */
   record(serviceKey: string, key: string, entry: JournalEntry): Promise<void>;
   /** Waits until every entry recorded so far is written (or its loss has been reported). */
   flush(): Promise<void>;
+  /**
+   * True when entries are written in batches (a remote state), so that a record may wait up to the
+   * batch delay: the executor then lets the change's worker go on meanwhile. Otherwise a record
+   * takes one write, and the worker waits for it, so that a failure stops the next change.
+   */
+  readonly batched?: boolean;
 }
 
 /** Who holds a lock, as far as the backend can say (a Terraform HTTP backend may say only some of it). */
@@ -36,9 +62,11 @@ export interface LockHolder {
   startedAt?: string;
   /** The CI job that runs it, when there is one. */
   where?: string;
+  /** The shard it holds; none: the whole state. */
+  partition?: Partition;
 }
 
-/** What a new lock says about its holder. */
+/** What a new lock says about its holder, and what it holds: one shard's partition, or (none) the whole state. */
 export interface LockRequest {
   command: string;
   pid: number;
@@ -46,15 +74,15 @@ export interface LockRequest {
   who: string;
   startedAt: string;
   where?: string;
+  partition?: Partition;
 }
 
-/** An apply's hold on the state: the lock, the journal that records under it, and a way to learn the lock is lost. */
+/** A run's hold on the state: the lock, the journal that records under it, and a way to learn the lock is lost. */
 export interface HeldState {
   lock: LockHolder;
-  /** A stale lock (its holder's process gone) that was taken over, if any. */
-  replaced?: LockHolder;
-  /** Every entry as the lock was taken (migrate and state commands use it; an apply only asks `has`). */
-  data: JournalData;
+  /** Holders found gone (their process ended on this host) and dropped as the lock was taken. */
+  replaced: LockHolder[];
+  /** `has` answers for the entries of the interest the lock was taken with, and for those recorded since. */
   journal: StateJournal;
   /**
    * Called at most once if the lock is lost while held (the connection dropped, someone broke
@@ -62,9 +90,9 @@ export interface HeldState {
    */
   onLost(listener: (error: OrgformError) => void): void;
   /**
-   * Writes what is left, releases the lock and closes the connection. Throws only when a lock still
-   * held could not be let go and outlives this process (an HTTP backend's): the error says how to
-   * break it, for every later apply would be refused.
+   * Writes what is left and lets go of the lock. Throws only when a lock still held could not be
+   * let go and outlives this process (an HTTP backend's): the error says how to break it, for
+   * every later apply would be refused.
    */
   release(): Promise<void>;
 }
@@ -73,12 +101,16 @@ export interface StateBackend {
   readonly kind: 'file' | 'postgres' | 'http';
   /** Where the state is, for messages: a path, or a URL without its password. */
   readonly location: string;
-  /** Every entry, without taking the lock (plan, state list, state pull). */
-  read(): Promise<JournalData>;
-  /** Takes the lock for `command` (refused, naming the holder, when someone has it), then reads. */
-  lock(command: string): Promise<HeldState>;
+  /** Every entry of `interest`, whoever wrote it, without a lock (plan): all written before the call began. */
+  readIndex(interest: Interest): Promise<JournalIndex>;
+  /** Every entry, sorted by service then key, without a lock (state list, pull, migrate's source). */
+  entries(): AsyncIterable<LoggedEntry>;
+  /** Takes the lock the request asks for (refused, naming the holder, when the lock matrix says so), then reads `interest`. */
+  lock(request: LockRequest, interest: Interest): Promise<HeldState>;
   /** Breaks the lock `id` (only that one); says who held it, as far as known. */
   forceUnlock(id: string): Promise<LockHolder>;
+  /** Lets go of whatever the backend opened (connections, agents): once, by whoever opened it, after any hold is released. Never throws. */
+  close(): Promise<void>;
 }
 
 /** One line about a lock's holder, with whatever the backend knows of it: `pid 7 on ci-3 as ada, running "orgform apply" since … (lock ID …)`. */
@@ -87,14 +119,10 @@ export function describeHolder(holder: LockHolder): string {
   if (holder.who) text += `${text === '' ? '' : ' as '}${holder.who}`;
   if (text === '') text = 'someone the backend does not name';
   if (holder.command) text += `, running "${holder.command}"`;
+  if (holder.partition !== undefined && !(holder.command ?? '').includes('--shard')) text += ` (shard ${holder.partition.index}/${holder.partition.count})`;
   if (holder.startedAt) text += ` since ${holder.startedAt}`;
   if (holder.where) text += `, in ${holder.where}`;
   return `${text} (lock ID ${holder.id})`;
-}
-
-/** A JournalReader over plain journal data. */
-export function readerOf(data: JournalData): JournalReader {
-  return { has: (serviceKey, key) => data.services[serviceKey]?.[key] !== undefined };
 }
 
 /** A remote state that cannot be reached or read: nothing was written, and what to check. */
@@ -107,7 +135,7 @@ export class StateUnavailableError extends OrgformError {
   ) {
     super(
       'STATE_UNAVAILABLE',
-      `Cannot use the state at ${location}: ${why}. Nothing was changed. Check the address, the network and the credentials, or run with another --state.`,
+      `Cannot use the state at ${location}: ${why}. ${NOTHING_CHANGED} Check the address, the network and the credentials, or run with another --state.`,
       cause === undefined ? {} : { cause },
     );
     this.name = 'StateUnavailableError';
@@ -134,10 +162,13 @@ export function lockNotReleasedError(location: string, id: string, why: string):
   );
 }
 
-/** Someone holds the lock: who, and how to break it if they are gone for good. */
-export function stateLockedError(location: string, holder: LockHolder, unlockHint: string): OrgformError {
+/**
+ * Someone holds the state: who, why that stands in the way when it is not plain (lock-matrix.ts
+ * says it of shards), and how to break it if they are gone for good.
+ */
+export function stateLockedError(location: string, holder: LockHolder, unlockHint: string, why?: string): OrgformError {
   return new OrgformError(
     'STATE_LOCKED',
-    `The state at ${location} is locked by ${describeHolder(holder)}. Wait for that apply to finish; if it is gone for good, run: ${unlockHint}`,
+    `The state at ${location} is locked by ${describeHolder(holder)}${why === undefined ? '' : `: ${why}`}. Wait for that run to finish; if it is gone for good, run: ${unlockHint}`,
   );
 }

@@ -27,12 +27,15 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../transport/retry-polic
 import { TransportError } from '../transport/transport-error.js';
 import { Transport, type TransportAnswer } from '../transport/transport.js';
 import { VERSION } from '../version.js';
-import { BatchedJournal, holdRemoteState, LockLoss } from './batched-journal.js';
-import type { JournalData } from './journal.js';
+import { BatchedJournal, LockLoss, RemoteHold } from './batched-journal.js';
+import { entriesOfData, type JournalData } from './journal-entry.js';
+import { KeyIndex } from './journal-index.js';
+import type { LegacyHeldState as HeldState, LegacyStateBackend as StateBackend } from './legacy-backend.js';
 import type { StateSpec } from './parse-state-spec.js';
-import { lockLostError, lockNotReleasedError, stateLockedError, StateUnavailableError, type HeldState, type LockHolder, type LockRequest, type StateBackend } from './state-backend.js';
+import { lockLostError, lockNotReleasedError, stateLockedError, StateUnavailableError, type LockHolder, type LockRequest } from './state-backend.js';
+import { forceUnlockHint, journalNotWrittenError, unwrittenAfter } from './state-errors.js';
 import type { HttpStateSettings, StateSettings } from './state-settings.js';
-import { emptyDocument, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
+import { emptyDocument, mergeEntries, parseStateDocument, serializeStateDocument, type StateDocument } from './terraform-document.js';
 
 type HttpSpec = Extract<StateSpec, { kind: 'http' }>;
 
@@ -146,8 +149,9 @@ export class TerraformHttpState implements StateBackend {
   protected readonly options: HttpStateOptions;
   protected readonly redactor: Redactor;
   protected readonly requests: ReturnType<typeof lockSettings>;
-  readonly #transport: Transport;
   readonly #authorization: string | undefined;
+  /** Opened at the first request, and again after a close (state migrate reads its source, then locks it). */
+  #transport: Transport | undefined;
 
   constructor(spec: HttpSpec, options: HttpStateOptions) {
     const { username, password } = options.settings.http;
@@ -168,8 +172,12 @@ export class TerraformHttpState implements StateBackend {
       this.#authorization = `Basic ${basic}`;
       this.redactor.add(basic, password ?? '');
     }
-    const t = options.settings.timeoutMs;
-    this.#transport = new Transport({
+  }
+
+  get #opened(): Transport {
+    const t = this.options.settings.timeoutMs;
+    const { proxy, extraCaCerts } = this.options.network;
+    this.#transport ??= new Transport({
       retry: statePolicy(t),
       timeouts: { connectMs: t, headersMs: t, bodyMs: t, totalMs: stateBudgetMs(t) },
       maxResponseBytes: MAX_STATE_BYTES,
@@ -179,6 +187,7 @@ export class TerraformHttpState implements StateBackend {
       extraCaCerts,
       random: () => 1,
     });
+    return this.#transport;
   }
 
   async read(): Promise<JournalData> {
@@ -237,7 +246,7 @@ export class TerraformHttpState implements StateBackend {
       await this.close();
       const other = holderFrom(answer.text, this.redactor);
       const id = other.id === NOT_GIVEN ? 'ID (the server does not say it)' : other.id;
-      throw stateLockedError(this.location, other, `orgform force-unlock ${id} with the same --state (or ORGFORM_STATE)`);
+      throw stateLockedError(this.location, other, forceUnlockHint(id));
     }
     if (!ok(answer)) {
       // A gateway's 502 or 504 may come after the server took the lock: let go of it, if it is ours.
@@ -249,22 +258,28 @@ export class TerraformHttpState implements StateBackend {
   /** The state held: its journal writes the whole document under the lock, the lock let go at release. */
   protected hold(holder: LockHolder, lockInfo: string, doc: StateDocument): HeldState {
     const loss = new LockLoss();
+    const index = new KeyIndex();
+    for (const { service, key } of entriesOfData(doc.data)) index.add(service, key);
     const journal = new BatchedJournal({
-      data: doc.data,
+      index,
       run: holder.id,
       policy: this.options.settings.batch,
-      write: () => this.writeDocument(doc, holder.id),
+      write: (batch) => {
+        mergeEntries(doc.data, batch);
+        return this.writeDocument(doc, holder.id);
+      },
+      rejection: (err) => journalNotWrittenError(this.location, whyOf(err)),
       onFailure: (err, unwritten) => loss.report(this.lostBy(err, unwritten)),
     });
-    return holdRemoteState({
+    const hold = new RemoteHold({
       lock: holder,
-      data: doc.data,
       journal,
       loss,
       ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
       unlock: () => this.release(holder, lockInfo),
       close: () => this.close(),
     });
+    return { lock: holder, data: doc.data, journal, onLost: (listener) => hold.onLost(listener), release: () => hold.release() };
   }
 
   protected async readDocument(): Promise<StateDocument> {
@@ -281,16 +296,15 @@ export class TerraformHttpState implements StateBackend {
     url.searchParams.set('ID', id);
     const written = await this.send({ method: 'POST', url, body: serializeStateDocument(doc, VERSION), retry: true, doing: 'writing the state' });
     if (written.status === 409 || written.status === 423) {
-      throw lockLostError(this.location, `the server refused a write with HTTP ${written.status}: the lock was broken, or someone else holds it now`);
+      throw new OrgformError('STATE_LOCK_LOST', `the server refused a write with HTTP ${written.status}: the lock was broken, or someone else holds it now`);
     }
     if (!ok(written)) throw this.refused(written, 'writing the state');
   }
 
   /** Why the journal can no longer be written, as the apply is told. */
   protected lostBy(err: unknown, unwritten: number): OrgformError {
-    if (err instanceof OrgformError && err.code === 'STATE_LOCK_LOST') return err;
-    const why = err instanceof StateUnavailableError ? err.why : err instanceof Error ? err.message : String(err);
-    return lockLostError(this.location, `a write failed (${why}); ${unwritten} recorded entr${unwritten === 1 ? 'y is' : 'ies are'} not written, nor any recorded after (the changes in flight)`);
+    const what = err instanceof OrgformError && err.code === 'STATE_LOCK_LOST' ? whyOf(err) : `a write failed (${whyOf(err)})`;
+    return lockLostError(this.location, unwrittenAfter(what, unwritten));
   }
 
   /** Lets go of the lock at the end: throws only when it is still ours and left behind. */
@@ -323,7 +337,7 @@ export class TerraformHttpState implements StateBackend {
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     const { method, url, body, retry, doing } = request;
     try {
-      return await this.#transport.send({ method, url, headers, body, operation: doing, what: doing, retry });
+      return await this.#opened.send({ method, url, headers, body, operation: doing, what: doing, retry });
     } catch (err) {
       if (!(err instanceof TransportError)) throw err;
       throw new HttpStateError({ location: this.location, why: `${doing} failed: ${err.detail}${err.attempts > 1 ? ` (${err.attempts} attempts)` : ''}`, redactor: this.redactor });
@@ -348,9 +362,16 @@ export class TerraformHttpState implements StateBackend {
     return why(`the server answered ${doing} with HTTP ${answer.status}${this.said(answer)}`);
   }
 
-  protected close(): Promise<void> {
-    return this.#transport.close();
+  protected async close(): Promise<void> {
+    const closing = this.#transport;
+    this.#transport = undefined;
+    await closing?.close();
   }
+}
+
+/** What went wrong, alone: a state error's own words, or the error's message. */
+function whyOf(err: unknown): string {
+  return err instanceof StateUnavailableError ? err.why : err instanceof Error ? err.message : String(err);
 }
 
 function ok(answer: TransportAnswer): boolean {

@@ -9,7 +9,7 @@
  * replace and keeps its mode.
  */
 import { createHash } from 'node:crypto';
-import { access, lstat, mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { access, lstat, mkdir, open, readFile, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { constants, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { OrgformError, UsageError } from '../errors.js';
@@ -45,6 +45,20 @@ export async function writeDurableFile(path: string, text: string, options: Dura
     // A failed write (disk full, I/O error) must not leave the file behind.
     await unlink(path).catch(() => undefined);
     throw err;
+  }
+}
+
+/**
+ * Writes every byte of `bytes` at `position` (or, for a file opened to append, at its end). A
+ * write that takes only part is continued from where it stopped; one that takes none, or fails,
+ * throws: the caller never counts as written what is not all there.
+ */
+export async function writeAll(handle: FileHandle, bytes: Uint8Array, position?: number): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, position === undefined ? null : position + offset);
+    if (bytesWritten <= 0) throw Object.assign(new Error('EIO: the file system took none of the bytes written, write'), { code: 'EIO' });
+    offset += bytesWritten;
   }
 }
 
@@ -231,7 +245,8 @@ export async function checkUnchanged(path: string, file: UserFile & { madeFrom: 
   }
 }
 
-function describeKind(info: Stats): string {
+/** What a path that is not a regular file is, in words. */
+export function describeKind(info: Stats): string {
   if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
   if (info.isFIFO()) return 'a named pipe';
   if (info.isSocket()) return 'a socket';

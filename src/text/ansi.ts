@@ -1,8 +1,9 @@
 /**
- * The few ANSI styles the text views use, and a guard that keeps text from the service or the
+ * The few ANSI styles the text views use, whether to use them (useColor), and a guard that keeps text from the service or the
  * configuration from writing escape sequences (or extra lines) to a terminal, or from hiding or
  * reordering what it says (invisible and bidirectional characters, model/invisible-characters.ts).
  */
+import type { OutputStream } from '../cli-io.js';
 import { escapeInvisibleCharacters } from '../model/invisible-characters.js';
 
 export type Style = 'bold' | 'green' | 'yellow' | 'red' | 'dim';
@@ -20,6 +21,28 @@ export function paint(text: string, style: Style, color: boolean): string {
   if (!color || text === '') return text;
   const [on, off] = CODES[style];
   return `\u001b[${on}m${text}\u001b[${off}m`;
+}
+
+/** What the environment says of colour (cli/output-settings.ts reads it). */
+export interface ColorSettings {
+  /** FORCE_COLOR as Node reads it: `0` or `false` off, anything else on, even in a log. */
+  force?: boolean;
+  /** NO_COLOR set and not empty (https://no-color.org). */
+  noColor: boolean;
+  /** TERM=dumb. */
+  dumbTerminal: boolean;
+}
+
+/**
+ * Whether to colour what goes to `stream`: `--no-color` first, as every option beats the
+ * environment; then FORCE_COLOR (CI runners show colours but are not terminals); then NO_COLOR;
+ * then a terminal that is not `TERM=dumb`.
+ */
+export function useColor(flags: { color?: boolean }, color: ColorSettings, stream: OutputStream): boolean {
+  if (flags.color === false) return false;
+  if (color.force !== undefined) return color.force;
+  if (color.noColor || color.dumbTerminal) return false;
+  return stream.isTTY === true;
 }
 
 // C0 controls (tab and newline included), DEL and C1 controls.

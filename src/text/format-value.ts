@@ -1,7 +1,11 @@
-/** How the views spell values: shared by the text and Markdown views so that they agree. */
+/**
+ * How the views spell values, and a change on one line (for plans too long for the block view, the
+ * apply log's digest, and 100,000 changes greppable by address): shared by the text, Markdown and
+ * page views so that they agree. Every piece of outside text is made terminal-safe.
+ */
 import { escapeInvisibleCharacters, hasInvisibleCharacters, INVISIBLE_NOTE } from '../model/invisible-characters.js';
-import type { Change } from '../plan/types.js';
-import { terminalSafe } from './ansi.js';
+import type { Action, Change } from '../plan/types.js';
+import { paint, terminalSafe, type Style } from './ansi.js';
 
 /** ` (contains invisible characters)` after a value that holds any, so that people look twice; empty otherwise. */
 export function invisibleMark(value: string): string {
@@ -14,6 +18,11 @@ export function invisibleMark(value: string): string {
  */
 export function formatValue(value: string | null): string {
   return value === null ? '(none)' : escapeInvisibleCharacters(JSON.stringify(value)) + invisibleMark(value);
+}
+
+/** A slug or an address as Markdown names it (escaping shows the characters): marked when it holds invisible ones. */
+export function markedName(text: string): string {
+  return text + invisibleMark(text);
 }
 
 /** A slug or id shown as a name (a heading, the active organisation): terminal-safe, and marked like a value. */
@@ -53,4 +62,23 @@ export function groupChanges(changes: readonly Change[]): { organisations: Array
     else bySlug.set(change.organisation.slug, { slug: change.organisation.slug, id: change.organisation.id, changes: [change] });
   }
   return { organisations: [...bySlug.values()], setActive };
+}
+
+export const ACTION_MARKER: Readonly<Record<Action, { symbol: string; style: Style }>> = {
+  accept: { symbol: '+', style: 'green' },
+  update: { symbol: '~', style: 'yellow' },
+  delete: { symbol: '-', style: 'red' },
+};
+
+/** `~ organisations.acme.billing: billingEmail "old@acme.test" → "new@acme.test", customerID (none) → "cus_1"`, unindented. */
+export function formatChangeLine(change: Change, color: boolean): string {
+  const { symbol, style } = ACTION_MARKER[change.action];
+  const marker = paint(symbol, style, color);
+  const note = change.display.note === undefined ? '' : ` — note: ${terminalSafe(change.display.note)}`;
+  if (change.kind === 'set-active') {
+    const from = formatFromActive(change.display.fromActive);
+    return `${marker} activeOrganisation: ${from} → ${formatName(change.organisation.slug)}${note}`;
+  }
+  const fields = (change.display.fields ?? []).map((f) => `${f.field} ${terminalSafe(formatBefore(change, f.before))} → ${terminalSafe(formatValue(f.after))}`);
+  return `${marker} ${terminalSafe(change.address)}${fields.length > 0 ? `: ${fields.join(', ')}` : ''}${note}`;
 }

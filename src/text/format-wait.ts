@@ -24,7 +24,7 @@ export function formatWait(event: WaitEvent): string {
     case 'retry':
       return `Waiting until ${until} to send ${what} again, after ${terminalSafe(event.after ?? 'a failure')}.`;
     case 'answer':
-      return `Waiting for the answer to ${what}${event.via === undefined ? '' : `, through the proxy ${terminalSafe(event.via)}`}: none yet; ${givesUp}.`;
+      return `Waiting for ${event.begun === true ? 'the rest of ' : ''}the answer to ${what}${event.via === undefined ? '' : `, through the proxy ${terminalSafe(event.via)}`}: ${event.begun === true ? 'it has begun, but is not whole yet' : 'none yet'}; ${givesUp}.`;
     case 'token-command':
       return `Waiting for ${what} to print a token: none yet; ${givesUp}.`;
     case 'state':

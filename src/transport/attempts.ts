@@ -50,6 +50,8 @@ export interface AttemptRecord {
   lastDecision: RetryDecision | undefined;
   /** While it backs off before a retry: until when, and what failed. */
   backoff: { until: number; after: string } | undefined;
+  /** Why it may no longer be sent (what it was built from is too old), or undefined. */
+  tooOld(): Error | undefined;
 }
 
 /** What deciding on a retry needs of the transport. */
@@ -68,7 +70,7 @@ export function failAttempt(handler: Dispatcher.DispatchHandler, err: Error): vo
   else h.onError?.(err);
 }
 
-/** Passes everything through, marking the answer begun and telling the gate what it said. */
+/** Passes everything through, marking the answer begun and telling the gate what it said; refuses an attempt too late to go. */
 export class AnswerObserver implements Dispatcher.DispatchHandler {
   constructor(
     private readonly inner: Dispatcher.DispatchHandler,
@@ -78,7 +80,14 @@ export class AnswerObserver implements Dispatcher.DispatchHandler {
     private readonly sentAt: number,
   ) {}
 
+  /**
+   * The attempt's bytes are about to go out on its connection, which can take seconds to open after
+   * the gate let it through: asked again whether it may still go (aborted here, undici writes
+   * nothing of it).
+   */
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    const refused = this.record.tooOld();
+    if (refused !== undefined) return controller.abort(refused);
     this.inner.onRequestStart?.(controller, context);
   }
 

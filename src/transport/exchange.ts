@@ -98,6 +98,12 @@ export interface ExchangeView {
   /** Waiting at the gate right now. */
   readonly holding: boolean;
   readonly backoff: { until: number; after: string } | undefined;
+  /** Attempts the gate has let through so far. */
+  readonly attempts: number;
+  /** When the current attempt went out, if it has. */
+  readonly sentAt: number | undefined;
+  /** The current attempt's answer has begun (its status and headers came). */
+  readonly answered: boolean;
 }
 
 /** undici's request callback: the answer's start (status, headers, the body to read), or why none came. */
@@ -224,6 +230,29 @@ export class Exchange implements AttemptRecord, ExchangeView, BodySink {
     const failure = describeConnectionFailure(err, this.host.settings.peer);
     if (failure.failure === 'connection' && this.request.retry !== false && this.#resent < MAX_CUT_RESENDS) return this.#sendWhole();
     this.#fail(failure, err);
+  }
+
+  /**
+   * Held (a 429's pause, a backoff, pacing, a connection slow to open) until what it was built from
+   * is too old to send: why it may not go now, or undefined.
+   */
+  tooOld(): NotSentError | undefined {
+    const notAfter = this.request.notAfter;
+    if (notAfter === undefined || this.host.now() <= notAfter) return undefined;
+    return new NotSentError({ why: 'what it was built from was read too long ago', readTooOld: true });
+  }
+
+  /**
+   * The run was interrupted: a read is let go at once (nothing is built from it now), whether its
+   * attempt is on the wire (said as let go unanswered) or waits to be sent (said as not sent).
+   */
+  letGo(why: string): void {
+    if (this.#done || this.request.method !== 'GET') return;
+    const onWire = this.attempts > 0 && !this.holding && this.backoff === undefined;
+    const [reject, { operation, target }, controller] = [this.#reject!, this.request, this.controller];
+    this.#finish();
+    controller?.abort(new DOMException(why, 'AbortError'));
+    reject(new NotSentError({ operation, target, why, letGo: onWire, redactor: this.host.settings.redactor }));
   }
 
   /** Cut off halfway: sent whole again, with a budget and a count of attempts of its own; the gate still holds each send. */

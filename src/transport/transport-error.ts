@@ -54,9 +54,10 @@ export class NotSentError extends OrgformError {
   /** Held past its `notAfter` (a write built from a read that has aged meanwhile): read again and rebuilt, it may go. */
   readonly readTooOld: boolean;
 
-  constructor(init: { operation?: string; target?: string; why: string; readTooOld?: boolean; redactor?: Redactor }) {
+  /** `letGo`: a read that was sent, its answer not waited for (nothing is made of it, as of one not sent). */
+  constructor(init: { operation?: string; target?: string; why: string; readTooOld?: boolean; letGo?: boolean; redactor?: Redactor }) {
     const target = init.target === undefined ? '' : (init.redactor ?? new Redactor()).text(init.target);
-    super('INTERRUPTED', `${init.operation === undefined ? 'the request' : `${init.operation} ${target}`.trimEnd()} was not sent: ${init.why}`);
+    super('INTERRUPTED', `${init.operation === undefined ? 'the request' : `${init.operation} ${target}`.trimEnd()} was ${init.letGo === true ? 'let go unanswered' : 'not sent'}: ${init.why}`);
     this.name = 'NotSentError';
     this.operation = init.operation;
     this.why = init.why;

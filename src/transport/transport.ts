@@ -17,7 +17,6 @@ import { DEFAULT_TIMEOUTS, openConnectionPool, type Timeouts } from './connectio
 import { Exchange, onAnswerStart, type ExchangeHost, type ExchangeSettings, type ExchangeView, type Peer, type TransportAnswer, type TransportRequest } from './exchange.js';
 import { proxyForScheme, type ProxySettings } from './proxy-settings.js';
 import type { RetryPolicy } from './retry-policy.js';
-import { NotSentError } from './transport-error.js';
 
 export type { RequestGate, RetryEvent } from './attempts.js';
 export type { ExchangeView, Peer, TransportAnswer, TransportRequest } from './exchange.js';
@@ -51,6 +50,11 @@ export interface TransportOptions {
   onRetry?: (event: RetryEvent) => void;
   /** Tests: the connections to send on, instead of undici's Agent. */
   pool?: Dispatcher;
+  /**
+   * The run's interrupt: every read outstanding is let go at once (NotSentError), as what waits its
+   * turn is: nothing is built from a read once interrupted. A write on the wire is waited for.
+   */
+  interrupt?: AbortSignal;
 }
 
 export class Transport implements ExchangeHost {
@@ -61,6 +65,7 @@ export class Transport implements ExchangeHost {
   readonly #gate: RequestGate | undefined;
   readonly #watch: RequestWatch | undefined;
   readonly #outstanding = new Set<Exchange>();
+  readonly #interrupt: AbortSignal | undefined;
 
   constructor(options: TransportOptions) {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
@@ -70,6 +75,9 @@ export class Transport implements ExchangeHost {
     this.#gate = options.gate;
     this.#watch = options.watch;
     this.#pool = options.pool ?? openConnectionPool(timeouts, options.connections ?? 64, proxy);
+    // One listener a transport, not one a request: the outstanding reads are let go when it fires.
+    this.#interrupt = options.interrupt;
+    this.#interrupt?.addEventListener('abort', this.#letGoReads, { once: true });
     const retry: RetryContext = { policy: options.retry, gate: options.gate, now: this.now, random: options.random ?? Math.random, onRetry: options.onRetry };
     this.#dispatcher = this.#pool.compose(
       (dispatch) => (opts, handler) => this.#attempt(dispatch, opts, handler),
@@ -112,8 +120,13 @@ export class Transport implements ExchangeHost {
   }
 
   close(): Promise<void> {
+    this.#interrupt?.removeEventListener('abort', this.#letGoReads);
     return this.#pool.close();
   }
+
+  readonly #letGoReads = (): void => {
+    for (const exchange of [...this.#outstanding]) exchange.letGo('interrupted');
+  };
 
   end(exchange: Exchange): void {
     if (!this.#outstanding.delete(exchange)) return;
@@ -149,10 +162,9 @@ export class Transport implements ExchangeHost {
   }
 
   #send(dispatch: Dispatcher['dispatch'], opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, exchange: Exchange): boolean {
-    // Held (a 429's pause, a backoff, pacing) until what it was built from is too old to send.
-    const notAfter = exchange.request.notAfter;
-    if (notAfter !== undefined && this.now() > notAfter) {
-      failAttempt(handler, new NotSentError({ why: 'what it was built from was read too long ago', readTooOld: true }));
+    const tooOld = exchange.tooOld();
+    if (tooOld !== undefined) {
+      failAttempt(handler, tooOld);
       return true;
     }
     const sentAt = this.#gate === undefined ? 0 : this.#gate.recordSend();

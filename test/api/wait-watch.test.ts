@@ -67,6 +67,31 @@ describe('WaitWatch', () => {
     expect(told.map((t) => t.rps)).toEqual([0.2, 0.1]);
   });
 
+  it('tells a wait at 2 s even when its timer fires a little early, as one set from a stale loop time does', async () => {
+    const { clock, told, watch } = watching();
+    // Node counts a timer from the time its event loop last read, which lags behind the clock
+    // after long synchronous work (the CLI's start): the first look comes a few ms short of 2 s.
+    const set = clock.setTimeout;
+    let first = true;
+    clock.setTimeout = (fn, ms) => set(fn, first ? ((first = false), ms - 5) : ms);
+    watch.begin();
+    await clock.runUntil(clock.time + 2_000);
+    expect(told).toHaveLength(1);
+  });
+
+  it('tells a storm of 429s, each a new short pause, again only as the wait doubles: not every 2 s', async () => {
+    let until = 0;
+    const { clock, told, watch } = watching((at) => ({ reason: 'rate-limit', what: 'page 2 of the listing', until, waiting: 1, at }));
+    watch.begin();
+    // Ten minutes of 429s, each asking for one more second: nothing ends meanwhile.
+    for (let t = 0; t < 600_000; t += 1_000) {
+      until = clock.time + 1_000;
+      await clock.runUntil(clock.time + 1_000);
+    }
+    const ages = told.map((t) => t.at - 1_000_000);
+    expect(ages).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000]);
+  });
+
   it('sets no timer while nothing is outstanding', async () => {
     const { clock, told, watch } = watching();
     watch.begin();

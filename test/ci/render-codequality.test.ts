@@ -4,7 +4,7 @@
  * the workspace-relative paths both GitHub and GitLab need.
  */
 import { describe, expect, it } from 'vitest';
-import { configFindings, planFindings, type Finding } from '../../src/ci/findings.js';
+import { configFindings, planFindings, type Finding } from '../../src/text/findings.js';
 import { codeQualityIssues, renderCodeQuality } from '../../src/ci/render-codequality.js';
 import { gitlabTerraformCounts, renderGitlabTerraform } from '../../src/ci/render-gitlab-terraform.js';
 import { workspacePath } from '../../src/ci/workspace-path.js';

@@ -4,7 +4,7 @@
  * change, every failure in full, the summary; and --format json still one event per change.
  */
 import { describe, expect, it } from 'vitest';
-import { COMPACT_THRESHOLD } from '../../src/text/plan/compact-threshold.js';
+import { COMPACT_THRESHOLD } from '../../src/text/plan/render-text.js';
 import { setupBillingWorld } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ProfileName } from '../../src/emulator/behaviour.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { acquireLock } from '../../src/state/lock.js';
+import { lockFileState, readJournalFile } from '../support/file-state.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
@@ -51,9 +51,9 @@ describe.each(MATRIX_PROFILES)('orgform apply (%s)', (name) => {
   it('records revocations and channel removals in the state journal beside the config file, and not accepts (membership decides those)', async () => {
     const { cwd, env } = await setup();
     await runCli(['apply', '--auto-approve'], { cwd, env });
-    const journal = JSON.parse(await readFile(join(cwd, '.orgform', 'state.json'), 'utf8'));
+    const journal = await readJournalFile(join(cwd, '.orgform', 'state.json'));
     const entries = journal.services[emulator.url];
-    expect(Object.keys(entries).sort()).toEqual([
+    expect(Object.keys(entries ?? {}).sort()).toEqual([
       'remove-channel org_acme chn_acme_slack',
       'revoke-invitation org_acme inv_acme_carol',
     ]);
@@ -243,12 +243,12 @@ organisations:
 
   it('refuses at once while another apply holds the lock, naming the holder', async () => {
     const { cwd, env } = await setup();
-    const lock = await acquireLock(join(cwd, '.orgform', 'state.json'), 'orgform apply (test)');
+    const lock = await lockFileState(join(cwd, '.orgform', 'state.json'));
     try {
       const result = await runCli(['apply', '--auto-approve'], { cwd, env });
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`pid ${process.pid}`);
-      expect(result.stderr).toContain(`force-unlock ${lock.info.id}`);
+      expect(result.stderr).toContain(`force-unlock ${lock.lock.id}`);
       expect(emulator.counters.writes).toBe(0);
     } finally {
       await lock.release();

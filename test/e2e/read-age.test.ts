@@ -69,3 +69,16 @@ describe('a read is as old as its asking', () => {
     expect(renewalsKept(emulator)).toEqual({ kept: 1, reverted: [] });
   });
 });
+
+describe('a read by id that is always answered after the bound', () => {
+  it('fails the change, saying the reads came too late, not that the write was held', async () => {
+    const { cwd, emulator } = await world(5, 1);
+    // Held a little past the bound: each read comes back too old, whatever the machine's load.
+    const outcome = await apply(cwd, emulator, { operation: 'getOrganisation', times: Infinity, fault: { kind: 'delay-headers', ms: MAX_READ_AGE_MS + 200 } });
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: 0, failed: 1 } });
+    const [failed] = (outcome as { summary: { notApplied: Array<{ failure?: { message: string } }> } }).summary.notApplied;
+    expect(failed?.failure?.message).toContain(`was read 3 times, and each time the read itself was answered more than ${MAX_READ_AGE_MS} ms after it was sent`);
+    expect(failed?.failure?.message).not.toContain('held (rate limit, retries)');
+    expect(emulator.counters.writes).toBe(0);
+  });
+});

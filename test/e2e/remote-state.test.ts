@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { readStateSettings } from '../../src/cli/settings.js';
-import { openState } from '../../src/state/open-state.js';
+import { lockRequest, openState } from '../../src/state/open-state.js';
+import { NO_INTEREST } from '../../src/state/journal-index.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { createTestDatabase, query } from '../support/postgres.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
@@ -64,7 +65,7 @@ describe.each(MATRIX_PROFILES)('remote state (%s)', (profile) => {
     it('refuses a second apply on the same state while one holds it, naming the holder, and writes nothing', async () => {
       const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { profile });
       const state = await remoteState(kind);
-      const first = await (await openState({ state: state.url, defaultPath: '/none', cwd, settings: readStateSettings(state.env) })).lock('orgform apply plan.json');
+      const first = await (await openState({ state: state.url, defaultPath: '/none', cwd, settings: readStateSettings(state.env) })).lock(lockRequest('orgform apply plan.json', {}), NO_INTEREST);
       try {
         const second = await runCli(['apply', '--auto-approve', '--state', state.url], { cwd, env: { ...env, ...state.env } });
         expect(second.code).toBe(1);
@@ -181,10 +182,11 @@ describe('state commands', () => {
   it('force-unlock breaks a remote lock with its ID', async () => {
     const cwd = await makeWorkspace();
     const database = `${await createTestDatabase('unlock')}?state=prod`;
-    const held = await (await openState({ state: database, defaultPath: '/none', cwd })).lock('orgform apply');
+    const held = await (await openState({ state: database, defaultPath: '/none', cwd })).lock(lockRequest('orgform apply', {}), NO_INTEREST);
     const wrong = await runCli(['force-unlock', '0123456789ab', '--state', database], { cwd });
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain(`has ID ${held.lock.id}, not 0123456789ab`);
+    expect(wrong.stderr).toContain(`has no lock with ID 0123456789ab; it is held by pid ${process.pid}`);
+    expect(wrong.stderr).toContain(`(lock ID ${held.lock.id})`);
     const right = await runCli(['force-unlock', held.lock.id], { cwd, env: { ORGFORM_STATE: database } });
     expect(right.stdout).toContain(`Released the lock ${held.lock.id} on ${shown(database)} (held by pid ${process.pid} on`);
     await held.release();
@@ -237,9 +239,10 @@ describe('a killed apply with the state in PostgreSQL', () => {
     expect(removed - recorded).toBeGreaterThanOrEqual(0);
     expect(removed - recorded).toBeLessThanOrEqual(12);
 
-    // The session died with the process, and the lock with it: the next apply goes ahead.
+    // The session died with the process, and the lock with it: the next apply goes ahead, and says
+    // whose registration it found dead.
     const again = await runCli(['apply', '--auto-approve', '--no-color'], { cwd, env: run });
-    expect(again.stderr).toBe('');
+    expect(again.stderr).toBe(`Took over a stale lock on ${shown(`${database}?state=prod`)} left by pid ${pid} (no longer running).\n`);
     expect(again.code).toBe(0);
     expect(emulator.store.dump().channels).toEqual([]);
     expect(await written()).toBe(40);

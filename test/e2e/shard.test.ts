@@ -1,7 +1,8 @@
 /**
  * `--shard i/n` end to end: the shards of a plan partition it (every change and every declared
- * organisation in exactly one shard), and applying each shard as its own job, with its own state
- * journal, converges to the whole plan.
+ * organisation in exactly one shard), and applying each shard as its own job, all on one state,
+ * converges to the whole plan. (test/e2e/shared-state.test.ts holds them at once, with journaled
+ * changes, kills and refusals.)
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,26 +84,22 @@ describe('--shard i/n', () => {
     expect(again.changes.map((c) => c.address)).toEqual(shards[1]?.changes.map((c) => c.address));
   });
 
-  it('applies each shard as its own job with its own journal, after which the whole plan shows No changes', async () => {
+  it('applies each shard as its own job, all on one state, after which the whole plan shows No changes', async () => {
     const { cwd, env } = await setup();
     const whole = await planJson([], { cwd, env });
     const perShard: number[] = [];
     for (let i = 1; i <= SHARDS; i += 1) perShard.push((await planJson(['--shard', `${i}/${SHARDS}`], { cwd, env })).changes.length);
     const writesBefore = emulator!.counters.writes;
 
-    // Concurrently, like the jobs of a pipeline: separate journals, so separate locks.
-    const results = await Promise.all(
-      Array.from({ length: SHARDS }, (_, k) =>
-        runCli(['apply', '--auto-approve', '--shard', `${k + 1}/${SHARDS}`, '--state', `.orgform/shard-${k + 1}-of-${SHARDS}.json`], { cwd, env }),
-      ),
-    );
+    // Concurrently, like the jobs of a pipeline, on the one default state: each holds its partition.
+    const results = await Promise.all(Array.from({ length: SHARDS }, (_, k) => runCli(['apply', '--auto-approve', '--shard', `${k + 1}/${SHARDS}`], { cwd, env })));
     results.forEach((result, k) => {
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(result.stdout).toContain(`Apply complete: ${perShard[k]} applied`);
     });
     expect(emulator!.counters.writes - writesBefore).toBe(whole.changes.length);
-    for (let k = 1; k <= SHARDS; k += 1) expect(existsSync(join(cwd, '.orgform', `shard-${k}-of-${SHARDS}.json.lock`))).toBe(false);
+    expect(existsSync(join(cwd, '.orgform', 'state.json.lock'))).toBe(false);
 
     const after = await runCli(['plan', '--detailed-exitcode'], { cwd, env });
     expect(after.stderr).toBe('');

@@ -5,7 +5,7 @@
  * organisations and an apply of 481 changes per profile. The generator's own tests are
  * bulk-example.test.ts.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEmulatorData } from '../../src/emulator/data.js';
@@ -26,7 +26,9 @@ function declared(): { organisations: number; accept: number; remove: number } {
 describe.each(MATRIX_PROFILES)('examples/bulk against the emulator started with its data (%s)', (profile) => {
   it('plans every declared change with no problem, applies them all, and then plans no changes', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({}, { profile, data: await readEmulatorData(join(BULK, 'emulator-data.json')) });
-    const args = ['-f', BULK, '--state', join(cwd, 'state.json')];
+    // In a repository of its own, as a user keeps it: configuration is read only from the working tree.
+    cpSync(BULK, join(cwd, 'bulk'), { recursive: true, filter: (source) => !source.endsWith('.json') });
+    const args = ['-f', 'bulk', '--state', join(cwd, 'state.json')];
     const { organisations, accept, remove } = declared();
 
     const plan = await runCli(['plan', ...args, '--format', 'json', '--detailed-exitcode'], { cwd, env });

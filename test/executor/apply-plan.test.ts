@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { applyPlan, type ApplyOptions } from '../../src/executor/apply-plan.js';
 import { CHANGED_LISTED, type ApplyEvent } from '../../src/executor/events.js';
 import type { Change } from '../../src/plan/types.js';
-import { Journal, journalKey } from '../../src/state/journal.js';
+import { memoryJournal } from '../support/file-state.js';
+import { journalKey } from '../../src/model/journal-key.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../support/plan-fixtures.js';
 import { NotSentError } from '../../src/api/api-error.js';
 import { BASE_URL, createScriptedClient, fail, gate, serviceError, type ScriptedClient } from '../support/scripted-client.js';
@@ -12,7 +13,7 @@ import { makeWorkspace } from '../support/workspace.js';
 const noSleep = async () => undefined;
 
 async function run(changes: Change[], client: ScriptedClient, options: Partial<ApplyOptions> = {}) {
-  const journal = options.journal ?? Journal.empty(join(await makeWorkspace(), '.orgform', 'state.json'));
+  const journal = options.journal ?? memoryJournal();
   const events: ApplyEvent[] = [];
   let clock = 0;
   const summary = await applyPlan(changes, {
@@ -129,7 +130,7 @@ describe('applyPlan', () => {
 
   it('sends an accept the journal records done when the plan has it: membership decides an accept, never the journal', async () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }]);
-    const journal = Journal.empty(join(await makeWorkspace(), '.orgform', 'state.json'));
+    const journal = memoryJournal();
     // Accepted by an earlier apply, then the membership was removed and the invitation is pending again.
     await journal.record(BASE_URL, journalKey('accept-invitation', 'org_acme', 'inv_1'), { kind: 'accept-invitation', organisation: 'acme', outcome: 'applied', at: '2025-01-01T00:00:00.000Z' });
     const { events } = await run([acceptInvitation('acme', 'inv_1'), billingKnownAfterAccept('acme', 'inv_1', { billingEmail: 'finance@acme.test' })], client, { journal });
@@ -212,6 +213,36 @@ describe('applyPlan', () => {
     expect(summary.notApplied[1]!.reason).toContain('the state journal could not be written, so nothing more was started');
   });
 
+  it('ends a revocation or removal only once its journal entry is durable, and frees its worker for the next change meanwhile', async () => {
+    const client = createScriptedClient([member('acme')]);
+    // A remote journal: nothing is durable until its batch is written, here at the flush.
+    const durable: Array<() => void> = [];
+    const journal = { batched: true, has: () => false, record: () => new Promise<void>((resolve) => durable.push(resolve)), flush: async () => durable.splice(0).forEach((ack) => ack()) };
+    const changes = [removeChannel('acme', 'ch_1'), revokeInvitation('acme', 'inv_2')];
+    const { summary, events } = await run(changes, client, { journal, parallelism: 1 });
+    const told = events.flatMap((e) => (e.type === 'change-start' || e.type === 'change-end' ? [`${e.type} ${e.address}`] : []));
+    expect(told).toEqual([
+      'change-start organisations.acme.notificationChannels.remove.ch_1',
+      'change-start organisations.acme.invitations.revoke.inv_2',
+      'change-end organisations.acme.notificationChannels.remove.ch_1',
+      'change-end organisations.acme.invitations.revoke.inv_2',
+    ]);
+    expect(summary.applied).toBe(2);
+  });
+
+  it('counts a change whose entry the journal later fails to make durable as done on the service but not recorded', async () => {
+    const client = createScriptedClient([member('acme')]);
+    const waiting: Array<(error: Error) => void> = [];
+    const lost = new Error('the state did not record it (the database connection closed)');
+    const journal = { batched: true, has: () => false, record: () => new Promise<void>((_, reject) => waiting.push(reject)), flush: async () => waiting.splice(0).forEach((fail) => fail(lost)) };
+    const { summary } = await run([removeChannel('acme', 'ch_1'), removeChannel('acme', 'ch_2')], client, { journal, parallelism: 1 });
+    expect(summary).toMatchObject({ applied: 0, failed: 2 });
+    expect(summary.notApplied.map((r) => r.failure!.message)).toEqual([
+      'done on the service, but not recorded in the state journal: the state did not record it (the database connection closed). The next apply finds it done',
+      'done on the service, but not recorded in the state journal: the state did not record it (the database connection closed). The next apply finds it done',
+    ]);
+  });
+
   it('tells every change’s start before its end, between apply-start first and apply-end last', async () => {
     const client = createScriptedClient([member('acme'), member('globex')]);
     const { events, summary } = await run([billing('acme', {}), revokeInvitation('acme', 'inv_2'), billing('globex', {})], client);
@@ -277,7 +308,7 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
   /** Six members whose billing e-mail the plan saw as old, each with ids a billing system may renew. */
   const world = () => slugs.map((s) => member(s, { billing: { billingEmail: `old@${s}.test`, subscriptionId: `sub_${s}`, customerId: `cus_${s}` } }));
   const changes = () => slugs.map((s) => billing(s, { billingEmail: [`old@${s}.test`, `new@${s}.test`] }));
-  const listing = { freshReads: { kind: 'listing' as const, pageSize: 2 } };
+  const listing = { rereadMode: { kind: 'listing' as const, pageSize: 2 } };
 
   it('writes each organisation only after the listing read it again, with the undeclared fields as they are then', async () => {
     const client = createScriptedClient(world(), { pageSize: 2 });
@@ -362,7 +393,7 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
       4,
     );
     const reads = countAtOnce(client, 'getOrganisation');
-    const { summary } = await run(changes(), client, { ...listing, freshReads: { kind: 'listing', pageSize: 6 }, parallelism: 4, now: () => clock });
+    const { summary } = await run(changes(), client, { ...listing, rereadMode: { kind: 'listing', pageSize: 6 }, parallelism: 4, now: () => clock });
     expect(summary.applied).toBe(6);
     // Had each not waited for a turn again, the four started before the rate was known would all
     // have read again at once.

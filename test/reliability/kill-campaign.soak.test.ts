@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { lockPathFor } from '../../src/state/lock.js';
+import { lockPathFor, readJournalFile } from '../support/file-state.js';
 import { CLI_BIN, runCli, spawnCli } from '../support/run-cli.js';
 import { makeWorkspace } from '../support/workspace.js';
 import { canaryToken, expectNoCrash, LeakScanner, readLock, signalChild, waitFor } from './support.js';
@@ -95,7 +95,7 @@ describe('process faults', () => {
           expectNoCrash(final.stdout + final.stderr);
           expect(final.code).toBe(0);
           if (left) {
-            expect(killedPids.has(left.pid)).toBe(true);
+            expect(killedPids.has(left.pid!)).toBe(true);
             expect(final.stderr).toContain(`Took over a stale lock on ${statePath} left by pid ${left.pid} (no longer running).`);
             takeovers += 1;
           } else {

@@ -9,7 +9,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { lockPathFor } from '../../src/state/lock.js';
+import { lockPathFor, readJournalFile } from '../support/file-state.js';
 import { CLI_BIN, runCli, spawnCli } from '../support/run-cli.js';
 import { setupBillingWorld } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
@@ -49,7 +49,7 @@ describe('process faults', () => {
 
       const second = await world.spawn(['apply', '--auto-approve'], { env: { ORGFORM_BASE_URL: proxy.url } });
       expect(second.code).toBe(1);
-      expect(second.stderr).toContain(`The state ${world.journalPath} is locked by pid ${firstPid} on `);
+      expect(second.stderr).toContain(`The state at ${world.journalPath} is locked by pid ${firstPid} on `);
       expect(second.stderr).toContain(`orgform force-unlock ${holder.id} --state ${world.journalPath}`);
       expect(second.stdout).toBe('');
       expect(proxy.records).toEqual([]);
@@ -114,7 +114,7 @@ describe('process faults', () => {
       const org = data.organisations.find((o) => o.slug === slug)!;
       return `remove-channel ${org.id} ${channel}`;
     });
-    const journal = existsSync(`${cwd}/.orgform/state.json`) ? JSON.parse(await readFile(`${cwd}/.orgform/state.json`, 'utf8')) : { services: {} };
+    const journal = await readJournalFile(`${cwd}/.orgform/state.json`);
     expect(Object.keys(journal.services[emulator.url] ?? {}).sort()).toEqual(removed.sort());
     expect([...effects.keys()].map((k) => k.replace('deleteNotificationChannel', 'remove-channel')).sort()).toEqual(removed.sort());
     expect(existsSync(`${cwd}/.orgform/state.json.lock`)).toBe(false);

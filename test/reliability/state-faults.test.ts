@@ -9,8 +9,7 @@ import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lockPathFor } from '../../src/state/lock.js';
-import { journalLogPath } from '../../src/state/journal.js';
+import { lockPathFor, readJournalFile } from '../support/file-state.js';
 import { cannotMount, listed, mountSmallFilesystem } from '../support/small-filesystem.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
 import { expectNoCrash, readLock, startWorld, startWorldHeldAtWrites, type World } from './support.js';
@@ -22,7 +21,7 @@ const OTHER_SERVICE = 'https://elsewhere.example';
 async function writeJournalWithLog(statePath: string): Promise<void> {
   const entry = (organisation: string) => ({ kind: 'remove-channel', organisation, outcome: 'applied', at: '2025-01-01T00:00:00.000Z' });
   await writeFile(statePath, `${JSON.stringify({ version: 1, services: { [OTHER_SERVICE]: { 'remove-channel org_a chn_a': entry('org_a') } } }, null, 2)}\n`);
-  await writeFile(journalLogPath(statePath), `${JSON.stringify({ service: OTHER_SERVICE, key: 'remove-channel org_b chn_b', entry: entry('org_b') })}\n`);
+  await writeFile(`${statePath}.log`, `${JSON.stringify({ service: OTHER_SERVICE, key: 'remove-channel org_b chn_b', entry: entry('org_b') })}\n`);
 }
 
 function expectStateError(text: string, statePath: string): void {
@@ -42,37 +41,38 @@ async function expectConvergesAfter(world: World, statePath: string, spawn: (arg
 }
 
 describe.skipIf(cannotMount !== undefined)(`the file state on a full disk${cannotMount === undefined ? '' : ` (skipped: ${cannotMount})`}`, () => {
-  it('refuses at the lock, sending nothing, when the log a killed apply left cannot be folded: the state error, the files as they were', async () => {
+  it('refuses at the lock, sending nothing, when not even the lock fits: the state error, the files as they were; then folds what an older orgform left', async () => {
     const disk = mountSmallFilesystem(64);
     const statePath = join(disk.dir, 'state.json');
     await writeJournalWithLog(statePath);
-    const before = [await readFile(statePath), await readFile(journalLogPath(statePath))];
-    // One page left: the lock file takes it, and the fold has none.
-    await disk.fill(1);
+    const before = [await readFile(statePath), await readFile(`${statePath}.log`)];
+    await disk.fill(0);
     const world = await startWorld({ config: CHANGING_CONFIG });
 
     const result = await world.cli(['apply', '--auto-approve', '--state', statePath]);
     expect(result.code).toBe(1);
     expectStateError(result.stderr, statePath);
-    expect(result.stderr).toContain(`Error: Cannot write the state journal ${statePath}: ENOSPC`);
+    expect(result.stderr).toContain(`Error: Cannot create the state lock ${lockPathFor(statePath)}: ENOSPC`);
     expect(result.stderr).toContain(`The file system of ${disk.dir} is full: free space on it, or keep the state elsewhere (--state PATH or ORGFORM_STATE`);
     expect(world.emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
     // Nothing lost, no lock and no temp file left.
     expect(await listed(disk.dir)).toEqual(['state.json', 'state.json.log']);
-    expect([await readFile(statePath), await readFile(journalLogPath(statePath))]).toEqual(before);
+    expect([await readFile(statePath), await readFile(`${statePath}.log`)]).toEqual(before);
 
     await disk.unfill();
     await expectConvergesAfter(world, statePath, (args) => world.cli(args));
-    // The log was folded in, the other service's entries kept.
-    const journal = JSON.parse(await readFile(statePath, 'utf8'));
-    expect(Object.keys(journal.services[OTHER_SERVICE]).sort()).toEqual(['remove-channel org_a chn_a', 'remove-channel org_b chn_b']);
+    // The older orgform's document and log were folded into a version 2 base, the other service's entries kept.
+    const journal = await readJournalFile(statePath);
+    expect(Object.keys(journal.services[OTHER_SERVICE] ?? {}).sort()).toEqual(['remove-channel org_a chn_a', 'remove-channel org_b chn_b']);
+    expect((await readFile(statePath, 'utf8')).split('\n')[0]).toBe('{"orgformJournal":2}');
     expect(await listed(disk.dir)).toEqual(['state.json']);
   });
 
   it('stops starting changes when a completed one cannot be recorded, says which and why, lets the lock go, and converges once there is space', async () => {
     const disk = mountSmallFilesystem(64);
     const statePath = join(disk.dir, 'state.json');
-    await disk.fill(1);
+    // Two pages left: the lock table takes one, the gate ticket the other, and the log has none.
+    await disk.fill(2);
     const world = await startWorld({ config: CHANGING_CONFIG });
 
     const result = await world.cli(['apply', '--auto-approve', '--parallelism', '1', '--state', statePath]);

@@ -14,7 +14,7 @@ import { expect } from 'vitest';
 import { afterEachTest } from '../support/after-each-test.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import type { EmulatorData } from '../../src/emulator/data.js';
-import type { LockInfo } from '../../src/state/lock.js';
+import type { LockHolder } from '../../src/state/state-backend.js';
 import { runCli, spawnCli, type CliResult, type RunOptions } from '../support/run-cli.js';
 import { makeWorkspace } from '../support/workspace.js';
 
@@ -292,10 +292,10 @@ export function expectNoCrash(output: string | { stdout: string; stderr: string 
 }
 
 /** The lock file once its holder has written it (it is created empty, then filled). */
-export async function readLock(path: string): Promise<LockInfo> {
+export async function readLock(path: string): Promise<LockHolder> {
   for (let i = 0; ; i += 1) {
     try {
-      return JSON.parse(await readFile(path, 'utf8')) as LockInfo;
+      return JSON.parse(await readFile(path, 'utf8')) as LockHolder;
     } catch (err) {
       if (i > 500) throw err;
       await new Promise((r) => setTimeout(r, 2));

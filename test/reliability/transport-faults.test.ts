@@ -14,6 +14,7 @@ import { createClient, type ClientOptions, type OrganisationsClient } from '../.
 import { startEmulator } from '../../src/emulator/server.js';
 import { ORG_API, STACK_LINE, canaryToken, LeakScanner, startFaultProxy, startWorld, type World } from './support.js';
 import { collect } from '../support/collect.js';
+import { readJournalFile } from '../support/file-state.js';
 
 const clients: OrganisationsClient[] = [];
 afterEach(async () => {
@@ -245,8 +246,8 @@ describe('transport and service faults', () => {
     const dump = world.emulator.store.dump();
     expect(dump.invitations.map((i) => i.id)).not.toContain('inv_acme_carol');
     expect(dump.channels.map((c) => c.id)).not.toContain('chn_acme_slack');
-    const journal = JSON.parse(await readFile(world.journalPath, 'utf8'));
-    expect(Object.values(journal.services[world.env.ORGFORM_BASE_URL!]).map((e) => (e as { outcome: string }).outcome)).toEqual(['already-done', 'already-done']);
+    const journal = await readJournalFile(world.journalPath);
+    expect(Object.values(journal.services[world.env.ORGFORM_BASE_URL!] ?? {}).map((e) => (e as { outcome: string }).outcome)).toEqual(['already-done', 'already-done']);
     const again = await world.cli(['plan', '--detailed-exitcode']);
     expect(again.code).toBe(0);
     world.leaks.add('journal', JSON.stringify(journal));
@@ -275,7 +276,7 @@ describe('transport and service faults', () => {
     expect(result.stdout).toContain('so this is not counted as done');
     expect(result.stdout).toMatch(/0 applied, 0 already done, 0 skipped, 0 not started, 1 failed/);
     // Not recorded as done: the next plan still has it.
-    expect(existsSync(world.journalPath) ? JSON.parse(await readFile(world.journalPath, 'utf8')).services : {}).toEqual({});
+    expect((await readJournalFile(world.journalPath)).services).toEqual({});
     const again = await world.cli(['plan', '--detailed-exitcode']);
     expect(again.code).toBe(2);
     expect(again.stdout).toContain('organisations.acme.invitations.revoke.inv_acme_carol');

@@ -1,76 +1,126 @@
 import { describe, expect, it } from 'vitest';
-import { BatchedJournal, type PendingEntry } from '../../src/state/batched-journal.js';
-import type { JournalData, JournalEntry } from '../../src/state/journal.js';
+import { BatchedJournal } from '../../src/state/batched-journal.js';
+import type { JournalEntry, LoggedEntry } from '../../src/state/journal-entry.js';
+import { KeyIndex } from '../../src/state/journal-index.js';
 
 const SERVICE = 'https://orgs.example.test';
 const entry = (organisation: string): JournalEntry => ({ kind: 'remove-channel', organisation, outcome: 'applied', at: '2025-01-01T00:00:00.000Z' });
 
+/** A journal whose writes each wait until the test lets them finish (`release`), or fail (`fail`). */
 function setup(maxEntries: number, maxDelayMs = 60_000) {
-  const data: JournalData = { version: 1, services: {} };
-  const batches: string[][] = [];
-  let release: (() => void) | undefined;
+  const batches: LoggedEntry[][] = [];
+  const waiting: Array<() => void> = [];
   let failNext: Error | undefined;
   const failures: Array<[unknown, number]> = [];
   const journal = new BatchedJournal({
-    data,
+    index: new KeyIndex(),
     run: 'run-1',
     policy: { maxEntries, maxDelayMs },
-    async write(batch: readonly PendingEntry[]) {
-      batches.push(batch.map((p) => p.key));
+    async write(batch) {
+      batches.push([...batch]);
       if (failNext) throw failNext;
-      await new Promise<void>((resolve) => (release = resolve));
+      await new Promise<void>((resolve) => waiting.push(resolve));
     },
+    rejection: (error) => new Error(`not recorded: ${(error as Error).message}`),
     onFailure: (error, unwritten) => failures.push([error, unwritten]),
   });
-  return { data, journal, batches, failures, release: () => release?.(), fail: (e: Error) => (failNext = e) };
+  const keys = () => batches.map((b) => b.map((p) => p.key));
+  return { journal, batches, keys, failures, release: () => waiting.shift()?.(), fail: (e: Error) => (failNext = e) };
+}
+
+/** Lets the journal's callbacks run. */
+const tick = () => new Promise((r) => setImmediate(r));
+
+/** Which of `promises` have settled by now, and how. */
+async function states(promises: Array<Promise<void>>): Promise<string[]> {
+  const seen = promises.map(() => 'pending');
+  promises.forEach((p, i) =>
+    p.then(
+      () => (seen[i] = 'written'),
+      () => (seen[i] = 'rejected'),
+    ),
+  );
+  await tick();
+  return seen;
 }
 
 describe('BatchedJournal', () => {
   it('writes a batch as soon as it is full, one write at a time, never more than the batch size at once', async () => {
-    const { journal, batches, release } = setup(2);
-    for (const k of ['a', 'b', 'c', 'd', 'e']) await journal.record(SERVICE, k, entry(k));
-    expect(batches).toEqual([['a', 'b']]); // the next full batch waits for this write
+    const { journal, keys, release } = setup(2);
+    const recorded = ['a', 'b', 'c', 'd', 'e'].map((k) => journal.record(SERVICE, k, entry(k)));
+    expect(keys()).toEqual([['a', 'b']]); // the next full batch waits for this write
     release();
-    await new Promise((r) => setImmediate(r));
-    expect(batches).toEqual([['a', 'b'], ['c', 'd']]);
+    await tick();
+    expect(keys()).toEqual([['a', 'b'], ['c', 'd']]);
     const flushed = journal.flush();
     release();
-    await new Promise((r) => setImmediate(r));
+    await tick();
     release();
     await flushed;
-    expect(batches).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+    await Promise.all(recorded);
+    expect(keys()).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
     expect(journal.written).toEqual({ batches: 3, entries: 5 });
   });
 
+  it('acknowledges an entry only once the write of its batch has finished', async () => {
+    const { journal, release } = setup(2);
+    const recorded = ['a', 'b', 'c'].map((k) => journal.record(SERVICE, k, entry(k)));
+    expect(await states(recorded)).toEqual(['pending', 'pending', 'pending']);
+    release();
+    expect(await states(recorded)).toEqual(['written', 'written', 'pending']);
+    const flushed = journal.flush();
+    await tick();
+    release();
+    await flushed;
+    expect(await states(recorded)).toEqual(['written', 'written', 'written']);
+  });
+
   it('answers has() for what is recorded at once, written or not, and stamps the run on entries that name none', async () => {
-    const { journal, data } = setup(10);
-    await journal.record(SERVICE, 'a', entry('a'));
-    await journal.record(SERVICE, 'b', { ...entry('b'), run: 'older' });
+    const { journal, batches, release } = setup(10);
+    const recorded = [journal.record(SERVICE, 'a', entry('a')), journal.record(SERVICE, 'b', { ...entry('b'), run: 'older' })];
     expect(journal.has(SERVICE, 'a')).toBe(true);
     expect(journal.has(SERVICE, 'z')).toBe(false);
-    expect(data.services[SERVICE]).toEqual({ a: { ...entry('a'), run: 'run-1' }, b: { ...entry('b'), run: 'older' } });
+    const flushed = journal.flush();
+    release();
+    await flushed;
+    await Promise.all(recorded);
+    expect(batches[0]!.map((p) => p.entry.run)).toEqual(['run-1', 'older']);
   });
 
   it('writes a batch that has not filled once its delay has passed', async () => {
-    const { journal, batches, release } = setup(100, 5);
-    await journal.record(SERVICE, 'a', entry('a'));
-    expect(batches).toEqual([]);
-    for (let i = 0; i < 200 && batches.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(batches).toEqual([['a']]);
+    const { journal, keys, release } = setup(100, 5);
+    const recorded = journal.record(SERVICE, 'a', entry('a'));
+    expect(keys()).toEqual([]);
+    for (let i = 0; i < 200 && keys().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(keys()).toEqual([['a']]);
     release();
+    await recorded;
   });
 
-  it('on a failed write reports the loss once, with how many entries are not written, and writes nothing more', async () => {
-    const { journal, batches, failures, fail } = setup(2);
+  it('on a failed write rejects every entry not written, reports the loss once, and writes nothing more', async () => {
+    const { journal, keys, failures, fail } = setup(2);
     const boom = new Error('connection reset');
     fail(boom);
-    for (const k of ['a', 'b', 'c']) await journal.record(SERVICE, k, entry(k));
+    const recorded = ['a', 'b', 'c'].map((k) => journal.record(SERVICE, k, entry(k)));
     await journal.flush();
-    await journal.record(SERVICE, 'd', entry('d'));
+    const later = journal.record(SERVICE, 'd', entry('d'));
     await journal.flush();
-    expect(batches).toEqual([['a', 'b']]);
-    expect(failures).toEqual([[boom, 2]]); // a and b; c and d were recorded after the loss
+    expect(await states([...recorded, later])).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+    await expect(later).rejects.toThrow('not recorded: connection reset');
+    expect(keys()).toEqual([['a', 'b']]);
+    expect(failures).toEqual([[boom, 3]]); // a and b in the batch, c waiting; d was recorded after the loss
     expect(journal.unwrittenCount).toBe(4);
     expect(journal.has(SERVICE, 'd')).toBe(true);
+  });
+
+  it('when stopped (the lock is lost), rejects what waits and what comes, and lets the write under way finish', async () => {
+    const { journal, keys, failures, release } = setup(2);
+    const recorded = ['a', 'b', 'c'].map((k) => journal.record(SERVICE, k, entry(k)));
+    journal.stop(new Error('the connection closed'));
+    release();
+    expect(await states(recorded)).toEqual(['written', 'written', 'rejected']);
+    await expect(journal.record(SERVICE, 'd', entry('d'))).rejects.toThrow('not recorded: the connection closed');
+    expect(keys()).toEqual([['a', 'b']]);
+    expect(failures).toHaveLength(1);
   });
 });

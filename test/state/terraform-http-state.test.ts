@@ -3,31 +3,22 @@
  * behaviour (test/support/terraform-http-backend.mjs) over loopback.
  */
 import { createServer } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OrgformError } from '../../src/errors.js';
-import type { JournalEntry } from '../../src/state/journal.js';
-import { openState } from '../../src/state/open-state.js';
+import type { JournalEntry } from '../../src/state/journal-entry.js';
+import { openLegacyState as openState } from '../../src/state/open-state.js';
 import { readNetworkSettings, readStateSettings } from '../../src/cli/settings.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from '../../src/state/state-settings.js';
-import type { StateBackend } from '../../src/state/state-backend.js';
+import type { LegacyStateBackend as StateBackend } from '../../src/state/legacy-backend.js';
 import { rejection } from '../support/rejection.js';
-import { startTerraformBackend, type TerraformBackend } from '../support/terraform-http-backend.mjs';
+import { startBackend } from '../support/terraform-backends.js';
+import type { TerraformBackend } from '../support/terraform-http-backend.mjs';
 
 const SERVICE = 'https://orgs.example.test';
 const PATH = '/api/v4/projects/42/terraform/state/orgform';
 const CREDENTIALS = { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'job-token-123' };
 const entry = (organisation: string): JournalEntry => ({ kind: 'revoke-invitation', organisation, outcome: 'applied', at: '2025-01-02T03:04:05.678Z' });
 
-const servers: TerraformBackend[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function backend(options: Parameters<typeof startTerraformBackend>[0] = {}): Promise<TerraformBackend> {
-  const server = await startTerraformBackend(options);
-  servers.push(server);
-  return server;
-}
 
 function open(url: string, env: Record<string, string> = CREDENTIALS, settings: StateSettings = DEFAULT_STATE_SETTINGS): Promise<StateBackend> {
   return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', settings: { ...settings, http: readStateSettings(env).http }, network: readNetworkSettings(env), lockEnvironment: { pid: 4242, host: 'runner-1', now: () => Date.parse('2025-03-04T05:06:07.000Z'), isAlive: () => true } });
@@ -35,18 +26,20 @@ function open(url: string, env: Record<string, string> = CREDENTIALS, settings: 
 
 describe('the HTTP backend state', () => {
   it('reads a state that does not exist yet (404) as an empty journal', async () => {
-    const server = await backend();
+    const server = await startBackend();
     expect(await (await open(server.url + PATH)).read()).toEqual({ version: 1, services: {} });
     expect(server.requests.map((r) => `${r.method} ${r.path} ${r.user}`)).toEqual([`GET ${PATH} gitlab-ci-token`]);
   });
 
   it('locks, writes a Terraform-shaped document with the journal inside (serial raised each write, one lineage), and unlocks', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const state = await open(server.url + PATH, CREDENTIALS, { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 2, maxDelayMs: 60_000 } });
     const held = await state.lock('orgform apply');
     expect(server.lockOf(PATH)).toMatchObject({ ID: held.lock.id, Who: 'gitlab-ci-token' });
-    for (let i = 1; i <= 3; i++) await held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`));
+    const recorded = [1, 2, 3].map((i) => held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`)));
     await held.release();
+    // Each acknowledged only once the server accepted a document that holds it.
+    await Promise.all(recorded);
     expect(server.lockOf(PATH)).toBeNull();
     const versions = server.versions(PATH);
     expect(versions.map((v) => v.serial)).toEqual([1, 2]);
@@ -60,26 +53,27 @@ describe('the HTTP backend state', () => {
     // The next apply reads it back, and goes on from its serial.
     const again = await (await open(server.url + PATH)).lock('orgform apply');
     expect(again.journal.has(SERVICE, 'revoke-invitation org_3 inv_3')).toBe(true);
-    await again.journal.record(SERVICE, 'k4', entry('org-4'));
+    const fourth = again.journal.record(SERVICE, 'k4', entry('org-4'));
     await again.release();
+    await fourth;
     expect(server.versions(PATH).map((v) => v.serial)).toEqual([1, 2, 3]);
   });
 
   it('writes what it holds at once on an interrupt, rather than after the batch delay', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const interrupt = new AbortController();
     const state = await openState({ state: server.url + PATH, defaultPath: '/none', cwd: '/', settings: { ...readStateSettings(CREDENTIALS), batch: { maxEntries: 500, maxDelayMs: 60_000 } }, signal: interrupt.signal });
     const held = await state.lock('orgform apply');
-    await held.journal.record(SERVICE, 'k1', entry('org-1'));
+    const recorded = held.journal.record(SERVICE, 'k1', entry('org-1'));
     expect(server.versions(PATH)).toEqual([]);
     interrupt.abort();
-    for (let i = 0; i < 500 && server.versions(PATH).length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await recorded;
     expect(server.versions(PATH).map((v) => v.serial)).toEqual([1]);
     await held.release();
   });
 
   it.each([409, 423] as const)('refuses a second apply when the lock is held (%i), naming the holder the server gives', async (lockedStatus) => {
-    const server = await backend({ lockedStatus });
+    const server = await startBackend({ lockedStatus });
     const first = await (await open(server.url + PATH)).lock('orgform apply');
     const err = await rejection((await open(server.url + PATH)).lock('orgform apply'));
     expect(err.code).toBe('STATE_LOCKED');
@@ -90,25 +84,27 @@ describe('the HTTP backend state', () => {
   });
 
   it('refuses a second apply on Gitea, which does not say who holds the lock, saying so', async () => {
-    const server = await backend({ flavour: 'gitea' });
+    const server = await startBackend({ flavour: 'gitea' });
     const path = '/api/packages/ops/terraform/state/orgform';
     const first = await (await open(server.url + path)).lock('orgform apply');
     const err = await rejection((await open(server.url + path)).lock('orgform apply'));
     expect(err.message).toContain('is locked by someone (the server does not say who)');
-    await first.journal.record(SERVICE, 'k1', entry('org-1'));
+    const recorded = first.journal.record(SERVICE, 'k1', entry('org-1'));
     await first.release();
+    await recorded;
     expect(server.lockOf(path)).toBeNull();
     expect(await (await open(server.url + path)).read()).toMatchObject({ services: { [SERVICE]: { k1: entry('org-1') } } });
   });
 
   it('halts the holder when its lock was broken and taken by someone else (the next write is refused)', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const held = await (await open(server.url + PATH)).lock('orgform apply');
     const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
     server.takeLock(PATH);
-    await held.journal.record(SERVICE, 'k1', entry('org-1'));
+    const recorded = rejection(held.journal.record(SERVICE, 'k1', entry('org-1')));
     await held.journal.flush();
     const error = await lost;
+    expect((await recorded).message).toContain('did not record it (the server refused a write with HTTP 409');
     expect(error.code).toBe('STATE_LOCK_LOST');
     expect(error.message).toContain('refused a write with HTTP 409');
     await held.release();
@@ -117,14 +113,15 @@ describe('the HTTP backend state', () => {
   });
 
   it('halts the holder when a write is refused (413, too large), saying how many entries are not written', async () => {
-    const server = await backend({ maxBytes: 1_500 });
+    const server = await startBackend({ maxBytes: 1_500 });
     const held = await (await open(server.url + PATH)).lock('orgform apply');
     const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
-    for (let i = 1; i <= 10; i++) await held.journal.record(SERVICE, `revoke-invitation org_${i} inv_${i}`, entry(`org-${i}`));
+    const recorded = Array.from({ length: 10 }, (_, i) => rejection(held.journal.record(SERVICE, `revoke-invitation org_${i + 1} inv_${i + 1}`, entry(`org-${i + 1}`))));
     await held.journal.flush();
     const error = await lost;
-    // A change in flight when the write failed finishes and is recorded after: not written either, and the message says so.
-    await held.journal.record(SERVICE, 'revoke-invitation org_11 inv_11', entry('org-11'));
+    // None is acknowledged; a change in flight when the write failed finishes and is recorded after: refused too.
+    expect((await Promise.all(recorded)).map((e) => e.code)).toEqual(Array(10).fill('STATE_LOCK_LOST'));
+    await rejection(held.journal.record(SERVICE, 'revoke-invitation org_11 inv_11', entry('org-11')));
     expect(server.versions(PATH)).toEqual([]);
     expect(error.code).toBe('STATE_LOCK_LOST');
     expect(error.message).toContain('a write failed (the server refused the document as too large (HTTP 413');
@@ -136,7 +133,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('breaks a lock with force-unlock only with the holder’s ID', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const held = await (await open(server.url + PATH)).lock('orgform apply');
     const wrong = await rejection((await open(server.url + PATH)).forceUnlock('0123456789ab'));
     expect(wrong.message).toContain('is not locked with ID 0123456789ab');
@@ -146,7 +143,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('says when the credentials are refused, and never shows the password', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const err = await rejection((await open(server.url + PATH, { ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: 'wrong-secret-456' })).read());
     expect(err.code).toBe('STATE_UNAVAILABLE');
     expect(err.message).toContain('HTTP 401');
@@ -156,14 +153,14 @@ describe('the HTTP backend state', () => {
   });
 
   it('never overwrites a state that is not orgform’s', async () => {
-    const server = await backend();
+    const server = await startBackend();
     const held = await (await open(server.url + '/tf')).lock('orgform apply');
     await held.release();
     // A Terraform workspace's state at that address.
     const terraform = await fetch(`${server.url}/tf`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('gitlab-ci-token:job-token-123').toString('base64')}` }, body: JSON.stringify({ version: 4, serial: 7, lineage: 'l', resources: [{ type: 'aws_s3_bucket' }] }) }).catch(() => undefined);
     expect(terraform).toBeDefined();
     const err = await rejection((await open(server.url + '/tf')).read());
-    expect(err.message).toContain("holds something other than orgform's journal (a Terraform state with 1 resource)");
+    expect(err.message).toContain("holds something other than orgform's journal (a Terraform state: serial 7, 1 resource, 0 outputs)");
   });
 
   it('does not follow a redirect (the credentials would go along), and says where it pointed', async () => {
@@ -180,7 +177,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('lets go of a lock the server took although its answer was a failure (a gateway’s 504 after GitLab took it)', async () => {
-    const server = await backend();
+    const server = await startBackend();
     // A gateway that passes the lock request on, then answers 504 as if the server had timed out.
     const gateway = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -204,7 +201,7 @@ describe('the HTTP backend state', () => {
   });
 
   it('says when its lock could not be released at the end, and how to break it, for every later apply would be refused', async () => {
-    const server = await backend();
+    const server = await startBackend();
     // A server that fails every unlock with a 500 (after the retries too).
     const failing = createServer((req, res) => {
       const chunks: Buffer[] = [];

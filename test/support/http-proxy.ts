@@ -19,6 +19,8 @@ export interface ProxyOptions {
    * hangs up on a CONNECT (undici's pool then opened the tunnel again at once, for ever).
    */
   notAProxy?: boolean;
+  /** Hold every CONNECT until `release()`: a proxy slow to open a tunnel, held as long as a test needs. */
+  hold?: boolean;
 }
 
 export interface TestProxy {
@@ -28,6 +30,10 @@ export interface TestProxy {
   log: string[];
   /** The Proxy-Authorization headers received, decoded. */
   credentialsSeen: string[];
+  /** Resolves once a CONNECT is held (with `hold`). */
+  held(): Promise<void>;
+  /** Opens the tunnels held, and every later one at once. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -39,6 +45,9 @@ function authorised(req: IncomingMessage, options: ProxyOptions, seen: string[])
 }
 
 export async function startProxy(options: ProxyOptions = {}): Promise<TestProxy> {
+  let holding = options.hold === true;
+  const heldTunnels: Array<() => void> = [];
+  const holdWaiters: Array<() => void> = [];
   const log: string[] = [];
   const credentialsSeen: string[] = [];
   const sockets = new Set<Socket>();
@@ -80,6 +89,14 @@ export async function startProxy(options: ProxyOptions = {}): Promise<TestProxy>
       client.end(`HTTP/1.1 ${options.refuseWith} Refused\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
+    if (holding) {
+      heldTunnels.push(() => tunnel(req, client, head));
+      for (const waiter of holdWaiters.splice(0)) waiter();
+      return;
+    }
+    tunnel(req, client, head);
+  });
+  const tunnel = (req: IncomingMessage, client: Socket, head: Buffer) => {
     const [host, port] = (req.url ?? '').split(/:(?=\d+$)/);
     const upstream = connect(Number(port), host!, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -90,7 +107,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<TestProxy>
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n'));
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
@@ -98,6 +115,11 @@ export async function startProxy(options: ProxyOptions = {}): Promise<TestProxy>
     port,
     log,
     credentialsSeen,
+    held: () => new Promise<void>((resolve) => (heldTunnels.length > 0 ? resolve() : holdWaiters.push(resolve))),
+    release: () => {
+      holding = false;
+      for (const open of heldTunnels.splice(0)) open();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

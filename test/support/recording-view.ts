@@ -2,6 +2,7 @@
  * Views that write nothing and remember what they were told, in order, so that a flow's test can
  * say what the reader would have seen and when.
  */
+import type { ClientEvent } from '../../src/api/connect/open-client.js';
 import type { ApplyEvent } from '../../src/executor/events.js';
 import type { ApplyView, RateGauge } from '../../src/commands/apply/view.js';
 import type { PlanView } from '../../src/commands/plan/view.js';
@@ -37,7 +38,6 @@ export function recordingApplyView(): RecordingApplyView {
       note('applyStarting');
     },
     event: (event) => note('event', event),
-    waiting: (event) => note('waiting', event),
     applyStopped: () => note('applyStopped'),
     applyReported: async (summary) => note('applyReported', summary),
   };
@@ -46,6 +46,7 @@ export function recordingApplyView(): RecordingApplyView {
 
 export interface RecordingPlanView extends PlanView {
   told: Told[];
+  /** What was said, in order (events by their type: `event:wait`). */
   sayings(): string[];
 }
 
@@ -56,11 +57,11 @@ export function recordingPlanView(): RecordingPlanView {
   };
   return {
     told,
-    sayings: () => told.map((t) => t.said),
+    sayings: () => told.map((t) => (t.said === 'event' ? `event:${(t.args[0] as ClientEvent).type}` : t.said)),
     configRejected: async (problems) => note('configRejected', problems),
     planMade: async (plan, safety) => note('planMade', plan, safety),
     planSaved: (path) => note('planSaved', path),
     planChecked: async (plan, hazards, desired) => note('planChecked', plan, hazards, desired),
-    waiting: (event) => note('waiting', event),
+    event: (event) => note('event', event),
   };
 }

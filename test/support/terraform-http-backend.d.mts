@@ -12,6 +12,8 @@ export interface TerraformBackend {
   versions(path: string): Array<{ serial: number; body: string }>;
   lockOf(path: string): { ID: string; Who: string; Created: string } | null;
   takeLock(path: string, id?: string, who?: string): void;
+  /** Stores a document of someone else's at `path`, as a new version. */
+  store(path: string, body: string): void;
   lockWaiting(): boolean;
   releaseLocks(): void;
   close(): Promise<void>;
@@ -24,4 +26,6 @@ export function startTerraformBackend(options?: {
   maxBytes?: number;
   /** Lock requests get no answer until releaseLocks(). */
   holdLocks?: boolean;
+  /** false: every write is stored whoever holds the lock (default true: a write must name the lock's ID). */
+  enforceLocks?: boolean;
 }): Promise<TerraformBackend>;

@@ -6,6 +6,8 @@
 //   POST   {state}?ID=…   stores the body: 422 without an integer `serial` (GitLab) or unparsable;
 //                         409 when locked by another ID (or locked and no ID given); Gitea also
 //                         refuses a write without ?ID= (400). An empty body answers 204.
+//                         With `enforceLocks: false`, any write is stored, whoever holds the lock
+//                         (a server that trusts its clients to hold it, as some Gitea versions do).
 //   POST   {state}/lock   Terraform's lock info (ID, Operation, Info, Who, Version, Created, Path,
 //                         all strings): 200 taken; 409 (or 423) held, with the holder's ID, Who
 //                         (the user name) and Created (GitLab), or a bare error (Gitea)
@@ -19,12 +21,13 @@ import { createServer } from 'node:http';
 const LOCK_FIELDS = ['ID', 'Operation', 'Info', 'Who', 'Version', 'Created', 'Path'];
 
 /**
- * @param {{ users?: Record<string, string>, flavour?: 'gitlab' | 'gitea', lockedStatus?: 409 | 423, maxBytes?: number, holdLocks?: boolean }} options
+ * @param {{ users?: Record<string, string>, flavour?: 'gitlab' | 'gitea', lockedStatus?: 409 | 423, maxBytes?: number, holdLocks?: boolean, enforceLocks?: boolean }} options
  */
 export async function startTerraformBackend(options = {}) {
   const users = options.users ?? { 'gitlab-ci-token': 'job-token-123' };
   const flavour = options.flavour ?? 'gitlab';
   const lockedStatus = options.lockedStatus ?? 409;
+  const enforceLocks = options.enforceLocks ?? true;
   /** @type {Map<string, { versions: Array<{ serial: number, body: string }>, lock: null | { ID: string, Who: string, Created: string } }>} */
   const states = new Map();
   const requests = [];
@@ -85,7 +88,7 @@ export async function startTerraformBackend(options = {}) {
         if (flavour === 'gitea' && !id) return error(res, 400, 'Missing ID query parameter');
         if (body === '') return res.writeHead(204).end();
         const held = state?.lock ?? null;
-        if (held ? held.ID !== id : id !== null && flavour === 'gitlab') return error(res, lockedStatus, 'state is locked');
+        if (enforceLocks && (held ? held.ID !== id : id !== null && flavour === 'gitlab')) return error(res, lockedStatus, 'state is locked');
         let doc;
         try {
           doc = JSON.parse(body);
@@ -135,6 +138,12 @@ export async function startTerraformBackend(options = {}) {
     versions: (path) => states.get(path)?.versions ?? [],
     /** Who holds a state's lock now. */
     lockOf: (path) => states.get(path)?.lock ?? null,
+    /** Someone writes a document of their own (Terraform, another tool), as a new version. */
+    store(path, body) {
+      const target = states.get(path) ?? { versions: [], lock: null };
+      target.versions.push({ serial: JSON.parse(body).serial, body });
+      states.set(path, target);
+    },
     /** Someone else breaks the lock and takes it (what a force-unlock and a new apply elsewhere do). */
     takeLock(path, id = 'someone-else', who = 'mallory') {
       const target = states.get(path) ?? { versions: [], lock: null };

@@ -33,3 +33,11 @@ describe('formatWait', () => {
     expect(line).not.toMatch(/[\n\u001b]/);
   });
 });
+
+describe('formatWait for an answer that has begun', () => {
+  it('says the answer is not whole yet, not that none has come', () => {
+    expect(wait({ reason: 'answer', what: 'page 2 of the listing (all pages)', until: AT + 58_000, begun: true })).toBe(
+      'Waiting for the rest of the answer to page 2 of the listing (all pages): it has begun, but is not whole yet; orgform gives up at 23:58:58 UTC (in 58 s).',
+    );
+  });
+});

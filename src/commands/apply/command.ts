@@ -4,18 +4,18 @@
  * exit code. Nothing here decides what apply does.
  */
 import { runApply, type ApplyInputs, type ApplyOutcome, type Confirmation } from './flow.js';
-import { refusalError } from './refusal-error.js';
+import { refusalError } from './views/refusal-error.js';
 import { UsageError } from '../../errors.js';
 import { confirmQuestion, type ApplyView } from './view.js';
 import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
-import { useColor, type ColorSettings } from '../../text/use-color.js';
+import { useColor, type ColorSettings } from '../../text/ansi.js';
 import { formatError } from '../../text/format-error.js';
+import { createInterface } from 'node:readline';
 import type { CliIO, ExitCode, OutputStream } from '../../cli-io.js';
 import { jobCheckout, type CiSettings } from '../../ci/ci-settings.js';
 import { openPipelineOutput } from '../../ci/pipeline-output.js';
 import type { ConfigVariables } from '../../config/interpolate.js';
 import { withApplyPipeline } from './views/ci-apply-view.js';
-import { readAnswer } from './read-answer.js';
 import type { StateSettings } from '../../state/state-settings.js';
 
 import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
@@ -144,4 +144,26 @@ export function confirmationFor(io: CliIO, human: OutputStream): Confirmation {
     return { unavailable: io.stdin.isTTY === true ? 'the question would not reach a terminal (output is redirected)' : 'standard input is not a terminal' };
   }
   return { ask: async (changes) => (await readAnswer(confirmQuestion(changes), io, human)) === 'yes' };
+}
+
+/** Asks one question on the terminal and resolves with the answer (or '' if input ends or apply is interrupted). */
+export function readAnswer(question: string, io: CliIO, output: OutputStream = io.stdout): Promise<string> {
+  // Interrupted before the question (e.g. while the plan was read): 'abort' will not fire again.
+  if (io.signal.aborted) return Promise.resolve('');
+  return new Promise((resolvePromise) => {
+    const rl = createInterface({ input: io.stdin, terminal: false });
+    let settled = false;
+    const settle = (answer: string) => {
+      if (settled) return;
+      settled = true;
+      io.signal.removeEventListener('abort', onAbort);
+      rl.close();
+      resolvePromise(answer);
+    };
+    const onAbort = () => settle('');
+    io.signal.addEventListener('abort', onAbort, { once: true });
+    rl.once('close', () => settle(''));
+    output.write(question);
+    rl.once('line', (line) => settle(line.trim()));
+  });
 }

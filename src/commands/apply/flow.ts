@@ -4,12 +4,13 @@
  *   load → select → connect → lock → read → plan → check safety → confirm → apply (fresh reads) → report
  *
  * After approval nothing is written from the plan's read: billing is read again just before it is
- * written (apply/fresh-listing.ts, apply/execute-change.ts). A saved plan's changes are derived again
+ * written (executor/reread-listing.ts, executor/write-billing.ts). A saved plan's changes are derived again
  * from its desired state and what the service holds, and applied only if the file holds exactly those.
  *
- * The command (command.ts) has parsed the flags and built the view; this decides what
- * happens and tells the view, the client's retries and rate changes included. A refusal is data
- * (nothing is written then); so is the outcome, which the command maps to an exit code.
+ * The command (command.ts) has parsed the flags and built the view; this decides what happens and
+ * hands the view to the client at Connect and to applyPlan, so that everything of the run (the
+ * client's waits, retries and rate changes included) reaches it as events of one channel. A refusal
+ * is data (nothing is written then); so is the outcome, which the command maps to an exit code.
  */
 import { NotSentError } from '../../api/api-error.js';
 import { stat } from 'node:fs/promises';
@@ -18,30 +19,28 @@ import { applyPlan } from '../../executor/apply-plan.js';
 import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError, OrgformError } from '../../errors.js';
-import { chooseFreshReads, type FreshReads } from '../../executor/fresh-listing.js';
-import { DEFAULT_READ_MAX_AGE_MS } from '../../executor/execute-change.js';
+import { chooseRereadMode, DEFAULT_READ_MAX_AGE_MS, type RereadMode } from '../../executor/reread-listing.js';
 import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
-import { isRecordedDone } from '../../plan/is-recorded-done.js';
+import { isRecordedDone, journalInterest } from '../../plan/is-recorded-done.js';
+import { parseShard } from '../../plan/select-organisations.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';
 import { dropDisplays, type ApplicableChange, type Plan } from '../../plan/types.js';
 import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js';
-import { journalKey } from '../../state/journal.js';
+import { journalKey } from '../../model/journal-key.js';
 import type { ApplyView } from './view.js';
-import type { LockEnvironment } from '../../state/lock.js';
+import type { LockEnvironment } from '../../state/lock-environment.js';
 import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
-import type { HeldState, StateJournal } from '../../state/state-backend.js';
+import type { HeldState, StateBackend, StateJournal } from '../../state/state-backend.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
-import { rateEvent, retryEvent } from './client-events.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
-import type { ClientListeners, OpenClient } from '../../api/connect/client-listeners.js';
-import { ASSUMED_RPS, tokenExpiryWarning } from './token-expiry-warning.js';
-import type { Refusal } from './refusal-error.js';
-import { openStateFor } from '../../state/open-state-for.js';
+import { ASSUMED_RPS, tokenExpiryWarning } from './views/token-expiry-warning.js';
+import type { Refusal } from './views/refusal-error.js';
+import { applyLockRequest, openStateFor } from '../../state/open-state-for.js';
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
-import { serviceKeyOf } from '../../api/connect/service-key.js';
+import { serviceKeyOf, waitEvent, type ClientHooks, type OpenClient } from '../../api/connect/open-client.js';
 import { tellIfSlow } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
 
@@ -92,29 +91,13 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return refused(inputs, { kind: 'cannot-confirm', why: deps.confirmation.unavailable });
   }
 
-  // While changes run, the client's retries and rate changes are events of this apply; when the
-  // run cannot go on, nothing new starts and the outcome says why. Every wait of the run, from
-  // connecting on (planning included), is the view's to tell.
-  let emit: ((event: ApplyEvent) => void) | undefined;
-  const halt = new AbortController();
-  let halted: OrgformError | undefined;
-  const listeners: ClientListeners = {
-    onRetry: (retry) => {
-      const event = retryEvent(retry, deps.now());
-      if (event !== undefined) emit?.(event);
-    },
-    onRate: (rate) => emit?.(rateEvent(rate, deps.now())),
-    onHalt: (error) => {
-      halted ??= error;
-      halt.abort();
-    },
-    onWait: (event) => view.waiting(event),
-  };
-
   // Load, connect, lock, read, plan, check safety, confirm: its own function, so that what only
   // they need (the desired state, the plan's display) can be collected while the changes run; at
   // 100,000 organisations that is most of the memory. applyPlan then lets each change go as it ends.
-  const prepared = await prepare(inputs, deps, view, listeners).catch((err: unknown) => {
+  // When the run cannot go on (the client halts, the lock is lost), nothing new starts and the
+  // outcome says why.
+  const halt = new Halt();
+  const prepared = await prepare(inputs, deps, view, halt).catch((err: unknown) => {
     if (deps.signal.aborted && err instanceof NotSentError) return undefined;
     throw err;
   });
@@ -125,11 +108,11 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return { kind: 'cancelled' };
   }
   if (!('changes' in prepared)) return prepared;
-  const { client, lock, journal, serviceKey, changes, freshReads } = prepared;
+  const { client, state, lock, journal, serviceKey, changes, rereadMode } = prepared;
   try {
-    // Apply: every change, in order within each organisation; every event to the view.
+    // Apply: every change, in order within each organisation; every event to the view, which has
+    // heard the client since Connect.
     view.applyStarting(client);
-    emit = (event) => view.event(event);
     let summary: ApplySummary;
     try {
       summary = await applyPlan(changes, {
@@ -138,29 +121,40 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
         serviceKey,
         parallelism: inputs.parallelism,
         signal: AbortSignal.any([deps.signal, halt.signal]),
-        onEvent: emit,
+        onEvent: view.event.bind(view),
         now: deps.now,
         ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
         ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
-        freshReads,
+        rereadMode,
         maxReadAgeMs: maxReadAge(inputs),
       });
     } finally {
-      emit = undefined;
       view.applyStopped();
     }
 
     // Report, while the lock is still held: the journal is written by now.
     await view.applyReported(summary);
-    return { kind: 'applied', summary, ...(halted === undefined ? {} : { halted }) };
+    return { kind: 'applied', summary, ...(halt.error === undefined ? {} : { halted: halt.error }) };
   } finally {
     // A lock that cannot be let go is said (it outlives the run); the client is closed all the same.
     try {
       await lock.release();
     } finally {
+      await state.close();
       await client.close();
     }
   }
+}
+
+/** Why the run cannot go on, once something says so: the client (only 429s, a token command that fails part way) or a lost lock. */
+class Halt {
+  readonly #controller = new AbortController();
+  readonly signal = this.#controller.signal;
+  error: OrgformError | undefined;
+  readonly stop = (error: OrgformError): void => {
+    this.error ??= error;
+    this.#controller.abort();
+  };
 }
 
 function refused(inputs: ApplyInputs, refusal: Refusal): ApplyOutcome {
@@ -174,82 +168,47 @@ function maxReadAge(inputs: ApplyInputs): number {
 /** Ready to apply: the client and the locked state, which the caller now releases, and the changes alone. */
 interface Prepared {
   client: OrganisationsClient;
+  state: StateBackend;
   lock: HeldState;
   journal: StateJournal;
   serviceKey: string;
   /** Handed over to applyPlan, which lets each go once it has ended. */
   changes: ApplicableChange[];
   /** How their billing is read again after approval. */
-  freshReads: FreshReads;
+  rereadMode: RereadMode;
 }
 
-async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, listeners: ClientListeners): Promise<Prepared | ApplyOutcome> {
+async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, halt: Halt): Promise<Prepared | ApplyOutcome> {
   // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
-  const { saved, desired, selected, workdir } = await load(inputs, deps, view);
+  const source = await load(inputs, deps, view);
 
-  // Connect.
-  const { client, tokenExpiry } = await deps.openClient(listeners);
+  // Connect: from here on the client tells the view itself (its waits while the plan is read too).
+  const hooks: ClientHooks = { events: view, onHalt: halt.stop };
+  const { client, tokenExpiry } = await deps.openClient(hooks);
+  let state: StateBackend | undefined;
   let lock: HeldState | undefined;
   let handedOver = false;
   try {
     const serviceKey = serviceKeyOf(client);
+    const { saved } = source;
     if (saved && saved.baseUrl !== serviceKey) return refused(inputs, { kind: 'other-service', madeFor: saved.baseUrl, serviceKey });
 
-    // Lock: one apply per state at a time (refused, naming the holder, before anything is written).
-    // A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
-    const lockAskedAt = deps.now();
-    const state = await openStateFor(inputs.state, desired, deps, workdir);
-    lock = await tellIfSlow(
-      state.lock(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`),
-      () => stateWait(`the lock on the state at ${state.location}`, lockAskedAt, deps.stateSettings),
-      listeners.onWait,
-      deps.now,
-    );
-    if (lock.replaced?.pid !== undefined) view.lockTakenOver(state.location, lock.replaced.pid);
-    lock.onLost((error) => listeners.onHalt?.(error));
+    // Lock: the whole state, or this shard's partition of it (refused, naming the holder, before
+    // anything is written). A lock lost part way (a dropped connection, a broken lock) halts the run like a stall.
+    state = await openStateFor(inputs.state, source.desired, deps, source.workdir);
+    lock = await lockState(state, inputs, deps, view, source);
+    // Through the hook the client was handed: one way to halt, whoever says so.
+    lock.onLost((error) => hooks.onHalt?.(error));
 
-    // Read: the journal (read under the lock), then the service, planning as it is read. A fresh
-    // plan is shown for review. A saved plan is planned again from its own desired state: what it was
-    // based on must not have changed (that is how staleness shows), and it must hold exactly the
-    // changes that gives.
-    const journal = lock.journal;
-    let plan: Plan;
-    let staleReasons: string[] = [];
-    let listed: number | undefined;
-    if (saved) {
-      const compared = new Set(Object.keys(saved.plan.observed));
-      const made = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism, keep: (slug) => compared.has(slug), ignoreJournal: true });
-      listed = made.observed.listed;
-      staleReasons = findStale(saved.plan, saved.configFiles, {
-        organisations: made.observed.organisations,
-        activeId: made.observed.activeId,
-        problems: made.observed.problems,
-        fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), workdir),
-        baseUrl: serviceKey,
-      });
-      // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
-      const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
-      const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
-      if (staleReasons.length === 0 && made.observed.problems.length === 0) {
-        if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
-        staleReasons = match.missing;
-      }
-      // The derived changes drive apply, never the file's: they are the same, or nothing is applied.
-      // The file's are let go (at 100,000 changes, a second plan held to the end).
-      plan = { ...saved.plan, changes: match.changes, problems: made.observed.problems };
-      saved.plan.changes = [];
-    } else {
-      const made = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism });
-      plan = made.plan;
-      listed = made.observed.listed;
-      await view.planMade(plan);
-    }
-
-    // Check safety: stale, incomplete, over budget. Refused whole; nothing is written.
-    const safety = checkPlanSafety(plan, { staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
+    // Read and plan; check safety: stale, incomplete, over budget. Refused whole; nothing is written.
+    const read = { client, journal: lock.journal, serviceKey };
+    const made = saved ? await replanSaved(inputs, deps, source, saved, read) : await planFresh(inputs, source, read, view);
+    if ('kind' in made) return made;
+    const { plan, listed } = made;
+    const safety = checkPlanSafety(plan, { staleReasons: made.staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
     const hazard = safety.hazards[0];
     if (hazard !== undefined) {
-      await view.planRefused?.(plan, hazard, selected);
+      await view.planRefused?.(plan, hazard, source.selected);
       return refused(inputs, hazard);
     }
 
@@ -269,7 +228,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
     }
     // How billing is read again after approval: one listing streamed behind the writes, or each
     // organisation by id just before its write, whichever costs fewer requests.
-    const freshReads = chooseFreshReads({
+    const rereadMode = chooseRereadMode({
       changes: plan.changes.filter((c) => c.kind === 'billing' && c.knownAfter === undefined).length,
       listed,
       parallelism: inputs.parallelism,
@@ -278,16 +237,86 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, li
       maxPageSize: DEFAULT_PAGE_SIZE,
     });
     handedOver = true;
-    return { client, lock, journal, serviceKey, changes: dropDisplays(plan.changes), freshReads };
+    return { client, state, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), rereadMode };
   } finally {
     if (!handedOver) {
       try {
         await lock?.release();
       } finally {
+        await state?.close();
         await client.close();
       }
     }
   }
+}
+
+/**
+ * The state locked for this apply: its shard's partition (a saved plan's own shard), else the whole
+ * state, with what the configuration may ask of it; a lock that takes a while is told as a wait, a
+ * holder found gone (its process, its session) said.
+ */
+async function lockState(state: StateBackend, inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, source: Source): Promise<HeldState> {
+  const lockAskedAt = deps.now();
+  const shard = (source.saved ? source.saved.selection.shard : inputs.selection.shard) ?? undefined;
+  const request = applyLockRequest(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`, shard === undefined ? undefined : parseShard(shard), deps);
+  const lock = await tellIfSlow(
+    state.lock(request, journalInterest(source.selected)),
+    () => stateWait(`the lock on the state at ${state.location}`, lockAskedAt, deps.stateSettings),
+    (wait) => view.event(waitEvent(wait)),
+    deps.now,
+  );
+  for (const gone of lock.replaced) if (gone.pid !== undefined) view.lockTakenOver(state.location, gone.pid);
+  return lock;
+}
+
+/** What the service is read into under the lock. */
+interface PlanRead {
+  client: OrganisationsClient;
+  journal: StateJournal;
+  serviceKey: string;
+}
+
+/** The plan to check, with why it is stale (a saved plan's) and how many organisations the listing held. */
+interface Made {
+  plan: Plan;
+  staleReasons: string[];
+  listed: number | undefined;
+}
+
+/** Read: the journal (read under the lock), then the service, planning as it is read. A fresh plan is shown for review. */
+async function planFresh(inputs: ApplyInputs, source: Source, read: PlanRead, view: ApplyView): Promise<Made> {
+  const made = await makePlan(source.selected, { ...read, parallelism: inputs.parallelism });
+  await view.planMade(made.plan);
+  return { plan: made.plan, staleReasons: [], listed: made.observed.listed };
+}
+
+/**
+ * A saved plan is planned again from its own desired state: what it was based on must not have
+ * changed (that is how staleness shows), and it must hold exactly the changes that gives.
+ */
+async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source, saved: SavedPlan, read: PlanRead): Promise<Made | ApplyOutcome> {
+  const { journal, serviceKey } = read;
+  const compared = new Set(Object.keys(saved.plan.observed));
+  const made = await makePlan(source.selected, { ...read, parallelism: inputs.parallelism, keep: (slug) => compared.has(slug), ignoreJournal: true });
+  let staleReasons = findStale(saved.plan, saved.configFiles, {
+    organisations: made.observed.organisations,
+    activeId: made.observed.activeId,
+    problems: made.observed.problems,
+    fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), source.workdir),
+    baseUrl: serviceKey,
+  });
+  // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
+  const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
+  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
+  if (staleReasons.length === 0 && made.observed.problems.length === 0) {
+    if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
+    staleReasons = match.missing;
+  }
+  // The derived changes drive apply, never the file's: they are the same, or nothing is applied.
+  // The file's are let go (at 100,000 changes, a second plan held to the end).
+  const plan = { ...saved.plan, changes: match.changes, problems: made.observed.problems };
+  saved.plan.changes = [];
+  return { plan, staleReasons, listed: made.observed.listed };
 }
 
 interface Source {

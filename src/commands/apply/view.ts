@@ -5,19 +5,20 @@
  * (ndjson-apply-view.ts); the CLI wraps either for CI (annotations, the job summary).
  */
 import type { RateStatus } from '../../api/rate/rate-gate.js';
-import type { WaitEvent } from '../../api/wait-event.js';
 import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import type { ConfigProblem } from '../../model/config-problem.js';
 import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';
 import type { Plan } from '../../plan/types.js';
+import type { EventSink } from '../../model/event-sink.js';
+import { NOTHING_CHANGED } from '../../text/plan/plan-headline.js';
 
 /** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */
 export interface RateGauge {
   rateStatus(): RateStatus;
 }
 
-export interface ApplyView {
+export interface ApplyView extends EventSink<ApplyEvent> {
   /** The configuration has problems; the error that follows lists them (CI annotates them). */
   configRejected?(problems: readonly ConfigProblem[]): Promise<void>;
   /** A lock left by a process of this host that no longer runs was taken over. */
@@ -34,10 +35,13 @@ export interface ApplyView {
   cancelled(): void;
   /** Changes are about to run; `meter` may be read until applyStopped. */
   applyStarting(meter: RateGauge): void;
-  /** Every event of the apply, in order: from the flow, the client's retries and rate changes included. */
+  /**
+   * Every event of the run, in order, from Connect to the end: applyPlan's, and the client's (a
+   * retry of a change's request, a rate change, a wait of 2 s for the service, its rate limit, the
+   * token command or the state). The view decides what to show, and when (retries and rate changes
+   * only while changes run).
+   */
   event(event: ApplyEvent): void;
-  /** The run has waited 2 s for something (the service, its rate limit, the token command, the state), from its start to its end. */
-  waiting(event: WaitEvent): void;
   /** The apply is over, normally or not: stop timers, close what is open. */
   applyStopped(): void;
   /** The outcome, once the journal is written. */
@@ -54,4 +58,4 @@ export function lockTakenOverText(statePath: string, pid: number): string {
   return `Took over a stale lock on ${statePath} left by pid ${pid} (no longer running).\n`;
 }
 
-export const CANCELLED_TEXT = '\nApply cancelled. Nothing was changed.\n';
+export const CANCELLED_TEXT = `\nApply cancelled. ${NOTHING_CHANGED}\n`;

@@ -10,8 +10,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
-import type { OpenClient } from '../../api/connect/client-listeners.js';
-import { serviceKeyOf } from '../../api/connect/service-key.js';
+import { serviceKeyOf, type OpenClient } from '../../api/connect/open-client.js';
 import { UsageError } from '../../errors.js';
 import { createFilePatch } from '../../config-writer/create-file-patch.js';
 import { describeUpdates } from '../../config-writer/describe-updates.js';
@@ -22,6 +21,7 @@ import { updateDocument } from '../../config-writer/update-document.js';
 import { loadDesiredState, type FileWorld } from '../../plan/read/load-desired-state.js';
 import { checkUnchanged, inspectTarget, writeFileAtomically, type UserFile } from '../../state/write-file-atomically.js';
 import { findWorkTree } from '../../work-tree.js';
+import { describeExisting } from '../../text/describe-files.js';
 import type { ExportView } from './view.js';
 
 export interface ExportInputs {
@@ -50,8 +50,8 @@ export interface ExportOutcome {
 export async function runExport(inputs: ExportInputs, deps: ExportDeps, view: ExportView): Promise<ExportOutcome> {
   const out = await outPath(inputs, deps.cwd);
   const filter = inputs.filter === '' ? undefined : inputs.filter;
-  // Connect: every wait of the run, from here on, is the view's to tell.
-  const { client } = await deps.openClient({ onWait: (event) => view.waiting(event) });
+  // Connect: from here on the client tells the view itself.
+  const { client } = await deps.openClient({ events: view });
   try {
     const { organisations, activeId } = await readOrganisations(client, { ...(filter !== undefined && { filter }), parallelism: inputs.parallelism });
     const text = renderExport(organisations, activeId, {
@@ -95,8 +95,8 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
   if (inputs.write) for (const file of files) await inspectTarget(resolve(deps.cwd, file.path), { shown: file.path, option: '-f', tree });
   // Billing is read by id only where the file declares some (by the organisation's id or slug).
   const withBilling = new Set(desired.organisations.filter((o) => o.billing !== undefined).flatMap((o) => [`slug:${o.slug}`, `id:${o.id ?? ''}`]));
-  // Connect: every wait of the run, from here on, is the view's to tell.
-  const { client } = await deps.openClient({ onWait: (event) => view.waiting(event) });
+  // Connect: from here on the client tells the view itself.
+  const { client } = await deps.openClient({ events: view });
   let live;
   try {
     live = await readOrganisations(client, { parallelism: inputs.parallelism, needsBilling: (o) => withBilling.has(`id:${o.id}`) || withBilling.has(`slug:${o.slug}`) });
@@ -107,7 +107,7 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
   for (const update of updates) for (const warning of update.warnings) view.warn(warning);
   const changed = updates.filter((u) => u.text !== u.before);
   if (inputs.diff) {
-    for (const u of changed) view.document(createFilePatch(relative(deps.cwd, resolve(deps.cwd, u.path)).split(sep).join('/'), u.before, u.text));
+    for (const u of changed) view.document(createFilePatch(relative(deps.cwd, resolve(deps.cwd, u.path)).split(sep).join('/'), u.before, u.edits ?? u.text));
   }
   if (inputs.write) {
     // The files were read before the service, which may have taken a while: an edit made meanwhile
@@ -156,7 +156,7 @@ async function outPath(inputs: ExportInputs, cwd: string): Promise<{ path: strin
   if (inputs.out === undefined) return undefined;
   const path = resolve(cwd, inputs.out);
   if (!inputs.force && (await exists(path))) {
-    throw new UsageError(`${inputs.out} already exists. Nothing was written. Pass --force to overwrite it, or choose another --out.`);
+    throw new UsageError(describeExisting([inputs.out], 'choose another --out'));
   }
   const file = { shown: inputs.out, option: '--out', tree: await findWorkTree(cwd) };
   await inspectTarget(path, file);

@@ -7,9 +7,11 @@ import type { ExportedOrganisation, LeftOutOrganisation } from '../../config-wri
 import type { OutputStream } from '../../cli-io.js';
 import { terminalSafe } from '../../text/ansi.js';
 import { formatWait } from '../../text/format-wait.js';
-import type { WaitEvent } from '../../api/wait-event.js';
+import type { ClientEvent } from '../../api/connect/open-client.js';
+import type { EventSink } from '../../model/event-sink.js';
 
-export interface ExportView {
+/** What the client tells reaches the view as events from Connect on: it shows the waits. */
+export interface ExportView extends EventSink<ClientEvent> {
   /** The document itself (a new orgs.yaml, a file updated but not written, or a patch). */
   document(text: string): void;
   /** An organisation of the service that the document cannot hold. */
@@ -22,8 +24,6 @@ export interface ExportView {
   exported(summary: { count: number; activeSlug: string | null; leftOut: number; shown: string }): void;
   /** The closing lines of an update in place. */
   updated(lines: readonly string[]): void;
-  /** The run has waited 2 s for something (the service, its rate limit, the token command). */
-  waiting(event: WaitEvent): void;
 }
 
 export function createExportView(out: OutputStream, err: OutputStream): ExportView {
@@ -48,8 +48,9 @@ export function createExportView(out: OutputStream, err: OutputStream): ExportVi
     updated(lines) {
       for (const line of lines) err.write(`${line}\n`);
     },
-    waiting(event) {
-      err.write(`${formatWait(event)}\n`);
+    event(event) {
+      // A wait of 2 s (the service, its rate limit, the token command).
+      if (event.type === 'wait') err.write(`${formatWait(event)}\n`);
     },
   };
 }

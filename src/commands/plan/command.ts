@@ -5,7 +5,7 @@
 import { runPlan, type PlanInputs, type PlanOutcome } from './flow.js';
 import { createPlanView } from './view.js';
 import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
-import { useColor, type ColorSettings } from '../../text/use-color.js';
+import { useColor, type ColorSettings } from '../../text/ansi.js';
 import type { CliIO, ExitCode } from '../../cli-io.js';
 import { jobCheckout, type CiSettings } from '../../ci/ci-settings.js';
 import { openPipelineOutput, type ReportSpec } from '../../ci/pipeline-output.js';

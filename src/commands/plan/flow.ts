@@ -15,20 +15,18 @@ import type { Plan } from '../../plan/types.js';
 import type { PlanView } from './view.js';
 import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
-import { readerOf } from '../../state/state-backend.js';
 import { writeFileAtomically } from '../../state/write-file-atomically.js';
 import { findWorkTree } from '../../work-tree.js';
 import { checkPlanSafety, type PlanHazard } from '../../plan/check-plan-safety.js';
 import { checkPlanOut } from './check-plan-out.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
-import type { OpenClient } from '../../api/connect/client-listeners.js';
 import { openStateFor } from '../../state/open-state-for.js';
-import { serviceKeyOf } from '../../api/connect/service-key.js';
-import { tellIfSlow, type WaitEvent } from '../../api/wait-event.js';
+import { serviceKeyOf, waitEvent, type OpenClient } from '../../api/connect/open-client.js';
+import { tellIfSlow } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
-import type { StateBackend } from '../../state/state-backend.js';
-import type { JournalData } from '../../state/journal.js';
+import type { Interest, JournalIndex, StateBackend } from '../../state/state-backend.js';
+import { journalInterest } from '../../plan/is-recorded-done.js';
 
 export interface PlanInputs {
   selection: Selection;
@@ -75,13 +73,12 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
   const out = inputs.out === undefined ? undefined : { path: resolve(deps.cwd, inputs.out), shown: inputs.out, option: '--out', tree: await findWorkTree(deps.cwd) };
   if (out !== undefined) await checkPlanOut(out.path, out.shown, { force: inputs.force === true, tree: out.tree });
 
-  // Connect: every wait of the run, from here on, is the view's to tell.
-  const onWait = (event: WaitEvent) => view.waiting(event);
-  const { client } = await deps.openClient({ onWait });
+  // Connect: from here on the client tells the view itself, as the state's read does.
+  const { client } = await deps.openClient({ events: view });
   try {
     // Read: the journal (one-shot changes already done are not planned again), then the service.
     // A state that cannot be read fails the plan: without it, every one-shot change would show again.
-    const journal = readerOf(await readState(openStateFor(inputs.state, desired, deps), deps, onWait));
+    const journal = await readState(openStateFor(inputs.state, desired, deps), journalInterest(selected), deps, view);
     const serviceKey = serviceKeyOf(client);
     const { plan } = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
 
@@ -115,13 +112,17 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
   }
 }
 
-/** The state, opened and read, told as a wait once it takes 2 s (a remote state that is slow to answer). */
-async function readState(opening: Promise<StateBackend>, deps: PlanDeps, onWait: (event: WaitEvent) => void): Promise<JournalData> {
+/** What the plan may ask of the state (`interest`), opened and read, told as a wait once it takes 2 s (a remote state that is slow to answer). */
+async function readState(opening: Promise<StateBackend>, interest: Interest, deps: PlanDeps, view: PlanView): Promise<JournalIndex> {
   const startedAt = deps.now();
   let location = 'the state';
-  const reading = opening.then((state) => {
+  const reading = opening.then(async (state) => {
     location = `the state at ${state.location}`;
-    return state.read();
+    try {
+      return await state.readIndex(interest);
+    } finally {
+      await state.close();
+    }
   });
-  return tellIfSlow(reading, () => stateWait(location, startedAt, deps.stateSettings), onWait, deps.now);
+  return tellIfSlow(reading, () => stateWait(location, startedAt, deps.stateSettings), (wait) => view.event(waitEvent(wait)), deps.now);
 }

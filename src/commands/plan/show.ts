@@ -6,10 +6,8 @@
  */
 import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
 import { checkPlanSafety } from '../../plan/check-plan-safety.js';
-import { createPlanView } from './view.js';
-import { terminalSafe } from '../../text/ansi.js';
-import { shellWord } from '../../text/shell-word.js';
-import { useColor, type ColorSettings } from '../../text/use-color.js';
+import { createPlanView, describeSavedPlan } from './view.js';
+import { useColor, type ColorSettings } from '../../text/ansi.js';
 import type { CliIO, ExitCode } from '../../cli-io.js';
 
 export interface ShowFlags {
@@ -22,11 +20,7 @@ export async function run(flags: ShowFlags, io: CliIO, args: string[], settings:
   const saved = await readSavedPlan(path, io.cwd, settings.planKey);
   const view = createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, settings.color, io.stdout) });
   await view.planMade(saved.plan, checkPlanSafety(saved.plan));
-  const files = saved.configFiles.map((f) => f.path).join(', ');
   // On standard error: the JSON and Markdown documents stay alone on standard output.
-  io.stderr.write(
-    terminalSafe(`Saved ${saved.createdAt} for ${saved.baseUrl} from ${files === '' ? 'no config file' : files}.`) +
-      ` orgform apply ${terminalSafe(shellWord(path))} reads the service again first, and refuses the plan if anything it was based on has changed.\n`,
-  );
+  io.stderr.write(describeSavedPlan(saved, path));
   return 0;
 }

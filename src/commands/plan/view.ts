@@ -8,16 +8,20 @@ import type { DesiredState } from '../../model/desired-state.js';
 import type { ConfigProblem } from '../../model/config-problem.js';
 import type { PlanHazard, PlanSafety } from '../../plan/check-plan-safety.js';
 import type { Plan } from '../../plan/types.js';
+import type { SavedPlan } from '../../plan/saved-plan.js';
+import { terminalSafe } from '../../text/ansi.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../text/log-frame.js';
-import { describeChangeBudget, describeOverBudget } from '../../text/plan/describe-plan-safety.js';
-import { renderPlan, type PlanFormat } from '../../text/plan/render-plan.js';
-import { renderTextPieces } from '../../text/plan/render-text.js';
-import { planHeadline } from '../../ci/render-step-summary.js';
-import { shellWord } from '../../text/shell-word.js';
+import { describeChangeBudget, describeOverBudget, planHeadline } from '../../text/plan/plan-headline.js';
+import { renderJson } from '../../text/plan/render-json.js';
+import { renderMarkdown } from '../../text/plan/render-markdown.js';
+import { renderText, renderTextPieces } from '../../text/plan/render-text.js';
+import { shellWord } from '../../text/describe-files.js';
 import { formatWait } from '../../text/format-wait.js';
-import type { WaitEvent } from '../../api/wait-event.js';
+import type { ClientEvent } from '../../api/connect/open-client.js';
+import type { EventSink } from '../../model/event-sink.js';
 
-export interface PlanView {
+/** Everything of the run, from Connect on, reaches the view as an event: it shows the waits (retries and rate changes are apply's to show). */
+export interface PlanView extends EventSink<ClientEvent> {
   /** The configuration has problems; the error that follows lists them (CI annotates them). */
   configRejected?(problems: readonly ConfigProblem[]): Promise<void>;
   /** The plan, with what its checks found (the budget is shown under a text plan). */
@@ -26,9 +30,10 @@ export interface PlanView {
   planSaved(path: string): void;
   /** The end of the run: what stands in the way of applying this plan (CI also annotates and summarises). */
   planChecked(plan: Plan, hazards: readonly PlanHazard[], desired: DesiredState): Promise<void>;
-  /** The run has waited 2 s for something (the service, its rate limit, the token command, the state). */
-  waiting(event: WaitEvent): void;
 }
+
+/** Text for people, the versioned JSON document for pipelines, Markdown for pull requests. */
+export type PlanFormat = 'text' | 'json' | 'markdown';
 
 export interface PlanViewOptions {
   format: PlanFormat;
@@ -58,9 +63,10 @@ export function createPlanView(options: PlanViewOptions): PlanView {
       }
       if (safety.budget !== undefined) out.write(describeChangeBudget(safety.budget));
     },
-    waiting(event) {
-      // Standard error, whatever the format: standard output holds the plan.
-      err.write(`${frame.guard(formatWait(event))}\n`);
+    event(event) {
+      // A wait of 2 s (the service, its rate limit, the token command, the state): on standard
+      // error, whatever the format, for standard output holds the plan.
+      if (event.type === 'wait') err.write(`${frame.guard(formatWait(event))}\n`);
     },
     planSaved(path) {
       err.write(`Saved the plan to ${path}. Apply exactly these changes with: orgform apply ${shellWord(path)}\n`);
@@ -72,4 +78,29 @@ export function createPlanView(options: PlanViewOptions): PlanView {
       }
     },
   };
+}
+
+/** What `orgform show` says of a saved plan under it: where it comes from, and what apply does with it. */
+export function describeSavedPlan(saved: Pick<SavedPlan, 'createdAt' | 'baseUrl' | 'configFiles'>, path: string): string {
+  const files = saved.configFiles.map((f) => f.path).join(', ');
+  return (
+    terminalSafe(`Saved ${saved.createdAt} for ${saved.baseUrl} from ${files === '' ? 'no config file' : files}.`) +
+    ` orgform apply ${terminalSafe(shellWord(path))} reads the service again first, and refuses the plan if anything it was based on has changed.\n`
+  );
+}
+
+/** A plan in the format asked for. (The plan as apply shows it is text/plan/render-plan-for-review.ts.) */
+export function renderPlan(plan: Plan, format: PlanFormat, color: boolean): string {
+  switch (format) {
+    case 'json':
+      return renderJson(plan);
+    case 'markdown':
+      return renderMarkdown(plan);
+    case 'text':
+      return renderText(plan, { color });
+    default: {
+      const unreachable: never = format;
+      throw new Error(`unknown format ${String(unreachable)}`);
+    }
+  }
 }

@@ -7,6 +7,7 @@
  * never the end of the others.
  */
 import pLimit from 'p-limit';
+import { NotSentError } from '../../api/api-error.js';
 import type { OrganisationsClient } from '../../api/client.js';
 import { checkIdentifier } from '../../api/encode-segment.js';
 
@@ -55,6 +56,8 @@ async function checkOne(slug: string, limit: ReturnType<typeof pLimit>, options:
       const { ok, messages } = await options.client.getSlugAvailability(slug);
       return { slug, status: ok ? 'available' : 'unavailable', messages: ok ? [] : messages };
     } catch (err) {
+      // Let go unanswered, or never sent, on the interrupt: said as of those not started.
+      if (options.signal?.aborted && err instanceof NotSentError) return { slug, status: 'error', messages: [], error: 'not checked: interrupted' };
       return { slug, status: 'error', messages: [], error: err instanceof Error ? err.message : String(err) };
     }
   });

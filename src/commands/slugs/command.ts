@@ -5,10 +5,9 @@
  */
 import { UsageError } from '../../errors.js';
 import { runSlugsCheck } from './flow.js';
-import { parseSlugLines } from './parse-slug-lines.js';
 import { createSlugsView } from './view.js';
 import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
-import { useColor, type ColorSettings } from '../../text/use-color.js';
+import { useColor, type ColorSettings } from '../../text/ansi.js';
 import type { CliIO, ExitCode } from '../../cli-io.js';
 import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
 
@@ -31,6 +30,17 @@ async function readAll(stdin: CliIO['stdin']): Promise<string> {
     chunks.push(buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Slugs from a text with one per line (`orgform slugs check -`): surrounding white space trimmed,
+ * blank lines and `#` comment lines skipped.
+ */
+export function parseSlugLines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
 }
 
 /** The slugs named, `-` replaced by standard input's lines, each slug once, in the order first given. */

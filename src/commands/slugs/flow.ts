@@ -3,7 +3,7 @@
  * `parallelism` at a time) → close. The view hears the slugs before any is checked, each result as
  * soon as it and every one before it are known, and the whole list at the end.
  */
-import type { OpenClient } from '../../api/connect/client-listeners.js';
+import type { OpenClient } from '../../api/connect/open-client.js';
 import { checkSlugs, type SlugCheck } from './check-slugs.js';
 import type { SlugsView } from './view.js';
 
@@ -20,8 +20,8 @@ export interface SlugsCheckDeps {
 }
 
 export async function runSlugsCheck(inputs: SlugsCheckInputs, deps: SlugsCheckDeps, view: SlugsView): Promise<SlugCheck[]> {
-  // Connect: every wait of the run, from here on, is the view's to tell.
-  const { client } = await deps.openClient({ onWait: (event) => view.waiting(event) });
+  // Connect: from here on the client tells the view itself.
+  const { client } = await deps.openClient({ events: view });
   try {
     // Check, telling the view as results come.
     view.checking(inputs.slugs);

@@ -3,20 +3,20 @@
  * progress line on a terminal's standard error), or one JSON document for scripts at the end.
  */
 import type { OutputStream } from '../../cli-io.js';
-import type { WaitEvent } from '../../api/wait-event.js';
+import type { ClientEvent } from '../../api/connect/open-client.js';
+import type { EventSink } from '../../model/event-sink.js';
 import { formatWait } from '../../text/format-wait.js';
 import type { SlugCheck } from './check-slugs.js';
 import { renderSlugJson, slugTable, summariseSlugChecks, type SlugTable } from './views/render-slug-table.js';
 
-export interface SlugsView {
+/** What the client tells reaches the view as events from Connect on: it shows the waits. */
+export interface SlugsView extends EventSink<ClientEvent> {
   /** Every slug, before any is checked. */
   checking(slugs: readonly string[]): void;
   /** One result, in the order the slugs were given. */
   checked(check: SlugCheck): void;
   /** All of them, at the end. */
   finished(checks: readonly SlugCheck[]): void;
-  /** The run has waited 2 s for something (the service, its rate limit, the token command): a line on standard error. */
-  waiting(event: WaitEvent): void;
 }
 
 export interface SlugsViewOptions {
@@ -32,7 +32,7 @@ const CLEAR = '\r\x1b[2K';
 export function createSlugsView(options: SlugsViewOptions): SlugsView {
   const { out, err } = options;
   if (options.format === 'json') {
-    return { checking() {}, checked() {}, finished: (checks) => void out.write(renderSlugJson(checks)), waiting: (event) => void err.write(`${formatWait(event)}\n`) };
+    return { checking() {}, checked() {}, finished: (checks) => void out.write(renderSlugJson(checks)), event: (event) => event.type === 'wait' && void err.write(`${formatWait(event)}\n`) };
   }
   let table: SlugTable | undefined;
   let total = 0;
@@ -55,7 +55,9 @@ export function createSlugsView(options: SlugsViewOptions): SlugsView {
       out.write(`${table?.row(check) ?? check.slug}\n`);
       showProgress();
     },
-    waiting(event) {
+    event(event) {
+      // A wait of 2 s (the service, its rate limit, the token command): a line on standard error.
+      if (event.type !== 'wait') return;
       clearProgress();
       err.write(`${formatWait(event)}\n`);
       showProgress();

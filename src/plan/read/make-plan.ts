@@ -9,7 +9,7 @@ import type { ObservedState } from '../../model/observed-state.js';
 import { PlanBuilder } from '../plan-builder.js';
 import type { IsJournaled } from '../plan-organisation.js';
 import type { Plan } from '../types.js';
-import { journalKey } from '../../state/journal.js';
+import { journalKey } from '../../model/journal-key.js';
 import type { JournalReader } from '../../state/state-backend.js';
 import { readObservedState } from './read-observed-state.js';
 

@@ -17,6 +17,7 @@ import { counted, KIND_LABEL, thousands } from './describe-change-group.js';
 import { html, type Html } from './html.js';
 import { renderPageDocument, type PageCell, type PageTable } from './page-document.js';
 import { renderTableSection } from './page-table.js';
+import { NO_CHANGES } from './plan-headline.js';
 import { renderRunChartSvg } from './render-run-chart-svg.js';
 import { describeRun, rate, runSeries } from './run-chart-series.js';
 
@@ -140,7 +141,7 @@ function count(s: ReportedSummary, outcome: ReportedOutcome): number {
 }
 
 function headline(s: ReportedSummary): string {
-  if (s.total === 0) return 'No changes. Your organisations match the configuration.';
+  if (s.total === 0) return NO_CHANGES;
   if (s.interrupted) return `Interrupted: ${s.applied} applied, ${s.notStarted} not started; run orgform apply again to finish.`;
   if (s.failed > 0) return `Finished with ${counted(s.failed, 'failure', thousands)}; run orgform apply again to retry what is left.`;
   if (s.stale > 0) return `Finished with ${counted(s.stale, 'stale change', thousands)}; run orgform plan again to review them.`;

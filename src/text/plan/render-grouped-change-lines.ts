@@ -7,8 +7,7 @@
  */
 import type { Change } from '../../plan/types.js';
 import { paint, terminalSafe } from '../ansi.js';
-import { ACTION_MARKER } from '../format-change-line.js';
-import { formatName, plural } from '../format-value.js';
+import { ACTION_MARKER, formatName, plural } from '../format-value.js';
 import { describeGroupChange, describeOrganisations, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
 import { groupSameChanges, type ChangeGroup } from './group-same-changes.js';
 

@@ -13,11 +13,11 @@
  * linkPlanPage fills in once the page's address is known (a CI artifact's URL comes after the plan).
  */
 import { summarisePlan, type Plan } from '../../plan/types.js';
-import { formatName, invisibleMark, plural } from '../format-value.js';
+import { ACTION_MARKER, formatName, invisibleMark, plural } from '../format-value.js';
 import { joinMarkdown, md, type Markdown } from '../markdown-escape.js';
-import { ACTION_MARKER } from '../format-change-line.js';
 import { describeGroupChange, describeOrganisations, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
 import { groupSameChanges, type ChangeGroup, type ChangeSection } from './group-same-changes.js';
+import { NO_CHANGES, NO_CHANGES_READ, planCounts, PROBLEMS_MISSING } from './plan-headline.js';
 
 /** GitHub refuses a comment longer than this; GitLab a note longer than GITLAB_NOTE_LIMIT. */
 export const GITHUB_COMMENT_LIMIT = 65_536;
@@ -68,7 +68,7 @@ export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOption
   const head = md`${headline(plan, grouped.sections)}\n`;
   const footer = plan.changes.length > 0 || plan.problems.length > 0 ? md`\n_Every change by organisation, with filters: ${link}._\n` : EMPTY;
   const problems: Items = { count: plan.problems.length, at: (i) => problemLine(plan.problems[i]!) };
-  const problemsHead = problems.count === 0 ? EMPTY : md`\n### ⚠️ Problems (${problems.count})\n\nThese could not be read; their changes are missing from this plan.\n\n`;
+  const problemsHead = problems.count === 0 ? EMPTY : md`\n### ⚠️ Problems (${problems.count})\n\n${PROBLEMS_MISSING}\n\n`;
   const problemsNote = (left: number) => md`- _…and ${plural(left, 'more problem')}: see ${link}._\n`;
   const sections = sectionParts(grouped.sections, names);
   const glance = overview(grouped.sections);
@@ -156,10 +156,10 @@ function headline(plan: Plan, sections: readonly ChangeSection[]): Markdown {
   const singles = sections.reduce((n, x) => n + x.singles.length, 0);
   const parts: string[] = [];
   if (plan.changes.length > 0) {
-    parts.push(`${s.change} to change, ${s.remove} to remove, ${s.accept} to accept`);
+    parts.push(planCounts(s));
     parts.push(`said in ${plural(groups, 'group')} of the same change and ${plural(singles, 'single change')}`);
   } else {
-    parts.push(s.problems > 0 ? 'No changes in the organisations that could be read' : 'No changes. Your organisations match the configuration.');
+    parts.push(s.problems > 0 ? NO_CHANGES_READ : NO_CHANGES);
   }
   if (s.unchanged > 0) parts.push(`${s.unchanged} unchanged`);
   if (plan.journaled.length > 0) parts.push(`${plan.journaled.length} already done (journal)`);

@@ -5,8 +5,9 @@
  * left out.
  */
 import { summarisePlan, type Change, type Plan } from '../../plan/types.js';
-import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, invisibleMark, plural } from '../format-value.js';
+import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, markedName, plural } from '../format-value.js';
 import { codeBlock, joinMarkdown, md, type Markdown } from '../markdown-escape.js';
+import { NO_CHANGES, NO_CHANGES_READ, planCounts, PROBLEMS_MISSING } from './plan-headline.js';
 
 export const DEFAULT_MARKDOWN_MAX_LENGTH = 65_000;
 
@@ -29,7 +30,7 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
   const head = md`${summaryLine(plan)}\n`;
   // Made as they are needed: a plan of 100,000 organisations shows a few hundred of them.
   const problems: Items = { count: plan.problems.length, at: (i) => problemLine(plan.problems[i]!) };
-  const problemsHead = problems.count === 0 ? EMPTY : md`\n### ⚠️ Problems\n\nThese could not be read; their changes are missing from this plan.\n\n`;
+  const problemsHead = problems.count === 0 ? EMPTY : md`\n### ⚠️ Problems\n\n${PROBLEMS_MISSING}\n\n`;
   const rows: Items = { count: groups.length, at: (i) => tableRow(groups[i]!) };
   const tableHead = rows.count === 0 ? EMPTY : md`\n| Organisation | Changes | Actions |\n| --- | ---: | --- |\n`;
   const details: Items = { count: groups.length, at: (i) => detailsBlock(groups[i]!) };
@@ -90,27 +91,16 @@ function whole(parts: ReadonlyArray<Markdown | Items>, max: number): Markdown | 
 }
 
 function problemLine(p: Plan['problems'][number]): Markdown {
-  return md`- **${name(p.organisation ?? p.address)}**: ${p.message}\n`;
+  return md`- **${markedName(p.organisation ?? p.address)}**: ${p.message}\n`;
 }
 
 function tableRow(g: Group): Markdown {
-  return md`| ${name(g.label)} | ${g.changes.length} | ${actionsCell(g)} |\n`;
-}
-
-/** A slug or an address as a name: marked when it holds invisible characters (escapeMarkdown shows them). */
-function name(text: string): string {
-  return text + invisibleMark(text);
+  return md`| ${markedName(g.label)} | ${g.changes.length} | ${actionsCell(g)} |\n`;
 }
 
 function summaryLine(plan: Plan): Markdown {
   const s = summarisePlan(plan);
-  const parts = [
-    plan.changes.length > 0
-      ? `${s.change} to change, ${s.remove} to remove, ${s.accept} to accept`
-      : s.problems > 0
-        ? 'No changes in the organisations that could be read'
-        : 'No changes. Your organisations match the configuration.',
-  ];
+  const parts = [plan.changes.length > 0 ? planCounts(s) : s.problems > 0 ? NO_CHANGES_READ : NO_CHANGES];
   if (s.unchanged > 0) parts.push(`${s.unchanged} unchanged`);
   if (plan.journaled.length > 0) parts.push(`${plan.journaled.length} already done (journal)`);
   if (s.problems > 0) parts.push(`⚠️ ${plural(s.problems, 'problem')}`);
@@ -154,7 +144,7 @@ function diffLines(change: Change): string[] {
 }
 
 function detailsBlock(group: Group): Markdown {
-  return md`\n<details><summary>${name(group.label)} — ${plural(group.changes.length, 'change')}</summary>\n\n${codeBlock('diff', group.changes.flatMap(diffLines))}\n\n</details>\n`;
+  return md`\n<details><summary>${markedName(group.label)} — ${plural(group.changes.length, 'change')}</summary>\n\n${codeBlock('diff', group.changes.flatMap(diffLines))}\n\n</details>\n`;
 }
 
 /**

@@ -11,13 +11,13 @@ import { organisationAddress } from '../../model/address.js';
 import type { PlanSafety } from '../../plan/check-plan-safety.js';
 import { summarisePlan, type Change, type Plan } from '../../plan/types.js';
 import { terminalSafe } from '../ansi.js';
-import { ACTION_MARKER } from '../format-change-line.js';
-import { formatName } from '../format-value.js';
+import { ACTION_MARKER, formatName } from '../format-value.js';
 import { counted, describeGroupChange, KIND_LABEL, sectionCounts, sectionNotes, sectionTitle, thousands } from './describe-change-group.js';
 import { groupSameChanges, type ChangeGroup, type ChangeItem, type ChangeSection, type GroupedChanges, type OldValue } from './group-same-changes.js';
 import { html, type Html } from './html.js';
 import { renderPageDocument, type PageCell, type PageMark, type PageTable } from './page-document.js';
 import { renderTableSection } from './page-table.js';
+import { planCounts, planHeadline, PROBLEMS_MISSING } from './plan-headline.js';
 
 export interface PlanPageOptions {
   /** What the plan's checks found (a stale saved plan, problems, the change budget), as the plan view is given it. */
@@ -83,7 +83,7 @@ function actionText(action: Change['action']): string {
 
 function planWords(plan: Plan): string {
   const s = summarisePlan(plan);
-  return plan.changes.length > 0 ? `${s.change} to change, ${s.remove} to remove, ${s.accept} to accept` : 'no changes';
+  return plan.changes.length > 0 ? planCounts(s) : 'no changes';
 }
 
 function summary(plan: Plan): Html {
@@ -96,7 +96,7 @@ function summary(plan: Plan): Html {
     ...(plan.journaled.length > 0 ? [[plan.journaled.length, 'already done (journal)'] as [number, string]] : []),
     ...(s.problems > 0 ? [[s.problems, s.problems === 1 ? 'problem' : 'problems'] as [number, string]] : []),
   ];
-  const verdict = plan.changes.length > 0 ? '' : s.problems > 0 ? 'No changes in the organisations that could be read.' : 'No changes. Your organisations match the configuration.';
+  const verdict = plan.changes.length > 0 ? '' : planHeadline(plan);
   return html`<ul class="summary" aria-label="Summary">${items.map(([n, what]) => html`<li><span class="n">${thousands(n)}</span> ${what}</li>`)}</ul>
 ${verdict === '' ? html`` : html`<p><strong>${verdict}</strong></p>`}`;
 }
@@ -123,7 +123,7 @@ function problems(plan: Plan): Html {
   if (plan.problems.length === 0) return html``;
   return html`<section aria-labelledby="problems-heading">
 <h2 id="problems-heading">Problems (${thousands(plan.problems.length)})</h2>
-<p>These could not be read; their changes are missing from this plan.</p>
+<p>${PROBLEMS_MISSING}</p>
 <ul>${plan.problems.map((p) => html`<li><strong>${terminalSafe(p.organisation ?? p.address)}</strong>: ${terminalSafe(p.message)}</li>`)}</ul>
 </section>`;
 }

@@ -6,9 +6,16 @@
  */
 import { summarisePlan, type Action, type Change, type Plan } from '../../plan/types.js';
 import { paint, terminalSafe } from '../ansi.js';
-import { COMPACT_THRESHOLD } from './compact-threshold.js';
-import { ACTION_MARKER as MARKER, formatChangeLine } from '../format-change-line.js';
-import { formatBefore, formatFromActive, formatName, formatValue, groupChanges, plural } from '../format-value.js';
+import { planHeadline } from './plan-headline.js';
+import { ACTION_MARKER as MARKER, formatBefore, formatChangeLine, formatFromActive, formatName, formatValue, groupChanges, plural } from '../format-value.js';
+
+/**
+ * Above this many changes a plan is too long to read block by block and an apply log too long to
+ * read line by line: `plan` prints one line per change, and apply in a log (not a terminal, not
+ * --format json) shows a digest of the plan and progress lines instead of a line per change.
+ * At or below it, both print what they always did, so small plans and demos keep their shape.
+ */
+export const COMPACT_THRESHOLD = 50;
 
 export interface TextOptions {
   color: boolean;
@@ -64,7 +71,7 @@ export function* renderTextPieces(plan: Plan, options: TextOptions): Generator<s
   }
 
   if (plan.problems.length > 0) {
-    lines.push(bold(`Problems (${plan.problems.length}): their changes are missing from this plan`));
+    lines.push(bold(problemsHeading(plan.problems.length)));
     for (const p of plan.problems) {
       lines.push(`  ${paint('!', 'red', color)} ${terminalSafe(p.organisation ?? p.address)}: ${terminalSafe(p.message)}`);
     }
@@ -86,14 +93,18 @@ export function closingLines(plan: Plan, bold: (text: string) => string): string
   return [...(counts.length > 0 ? [...counts, ''] : []), bold(closingLine(plan))];
 }
 
+/** The heading of the problems, in the text plan and its digest. */
+export function problemsHeading(count: number): string {
+  return `Problems (${count}): their changes are missing from this plan`;
+}
+
 /** `Plan: 2 to change, 2 to remove, 1 to accept.` or why there is nothing to do; also the digest's last line. */
 export function closingLine(plan: Plan): string {
   const s = summarisePlan(plan);
-  if (plan.changes.length > 0) return `Plan: ${s.change} to change, ${s.remove} to remove, ${s.accept} to accept.`;
-  if (s.problems > 0) {
+  if (plan.changes.length === 0 && s.problems > 0) {
     return `No changes. ${plural(s.problems, 'problem')} (see above): what could not be read was not compared.`;
   }
-  return 'No changes. Your organisations match the configuration.';
+  return planHeadline(plan);
 }
 
 function legend(action: Action, color: boolean): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { serviceKeyOf } from '../../../src/api/connect/service-key.js';
+import { serviceKeyOf } from '../../../src/api/connect/open-client.js';
 
 describe('serviceKeyOf', () => {
   it('is the base URL without its trailing slash', () => {

@@ -52,7 +52,7 @@ async function closedPort(): Promise<number> {
 }
 
 describe('runApply with a PostgreSQL state', () => {
-  it('halts when the session holding the lock is ended mid-apply: the change in flight finishes, nothing new starts, and it says the lock was lost', async () => {
+  it('halts when the session holding the lock is ended mid-apply: the change in flight finishes, done but not recorded, nothing new starts, and it says the lock was lost', async () => {
     const url = `${await createTestDatabase('flow_lost')}?state=prod`;
     const { client, deps, inputs, haltSeen } = await setup(url);
     const held = gate();
@@ -60,13 +60,15 @@ describe('runApply with a PostgreSQL state', () => {
     const running = runApply(inputs, deps, recordingApplyView());
     await held.held;
     // Someone ends the session that holds the advisory lock (a DBA, a failover, force-unlock).
-    const [{ lock_pid }] = (await query<{ lock_pid: number }>(url.replace(/\?.*/, ''), "SELECT lock_pid FROM orgform.states WHERE name = 'prod'")) as [{ lock_pid: number }];
-    await query(url.replace(/\?.*/, ''), 'SELECT pg_terminate_backend($1, 5000)', [lock_pid]);
+    const [{ backend_pid }] = (await query<{ backend_pid: number }>(url.replace(/\?.*/, ''), "SELECT backend_pid FROM orgform.holders WHERE state = 'prod'")) as [{ backend_pid: number }];
+    await query(url.replace(/\?.*/, ''), 'SELECT pg_terminate_backend($1, 5000)', [backend_pid]);
     // The halt comes from the connection's end: it arrives while the change is still in flight.
     await haltSeen;
     held.release();
     const outcome = await running;
-    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: 1, notStarted: 4, interrupted: true }, halted: { code: 'STATE_LOCK_LOST' } });
+    // Its entry cannot be committed any more: it is done on the service, and said to be not recorded.
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: 0, failed: 1, notStarted: 4, interrupted: true }, halted: { code: 'STATE_LOCK_LOST' } });
+    if (outcome.kind === 'applied') expect(outcome.summary.notApplied[0]!.failure!.message).toContain('done on the service, but not recorded in the state journal');
     expect(client.writes()).toHaveLength(1);
     if (outcome.kind === 'applied') expect(outcome.halted?.message).toContain('the database connection');
   });

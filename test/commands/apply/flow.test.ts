@@ -5,14 +5,16 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { NotSentError } from '../../../src/api/api-error.js';
 import { runApply, type ApplyDeps, type ApplyInputs } from '../../../src/commands/apply/flow.js';
-import type { ClientListeners } from '../../../src/api/connect/client-listeners.js';
+import { clientCallbacks, type ClientHooks } from '../../../src/api/connect/open-client.js';
 import { runPlan } from '../../../src/commands/plan/flow.js';
 import { ConfigError, OrgformError } from '../../../src/errors.js';
 import { serializeSavedPlan, type SavedPlanBody } from '../../../src/plan/saved-plan.js';
-import { Journal, journalKey } from '../../../src/state/journal.js';
-import { acquireLock } from '../../../src/state/lock.js';
+import { journalKey } from '../../../src/model/journal-key.js';
+import { lockFileState, recordInFileState } from '../../support/file-state.js';
 import { createScriptedClient, gate, type ScriptedClient, type WorldOrganisation } from '../../support/scripted-client.js';
 import { recordingApplyView, recordingPlanView } from '../../support/recording-view.js';
+import { sinks } from '../../support/sinks.js';
+import { createNdjsonApplyView } from '../../../src/commands/apply/views/ndjson-apply-view.js';
 import { makeWorkspace } from '../../support/workspace.js';
 
 /** acme: a member, its billing to change and an invitation to revoke; globex: to join. */
@@ -39,7 +41,7 @@ function world(): WorldOrganisation[] {
 async function setup(config = CONFIG, organisations = world()) {
   const cwd = await makeWorkspace({ 'orgs.yaml': config });
   const client = createScriptedClient(organisations);
-  const opened: ClientListeners[] = [];
+  const opened: ClientHooks[] = [];
   let clock = 1_000;
   const deps: ApplyDeps = {
     cwd,
@@ -53,7 +55,9 @@ async function setup(config = CONFIG, organisations = world()) {
     sleep: async () => undefined,
   };
   const inputs: ApplyInputs = { selection: { files: [] }, parallelism: 1, autoApprove: true };
-  return { cwd, client, deps, inputs, opened, listeners: () => opened[0]! };
+  // What the client would call, as openClient wires it to the hooks the flow handed over.
+  const listeners = () => ({ ...clientCallbacks(opened[0]!.events, deps.now), onHalt: opened[0]!.onHalt });
+  return { cwd, client, deps, inputs, opened, listeners };
 }
 
 /** Edits a saved plan's `plan` as anyone could, checksum included. */
@@ -73,8 +77,8 @@ describe('runApply: a fresh plan', () => {
     client.on('getOrganisations', () => listeners().onWait?.(wait));
     const view = recordingApplyView();
     await runApply(inputs, deps, view);
-    expect(view.sayings().slice(0, 2)).toEqual(['waiting', 'planMade']);
-    expect(view.told[0]?.args[0]).toEqual(wait);
+    expect(view.sayings().slice(0, 2)).toEqual(['event:wait', 'planMade']);
+    expect(view.told[0]?.args[0]).toEqual({ type: 'wait', ...wait });
   });
 
   it('loads, reads, shows the plan, applies every change and reports, in that order, then lets go of the lock and the client', async () => {
@@ -200,11 +204,15 @@ describe('runApply: what the client tells while changes run', () => {
       listeners().onRetry!({ requestId: 'r0', attempt: 1, delayMs: 5 });
       listeners().onRate!({ reason: 'announced', rps: 10, pausedMs: 0, waiting: 0 });
     });
-    const view = recordingApplyView();
+    // The client tells the view itself, from Connect on: the view decides, so what counts is what it shows.
+    const { out, err } = sinks();
+    const view = createNdjsonApplyView({ out, err, review: false, color: false });
     await runApply(inputs, deps, view);
     listeners().onRate!({ reason: 'throttled', rps: 1, pausedMs: 10, waiting: 0 });
-    expect(view.events().map((e) => e.type)).not.toContain('change-retry');
-    expect(view.events().map((e) => e.type)).not.toContain('rate');
+    const shown = out.text.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type);
+    expect(shown).toContain('change_end');
+    expect(shown).not.toContain('change_retry');
+    expect(shown).not.toContain('rate');
   });
 
   it('starts nothing new once the client halts, finishes what runs, and gives the reason in the outcome', async () => {
@@ -333,8 +341,9 @@ describe('runApply: a saved plan', () => {
 
   it('is applied without a one-shot change its journal recorded done when it was made, though that journal is gone now', async () => {
     const { cwd, client, deps, inputs } = await setup();
-    const journal = Journal.empty(join(cwd, '.orgform', 'state.json'));
-    await journal.record('https://orgs.example.test', journalKey('revoke-invitation', 'org_acme', 'inv_carol'), { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
+    await recordInFileState(join(cwd, '.orgform', 'state.json'), [
+      { service: 'https://orgs.example.test', key: journalKey('revoke-invitation', 'org_acme', 'inv_carol'), entry: { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' } },
+    ]);
     await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, deps, recordingPlanView());
     await rm(join(cwd, '.orgform'), { recursive: true });
     const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
@@ -370,7 +379,7 @@ describe('runApply: a saved plan', () => {
 describe('runApply: the lock', () => {
   it('refuses while another apply holds it, and closes the client', async () => {
     const { cwd, client, deps, inputs } = await setup();
-    const lock = await acquireLock(join(cwd, '.orgform', 'state.json'), 'orgform apply (test)');
+    const lock = await lockFileState(join(cwd, '.orgform', 'state.json'));
     try {
       await expect(runApply(inputs, deps, recordingApplyView())).rejects.toMatchObject({ code: 'STATE_LOCKED' });
       expect(client.closed).toBe(true);

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { CliIO } from '../../../src/cli-io.js';
-import { readAnswer } from '../../../src/commands/apply/read-answer.js';
+import { readAnswer } from '../../../src/commands/apply/command.js';
 
 function terminal(signal = new AbortController().signal) {
   const stdin = new PassThrough();

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ClientListeners } from '../../../src/api/connect/client-listeners.js';
+import { clientCallbacks } from '../../../src/api/connect/open-client.js';
 import { describe, expect, it } from 'vitest';
 import type { PlanDeps } from '../../../src/commands/plan/flow.js';
 import { runPlan } from '../../../src/commands/plan/flow.js';
@@ -8,7 +8,8 @@ import { ConfigError } from '../../../src/errors.js';
 import { loadSchemaValidator } from '../../../src/config/schema-validator.js';
 import { parseSavedPlan } from '../../../src/plan/saved-plan.js';
 import type { Plan } from '../../../src/plan/types.js';
-import { Journal, journalKey } from '../../../src/state/journal.js';
+import { recordInFileState } from '../../support/file-state.js';
+import { journalKey } from '../../../src/model/journal-key.js';
 import { recordingPlanView } from '../../support/recording-view.js';
 import { BASE_URL, createScriptedClient } from '../../support/scripted-client.js';
 import { makeWorkspace } from '../../support/workspace.js';
@@ -33,12 +34,12 @@ describe('runPlan', () => {
   it('tells the view of every wait the client tells of, on the side of the plan', async () => {
     const { client, deps } = await setup();
     const wait = { reason: 'answer' as const, what: 'the first page of the listing (all pages)', until: 2_000_000, at: 1_000 };
-    let listeners: ClientListeners = {};
-    client.on('getOrganisations', () => listeners.onWait?.(wait));
+    let listeners = clientCallbacks(undefined, deps.now);
+    client.on('getOrganisations', () => listeners.onWait(wait));
     const view = recordingPlanView();
-    await runPlan({ selection: { files: [] }, parallelism: 1 }, { ...deps, openClient: async (given) => ((listeners = given), { client }) }, view);
-    expect(view.sayings()).toEqual(['waiting', 'planMade', 'planChecked']);
-    expect(view.told[0]?.args[0]).toEqual(wait);
+    await runPlan({ selection: { files: [] }, parallelism: 1 }, { ...deps, openClient: async (given) => ((listeners = clientCallbacks(given.events, deps.now)), { client }) }, view);
+    expect(view.sayings()).toEqual(['event:wait', 'planMade', 'planChecked']);
+    expect(view.told[0]?.args[0]).toEqual({ type: 'wait', ...wait });
   });
 
   it('reads, shows the plan with what its checks found, reports, and never writes', async () => {
@@ -75,8 +76,9 @@ describe('runPlan', () => {
 
   it('does not plan again what the journal records done', async () => {
     const { cwd, deps } = await setup();
-    const journal = Journal.empty(join(cwd, '.orgform', 'state.json'));
-    await journal.record(BASE_URL, journalKey('revoke-invitation', 'org_acme', 'inv_carol'), { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
+    await recordInFileState(join(cwd, '.orgform', 'state.json'), [
+      { service: BASE_URL, key: journalKey('revoke-invitation', 'org_acme', 'inv_carol'), entry: { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' } },
+    ]);
     const outcome = await runPlan({ selection: { files: [] }, parallelism: 1 }, deps, recordingPlanView());
     expect(outcome.plan.changes.map((c) => c.kind)).toEqual(['billing']);
     expect(outcome.plan.journaled).toEqual(['organisations.acme.invitations.revoke.inv_carol']);

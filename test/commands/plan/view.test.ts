@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LogFrame } from '../../../src/text/log-frame.js';
-import { createPlanView } from '../../../src/commands/plan/view.js';
-import type { PlanFormat } from '../../../src/text/plan/render-plan.js';
+import { createPlanView, renderPlan, type PlanFormat } from '../../../src/commands/plan/view.js';
 import { desiredState, billing, makePlan } from '../../support/plan-fixtures.js';
 import { sinks } from '../../support/sinks.js';
 
@@ -58,5 +57,20 @@ describe('the plan view', () => {
     const { view, out, err } = render('text');
     await view.planChecked(plan, [], desiredState());
     expect(out.text + err.text).toBe('');
+  });
+});
+
+const sized = (n: number) => makePlan({ changes: Array.from({ length: n }, (_, i) => billing(`org-${i}`, { billingEmail: ['a@x.test', 'b@x.test'] })) });
+
+describe('renderPlan', () => {
+  it('renders the format asked for', () => {
+    expect(renderPlan(sized(1), 'text', false)).toContain('Plan: 1 to change');
+    expect(JSON.parse(renderPlan(sized(1), 'json', false))).toHaveProperty('format_version');
+    expect(renderPlan(sized(1), 'markdown', false)).toContain('<details>');
+  });
+
+  it('colours text only when asked', () => {
+    expect(renderPlan(sized(1), 'text', true)).toContain('\u001b[');
+    expect(renderPlan(sized(1), 'text', false)).not.toContain('\u001b[');
   });
 });

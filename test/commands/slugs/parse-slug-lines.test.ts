@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSlugLines } from '../../../src/commands/slugs/parse-slug-lines.js';
+import { parseSlugLines } from '../../../src/commands/slugs/command.js';
 
 describe('parseSlugLines', () => {
   it('takes one slug per line, trimmed, skipping blank lines and # comments, for LF and CRLF alike', () => {

@@ -4,7 +4,8 @@ import type { DesiredState } from '../../../src/model/desired-state.js';
 import { makePlan } from '../../../src/plan/read/make-plan.js';
 import { computePlan } from '../../../src/plan/compute-plan.js';
 import { readObservedState } from '../../../src/plan/read/read-observed-state.js';
-import { Journal, journalKey } from '../../../src/state/journal.js';
+import { memoryJournal } from '../../support/file-state.js';
+import { journalKey } from '../../../src/model/journal-key.js';
 import { BASE_URL, createScriptedClient, type WorldOrganisation } from '../../support/scripted-client.js';
 import { makeWorkspace } from '../../support/workspace.js';
 
@@ -35,7 +36,7 @@ const desired: DesiredState = {
 const listed = [...world, { id: 'org_untouched', slug: 'untouched', member: true }];
 
 async function plan(options: { saving?: boolean } = {}) {
-  const journal = Journal.empty(join(await makeWorkspace(), 'state.json'));
+  const journal = memoryJournal();
   await journal.record(BASE_URL, journalKey('revoke-invitation', 'org_done', 'inv_1'), { kind: 'revoke-invitation', organisation: 'done', outcome: 'applied', at: '2026-01-01T00:00:00Z' });
   const client = createScriptedClient(listed, { active: 'org_active' });
   return (await makePlan(desired, { client, journal, serviceKey: BASE_URL, parallelism: 2, ...options })).plan;

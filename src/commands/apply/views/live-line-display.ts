@@ -7,8 +7,7 @@
  * own above it, at once. The only terminal codes of apply.
  */
 import type { ApplyEvent } from '../../../executor/events.js';
-import { countEvent, emptyTally } from './apply-tally.js';
-import type { DisplayContext, ProgressDisplay } from './progress-display.js';
+import { countEvent, emptyTally, type DisplayContext, type ProgressDisplay } from './progress-display.js';
 import { formatApplyLine, formatProgress } from './render-apply.js';
 import { ThroughputWindow } from './throughput-window.js';
 

@@ -6,9 +6,9 @@
  */
 import { CANCELLED_TEXT, lockTakenOverText, type ApplyView } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
-import { formatApplyEventJson, formatWaitJson } from './render-apply-json.js';
+import { formatApplyEventJson } from './render-apply-json.js';
 import { renderPlanForReview } from '../../../text/plan/render-plan-for-review.js';
-import { planHeadline } from '../../../ci/render-step-summary.js';
+import { planHeadline } from '../../../text/plan/plan-headline.js';
 
 export interface NdjsonApplyViewOptions {
   /** Standard output: the events only. */
@@ -24,6 +24,8 @@ export interface NdjsonApplyViewOptions {
 export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyView {
   const { out, err } = options;
   const frame = options.frame ?? PLAIN_FRAME;
+  // The client's retries and rate changes are events of the changes: told only while they run.
+  let running = false;
   return {
     lockTakenOver(statePath, pid) {
       err.write(lockTakenOverText(statePath, pid));
@@ -41,15 +43,17 @@ export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyVie
     cancelled() {
       err.write(CANCELLED_TEXT);
     },
-    applyStarting() {},
+    applyStarting() {
+      running = true;
+    },
     event(event) {
+      // A wait is an event like the others, at any point of the run (before apply_start too).
+      if (!running && (event.type === 'change-retry' || event.type === 'rate')) return;
       out.write(formatApplyEventJson(event) + '\n');
     },
-    waiting(event) {
-      // An event like the others, at any point of the run (before apply_start too).
-      out.write(formatWaitJson(event) + '\n');
+    applyStopped() {
+      running = false;
     },
-    applyStopped() {},
     async applyReported() {},
   };
 }

@@ -1,14 +1,11 @@
 /**
  * A long apply in a log (CI): progress lines and failures, not one line per change (which no one
  * reads and CI log viewers choke on). A line every few seconds at first, less often as the apply
- * goes on (progress-interval.ts); each failure or stale change, an interrupt and the rate limiter giving up as they
+ * goes on (progressInterval below); each failure or stale change, an interrupt and the rate limiter giving up as they
  * happen; retries, skips and not-started changes counted, not listed.
  */
-import { countEvent, emptyTally } from './apply-tally.js';
 import { formatLogProgress, formatLogProgressIntro } from './format-log-progress.js';
-import type { DisplayContext, ProgressDisplay } from './progress-display.js';
-import { applyingTitle } from './progress-display.js';
-import { PROGRESS_INTERVAL_MS, progressInterval } from './progress-interval.js';
+import { applyingTitle, countEvent, emptyTally, type DisplayContext, type ProgressDisplay } from './progress-display.js';
 import { formatApplyLine } from './render-apply.js';
 import { ThroughputWindow } from './throughput-window.js';
 
@@ -65,4 +62,18 @@ export function startProgressLines(ctx: DisplayContext, options: { intervalMs?: 
     },
     stop,
   };
+}
+
+/**
+ * How long until the next progress line of a long apply in a log: `baseMs` at first, then a
+ * twentieth of the time elapsed, at most a minute. A fixed interval would make the log's length
+ * grow with the apply's duration (a rate-limited 30,000-change apply at 10/s: 600 lines at 5 s);
+ * growing with elapsed time keeps it to about a hundred lines for an hour, while a line a minute
+ * still shows a stuck job is alive and keeps CI's no-output timeouts away.
+ */
+export const PROGRESS_INTERVAL_MS = 5_000;
+export const MAX_PROGRESS_INTERVAL_MS = 60_000;
+
+export function progressInterval(elapsedMs: number, baseMs: number = PROGRESS_INTERVAL_MS): number {
+  return Math.min(Math.max(baseMs, elapsedMs / 20), Math.max(baseMs, MAX_PROGRESS_INTERVAL_MS));
 }

@@ -3,7 +3,6 @@
  * wire strings mapped by exhaustive switches (kinds shared with the JSON plan), so internal renames
  * never reach consumers.
  */
-import type { WaitEvent } from '../../../api/wait-event.js';
 import type { ApplyEvent, ChangeFailure, Outcome } from '../../../executor/events.js';
 import { wireKind } from '../../../text/plan/render-json.js';
 
@@ -59,6 +58,8 @@ function toWire(e: ApplyEvent): Record<string, unknown> {
       return { type: 'interrupted', at: e.at, in_flight: e.inFlight };
     case 'rate':
       return { type: 'rate', at: e.at, reason: e.reason.replace('-', '_'), rps: e.rps === undefined ? undefined : Math.round(e.rps * 100) / 100, paused_ms: Math.round(e.pausedMs), waiting: e.waiting };
+    case 'wait':
+      return waitWire(e);
     case 'apply-end': {
       const s = e.summary;
       return {
@@ -84,9 +85,9 @@ function toWire(e: ApplyEvent): Record<string, unknown> {
   }
 }
 
-/** A wait as a line of NDJSON: `{"type":"wait","reason":"rate_limit",…}`, without its newline. */
-export function formatWaitJson(e: WaitEvent): string {
-  return JSON.stringify({
+/** A wait: `{"type":"wait","reason":"rate_limit",…}`, at any point of the run (before apply_start too). */
+function waitWire(e: Extract<ApplyEvent, { type: 'wait' }>): Record<string, unknown> {
+  return {
     type: 'wait',
     at: e.at,
     reason: e.reason.replace('-', '_'),
@@ -95,9 +96,10 @@ export function formatWaitJson(e: WaitEvent): string {
     waiting: e.waiting,
     rps: e.rps === undefined ? undefined : Math.round(e.rps * 100) / 100,
     after: e.after,
+    begun: e.begun,
     via: e.via,
     setting: e.setting,
-  });
+  };
 }
 
 function wireFailure(f: ChangeFailure): Record<string, unknown> {

@@ -8,6 +8,9 @@ import { formatDuration } from '../../../text/format-duration.js';
 import { formatName, plural } from '../../../text/format-value.js';
 import { formatRate } from './format-log-progress.js';
 
+/** What a failure without its record says (a failure told by the summary, the annotations and the job summary alike). */
+export const NO_FAILURE_DETAILS = 'no details were recorded';
+
 /** `updateBillingDetails: HTTP 500 internal: database unavailable (cause: …)`, or the failure's message. */
 export function describeFailure(f: ChangeFailure): string {
   const status = f.status === undefined ? '' : `HTTP ${f.status} `;
@@ -35,6 +38,8 @@ export function formatApplyLine(event: ApplyEvent): string | undefined {
     case 'apply-start':
     case 'change-start':
     case 'apply-end':
+    // A wait is a note of the view's (text-apply-view.ts), whether or not changes run.
+    case 'wait':
       return undefined;
     default: {
       const unreachable: never = event;
@@ -141,7 +146,7 @@ export function formatApplySummary(summary: ApplySummary, options: { color: bool
 function failureLines(r: ChangeResult, color: boolean): string[] {
   const lines = [`  ${paint('✗', 'red', color)} ${formatName(r.organisation)}: ${safe(r.address)}`];
   const f = r.failure;
-  if (f === undefined) return [...lines, '      no details were recorded'];
+  if (f === undefined) return [...lines, `      ${NO_FAILURE_DETAILS}`];
   lines.push(`      operation: ${safe(f.operation)}${f.status === undefined ? '' : ` (HTTP ${f.status})`}`);
   if (f.serviceCode !== undefined) lines.push(`      error: ${safe(f.serviceCode)}: ${safe(f.serviceMessage ?? '')}`);
   else lines.push(`      error: ${safe(f.message)}`);

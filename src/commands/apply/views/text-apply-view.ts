@@ -8,15 +8,13 @@
 import type { ApplySummary } from '../../../executor/events.js';
 import { CANCELLED_TEXT, lockTakenOverText, type ApplyView, type RateGauge } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
-import { startChangeLines } from './change-lines-display.js';
-import { COMPACT_THRESHOLD } from '../../../text/plan/compact-threshold.js';
-import { describeChangeBudget } from '../../../text/plan/describe-plan-safety.js';
+import { describeChangeBudget, NO_CHANGES, planHeadline } from '../../../text/plan/plan-headline.js';
 import { startLiveLine } from './live-line-display.js';
-import type { ProgressDisplay } from './progress-display.js';
+import { applyingTitle, type DisplayContext, type ProgressDisplay } from './progress-display.js';
 import { startProgressLines } from './progress-lines-display.js';
-import { formatApplySummary } from './render-apply.js';
+import { formatApplyLine, formatApplySummary } from './render-apply.js';
 import { renderPlanForReview } from '../../../text/plan/render-plan-for-review.js';
-import { planHeadline } from '../../../ci/render-step-summary.js';
+import { COMPACT_THRESHOLD } from '../../../text/plan/render-text.js';
 import { formatWait } from '../../../text/format-wait.js';
 
 export interface TextApplyViewOptions {
@@ -32,8 +30,6 @@ export interface TextApplyViewOptions {
   /** The first interval between progress lines in a log (ORGFORM_PROGRESS_INTERVAL_MS). */
   progressIntervalMs?: number;
 }
-
-const NO_CHANGES = 'No changes. Your organisations match the configuration.\n';
 
 export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
   const { out, err, color } = options;
@@ -65,6 +61,13 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
       meter = m;
     },
     event(event) {
+      if (event.type === 'wait') {
+        const line = formatWait(event);
+        // Under the live line or among the change lines while changes run; before and after, a notice.
+        if (display !== undefined) display.note(line);
+        else err.write(`${frame.guard(line)}\n`);
+        return;
+      }
       if (event.type === 'apply-start' && event.total > 0) {
         const ctx = { out, frame, now: options.now, meter: meter ?? NO_METER, total: event.total, parallelism: event.parallelism, startedAt: event.at };
         if (live) display = startLiveLine(ctx);
@@ -73,12 +76,6 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
       }
       display?.event(event);
     },
-    waiting(event) {
-      const line = formatWait(event);
-      // Under the live line or among the change lines while changes run; before and after, a notice.
-      if (display !== undefined) display.note(line);
-      else err.write(`${frame.guard(line)}\n`);
-    },
     applyStopped() {
       display?.stop();
       display = undefined;
@@ -86,12 +83,38 @@ export function createTextApplyView(options: TextApplyViewOptions): ApplyView {
     async applyReported(summary: ApplySummary) {
       if (summary.total === 0) {
         // A fresh plan already said so; a saved one was not shown.
-        if (!planShown) out.write(NO_CHANGES);
+        if (!planShown) out.write(`${NO_CHANGES}\n`);
         return;
       }
       const text = formatApplySummary(summary, { color });
       out.write(live ? text : frame.guard(text));
     },
+  };
+}
+
+/**
+ * A short apply in a log: one line per finished change, retry, rate change and interrupt, folded
+ * (in GitHub Actions) under `Applying N changes`.
+ */
+
+export function startChangeLines(ctx: DisplayContext): ProgressDisplay {
+  ctx.out.write(ctx.frame.open(applyingTitle(ctx.total)));
+  let open = true;
+  const close = () => {
+    if (open) ctx.out.write(ctx.frame.close());
+    open = false;
+  };
+  return {
+    event(event) {
+      const line = formatApplyLine(event);
+      if (line !== undefined) ctx.out.write(line + '\n');
+      if (event.type === 'apply-end') close();
+    },
+    note(line) {
+      ctx.out.write(`${ctx.frame.guard(line)}\n`);
+    },
+    // Also when the apply failed half-way: a fold left open would swallow the rest of the log.
+    stop: close,
   };
 }
 

@@ -1,13 +1,18 @@
 /**
  * The plan view as a CI job sees it: what the view writes, plus GitHub annotations for problems,
  * the job summary, and the --report files. A decorator: it adds to the view's output, never changes
- * it (the folding and guarding of the log is the view's own, through its LogFrame).
+ * it (the folding and guarding of the log is the view's own, through its LogFrame). The job
+ * summary's words are here; ci/pipeline-output.ts writes them where the CI service reads them.
  */
-import { configFindings, planFindings } from '../../../ci/findings.js';
 import type { PlanView } from '../view.js';
-import { renderConfigStepSummary, renderPlanStepSummary } from '../../../ci/render-step-summary.js';
 import type { OutputStream } from '../../../cli-io.js';
 import type { PipelineOutput, ReportSpec } from '../../../ci/pipeline-output.js';
+import { summarisePlan, type Plan } from '../../../plan/types.js';
+import { configFindings, planFindings } from '../../../text/findings.js';
+import { groupChanges, markedName, plural } from '../../../text/format-value.js';
+import { md, type Markdown } from '../../../text/markdown-escape.js';
+import { planHeadline, PROBLEMS_MISSING } from '../../../text/plan/plan-headline.js';
+import { BLANK, capped, DEFAULT_SUMMARY_BYTES, DEFAULT_SUMMARY_ORGANISATIONS, fitBytes, renderConfigStepSummary, type StepSummaryOptions } from '../../../text/step-summary.js';
 
 export interface PlanPipelineOptions {
   log: OutputStream;
@@ -37,4 +42,30 @@ export function withPlanPipeline(view: PlanView, pipeline: PipelineOutput, optio
       await view.planChecked(plan, hazards, desired);
     },
   };
+}
+
+/** The plan's job summary: the counts by action, the organisations changed and the problems, each list capped. */
+export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions = {}): string {
+  const cap = options.maxOrganisations ?? DEFAULT_SUMMARY_ORGANISATIONS;
+  const s = summarisePlan(plan);
+  const notes = [
+    s.unchanged > 0 ? `${s.unchanged} unchanged` : '',
+    plan.journaled.length > 0 ? `${plan.journaled.length} already done (journal)` : '',
+    s.problems > 0 ? `⚠️ ${plural(s.problems, 'problem')}` : '',
+  ].filter(Boolean);
+  const out: Markdown[] = [md`### orgform plan`, BLANK, md`**${planHeadline(plan)}**${notes.length > 0 ? ` · ${notes.join(' · ')}` : ''}`, BLANK];
+
+  if (plan.changes.length > 0) {
+    out.push(md`| Action | Changes |`, md`| --- | ---: |`, md`| + accept | ${s.accept} |`, md`| ~ update | ${s.change} |`, md`| - delete | ${s.remove} |`, BLANK);
+    const grouped = groupChanges(plan.changes);
+    const items = grouped.organisations.map((g) => md`- ${markedName(g.slug)}: ${plural(g.changes.length, 'change')}`);
+    // The count heads exactly the bullets under it: the active organisation is the user's, not an organisation's change.
+    if (items.length > 0) out.push(md`**Organisations changed (${grouped.organisations.length}):**`, BLANK, ...capped(items, cap), BLANK);
+    for (const change of grouped.setActive) out.push(md`**Active organisation:** → ${markedName(change.organisation.slug)}`, BLANK);
+  }
+  if (plan.problems.length > 0) {
+    const items = plan.problems.map((p) => md`- ${markedName(p.organisation ?? p.address)}: ${p.message}`);
+    out.push(md`**Problems (${plan.problems.length}):** ${PROBLEMS_MISSING}`, BLANK, ...capped(items, cap), BLANK);
+  }
+  return fitBytes(out, options.maxBytes ?? DEFAULT_SUMMARY_BYTES);
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { withApplyPipeline } from '../../../../src/commands/apply/views/ci-apply-view.js';
+import { renderApplyStepSummary, withApplyPipeline } from '../../../../src/commands/apply/views/ci-apply-view.js';
 import { desiredOrg, desiredState, makePlan, makeSummary, problem, result } from '../../../support/plan-fixtures.js';
 import { recordingApplyView } from '../../../support/recording-view.js';
 import { CONFIG_PROBLEM, githubStep } from '../../../support/github-step.js';
@@ -56,5 +56,66 @@ describe('withApplyPipeline', () => {
     view.warn('w');
     view.applyStopped();
     expect(inner.sayings()).toEqual(['warn', 'applyStopped']);
+  });
+});
+
+/** The job summary of an apply: for the failures in full, within GitHub's size limit, service text escaped. */
+describe('renderApplyStepSummary', () => {
+  const failure = result({
+    outcome: 'failed',
+    address: 'organisations.globex.billing',
+    organisation: 'globex',
+    failure: { operation: 'updateBillingDetails', message: 'HTTP 500', status: 500, serviceCode: 'internal', serviceMessage: 'database unavailable', serviceCause: 'replica lag', note: 'retried 5 times' },
+  });
+
+  it('gives the counts by outcome, the organisations changed and every failure in full', () => {
+    const summary = makeSummary([result({ outcome: 'applied' }), result({ outcome: 'applied', address: 'organisations.acme.invitations.revoke.i' }), result({ outcome: 'skipped', organisation: 'initech' }), failure]);
+    const text = renderApplyStepSummary(summary);
+    expect(text).toContain('**Apply finished with 1 failure: 2 applied, 0 already done (4 changes in 12.3 s); run orgform apply again to retry what is left.**');
+    expect(text).toContain('| ✓ applied | 2 |');
+    expect(text).toContain('| ✗ failed | 1 |');
+    expect(text).toContain('**Organisations changed (1):**\n\n- acme: 2 changes applied');
+    expect(text).toContain(
+      '#### Failures (1)\n\n- **globex**: organisations.globex.billing\n  - operation: updateBillingDetails (HTTP 500)\n  - error: internal: database unavailable\n  - cause: replica lag\n  - note: retried 5 times',
+    );
+  });
+
+  it('counts stale changes and names each with why it was not written', () => {
+    const summary = makeSummary([result({ outcome: 'applied', address: 'organisations.globex.billing', organisation: 'globex' }), result({ outcome: 'stale', reason: 'billing.billingEmail changed on the service since the plan' })]);
+    const text = renderApplyStepSummary(summary);
+    expect(text).toContain('**Apply finished with 1 stale change (changed on the service since the plan, not written): 1 applied, 0 already done (2 changes in 12.3 s); run orgform plan again to review them.**');
+    expect(text).toContain('| ! stale | 1 |');
+    expect(text).toContain('**Stale, not written (1):** changed on the service since the plan.\n\n- organisations.acme.billing: billing.billingEmail changed on the service since the plan');
+  });
+
+  it('counts every organisation changed though the summary names only the first of them', () => {
+    const first = ['acme', 'globex', 'initech'].map((organisation) => ({ organisation, applied: 1 }));
+    const summary = makeSummary([result({ outcome: 'applied' })], { applied: 5_000, total: 5_000, changed: { organisations: 5_000, first } });
+    const text = renderApplyStepSummary(summary, { maxOrganisations: 2 });
+    expect(text).toContain('**Organisations changed (5000):**\n\n- acme: 1 change applied\n- globex: 1 change applied\n- …and 4998 more\n');
+    // Asked for more than the summary names: those it has, and how many more there are.
+    expect(renderApplyStepSummary(summary, { maxOrganisations: 10 })).toContain('- initech: 1 change applied\n- …and 4997 more\n');
+  });
+
+  it('says when all went well, and when there was nothing to do', () => {
+    expect(renderApplyStepSummary(makeSummary([result({ outcome: 'applied' })]))).toContain('**Apply complete: 1 applied, 0 already done (1 change in 12.3 s).**');
+    const nothing = renderApplyStepSummary(makeSummary([]));
+    expect(nothing).toContain('No changes. Your organisations match the configuration.');
+    expect(nothing).not.toContain('| Outcome |');
+  });
+
+  it('stays under its byte budget with thousands of failures, counting those left out', () => {
+    const failures = Array.from({ length: 5_000 }, (_, i) => ({ ...failure, organisation: `org-${i}`, address: `organisations.org-${i}.billing` }));
+    const text = renderApplyStepSummary(makeSummary(failures), { maxBytes: 64 * 1024 });
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(64 * 1024);
+    expect(text).toContain('#### Failures (5000)');
+    expect(text).toMatch(/_…and \d+ more failures left out to stay under GitHub's summary limit; see the job log._/);
+    expect(text).toContain('- **org-0**: organisations.org-0.billing');
+  });
+
+  it('escapes service text in failures', () => {
+    const hostile = result({ outcome: 'failed', organisation: 'acme', failure: { operation: 'x', message: 'm', serviceCode: 'c', serviceMessage: '<b>bold</b>\n::set-output name=a::b' } });
+    const text = renderApplyStepSummary(makeSummary([hostile]));
+    expect(text).toContain('  - error: c: &lt;b&gt;bold&lt;/b&gt;&#92;n::set-output name=a::b');
   });
 });

@@ -39,8 +39,8 @@ describe('the NDJSON apply view', () => {
   it('writes a wait as an event on standard output, whenever it comes', () => {
     const { out, err } = sinks();
     const view = createNdjsonApplyView({ out, err, review: true, color: false });
-    view.waiting({ reason: 'rate-limit', what: 'the first page of the listing (all pages)', until: 201_000, waiting: 1, at: 1_000 });
-    view.waiting({ reason: 'pacing', what: 'a read', until: 9_000, rps: 0.333, waiting: 3, at: 2_000 });
+    view.event({ type: 'wait', reason: 'rate-limit', what: 'the first page of the listing (all pages)', until: 201_000, waiting: 1, at: 1_000 });
+    view.event({ type: 'wait', reason: 'pacing', what: 'a read', until: 9_000, rps: 0.333, waiting: 3, at: 2_000 });
     expect(out.text).toBe(
       '{"type":"wait","at":1000,"reason":"rate_limit","what":"the first page of the listing (all pages)","until":201000,"waiting":1}\n' +
         '{"type":"wait","at":2000,"reason":"pacing","what":"a read","until":9000,"waiting":3,"rps":0.33}\n',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PROGRESS_INTERVAL_MS, PROGRESS_INTERVAL_MS, progressInterval } from '../../../../src/commands/apply/views/progress-interval.js';
+import { MAX_PROGRESS_INTERVAL_MS, PROGRESS_INTERVAL_MS, progressInterval } from '../../../../src/commands/apply/views/progress-lines-display.js';
 
 describe('progressInterval', () => {
   it('is the base interval at first, then a twentieth of the time elapsed, at most a minute', () => {

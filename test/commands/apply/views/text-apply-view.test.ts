@@ -92,10 +92,10 @@ describe('the text apply view on a terminal', () => {
   it('writes a wait above the live line while changes run, and as a guarded notice on standard error before they do', () => {
     const { v, out, err } = view(true);
     const wait = { reason: 'retry' as const, what: 'page 2 of the listing (all pages)', until: 8_000, after: 'HTTP 503', at: 0 };
-    v.waiting(wait);
+    v.event({ type: 'wait', ...wait });
     expect([out.text, err.text]).toEqual(['', '<guard>Waiting until 00:00:08 UTC (in 8 s) to send page 2 of the listing (all pages) again, after HTTP 503.</guard>\n']);
     v.event({ type: 'apply-start', total: 1, parallelism: 10, at: 0 });
-    v.waiting(wait);
+    v.event({ type: 'wait', ...wait });
     expect(out.text).toBe('\r\x1b[2K[ 0/1 ] 0.0 s' + '\r\x1b[2KWaiting until 00:00:08 UTC (in 8 s) to send page 2 of the listing (all pages) again, after HTTP 503.\n' + '\r\x1b[2K[ 0/1 ] 0.0 s');
     v.applyStopped();
   });

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { withPlanPipeline } from '../../../../src/commands/plan/views/ci-plan-view.js';
-import { desiredOrg, desiredState, makePlan, problem } from '../../../support/plan-fixtures.js';
+import { renderPlanStepSummary, withPlanPipeline } from '../../../../src/commands/plan/views/ci-plan-view.js';
+import { planHeadline } from '../../../../src/text/plan/plan-headline.js';
+import { billing, desiredOrg, desiredState, everyKindPlan, largePlan, makePlan, problem } from '../../../support/plan-fixtures.js';
 import { recordingPlanView } from '../../../support/recording-view.js';
 import { CONFIG_PROBLEM, githubStep } from '../../../support/github-step.js';
 
@@ -36,5 +37,63 @@ describe('withPlanPipeline', () => {
     expect(JSON.parse(await readFile(join(cwd, 'cq.json'), 'utf8'))).toHaveLength(1);
     expect(await readFile(join(cwd, 'summary.md'), 'utf8')).toContain('### orgform plan\n\n**The configuration has 1 problem in 1 file;');
     await expect(readFile(join(cwd, 'tf.json'), 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+});
+
+/**
+ * The job summary (GitHub's $GITHUB_STEP_SUMMARY): counts, the organisations changed (capped),
+ * problems, within GitHub's size limit, with outside text escaped so that it cannot turn into
+ * Markdown or HTML.
+ */
+describe('renderPlanStepSummary', () => {
+  it('heads the organisations changed with exactly the number of bullets under it', () => {
+    const text = renderPlanStepSummary(everyKindPlan());
+    const [, count, list] = /\*\*Organisations changed \((\d+)\):\*\*\n\n((?:- .*\n)+)/.exec(text) ?? [];
+    expect(list?.trimEnd().split('\n')).toHaveLength(Number(count));
+  });
+
+  it('gives the counts by action and names the organisations changed', () => {
+    const text = renderPlanStepSummary(everyKindPlan());
+    expect(text).toContain('### orgform plan');
+    expect(text).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.** · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem');
+    expect(text).toContain('| + accept | 1 |\n| ~ update | 2 |\n| - delete | 2 |');
+    expect(text).toContain('**Organisations changed (2):**\n\n- acme: 3 changes\n- globex: 1 change\n\n**Active organisation:** → acme\n');
+    expect(text).toContain('**Problems (1):**');
+    expect(text).toContain('- umbrella: getOrganisation /organisations/umbrella failed with HTTP 403: forbidden: not a member');
+  });
+
+  it('caps the organisations named, saying how many more', () => {
+    const text = renderPlanStepSummary(largePlan(120), { maxOrganisations: 50 });
+    expect(text).toContain('**Organisations changed (120):**');
+    expect(text).toContain('- org-00049: 3 changes\n- …and 70 more\n');
+    expect(text).not.toContain('org-00050');
+  });
+
+  it('says there is nothing to do', () => {
+    const text = renderPlanStepSummary(makePlan({ unchanged: ['acme'] }));
+    expect(text).toContain('**No changes. Your organisations match the configuration.** · 1 unchanged');
+    expect(text).not.toContain('| Action |');
+  });
+
+  it('escapes what came from the service or the file: no HTML, links, mentions or extra lines', () => {
+    const plan = makePlan({ problems: [problem('evil<img src=x>', 'msg [link](https://x.example) @team\n## heading <script>')] });
+    const text = renderPlanStepSummary(plan);
+    expect(text).toContain('- evil&lt;img src=x&gt;: msg &#91;link&#93;(https:&#8203;//x.example) @&#8203;team&#92;n## heading &lt;script&gt;');
+    expect(text).not.toMatch(/<img|<script|^## heading/m);
+  });
+
+  it('neutralises mentions and references in organisation names and problems, and shows invisible characters escaped and marked', () => {
+    const plan = makePlan({ changes: [billing('@octocat', {}), billing('acme\u202Egnp.exe', {})], problems: [problem('#12', 'see GH-7 and owner/repo#3, ask @team')] });
+    const text = renderPlanStepSummary(plan);
+    expect(text).toContain('- @&#8203;octocat: 1 change');
+    expect(text).toContain('- acme&#92;u202Egnp.exe (contains invisible characters): 1 change');
+    expect(text).toContain('- #&#8203;12: see GH-&#8203;7 and owner/repo#&#8203;3, ask @&#8203;team');
+    const shown = text.replace(/&#(\d+);/g, (_, n: string) => (n === '8203' ? '\u200B' : String.fromCodePoint(Number(n))));
+    expect(shown).not.toMatch(/[\u202E]|@octocat|#\d|GH-\d/);
+  });
+
+  it('headline matches the text plan’s closing line', () => {
+    expect(planHeadline(everyKindPlan())).toBe('Plan: 2 to change, 2 to remove, 1 to accept.');
+    expect(planHeadline(makePlan({ problems: [problem('a', 'x')] }))).toBe('No changes in the organisations that could be read.');
   });
 });

@@ -1,0 +1,220 @@
+/**
+ * The organisations' billing read again after approval, as the writes go: one listing of your
+ * organisations, streamed a page at a time just ahead of the writes built from it. A page is read
+ * only when the organisations already read are running out (backpressure), so that reads neither
+ * pile up nor age while they wait; each page's organisations are handed over with what the page
+ * showed and when it was read. `chooseRereadMode` decides whether that listing is worth it, or
+ * each organisation is better read by id just before its write. Why these sizes and marks:
+ * docs/performance.md, "Reading billing again behind the writes".
+ */
+import type { ListingPage, OrganisationsClient } from '../api/client.js';
+import { observeBilling } from '../api/observe-billing.js';
+import type { BillingValues } from '../model/billing.js';
+
+/**
+ * How billing changes are read again after approval: by one listing streamed behind the writes, or
+ * each organisation by id just before its write (cheaper for a few changes among many organisations).
+ */
+export type RereadMode = { kind: 'listing'; pageSize: number } | { kind: 'by-id' };
+
+/**
+ * What the listing read again of a billing change's organisation. Without one, the organisation is
+ * read by id just before the write.
+ */
+export type ListingReread =
+  /** Listed when `readAt`: its slug, and its billing when the listing shows it (null: it does not). */
+  | { kind: 'listed'; slug: string; billing: BillingValues | null; readAt: number }
+  /** The listing, read to its end, does not show it: it may have left your organisations. */
+  | { kind: 'unlisted' }
+  /** The listing failed before it reached the organisation. */
+  | { kind: 'unreadable'; error: unknown };
+
+/** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS); older, it is read again. */
+export const DEFAULT_READ_MAX_AGE_MS = 5_000;
+
+/** The least time a write may take to go out after its read, whatever ORGFORM_READ_MAX_AGE_MS says. */
+const MIN_SEND_WINDOW_MS = 1_000;
+
+/** How long after its read a billing write may still be sent: the read age bound, at least MIN_SEND_WINDOW_MS. */
+export function sendWindowMs(maxReadAgeMs: number | undefined): number {
+  return Math.max(maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS, MIN_SEND_WINDOW_MS);
+}
+
+export interface RereadModeInputs {
+  /** Billing changes to be read again (not those of organisations joined by this apply: they are read after the accept). */
+  changes: number;
+  /** Organisations the plan's listing held, or undefined when it read none whole. */
+  listed: number | undefined;
+  parallelism: number;
+  /** The request rate the client holds itself to now, when known. */
+  rps: number | undefined;
+  maxReadAgeMs: number;
+  /** The largest page to ask for (the client's page size). */
+  maxPageSize: number;
+}
+
+/** The smallest page asked for: fewer organisations a page cost a request each for little freshness. */
+const MIN_PAGE_SIZE = 50;
+
+/**
+ * By listing when its pages cost fewer requests than reading each organisation by id. Its page size
+ * brings about two changes per worker a page: enough to keep every worker busy while the next is
+ * read (it is asked for while up to twice the parallelism still wait), few enough that none waits
+ * long, whatever rate the run meets later (the size is chosen once, often before any 429 says what
+ * the rate is). Fewer when a known request rate would make a page's writes outlast a quarter of the
+ * read age bound; larger where only a few of the listed organisations change. A quarter, not half:
+ * the groups still waiting when the page is read, the writes held at the rate limiter and a 429's
+ * pause all age the same reads.
+ */
+export function chooseRereadMode(inputs: RereadModeInputs): RereadMode {
+  const { changes, listed, parallelism, rps, maxReadAgeMs, maxPageSize } = inputs;
+  if (changes === 0 || listed === undefined || listed === 0 || maxReadAgeMs === 0) return { kind: 'by-id' };
+  let perPage = 2 * parallelism;
+  if (rps !== undefined && rps > 0) perPage = Math.min(perPage, Math.max(1, Math.floor((rps * maxReadAgeMs) / 4_000)));
+  const density = Math.min(1, changes / listed);
+  const pageSize = Math.max(Math.min(MIN_PAGE_SIZE, maxPageSize), Math.min(maxPageSize, Math.ceil(perPage / density)));
+  const pages = Math.ceil(listed / pageSize);
+  return pages < changes ? { kind: 'listing', pageSize } : { kind: 'by-id' };
+}
+
+/**
+ * How few groups may be left waiting before the next page is read: twice the parallelism, enough to
+ * keep every worker busy while the page comes, but at the rate the client holds itself to, no more
+ * than the writes of the time a page takes to come (the fastest so far: the one read before the
+ * writes, or with no write ahead of it at the rate limiter) plus half a second. The groups waiting
+ * age with their page: at a limited rate, more of them would outlast the read age bound before their
+ * turn. Half a second alone would leave the workers idle at every page of a slow service.
+ */
+export function lowWaterMark(parallelism: number, rps: number | undefined, pageMs = 0): number {
+  const busy = 2 * parallelism;
+  return rps === undefined ? busy : Math.max(1, Math.min(busy, Math.ceil((rps * (500 + pageMs)) / 1000)));
+}
+
+/** A group whose organisation the listing reached (or could not), with what it read. */
+export interface Arrival {
+  group: number;
+  /** Undefined when apply was interrupted before the listing reached it: the group then does not start. */
+  reread: ListingReread | undefined;
+}
+
+export interface RereadListingOptions {
+  client: OrganisationsClient;
+  pageSize: number;
+  /**
+   * The next page is read once fewer groups than this are waiting to run; asked before each read (it
+   * follows the rate), with the fastest a page has come so far (undefined before the first).
+   */
+  lowWater: (fastestPageMs: number | undefined) => number;
+  now: () => number;
+}
+
+const UNLISTED: ListingReread = Object.freeze({ kind: 'unlisted' });
+
+/**
+ * The listing behind the writes. A worker calls `readPage` when `wantsRead` says so (a read holds
+ * one of the `parallelism` places, as a write does), `take`s the groups whose organisation has been
+ * read, and waits for `arrival` while a page is on its way.
+ */
+export class RereadListing {
+  private readonly queue: Arrival[] = [];
+  private head = 0;
+  private pages: AsyncIterator<ListingPage> | undefined;
+  private reading = false;
+  private ended = false;
+  private closing = false;
+  private wakers: Array<() => void> = [];
+  /** The least time a page took from being asked for to arriving. */
+  private fastestPageMs: number | undefined;
+
+  /** `waiting`: the group of each organisation (by id) whose billing is read from the listing; taken over. */
+  constructor(
+    private readonly waiting: Map<string, number>,
+    private readonly options: RereadListingOptions,
+  ) {
+    if (waiting.size === 0) this.ended = true;
+  }
+
+  /** Whether the caller should read the next page now: none is on its way and the groups read are running out. */
+  wantsRead(): boolean {
+    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs);
+  }
+
+  /** Whether a page is on its way (the caller may wait for it with `arrival`). */
+  get busy(): boolean {
+    return this.reading;
+  }
+
+  /** The next group read, oldest read first. */
+  take(): Arrival | undefined {
+    if (this.head >= this.queue.length) return undefined;
+    const arrival = this.queue[this.head]!;
+    this.head += 1;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    }
+    return arrival;
+  }
+
+  /** Resolves once the page on its way has been read (at once when none is). */
+  arrival(): Promise<void> {
+    if (!this.reading) return Promise.resolve();
+    return new Promise((resolve) => this.wakers.push(resolve));
+  }
+
+  /** Reads one page and hands over the groups of the organisations on it. Never throws: a failure ends the listing. */
+  async readPage(): Promise<void> {
+    if (!this.wantsRead()) return;
+    this.reading = true;
+    try {
+      this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
+      const askedAt = this.options.now();
+      const page = await this.pages.next();
+      if (page.done === true) this.end(UNLISTED);
+      else this.handOver(page.value, askedAt);
+    } catch (error) {
+      this.end({ kind: 'unreadable', error });
+    } finally {
+      this.reading = false;
+      if (this.closing) this.end(undefined);
+      const wakers = this.wakers;
+      this.wakers = [];
+      for (const wake of wakers) wake();
+    }
+  }
+
+  /** Reads nothing more (an interrupt): the groups not reached yet are handed over without a read, and do not start. */
+  close(): void {
+    if (this.reading) this.closing = true;
+    else this.end(undefined);
+  }
+
+  private handOver(page: ListingPage, askedAt: number): void {
+    this.fastestPageMs = Math.min(this.fastestPageMs ?? Infinity, Math.max(0, this.options.now() - askedAt));
+    // As old as its sending: the service may have taken it then and answered long after, and what
+    // was renewed in between it does not show. (A pause for a 429 or a retry before the attempt
+    // that was answered does not age it.)
+    const readAt = page.sentAt;
+    for (const org of page.organisations) {
+      const group = this.waiting.get(org.id);
+      if (group === undefined) continue;
+      this.waiting.delete(org.id);
+      const billing = observeBilling(org.billing, false);
+      this.queue.push({ group, reread: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt } });
+    }
+    // Every organisation found: the rest of the listing is not needed.
+    if (this.waiting.size === 0) this.end(undefined);
+  }
+
+  /** No page is read after this: what still waits is handed over with `reread`. */
+  private end(reread: ListingReread | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const group of this.waiting.values()) this.queue.push({ group, reread });
+    this.waiting.clear();
+    const pages = this.pages;
+    this.pages = undefined;
+    // Lets the listing's generator finish; nothing of it is read any more.
+    if (pages?.return !== undefined) void pages.return().catch(() => undefined);
+  }
+}

@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import { chooseRereadMode, lowWaterMark, RereadListing, type Arrival } from '../../src/executor/reread-listing.js';
+import { createScriptedClient, fail, gate, serviceError } from '../support/scripted-client.js';
+
+const base = { parallelism: 16, rps: undefined, maxReadAgeMs: 5_000, maxPageSize: 500 };
+
+describe('chooseRereadMode', () => {
+  it('streams one listing when its pages cost fewer requests than reading each organisation by id', () => {
+    expect(chooseRereadMode({ ...base, parallelism: 64, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 128 });
+    // Two changes per worker, but never a page under 50.
+    expect(chooseRereadMode({ ...base, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
+  });
+
+  it('reads by id when there are fewer changes than the listing would have pages, or no listing was read whole', () => {
+    expect(chooseRereadMode({ ...base, changes: 150, listed: 100_000 })).toEqual({ kind: 'by-id' });
+    expect(chooseRereadMode({ ...base, changes: 12, listed: undefined })).toEqual({ kind: 'by-id' });
+    expect(chooseRereadMode({ ...base, changes: 0, listed: 10 })).toEqual({ kind: 'by-id' });
+  });
+
+  it('reads by id when every read must be made just before its write (a bound of 0)', () => {
+    expect(chooseRereadMode({ ...base, changes: 10_000, listed: 10_000, maxReadAgeMs: 0 })).toEqual({ kind: 'by-id' });
+  });
+
+  it('asks for larger pages where few of the listed organisations change, up to the service’s largest', () => {
+    expect(chooseRereadMode({ ...base, changes: 1_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 320 });
+    expect(chooseRereadMode({ ...base, changes: 500, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 500 });
+    expect(chooseRereadMode({ ...base, changes: 5_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 64 });
+  });
+
+  it('asks for smaller pages when a known request rate would make a page’s writes outlast a quarter of the bound, but never under 50', () => {
+    // 80 a second for a quarter of 5 s: 100 writes a page.
+    expect(chooseRereadMode({ ...base, parallelism: 64, rps: 80, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 100 });
+    // 48 a second for a quarter of 10 s: 120.
+    expect(chooseRereadMode({ ...base, parallelism: 64, rps: 48, maxReadAgeMs: 10_000, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 120 });
+    expect(chooseRereadMode({ ...base, parallelism: 64, rps: 40, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
+    expect(chooseRereadMode({ ...base, rps: 2, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
+  });
+});
+
+describe('lowWaterMark', () => {
+  it('keeps twice the parallelism waiting while nothing limits the rate', () => {
+    expect(lowWaterMark(16, undefined)).toBe(32);
+    expect(lowWaterMark(16, 1_000)).toBe(32);
+  });
+
+  it('keeps no more than half a second of writes waiting at a known rate, and at least one', () => {
+    expect(lowWaterMark(16, 12)).toBe(6);
+    expect(lowWaterMark(16, 49)).toBe(25);
+    expect(lowWaterMark(16, 0.5)).toBe(1);
+  });
+
+  it('adds the writes of the time the fastest page took to come, for a service slow to answer one', () => {
+    // 12 a second, pages in 20 ms: 12 × 0.52 s.
+    expect(lowWaterMark(16, 12, 20)).toBe(7);
+    // 30 a second, pages in a second: 45 (half a second alone left the workers idle at every page).
+    expect(lowWaterMark(32, 30, 1_000)).toBe(45);
+    expect(lowWaterMark(16, 30, 1_000)).toBe(32);
+  });
+});
+
+const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `org_${slug}`, slug, member: true, billing });
+
+/** A client whose listing answers pages of two, and the listing over it waiting for the groups of `ids`, in order. */
+function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number) => number); now?: () => number } = {}) {
+  const now = options.now ?? (() => 7);
+  const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2, now });
+  const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
+  return { client, listing };
+}
+
+function drain(listing: RereadListing): Arrival[] {
+  const out: Arrival[] = [];
+  for (let a = listing.take(); a !== undefined; a = listing.take()) out.push(a);
+  return out;
+}
+
+describe('RereadListing', () => {
+  it('hands over each waiting organisation on a page with its slug, its billing as listed and when the page was asked for', async () => {
+    let clock = 7;
+    const { listing } = setup(['org_d', 'org_b'], { now: () => clock });
+    expect(listing.wantsRead()).toBe(true);
+    await listing.readPage();
+    expect(drain(listing)).toEqual([{ group: 1, reread: { kind: 'listed', slug: 'b', billing: { billingEmail: 'b@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 7 } }]);
+    clock = 9;
+    await listing.readPage();
+    expect(drain(listing)).toEqual([{ group: 0, reread: { kind: 'listed', slug: 'd', billing: { billingEmail: 'd@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 9 } }]);
+    // Every organisation found: the last page is not read.
+    expect(listing.wantsRead()).toBe(false);
+  });
+
+  it('counts a page as read when it was asked for, however long its answer took: what was renewed meanwhile it does not show', async () => {
+    let clock = 7;
+    const { client, listing } = setup(['org_b'], { now: () => clock });
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    const reading = listing.readPage();
+    await held.held;
+    clock = 6_007;
+    held.release();
+    await reading;
+    expect(drain(listing)).toMatchObject([{ group: 0, reread: { kind: 'listed', slug: 'b', readAt: 7 } }]);
+  });
+
+  it('reads a page only while fewer groups than the low water wait to run, and one page at a time', async () => {
+    const { client, listing } = setup(['org_a', 'org_b', 'org_c', 'org_e'], { lowWater: 2 });
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    const reading = listing.readPage();
+    await held.held;
+    expect(listing.busy).toBe(true);
+    expect(listing.wantsRead()).toBe(false);
+    const woken = listing.arrival();
+    held.release();
+    await reading;
+    await woken;
+    // a and b read: two waiting is not below the low water of 2.
+    expect(listing.wantsRead()).toBe(false);
+    expect(listing.take()?.group).toBe(0);
+    expect(listing.wantsRead()).toBe(true);
+    await listing.readPage();
+    expect(drain(listing).map((a) => a.group)).toEqual([1, 2]);
+  });
+
+  it('asks for the low water each time, so that the pages follow the rate as it changes', async () => {
+    let lowWater = 3;
+    const { listing } = setup(['org_a', 'org_b', 'org_c', 'org_d'], { lowWater: () => lowWater });
+    await listing.readPage();
+    // a and b wait: below 3, so the next page is wanted…
+    expect(listing.wantsRead()).toBe(true);
+    // …until the rate drops and the mark with it.
+    lowWater = 2;
+    expect(listing.wantsRead()).toBe(false);
+    lowWater = 1;
+    listing.take();
+    expect(listing.wantsRead()).toBe(false);
+    listing.take();
+    expect(listing.wantsRead()).toBe(true);
+  });
+
+  it('tells the low water the fastest a page has come so far, nothing before the first', async () => {
+    let clock = 0;
+    const seen: Array<number | undefined> = [];
+    const { client, listing } = setup(['org_a', 'org_c', 'org_e'], {
+      lowWater: (pageMs?: number) => {
+        seen.push(pageMs);
+        return 10;
+      },
+      now: () => clock,
+    });
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    expect(listing.wantsRead()).toBe(true);
+    const first = listing.readPage();
+    await held.held;
+    clock = 300;
+    held.release();
+    await first;
+    expect(listing.wantsRead()).toBe(true);
+    // The next page comes at once: the fastest is now 0 ms.
+    await listing.readPage();
+    expect(listing.wantsRead()).toBe(true);
+    // Asked by each wantsRead, readPage's own included.
+    expect(seen).toEqual([undefined, undefined, 300, 300, 0]);
+  });
+
+  it('hands over what the listing never showed as unlisted once it has ended', async () => {
+    const { listing } = setup(['org_c', 'org_gone']);
+    const arrived: Arrival[] = [];
+    while (listing.wantsRead()) {
+      await listing.readPage();
+      arrived.push(...drain(listing));
+    }
+    expect(arrived.map((a) => [a.group, a.reread?.kind])).toEqual([
+      [0, 'listed'],
+      [1, 'unlisted'],
+    ]);
+  });
+
+  it('hands over everything not read yet as unreadable, with the error, when a page fails', async () => {
+    const { client, listing } = setup(['org_a', 'org_b']);
+    const error = serviceError('getOrganisations', 500, 'internal');
+    client.on('getOrganisations', fail(error));
+    await listing.readPage();
+    expect(drain(listing)).toEqual([
+      { group: 0, reread: { kind: 'unreadable', error } },
+      { group: 1, reread: { kind: 'unreadable', error } },
+    ]);
+    expect(listing.wantsRead()).toBe(false);
+  });
+
+  it('once closed (an interrupt) reads nothing more and hands over what waits without a read, after the page on its way', async () => {
+    const { client, listing } = setup(['org_b', 'org_gone']);
+    const held = gate();
+    client.on('getOrganisations', held.script);
+    const reading = listing.readPage();
+    await held.held;
+    listing.close();
+    held.release();
+    await reading;
+    expect(drain(listing).map((a) => [a.group, a.reread?.kind])).toEqual([
+      [0, 'listed'],
+      [1, undefined],
+    ]);
+    expect(listing.wantsRead()).toBe(false);
+    expect(client.calls.filter((c) => c.operation === 'getOrganisations')).toHaveLength(1);
+  });
+
+  it('closed before any read, hands everything over at once without reading', () => {
+    const { client, listing } = setup(['org_a']);
+    listing.close();
+    expect(drain(listing)).toEqual([{ group: 0, reread: undefined }]);
+    expect(client.calls).toEqual([]);
+  });
+});
