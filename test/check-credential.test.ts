@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkCredential } from '../src/check-credential.js';
-import { TerraformHttpState } from '../src/state/terraform-http-state.js';
+import { TerraformHttpState } from '../src/state/http/terraform-http-state.js';
 import { parseStateSpec } from '../src/state/parse-state-spec.js';
 import { readSettings, readStateSettings } from '../src/cli/settings.js';
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/api-error.js';
 import { Redactor } from '../../src/redact.js';
-import { HttpStateError } from '../../src/state/terraform-http-state.js';
+import { HttpStateError } from '../../src/state/http/terraform-http-state.js';
 import { NotSentError, TransportError } from '../../src/transport/transport-error.js';
 
 const TOKEN = 'live-token-7c1e9a';

@@ -11,10 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestJson } from '../../pipeline/forge-api.mjs';
 import { Redactor } from '../../src/redact.js';
 import { DEFAULT_STATE_SETTINGS } from '../../src/state/state-settings.js';
-import { TerraformHttpState } from '../../src/state/terraform-http-state.js';
+import { TerraformHttpState } from '../../src/state/http/terraform-http-state.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/transport/retry-policy.js';
 import { Transport } from '../../src/transport/transport.js';
 import { parseStateSpec } from '../../src/state/parse-state-spec.js';
+import { NO_INTEREST } from '../../src/state/journal-index.js';
 import { rejection } from '../support/rejection.js';
 
 const SECRET = 'canary-rule-5ecret-7d3f';
@@ -36,7 +37,7 @@ const httpState: Client = async (url) => {
   if (spec.kind !== 'http') throw new Error('not an http spec');
   const settings = { ...DEFAULT_STATE_SETTINGS, timeoutMs: 2_000, http: { username: 'gitlab-ci-token', password: 'job-token-of-the-rules' } };
   const state = new TerraformHttpState(spec, { settings, describe: () => ({ command: 'plan', pid: 1, host: 'h', who: 'u', startedAt: '' }), network: {} });
-  return rejection(state.read());
+  return rejection(state.readIndex(NO_INTEREST));
 };
 
 const forgeApi: Client = async (url) => {
