@@ -11,7 +11,7 @@ import { DEFAULT_TIMEOUTS, type Timeouts } from '../transport/connection-pool.js
 import { proxySecrets, type ProxySettings } from '../transport/proxy-settings.js';
 import { ACCEPT_ENCODING } from '../transport/read-answer.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../transport/retry-policy.js';
-import { Transport, type RetryEvent, type TransportOptions } from '../transport/transport.js';
+import { Transport, type AttemptEvent, type RetryEvent, type TransportOptions } from '../transport/transport.js';
 import { ApiError, NotSentError, TransportError } from './api-error.js';
 import { parseBaseUrl } from './base-url.js';
 import { encodePathSegment } from './encode-segment.js';
@@ -76,6 +76,8 @@ export interface ClientOptions {
   pool?: TransportOptions['pool'];
   /** Told of every retry, for progress output and tests. */
   onRetry?: (event: RetryEvent) => void;
+  /** Told of every attempt that went out, as it ends: when it was sent, when it ended, its status (TransportOptions.onAttempt). */
+  onAttempt?: (event: AttemptEvent) => void;
   random?: () => number;
   /** The clock the retry budget is measured with. */
   now?: () => number;
@@ -163,15 +165,11 @@ interface ServiceRequest {
 function tokenRefusedError(tokens: TokenSource, err: ApiError): OrgformError {
   const from = tokens.source === undefined ? '' : ` from ${tokens.source}`;
   const answer = `HTTP 401${err.serviceCode === undefined ? '' : ` ${err.serviceCode}`}`;
-  return tokens.kind === 'fixed'
-    ? new OrgformError(
-        'API_ERROR',
-        `The service refused the token${from} (${answer}), and a fixed token cannot be replaced during a run: nothing more is sent. What was done is recorded. Check the token, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh one, and run again.`,
-      )
-    : new OrgformError(
-        'API_ERROR',
-        `The service refused the token${from} (${answer}) even just after the command gave it: nothing more is sent. What was done is recorded. Check what the command prints, and run again.`,
-      );
+  const [why, check] =
+    tokens.kind === 'fixed'
+      ? [', and a fixed token cannot be replaced during a run', 'the token, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh one']
+      : [' even just after the command gave it', 'what the command prints'];
+  return new OrgformError('API_ERROR', `The service refused the token${from} (${answer})${why}: nothing more is sent. What was done is recorded. Check ${check}, and run again.`);
 }
 
 /**
@@ -210,6 +208,7 @@ function openTransport(options: ClientOptions, gate: RateGate, redactor: Redacto
     now: options.now,
     random: options.random,
     onRetry: options.onRetry,
+    onAttempt: options.onAttempt,
     pool: options.pool,
     // The interrupt lets go of the reads on the wire; the gate, stopped by it, sends nothing more.
     interrupt: options.signal,

@@ -36,6 +36,25 @@ export interface RetryEvent {
   errorCode?: string;
 }
 
+/**
+ * One attempt that went out, once it ended: answered whole (`status`), or failed (`status` if its
+ * answer had begun, `errorCode` of the failure). For a view that shows each request's attempts
+ * (when sent, how long, what came back); times on the transport's clock.
+ */
+export interface AttemptEvent {
+  /** What the caller calls the request (a change's address), when it named one. */
+  label?: string;
+  /** The request in words: `updateBillingDetails organisation "org_acme"`. */
+  what: string;
+  method: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  sentAt: number;
+  endedAt: number;
+  status?: number;
+  errorCode?: string;
+}
+
 /** What the attempts of one request share, kept by the transport's exchange. */
 export interface AttemptRecord {
   readonly request: { readonly headers: Readonly<Record<string, string>>; readonly label?: string; readonly retry?: boolean };
@@ -53,6 +72,9 @@ export interface AttemptRecord {
   /** Why it may no longer be sent (what it was built from is too old), or undefined. */
   tooOld(): Error | undefined;
 }
+
+/** Told of each attempt as it ends (AttemptEvent), with the attempt's record and when it went. */
+export type AttemptHook = (record: AttemptRecord & { readonly request: { readonly what: string; readonly method: string } }, sentAt: number, status: number | undefined, err: Error | undefined) => void;
 
 /** What deciding on a retry needs of the transport. */
 export interface RetryContext {
@@ -72,12 +94,17 @@ export function failAttempt(handler: Dispatcher.DispatchHandler, err: Error): vo
 
 /** Passes everything through, marking the answer begun and telling the gate what it said; refuses an attempt too late to go. */
 export class AnswerObserver implements Dispatcher.DispatchHandler {
+  private status: number | undefined = undefined;
+
   constructor(
     private readonly inner: Dispatcher.DispatchHandler,
-    private readonly record: AttemptRecord,
+    private readonly record: AttemptRecord & { readonly request: { readonly what: string; readonly method: string } },
     private readonly gate: RequestGate | undefined,
     /** The gate's time of the send, which its answer quotes. */
     private readonly sentAt: number,
+    /** When the attempt went (the transport's clock), for `onAttempt`. */
+    private readonly sentOn: number,
+    private readonly onAttempt: AttemptHook | undefined,
   ) {}
 
   /**
@@ -101,6 +128,7 @@ export class AnswerObserver implements Dispatcher.DispatchHandler {
     // for a resumed download, and fail the request.
     if (statusCode < 200) return;
     this.record.answered = true;
+    this.status = statusCode;
     this.gate?.recordResponse(this.sentAt, statusCode, headers);
     this.inner.onResponseStart?.(controller, statusCode, headers as never, statusMessage);
   }
@@ -110,10 +138,12 @@ export class AnswerObserver implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(controller: Dispatcher.DispatchController, trailers: Record<string, string | string[]>): void {
+    this.onAttempt?.(this.record, this.sentOn, this.status, undefined);
     this.inner.onResponseEnd?.(controller, trailers as never);
   }
 
   onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
+    this.onAttempt?.(this.record, this.sentOn, this.status, err);
     this.inner.onResponseError?.(controller, err);
   }
 }

@@ -97,12 +97,15 @@ function isReaching(e: ErrorLike, proxy: ProxyUrl): boolean {
   return e.port === proxy.port && (!isIp || e.address === proxy.hostname);
 }
 
+const UNRESOLVED_PROXY = "the proxy's host name could not be resolved";
+const CONNECT_TIMEOUT = 'could not connect in time';
+
 const REACH: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'the connection was refused: is the proxy running, and is this its address and port?',
-  ENOTFOUND: "the proxy's host name could not be resolved",
-  EAI_AGAIN: "the proxy's host name could not be resolved",
-  UND_ERR_CONNECT_TIMEOUT: 'could not connect in time',
-  ETIMEDOUT: 'could not connect in time',
+  ENOTFOUND: UNRESOLVED_PROXY,
+  EAI_AGAIN: UNRESOLVED_PROXY,
+  UND_ERR_CONNECT_TIMEOUT: CONNECT_TIMEOUT,
+  ETIMEDOUT: CONNECT_TIMEOUT,
   ECONNRESET: 'the proxy closed the connection',
 };
 
@@ -186,7 +189,7 @@ export function describeConnectionFailure(err: unknown, peer: Peer & { proxy?: P
   if (deadlineHit || name === 'TimeoutError') return { failure: 'timeout', detail: bounded('no complete answer within the time budget', peer) };
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return { failure: 'timeout', detail: bounded(`${peer.name} sent no answer in time`, peer, 'headers timeout') };
   if (code === 'UND_ERR_BODY_TIMEOUT') return { failure: 'timeout', detail: bounded('the answer stopped arriving', peer, 'body timeout') };
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') return { failure: 'timeout', detail: bounded('could not connect in time', peer) };
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return { failure: 'timeout', detail: bounded(CONNECT_TIMEOUT, peer) };
   if (name === 'AbortError') return { failure: 'aborted', detail: 'the request was cancelled' };
   const socket = describeSocketError(err, peer, peer.proxy === undefined ? 'direct' : 'through');
   if (socket !== undefined) return { failure: 'connection', detail: socket };

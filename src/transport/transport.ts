@@ -12,13 +12,13 @@
  */
 import { interceptors, type Dispatcher } from 'undici';
 import type { Redactor } from '../redact.js';
-import { AnswerObserver, failAttempt, retryAttempt, type RequestGate, type RetryContext, type RetryEvent } from './attempts.js';
+import { AnswerObserver, failAttempt, retryAttempt, type AttemptEvent, type AttemptHook, type RequestGate, type RetryContext, type RetryEvent } from './attempts.js';
 import { DEFAULT_TIMEOUTS, openConnectionPool, type Timeouts } from './connection-pool.js';
 import { Exchange, onAnswerStart, type ExchangeHost, type ExchangeSettings, type ExchangeView, type Peer, type TransportAnswer, type TransportRequest } from './exchange.js';
 import { proxyForScheme, type ProxySettings } from './proxy-settings.js';
 import type { RetryPolicy } from './retry-policy.js';
 
-export type { RequestGate, RetryEvent } from './attempts.js';
+export type { AttemptEvent, RequestGate, RetryEvent } from './attempts.js';
 export type { ExchangeView, Peer, TransportAnswer, TransportRequest } from './exchange.js';
 
 /** Told when requests start and end (a watch that tells a wait). */
@@ -48,6 +48,8 @@ export interface TransportOptions {
   random?: () => number;
   /** Told of every retry, for progress output and tests. */
   onRetry?: (event: RetryEvent) => void;
+  /** Told of every attempt that went out, as it ends (a view of each request's attempts). Unset, nothing is made for it. */
+  onAttempt?: (event: AttemptEvent) => void;
   /** Tests: the connections to send on, instead of undici's Agent. */
   pool?: Dispatcher;
   /**
@@ -65,6 +67,7 @@ export class Transport implements ExchangeHost {
   readonly #gate: RequestGate | undefined;
   readonly #watch: RequestWatch | undefined;
   readonly #outstanding = new Set<Exchange>();
+  readonly #onAttempt: AttemptHook | undefined;
   readonly #interrupt: AbortSignal | undefined;
 
   constructor(options: TransportOptions) {
@@ -75,6 +78,7 @@ export class Transport implements ExchangeHost {
     this.#gate = options.gate;
     this.#watch = options.watch;
     this.#pool = options.pool ?? openConnectionPool(timeouts, options.connections ?? 64, proxy);
+    this.#onAttempt = options.onAttempt === undefined ? undefined : tellAttempt(options.onAttempt, this.now);
     // One listener a transport, not one a request: the outstanding reads are let go when it fires.
     this.#interrupt = options.interrupt;
     this.#interrupt?.addEventListener('abort', this.#letGoReads, { once: true });
@@ -169,14 +173,32 @@ export class Transport implements ExchangeHost {
     }
     const sentAt = this.#gate === undefined ? 0 : this.#gate.recordSend();
     exchange.answered = false;
-    exchange.sentAt = this.now();
+    const sentOn = (exchange.sentAt = this.now());
     // Counted here, for error messages: every attempt the gate lets through.
     exchange.attempts += 1;
     try {
-      return dispatch(opts, new AnswerObserver(handler, exchange, this.#gate, sentAt));
+      return dispatch(opts, new AnswerObserver(handler, exchange, this.#gate, sentAt, sentOn, this.#onAttempt));
     } catch (err) {
       failAttempt(handler, err as Error);
       return true;
     }
   }
+}
+
+/** The hook the attempts call, making each AttemptEvent only for a listener. */
+function tellAttempt(onAttempt: (event: AttemptEvent) => void, now: () => number): AttemptHook {
+  return (record, sentAt, status, err) => {
+    const { label, what, method } = record.request as { label?: string; what: string; method: string };
+    const code = (err as { code?: unknown } | undefined)?.code;
+    onAttempt({
+      ...(label === undefined ? {} : { label }),
+      what,
+      method,
+      attempt: record.attempts,
+      sentAt,
+      endedAt: now(),
+      ...(status === undefined ? {} : { status }),
+      ...(status === undefined && typeof code === 'string' ? { errorCode: code } : {}),
+    });
+  };
 }

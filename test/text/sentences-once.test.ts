@@ -45,9 +45,6 @@ const OWNED_ELSEWHERE: Readonly<Record<string, number>> = {
   'Cannot remove the state lock': 2,
   '(check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)': 2,
   // api/ and the transport (issue 32 P3).
-  'could not connect in time': 3,
-  "the proxy's host name could not be resolved": 2,
-  'What was done is recorded': 2,
   'Nothing was read from it': 2,
   // executor/ and plan/read/ (issue 32 P2).
   'Nothing was written; run orgform apply again': 3,

@@ -1,9 +1,11 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { Redactor } from '../../src/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/transport/retry-policy.js';
 import { TransportError } from '../../src/transport/transport-error.js';
-import { Transport } from '../../src/transport/transport.js';
+import { Transport, type AttemptEvent } from '../../src/transport/transport.js';
 import { rejection } from '../support/rejection.js';
 
 /**
@@ -37,5 +39,60 @@ describe('a request', () => {
     expect((failure as TransportError).failure).toBe('timeout');
     expect((failure as Error).message).toContain('no complete answer within the time budget');
     expect(pool.asked).toBe(1);
+  });
+});
+
+describe('each attempt of a request', () => {
+  /** A server on loopback that answers with `statuses` in turn (the last one after). */
+  async function answering(...statuses: number[]) {
+    let asked = 0;
+    const server = createServer((_req, res) => res.writeHead(statuses[Math.min(asked++, statuses.length - 1)]!, { 'content-type': 'application/json' }).end('{}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  function transportTelling(attempts: AttemptEvent[], clock: { now: number }): Transport {
+    return new Transport({
+      retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: 1, maxDelayMs: 1 },
+      maxResponseBytes: 1024,
+      redactor: new Redactor(),
+      peer: { name: 'the service', address: 'the base URL' },
+      now: () => (clock.now += 5),
+      onAttempt: (event) => attempts.push(event),
+    });
+  }
+
+  it('is told as it ends, with when it was sent, when it ended and what came back, under the caller’s label', async () => {
+    const server = await answering(503, 200);
+    const attempts: AttemptEvent[] = [];
+    const transport = transportTelling(attempts, { now: 1_000 });
+    try {
+      const answer = await transport.send({ method: 'PUT', url: new URL(`${server.url}/billing`), headers: {}, body: '{}', operation: 'updateBillingDetails', what: 'updateBillingDetails organisation "org_acme"', label: 'organisations.acme.billing' });
+      expect(answer.status).toBe(200);
+    } finally {
+      await transport.close();
+      await server.close();
+    }
+    expect(attempts.map(({ attempt, status, label, method }) => ({ attempt, status, label, method }))).toEqual([
+      { attempt: 1, status: 503, label: 'organisations.acme.billing', method: 'PUT' },
+      { attempt: 2, status: 200, label: 'organisations.acme.billing', method: 'PUT' },
+    ]);
+    for (const { sentAt, endedAt } of attempts) expect(endedAt).toBeGreaterThan(sentAt);
+    expect(attempts[1]!.sentAt).toBeGreaterThan(attempts[0]!.endedAt);
+    expect(attempts[0]!.errorCode).toBeUndefined();
+  });
+
+  it('is told with the failure’s code when no answer came', async () => {
+    const server = await answering(200);
+    await server.close();
+    const attempts: AttemptEvent[] = [];
+    const transport = new Transport({ retry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 }, maxResponseBytes: 1024, redactor: new Redactor(), peer: { name: 'the service', address: 'the base URL' }, onAttempt: (event) => attempts.push(event) });
+    try {
+      await rejection(transport.send({ method: 'GET', url: new URL(`${server.url}/`), headers: {}, operation: 'getOrganisation', what: 'the read' }));
+    } finally {
+      await transport.close();
+    }
+    expect(attempts).toMatchObject([{ attempt: 1, what: 'the read', errorCode: 'ECONNREFUSED' }]);
+    expect(attempts[0]!.status).toBeUndefined();
   });
 });
