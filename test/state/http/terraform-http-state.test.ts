@@ -28,6 +28,25 @@ function open(url: string, env: Record<string, string> = CREDENTIALS, settings: 
   return openState({ state: url, defaultPath: '/nonexistent/state.json', cwd: '/', settings: { ...settings, http: readStateSettings(env).http }, network: readNetworkSettings(env), lockEnvironment: LOCAL });
 }
 
+/** A server in front of `backend`: each request answered as `answer` decides (`pass` sends it on to the backend). */
+async function inFront(backend: string, answer: (method: string, url: string, pass: () => Promise<{ status: number; text: string }>) => Promise<{ status: number; text: string }>) {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      const pass = async () => {
+        const passed = await fetch(backend + req.url, { method: req.method, headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, ...(body.length > 0 ? { body } : {}) });
+        return { status: passed.status, text: await passed.text() };
+      };
+      const { status, text } = await answer(req.method ?? 'GET', req.url ?? '/', pass);
+      res.writeHead(status).end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
 /** Every entry of the state, as `SERVICE KEY`. */
 async function keysOf(state: StateBackend): Promise<string[]> {
   const keys: string[] = [];
@@ -207,18 +226,10 @@ describe('the HTTP backend state', () => {
   it('lets go of a lock the server took although its answer was a failure (a gateway’s 504 after GitLab took it)', async () => {
     const server = await startBackend();
     // A gateway that passes the lock request on, then answers 504 as if the server had timed out.
-    const gateway = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', async () => {
-        const body = Buffer.concat(chunks);
-        const answer = await fetch(server.url + req.url, { method: req.method, headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, ...(body.length > 0 ? { body } : {}) });
-        const text = await answer.text();
-        if (req.method === 'POST' && req.url?.endsWith('/lock')) return res.writeHead(504).end('Gateway Timeout');
-        res.writeHead(answer.status).end(text);
-      });
+    const gateway = await inFront(server.url, async (method, url, pass) => {
+      const answer = await pass();
+      return method === 'POST' && url.endsWith('/lock') ? { status: 504, text: 'Gateway Timeout' } : answer;
     });
-    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
     try {
       const err = await rejection((await open(`http://127.0.0.1:${(gateway.address() as { port: number }).port}${PATH}`)).lock(REQUEST, NO_INTEREST));
       expect(err.message).toContain('the server answered locking the state with HTTP 504');
@@ -231,17 +242,7 @@ describe('the HTTP backend state', () => {
   it('says when its lock could not be released at the end, and how to break it, for every later apply would be refused', async () => {
     const server = await startBackend();
     // A server that fails every unlock with a 500 (after the retries too).
-    const failing = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', async () => {
-        if (req.method === 'DELETE') return res.writeHead(500).end('unavailable');
-        const body = Buffer.concat(chunks);
-        const answer = await fetch(server.url + req.url, { method: req.method, headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, ...(body.length > 0 ? { body } : {}) });
-        res.writeHead(answer.status).end(await answer.text());
-      });
-    });
-    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const failing = await inFront(server.url, (method, _url, pass) => (method === 'DELETE' ? Promise.resolve({ status: 500, text: 'unavailable' }) : pass()));
     try {
       const settings = { ...DEFAULT_STATE_SETTINGS, batch: { maxEntries: 1, maxDelayMs: 60_000 } };
       const held = await (await open(`http://127.0.0.1:${(failing.address() as { port: number }).port}${PATH}`, CREDENTIALS, settings)).lock(REQUEST, NO_INTEREST);
