@@ -36,12 +36,8 @@ export interface RetryEvent {
   errorCode?: string;
 }
 
-/**
- * One attempt that went out, once it ended: answered whole (`status`), or failed (`status` if its
- * answer had begun, `errorCode` of the failure). For a view that shows each request's attempts
- * (when sent, how long, what came back); times on the transport's clock.
- */
-export interface AttemptEvent {
+/** What every attempt event says of its request. */
+interface AttemptOf {
   /** What the caller calls the request (a change's address), when it named one. */
   label?: string;
   /** The request in words: `updateBillingDetails organisation "org_acme"`. */
@@ -49,11 +45,15 @@ export interface AttemptEvent {
   method: string;
   /** 1 for the first attempt. */
   attempt: number;
-  sentAt: number;
-  endedAt: number;
-  status?: number;
-  errorCode?: string;
 }
+
+/**
+ * An attempt of a request, first or retry, read or write: when it went on the wire, and when it
+ * ended, answered whole (`status`) or failed (`status` if its answer had begun, else the failure's
+ * `errorCode`). For a view that shows each request's attempts (the apply report's timeline); times
+ * on the transport's clock.
+ */
+export type AttemptEvent = ({ type: 'attempt-sent'; at: number } | { type: 'attempt-ended'; at: number; sentAt: number; status?: number; errorCode?: string }) & AttemptOf;
 
 /** What the attempts of one request share, kept by the transport's exchange. */
 export interface AttemptRecord {
@@ -73,8 +73,31 @@ export interface AttemptRecord {
   tooOld(): Error | undefined;
 }
 
-/** Told of each attempt as it ends (AttemptEvent), with the attempt's record and when it went. */
-export type AttemptHook = (record: AttemptRecord & { readonly request: { readonly what: string; readonly method: string } }, sentAt: number, status: number | undefined, err: Error | undefined) => void;
+/** An attempt's record, as the attempt events describe it. */
+export type AttemptSeen = AttemptRecord & { readonly request: { readonly what: string; readonly method: string } };
+
+/** Tells a listener of each attempt as it goes and as it ends (AttemptEvent); made only for a listener. */
+export class AttemptTeller {
+  constructor(
+    private readonly listener: (event: AttemptEvent) => void,
+    private readonly now: () => number,
+  ) {}
+
+  sent(record: AttemptSeen, at: number): void {
+    this.listener({ type: 'attempt-sent', at, ...this.of(record) });
+  }
+
+  ended(record: AttemptSeen, sentAt: number, status: number | undefined, err: Error | undefined): void {
+    const code = (err as { code?: unknown } | undefined)?.code;
+    const failure = status === undefined && typeof code === 'string' ? { errorCode: code } : {};
+    this.listener({ type: 'attempt-ended', at: this.now(), sentAt, ...(status === undefined ? {} : { status }), ...failure, ...this.of(record) });
+  }
+
+  private of(record: AttemptSeen): AttemptOf {
+    const { label, what, method } = record.request;
+    return { ...(label === undefined ? {} : { label }), what, method, attempt: record.attempts };
+  }
+}
 
 /** What deciding on a retry needs of the transport. */
 export interface RetryContext {
@@ -98,13 +121,13 @@ export class AnswerObserver implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly inner: Dispatcher.DispatchHandler,
-    private readonly record: AttemptRecord & { readonly request: { readonly what: string; readonly method: string } },
+    private readonly record: AttemptSeen,
     private readonly gate: RequestGate | undefined,
     /** The gate's time of the send, which its answer quotes. */
     private readonly sentAt: number,
     /** When the attempt went (the transport's clock), for `onAttempt`. */
     private readonly sentOn: number,
-    private readonly onAttempt: AttemptHook | undefined,
+    private readonly attempts: AttemptTeller | undefined,
   ) {}
 
   /**
@@ -138,12 +161,12 @@ export class AnswerObserver implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(controller: Dispatcher.DispatchController, trailers: Record<string, string | string[]>): void {
-    this.onAttempt?.(this.record, this.sentOn, this.status, undefined);
+    this.attempts?.ended(this.record, this.sentOn, this.status, undefined);
     this.inner.onResponseEnd?.(controller, trailers as never);
   }
 
   onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
-    this.onAttempt?.(this.record, this.sentOn, this.status, err);
+    this.attempts?.ended(this.record, this.sentOn, this.status, err);
     this.inner.onResponseError?.(controller, err);
   }
 }

@@ -12,7 +12,7 @@
  */
 import { interceptors, type Dispatcher } from 'undici';
 import type { Redactor } from '../redact.js';
-import { AnswerObserver, failAttempt, retryAttempt, type AttemptEvent, type AttemptHook, type RequestGate, type RetryContext, type RetryEvent } from './attempts.js';
+import { AnswerObserver, AttemptTeller, failAttempt, retryAttempt, type AttemptEvent, type RequestGate, type RetryContext, type RetryEvent } from './attempts.js';
 import { DEFAULT_TIMEOUTS, openConnectionPool, type Timeouts } from './connection-pool.js';
 import { Exchange, onAnswerStart, type ExchangeHost, type ExchangeSettings, type ExchangeView, type Peer, type TransportAnswer, type TransportRequest } from './exchange.js';
 import { proxyForScheme, type ProxySettings } from './proxy-settings.js';
@@ -48,7 +48,7 @@ export interface TransportOptions {
   random?: () => number;
   /** Told of every retry, for progress output and tests. */
   onRetry?: (event: RetryEvent) => void;
-  /** Told of every attempt that went out, as it ends (a view of each request's attempts). Unset, nothing is made for it. */
+  /** Told of every attempt as it goes on the wire and as it ends (a view of each request's attempts). Unset, nothing is made for it. */
   onAttempt?: (event: AttemptEvent) => void;
   /** Tests: the connections to send on, instead of undici's Agent. */
   pool?: Dispatcher;
@@ -67,7 +67,7 @@ export class Transport implements ExchangeHost {
   readonly #gate: RequestGate | undefined;
   readonly #watch: RequestWatch | undefined;
   readonly #outstanding = new Set<Exchange>();
-  readonly #onAttempt: AttemptHook | undefined;
+  readonly #attempts: AttemptTeller | undefined;
   readonly #interrupt: AbortSignal | undefined;
 
   constructor(options: TransportOptions) {
@@ -78,7 +78,7 @@ export class Transport implements ExchangeHost {
     this.#gate = options.gate;
     this.#watch = options.watch;
     this.#pool = options.pool ?? openConnectionPool(timeouts, options.connections ?? 64, proxy);
-    this.#onAttempt = options.onAttempt === undefined ? undefined : tellAttempt(options.onAttempt, this.now);
+    this.#attempts = options.onAttempt === undefined ? undefined : new AttemptTeller(options.onAttempt, this.now);
     // One listener a transport, not one a request: the outstanding reads are let go when it fires.
     this.#interrupt = options.interrupt;
     this.#interrupt?.addEventListener('abort', this.#letGoReads, { once: true });
@@ -176,8 +176,9 @@ export class Transport implements ExchangeHost {
     const sentOn = (exchange.sentAt = this.now());
     // Counted here, for error messages: every attempt the gate lets through.
     exchange.attempts += 1;
+    this.#attempts?.sent(exchange, sentOn);
     try {
-      return dispatch(opts, new AnswerObserver(handler, exchange, this.#gate, sentAt, sentOn, this.#onAttempt));
+      return dispatch(opts, new AnswerObserver(handler, exchange, this.#gate, sentAt, sentOn, this.#attempts));
     } catch (err) {
       failAttempt(handler, err as Error);
       return true;
@@ -185,20 +186,3 @@ export class Transport implements ExchangeHost {
   }
 }
 
-/** The hook the attempts call, making each AttemptEvent only for a listener. */
-function tellAttempt(onAttempt: (event: AttemptEvent) => void, now: () => number): AttemptHook {
-  return (record, sentAt, status, err) => {
-    const { label, what, method } = record.request as { label?: string; what: string; method: string };
-    const code = (err as { code?: unknown } | undefined)?.code;
-    onAttempt({
-      ...(label === undefined ? {} : { label }),
-      what,
-      method,
-      attempt: record.attempts,
-      sentAt,
-      endedAt: now(),
-      ...(status === undefined ? {} : { status }),
-      ...(status === undefined && typeof code === 'string' ? { errorCode: code } : {}),
-    });
-  };
-}

@@ -62,7 +62,7 @@ describe('each attempt of a request', () => {
     });
   }
 
-  it('is told as it ends, with when it was sent, when it ended and what came back, under the caller’s label', async () => {
+  it('is told as it goes on the wire and as it ends, with what came back, under the caller’s label', async () => {
     const server = await answering(503, 200);
     const attempts: AttemptEvent[] = [];
     const transport = transportTelling(attempts, { now: 1_000 });
@@ -73,13 +73,20 @@ describe('each attempt of a request', () => {
       await transport.close();
       await server.close();
     }
-    expect(attempts.map(({ attempt, status, label, method }) => ({ attempt, status, label, method }))).toEqual([
-      { attempt: 1, status: 503, label: 'organisations.acme.billing', method: 'PUT' },
-      { attempt: 2, status: 200, label: 'organisations.acme.billing', method: 'PUT' },
+    expect(attempts.map((e) => ({ type: e.type, attempt: e.attempt, status: e.type === 'attempt-ended' ? e.status : undefined, label: e.label, method: e.method }))).toEqual([
+      { type: 'attempt-sent', attempt: 1, status: undefined, label: 'organisations.acme.billing', method: 'PUT' },
+      { type: 'attempt-ended', attempt: 1, status: 503, label: 'organisations.acme.billing', method: 'PUT' },
+      { type: 'attempt-sent', attempt: 2, status: undefined, label: 'organisations.acme.billing', method: 'PUT' },
+      { type: 'attempt-ended', attempt: 2, status: 200, label: 'organisations.acme.billing', method: 'PUT' },
     ]);
-    for (const { sentAt, endedAt } of attempts) expect(endedAt).toBeGreaterThan(sentAt);
-    expect(attempts[1]!.sentAt).toBeGreaterThan(attempts[0]!.endedAt);
-    expect(attempts[0]!.errorCode).toBeUndefined();
+    // Each end quotes its sending, and comes after it; the retry goes after the first ended.
+    const [sent1, ended1, sent2, ended2] = attempts;
+    for (const [sent, ended] of [[sent1, ended1], [sent2, ended2]] as const) {
+      expect(ended!.type === 'attempt-ended' && ended!.sentAt).toBe(sent!.at);
+      expect(ended!.at).toBeGreaterThan(sent!.at);
+    }
+    expect(sent2!.at).toBeGreaterThan(ended1!.at);
+    expect(ended1!.type === 'attempt-ended' && ended1!.errorCode).toBeUndefined();
   });
 
   it('is told with the failure’s code when no answer came', async () => {
@@ -92,7 +99,10 @@ describe('each attempt of a request', () => {
     } finally {
       await transport.close();
     }
-    expect(attempts).toMatchObject([{ attempt: 1, what: 'the read', errorCode: 'ECONNREFUSED' }]);
-    expect(attempts[0]!.status).toBeUndefined();
+    expect(attempts).toMatchObject([
+      { type: 'attempt-sent', attempt: 1, what: 'the read' },
+      { type: 'attempt-ended', attempt: 1, what: 'the read', errorCode: 'ECONNREFUSED' },
+    ]);
+    expect(attempts[1]).not.toHaveProperty('status');
   });
 });
