@@ -32,7 +32,7 @@ organisations:
 `;
 
 const world = (): WorldOrganisation[] => [
-  { id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test', customerID: 'cus_1', subscriptionID: 'sub_1' } },
+  { id: 'org_acme', slug: 'acme', member: true, billing: { billingEmail: 'old@acme.test', customerId: 'cus_1', subscriptionId: 'sub_1' } },
   // Declared by one test only, with the value it holds: nothing to change when reviewed.
   { id: 'org_globex', slug: 'globex', member: true, billing: { billingEmail: 'ops@globex.test' } },
 ];
@@ -83,12 +83,12 @@ describe('apply --expect-digest', () => {
     const { cwd, client, deps } = await setup();
     const { digest, file } = await review(cwd, deps);
     // By hand, in the service's UI: the customer id, which needed nothing when reviewed.
-    client.organisation('org_acme')!.billing!.customerID = 'cus_hand';
+    client.organisation('org_acme')!.billing!.customerId = 'cus_hand';
     const view = recordingApplyView();
     const outcome = await runApply(byDigest(digest, file), deps, view);
     expect(outcome.kind).toBe('refused');
     expect(writes(client)).toEqual([]);
-    expect(client.organisation('org_acme')!.billing!.customerID).toBe('cus_hand');
+    expect(client.organisation('org_acme')!.billing!.customerId).toBe('cus_hand');
     const refusal = outcome.kind === 'refused' ? outcome.refusal : undefined;
     expect(refusal).toMatchObject({ kind: 'not-reviewed', expected: digest, difference: { added: [], gone: [] } });
     const error = refusalError(refusal!);
