@@ -250,6 +250,7 @@ function addInitAndValidate(program: Command, load: Load): void {
     .description('set up a repository: orgs.yaml (exported when a service and token are set), the pipeline, .gitignore; then the steps left')
     .option('--gitlab', 'write .gitlab-ci.yml (the GitLab component) instead of the GitHub workflow')
     .option('--no-workflow', 'write no pipeline, only orgs.yaml and .gitignore')
+    .option('--no-drift', 'write no scheduled drift workflow (GitHub): no weekly plan kept in an issue')
     .option('--force', 'overwrite orgs.yaml and the pipeline file when they exist')
     .action(load('init'));
 
