@@ -59,7 +59,9 @@ export function reviewedDigestOf(body, commentMarker) {
  */
 
 /**
- * orgform's last plan comment on the thread, among the token's own identity's, and its digest.
+ * orgform's plan comment on the thread and its digest: the one the plan job keeps up to date, so the
+ * same one upsertComment updates (the oldest of the token's own identity's with the marker). A later
+ * one, written while the identity could not be told, is no longer updated: its plan may be old.
  * @param {CommentThread} thread
  * @param {string} commentMarker  the plan comment's marker (the same directory and files as the plan job)
  * @returns {Promise<{ review: Review } | { missing: NoReview }>}
@@ -67,14 +69,12 @@ export function reviewedDigestOf(body, commentMarker) {
 export async function findReview(thread, commentMarker) {
   const author = await thread.author();
   if (author === undefined) return { missing: 'unknown-identity' };
-  /** @type {import('./sticky-comment.mjs').Comment | undefined} */
-  let last;
   for await (const comment of thread.writtenBy(author)) {
-    if (typeof comment.body === 'string' && comment.body.startsWith(`${commentMarker}\n`)) last = comment;
+    if (typeof comment.body !== 'string' || !comment.body.startsWith(`${commentMarker}\n`)) continue;
+    const found = reviewedDigestOf(comment.body, commentMarker);
+    return found === undefined ? { missing: 'no-digest' } : { review: { commentId: comment.id, ...found } };
   }
-  if (last === undefined) return { missing: 'no-plan-comment' };
-  const found = reviewedDigestOf(last.body, commentMarker);
-  return found === undefined ? { missing: 'no-digest' } : { review: { commentId: last.id, ...found } };
+  return { missing: 'no-plan-comment' };
 }
 
 /** Why no reviewed plan was found, in a sentence's middle. @type {Readonly<Record<NoReview | 'no-pull-request', string>>} */

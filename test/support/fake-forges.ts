@@ -200,10 +200,10 @@ function githubIssues(repository: string, state: { issues: FakeIssue[]; readOnly
   const base = `/repos/${repository}/issues`;
   const one = new RegExp(`^${base}/(\\d+)(/comments)?$`);
   const show = (i: FakeIssue) => ({ id: 5000 + i.number, number: i.number, title: i.title, body: i.body, state: i.state, user: user(i.author) });
-  return (method: string, url: URL, body: string, reply: Reply, base: string): boolean => {
+  return (method: string, url: URL, body: string, reply: Reply, origin: string): boolean => {
     if (method === 'GET' && url.pathname === base) {
       const open = state.issues.filter((i) => url.searchParams.get('state') !== 'open' || i.state === 'open');
-      const [items, headers] = page(open, url, base);
+      const [items, headers] = page(open, url, origin);
       reply(200, items.map(show), headers);
       return true;
     }
@@ -238,11 +238,11 @@ function gitlabIssues(projectId: string, userId: number, state: { issues: FakeIs
   const base = `/api/v4/projects/${projectId}/issues`;
   const one = new RegExp(`^${base}/(\\d+)(/notes)?$`);
   const show = (i: FakeIssue) => ({ id: 7000 + i.number, iid: i.number, title: i.title, description: i.body, state: i.state === 'open' ? 'opened' : 'closed', author: { id: i.author, username: i.author === userId ? 'project_42_bot' : `user_${i.author}` } });
-  return (method: string, url: URL, body: string, reply: Reply, base: string): boolean => {
+  return (method: string, url: URL, body: string, reply: Reply, origin: string): boolean => {
     if (method === 'GET' && url.pathname === base) {
       const author = url.searchParams.get('author_id');
       const open = state.issues.filter((i) => (url.searchParams.get('state') !== 'opened' || i.state === 'open') && (author === null || String(i.author) === author));
-      const [items, headers] = page(open, url, base);
+      const [items, headers] = page(open, url, origin);
       reply(200, items.map(show), headers);
       return true;
     }
