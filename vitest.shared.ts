@@ -15,6 +15,7 @@ export const SOAK_ONLY = [
   'test/reliability/convergence-killed.property.test.ts',
   'test/reliability/concurrent-writer.property.test.ts',
   'test/action/action.test.ts',
+  'test/action/reviewed-apply.test.ts',
   'test/templates/orgform.test.ts',
   'test/release/package-tarball.test.ts',
   'test/examples/workflows.test.ts',

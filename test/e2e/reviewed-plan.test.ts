@@ -10,15 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/server.js';
-import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
+import { changeBillingByHand, setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
-
-/** Changes an organisation's billing as someone would in the service's own UI (response spelling). */
-async function byHand(emulator: Emulator, organisation: string, billing: Record<string, string | null>): Promise<void> {
-  const res = await fetch(`${emulator.url}/__emulator/billing`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ organisation, billing }) });
-  expect(res.status).toBe(200);
-}
 
 const billingOf = (emulator: Emulator, id: string) => emulator.store.dump().organisations.find((o) => o.id === id)?.billing;
 
@@ -79,7 +73,7 @@ describe('the plan digest against the emulator', () => {
     const reviewed = await jsonDigest(cwd, env);
 
     // By hand between the review and the merge: acme's e-mail (declared) to yet another value.
-    await byHand(emulator, 'org_acme', { billingEmail: 'hand@acme.example' });
+    await changeBillingByHand(emulator, 'org_acme', { billingEmail: 'hand@acme.example' });
     expect(await jsonDigest(cwd, env)).not.toBe(reviewed);
     emulator.resetCounters();
     const apply = await spawnCli(['apply', '--expect-digest', reviewed, '--reviewed', 'review.md'], { cwd, env });
@@ -110,7 +104,7 @@ describe('the plan digest against the emulator', () => {
     const middle = await relay(emulator.url, async (method, path) => {
       if (armed && !done && method === 'GET' && /\/organisations\/org_acme(\?|$)/.test(path)) {
         done = true;
-        await byHand(emulator, 'org_acme', { billingEmail: 'hand@acme.example', customerId: 'cus_hand' });
+        await changeBillingByHand(emulator, 'org_acme', { billingEmail: 'hand@acme.example', customerId: 'cus_hand' });
       }
     });
     try {

@@ -90,8 +90,9 @@ describe('syncDriftIssue', () => {
   });
 
   it('keeps one issue per directory and files: another marker’s issue is not this one', async () => {
-    const [{ fake, tracker }, other] = await trackers();
-    await other!.fake.close();
+    const [github, gitlab] = await trackers();
+    await gitlab!.fake.close();
+    const { fake, tracker } = github!;
     forge = fake;
     await syncDriftIssue(tracker, commentMarker('team-b', 'drift'), DRIFT);
     expect(await syncDriftIssue(tracker, MARKER, DRIFT)).toEqual({ action: 'opened', id: 2 });
