@@ -17,6 +17,7 @@ export const SOAK_ONLY = [
   'test/action/action.test.ts',
   'test/action/reviewed-apply.test.ts',
   'test/templates/orgform.test.ts',
+  'test/templates/orgform-reviewed.test.ts',
   'test/release/package-tarball.test.ts',
   'test/examples/workflows.test.ts',
   'test/examples/validators.test.ts',

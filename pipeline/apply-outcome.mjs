@@ -139,6 +139,7 @@ function count(n, what) {
  * @property {string} runUrl        the run's (job's) page
  * @property {(digest: string) => string} applyByDigest  this forge's way to apply exactly the plan with this digest
  * @property {string} applyUnreviewed  this forge's way to apply without a review, on purpose
+ * @property {string} [review]        what this forge calls what is reviewed ('pull request' by default, GitLab's 'merge request')
  */
 
 /**
@@ -190,7 +191,7 @@ function resultBody(input, outcome) {
 function refusedBody(input, refusal) {
   if (refusal.reason !== 'not_reviewed') return `⛔ **orgform apply: refused.** Nothing was applied.\n\n${fenced([refusal.message, ...refusal.details].join('\n'))}`;
   return [
-    '⛔ **orgform apply: refused.** The plan now is not the plan reviewed on this pull request. Nothing was applied.\n\n',
+    `⛔ **orgform apply: refused.** The plan now is not the plan reviewed on this ${input.review ?? 'pull request'}. Nothing was applied.\n\n`,
     `Reviewed: \`${refusal.expected_digest ?? '?'}\`  \nNow: \`${refusal.digest ?? '?'}\`\n\n`,
     `What differs:\n\n${fenced(refusal.details.join('\n'))}\n`,
     howToGoOn(input, refusal.digest),
@@ -202,7 +203,7 @@ function howToGoOn(input, digest) {
   return [
     '**How to go on:**\n',
     `- If the plan now is what should happen (an earlier merge not applied yet, a change by hand that the configuration now follows), review it in the run's log, then ${input.applyByDigest(digest ?? '<its digest>')}: only a plan with that digest is applied.\n`,
-    '- If not, find what changed since the review (the service, by hand; another merge), and put it right or declare it in a new pull request.\n',
+    `- If not, find what changed since the review (the service, by hand; another merge), and put it right or declare it in a new ${input.review ?? 'pull request'}.\n`,
     `- To apply a plan without a review, on purpose: ${input.applyUnreviewed}.\n`,
   ].join('');
 }

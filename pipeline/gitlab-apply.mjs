@@ -66,6 +66,7 @@ async function applyOnGitlab(argv, env) {
       mergedPullRequest: async () => (token === undefined ? undefined : gitlabMergedRequest({ ...api, token, sha: env.CI_COMMIT_SHA ?? '', branch })),
       threadOf: (mr) => gitlabThread({ ...api, mergeRequestIid: String(mr.number), token: token ?? '', username: env.ORGFORM_NOTE_AUTHOR || undefined }),
       commentMarker: commentMarker(planJob),
+      review: 'merge request',
       saveMarker: (marker) => {
         const file = join(dir, 'reviewed.md');
         writeFileSync(file, `${marker}\n`);
@@ -101,6 +102,7 @@ async function applyOnGitlab(argv, env) {
       runUrl: env.CI_JOB_URL ?? '',
       applyByDigest: (d) => `run a pipeline for \`${branch}\` by hand (Build › Pipelines › Run pipeline) with the variable \`ORGFORM_EXPECT_DIGEST\` set to \`${d}\``,
       applyUnreviewed: `run a pipeline for \`${branch}\` by hand with the variable \`ORGFORM_APPLY_UNREVIEWED\` set to \`true\``,
+      review: 'merge request',
     });
     try {
       const result = await upsertComment(gitlabThread({ ...api, mergeRequestIid: String(pullRequest.number), token, username: env.ORGFORM_NOTE_AUTHOR || undefined }), marker, body);

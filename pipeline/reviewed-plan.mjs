@@ -77,13 +77,24 @@ export async function findReview(thread, commentMarker) {
   return { missing: 'no-plan-comment' };
 }
 
-/** Why no reviewed plan was found, in a sentence's middle. @type {Readonly<Record<NoReview | 'no-pull-request', string>>} */
-export const NO_REVIEW_REASON = {
-  'no-pull-request': 'this commit was pushed directly: no merged pull request has it as its merge commit',
-  'unknown-identity': "the token cannot tell whose the comments are, so none of them can be taken for orgform's plan",
-  'no-plan-comment': "the pull request has no plan comment of orgform's (for this directory and these files)",
-  'no-digest': "orgform's plan comment on the pull request holds no plan (the last plan failed, or was made by an orgform without digests)",
-};
+/**
+ * Why no reviewed plan was found, in a sentence's middle, in the forge's own words for what is
+ * reviewed (`review`: GitHub's "pull request", GitLab's "merge request").
+ * @param {NoReview | 'no-pull-request'} why
+ * @param {string} [review]
+ */
+export function noReviewReason(why, review = 'pull request') {
+  switch (why) {
+    case 'no-pull-request':
+      return `this commit was pushed directly: no merged ${review} has it as its merge commit`;
+    case 'unknown-identity':
+      return "the token cannot tell whose the comments are, so none of them can be taken for orgform's plan";
+    case 'no-plan-comment':
+      return `the ${review} has no plan comment of orgform's (for this directory and these files)`;
+    default:
+      return `orgform's plan comment on the ${review} holds no plan (the last plan failed, or was made by an orgform without digests)`;
+  }
+}
 
 /**
  * @typedef {{ number: number, url: string }} PullRequest
@@ -158,6 +169,7 @@ export function applyArguments(mode, common) {
  * @property {() => Promise<PullRequest | undefined>} mergedPullRequest
  * @property {(pullRequest: PullRequest) => CommentThread} threadOf
  * @property {string} commentMarker     the plan comment's marker
+ * @property {string} [review]          what the forge calls what is reviewed ('pull request' by default, GitLab's 'merge request')
  * @property {(marker: string) => string} saveMarker  writes the reviewed plan's marker where orgform reads it (--reviewed), and says where
  */
 
@@ -173,8 +185,8 @@ export async function decideApply(options) {
   const on = pullRequest === undefined ? {} : { pullRequest };
   if (options.expectDigest !== '') return { mode: { mode: 'reviewed', digest: options.expectDigest }, ...on };
   if (options.applyUnreviewed) return { mode: { mode: 'unreviewed' }, ...on };
-  if (pullRequest === undefined) return { mode: { mode: 'no-review' }, reason: NO_REVIEW_REASON['no-pull-request'] };
+  if (pullRequest === undefined) return { mode: { mode: 'no-review' }, reason: noReviewReason('no-pull-request', options.review) };
   const found = await findReview(options.threadOf(pullRequest), options.commentMarker);
-  if ('missing' in found) return { mode: { mode: 'no-review' }, pullRequest, reason: NO_REVIEW_REASON[found.missing] };
+  if ('missing' in found) return { mode: { mode: 'no-review' }, pullRequest, reason: noReviewReason(found.missing, options.review) };
   return { mode: { mode: 'reviewed', digest: found.review.digest, reviewedFile: options.saveMarker(found.review.marker) }, pullRequest };
 }

@@ -5,7 +5,7 @@
  * test/action/reviewed-apply.test.ts and test/templates/orgform-reviewed.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyArguments, decideApply, findReview, githubMergedPullRequest, gitlabMergedRequest, NO_REVIEW_REASON, reviewedDigestOf } from '../../pipeline/reviewed-plan.mjs';
+import { applyArguments, decideApply, findReview, githubMergedPullRequest, gitlabMergedRequest, noReviewReason, reviewedDigestOf } from '../../pipeline/reviewed-plan.mjs';
 import { commentMarker, composePlanComment, githubThread, gitlabThread } from '../../pipeline/sticky-comment.mjs';
 import { startFakeGithub, startFakeGitlab, type FakeForge } from '../support/fake-forges.js';
 
@@ -156,15 +156,22 @@ describe('decideApply', () => {
   });
 
   it('refuses a direct push, and a pull request without orgform’s plan comment: only a plan, with the reason', async () => {
-    expect((await decide({})).decided).toEqual({ mode: { mode: 'no-review' }, reason: NO_REVIEW_REASON['no-pull-request'] });
+    expect((await decide({})).decided).toEqual({ mode: { mode: 'no-review' }, reason: 'this commit was pushed directly: no merged pull request has it as its merge commit' });
     const forged = await decide({ pr: PR, comments: [{ id: 1, body: planComment(FORGED), author: 'renovate[bot]' }] });
-    expect(forged.decided).toEqual({ mode: { mode: 'no-review' }, pullRequest: PR, reason: NO_REVIEW_REASON['no-plan-comment'] });
+    expect(forged.decided).toEqual({ mode: { mode: 'no-review' }, pullRequest: PR, reason: "the pull request has no plan comment of orgform's (for this directory and these files)" });
   });
 
   it('applies unreviewed, a direct push included, only when a person asked for it; a digest given is the only plan applied, whatever the comment says', async () => {
     expect((await decide({ applyUnreviewed: true })).decided).toEqual({ mode: { mode: 'unreviewed' } });
     expect((await decide({ pr: PR, applyUnreviewed: true })).decided).toEqual({ mode: { mode: 'unreviewed' }, pullRequest: PR });
     expect((await decide({ pr: PR, expectDigest: FORGED })).decided).toEqual({ mode: { mode: 'reviewed', digest: FORGED }, pullRequest: PR });
+  });
+});
+
+describe('noReviewReason', () => {
+  it('speaks of what the forge reviews: GitLab’s merge request', () => {
+    expect(noReviewReason('no-pull-request', 'merge request')).toBe('this commit was pushed directly: no merged merge request has it as its merge commit');
+    expect(noReviewReason('no-digest', 'merge request')).toMatch(/^orgform's plan comment on the merge request holds no plan/);
   });
 });
 
