@@ -46,9 +46,9 @@ describe('orgform init', () => {
     const workflow = await read(cwd, '.github/workflows/orgform.yml');
     expect(workflow).toMatch(/^\s*branches: \[master\]$/m);
     expect(workflow).not.toMatch(/\[main\]/);
-    expect(workflow).toContain('on merge to master, only\n# the plan reviewed there is applied');
+    expect(workflow).toContain('on merge to master only the\n# plan reviewed there is applied');
     expect(workflow).toContain('deployment branches are master only');
-    expect(workflow).toContain('run this workflow by hand on\n# master');
+    expect(workflow).toContain('run this workflow by hand on master with the digest you reviewed');
     expect(await read(cwd, '.github/workflows/orgform-drift.yml')).toContain('a plan of master against the service');
   });
 
