@@ -65,7 +65,8 @@ async function main() {
   }
 
   const plan = inputs.command !== 'apply';
-  const digest = events ? (mode.mode === 'reviewed' ? mode.digest : '') : (markdownDigest(readFileSync(markdownFile, 'utf8')) ?? '');
+  // apply: only a digest it was allowed to apply; the plan nobody reviewed keeps its digest in the log, never in an output a later step could pass on.
+  const digest = plan ? (markdownDigest(readFileSync(markdownFile, 'utf8')) ?? '') : mode.mode === 'reviewed' ? mode.digest : '';
   setOutputs(env, {
     digest,
     exitcode: String(code),

@@ -124,7 +124,7 @@ describe('action.yml: apply after a merge, only the reviewed plan', { timeout: 1
   it('refuses a direct push: nothing applied, the job fails and says why; apply-unreviewed: true applies it', async () => {
     const pushed = await applyMerge();
     expect(pushed.failed).toBe(true);
-    expect(pushed.outputs).toMatchObject({ exitcode: '2', 'pull-request': '' });
+    expect(pushed.outputs).toMatchObject({ exitcode: '2', 'pull-request': '', digest: '' });
     expect(runnerAnnotations(step(pushed, 'run').stdout)).toEqual([
       expect.objectContaining({ command: 'error', data: 'No reviewed plan: this commit was pushed directly: no merged pull request has it as its merge commit. Nothing was applied; the plan in the log is what would be.' }),
     ]);
