@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { asSentence, checkToken } from '../pipeline/forge-api.mjs';
 import { commentMarker, composePlanComment, githubThread, readIfWritten, upsertComment } from '../pipeline/sticky-comment.mjs';
 import { ActionError, runStep, warningCommand } from './github-runner.mjs';
-import { readInputs } from './read-inputs.mjs';
+import { markerKey, readInputs } from './read-inputs.mjs';
 
 async function main() {
   const env = process.env;
@@ -63,12 +63,6 @@ function commentHint(err, fork) {
   if (err.rateLimited) return ' Run the job again once the limit resets.';
   if (err.status !== 403 && err.status !== 404) return '';
   return fork ? ' This pull request comes from a fork, whose jobs get a read-only token.' : ' The job needs `permissions: pull-requests: write`.';
-}
-
-/** The same directory and files find the same comment. @param {string} workingDirectory @param {string[]} files */
-function markerKey(workingDirectory, files) {
-  const dir = workingDirectory.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-  return [dir === '.' ? '' : dir, ...files].filter(Boolean).join(' ');
 }
 
 await runStep(main);

@@ -11,6 +11,7 @@
 
 import { readFileSync } from 'node:fs';
 import { ForgeApiError, readPages, requestJson } from './forge-api.mjs';
+import { splitDigestMarker } from './reviewed-plan.mjs';
 
 export { ForgeApiError } from './forge-api.mjs';
 
@@ -23,12 +24,13 @@ const MAX_ERROR_TEXT = 60_000;
 /**
  * The hidden first line that finds the comment again. `key` tells apart several plans on one pull
  * request (another directory, another job); it is reduced to characters that cannot end the HTML
- * comment early.
+ * comment early. `kind`: the plan's comment, the one an apply after the merge writes, or the drift issue.
  * @param {string} key
+ * @param {'plan' | 'apply' | 'drift'} [kind]
  */
-export function commentMarker(key) {
+export function commentMarker(key, kind = 'plan') {
   const safe = key.replace(/[^A-Za-z0-9._/:=@+ -]/g, '_').replace(/-{2,}/g, '-').trim();
-  return safe === '' ? '<!-- orgform-plan -->' : `<!-- orgform-plan ${safe} -->`;
+  return safe === '' ? `<!-- orgform-${kind} -->` : `<!-- orgform-${kind} ${safe} -->`;
 }
 
 /**
@@ -43,26 +45,39 @@ export function commentMarker(key) {
 /**
  * The comment: the Markdown plan, or, when plan failed before making one, its error text (without
  * the workflow-command lines, which the runner has already turned into annotations); then a footer
- * naming the commit. Never longer than MAX_COMMENT_LENGTH.
+ * naming the commit. The plan's digest marker (the last line orgform wrote) goes right after the
+ * comment's own marker, the one place the merge's apply reads it from (reviewed-plan.mjs): a
+ * marker quoted anywhere else in the plan is text. Never longer than MAX_COMMENT_LENGTH.
  * @param {PlanCommentInput} input
  */
 export function composePlanComment(input) {
   const footer = `\n<sub>orgform plan for ${input.commit.slice(0, 7) || 'this commit'}; updated on every push.</sub>\n`;
+  const { text: markdown, marker: digest } = splitDigestMarker(input.markdown);
+  const head = `${input.marker}\n${digest === undefined ? '' : `${digest}\n`}`;
   let text;
-  if (input.markdown.trim() !== '') {
-    text = input.markdown.endsWith('\n') ? input.markdown : `${input.markdown}\n`;
+  if (markdown.trim() !== '') {
+    text = markdown.endsWith('\n') ? markdown : `${markdown}\n`;
   } else {
-    const lines = stripAnsi(input.stderr)
-      .split('\n')
-      .filter((line) => !line.trimStart().startsWith('::'))
-      .join('\n')
-      .trim();
+    const lines = errorLines(input.stderr);
     const shown = lines.length > MAX_ERROR_TEXT ? `${lines.slice(0, MAX_ERROR_TEXT)}\n…` : lines;
     text = `**orgform plan failed** (exit code ${input.exitCode})\n\n${fenced(shown || 'orgform printed nothing.')}`;
   }
-  const body = `${input.marker}\n${text}${footer}`;
+  const body = `${head}${text}${footer}`;
   if (body.length <= MAX_COMMENT_LENGTH) return body;
-  return `${input.marker}\n**orgform plan:** the plan is too long for a comment (${text.length.toLocaleString('en')} characters): see the job's summary and log.\n${footer}`;
+  return `${head}**orgform plan:** the plan is too long for a comment (${text.length.toLocaleString('en')} characters): see the job's summary and log.\n${footer}`;
+}
+
+/**
+ * What orgform wrote to stderr as text to show: without colours, and without the workflow-command
+ * lines (which the runner has already turned into annotations).
+ * @param {string} stderr
+ */
+export function errorLines(stderr) {
+  return stripAnsi(stderr)
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('::'))
+    .join('\n')
+    .trim();
 }
 
 /**
@@ -89,7 +104,7 @@ function stripAnsi(text) {
 }
 
 /** A code block whose fence is longer than any run of backticks in the text, so nothing ends it early. @param {string} text */
-function fenced(text) {
+export function fenced(text) {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}text\n${text}\n${fence}\n`;
@@ -196,7 +211,7 @@ export function githubThread(options) {
  * @param {Record<string, string>} headers
  * @returns {Promise<Author | undefined>}
  */
-async function githubAuthor(options, api, headers) {
+export async function githubAuthor(options, api, headers) {
   if (options.jobToken) return { login: GITHUB_ACTIONS_LOGIN };
   try {
     const user = (await requestJson("GET the token's user", `${api}/user`, { headers })).body;
@@ -238,15 +253,7 @@ export function gitlabThread(options) {
   const name = `merge request !${options.mergeRequestIid}'s notes`;
   return {
     name,
-    async author() {
-      try {
-        const me = (await requestJson("GET the token's user", `${api}/user`, { headers })).body;
-        if (typeof me?.username === 'string') return { login: me.username, id: me.id };
-      } catch (err) {
-        if (!(err instanceof ForgeApiError) || err.status !== 403 || err.rateLimited) throw err;
-      }
-      return options.username ? { login: options.username } : undefined;
-    },
+    author: () => gitlabAuthor(api, headers, options.username),
     async *writtenBy(author) {
       const all = readPages(name, `${notes}?per_page=100&sort=asc&order_by=created_at`, headers, 'count');
       for await (const note of /** @type {AsyncGenerator<Comment & { system?: boolean, author?: { id?: number, username?: string } }>} */ (all)) {
@@ -256,4 +263,21 @@ export function gitlabThread(options) {
     create: async (body) => (await requestJson(`POST ${name}`, notes, { method: 'POST', headers, body: JSON.stringify({ body }) })).body,
     update: async (id, body) => (await requestJson(`PUT ${name}`, `${notes}/${id}`, { method: 'PUT', headers, body: JSON.stringify({ body }) })).body,
   };
+}
+
+/**
+ * The GitLab token's user (GET /user), else the username given (ORGFORM_NOTE_AUTHOR); undefined when neither.
+ * @param {string} api
+ * @param {Record<string, string>} headers
+ * @param {string | undefined} username
+ * @returns {Promise<Author | undefined>}
+ */
+export async function gitlabAuthor(api, headers, username) {
+  try {
+    const me = (await requestJson("GET the token's user", `${api}/user`, { headers })).body;
+    if (typeof me?.username === 'string') return { login: me.username, id: me.id };
+  } catch (err) {
+    if (!(err instanceof ForgeApiError) || err.status !== 403 || err.rateLimited) throw err;
+  }
+  return username ? { login: username } : undefined;
 }

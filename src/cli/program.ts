@@ -19,6 +19,8 @@ import type { ReportSpec } from '../ci/pipeline-output.js';
 // Dependency-free: Terraform's one-dash spellings.
 import { acceptTerraformSpellings, hintForUnknownOption } from './terraform-spellings.js';
 import { VERSION } from '../version.js';
+// Dependency-free: how a plan's digest is written, for --expect-digest.
+import { parseDigest } from '../plan/digest-form.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -81,6 +83,13 @@ function reportSpec(kinds: readonly ReportSpec['kind'][]) {
     }
     return [...previous, { kind, path }];
   };
+}
+
+/** `sha256:` and 64 hexadecimal digits (or the digits alone), in the one form digests are compared in. */
+function planDigest(value: string): string {
+  const digest = parseDigest(value);
+  if (digest === undefined) throw new InvalidArgumentError(`--expect-digest must be a plan's whole digest, sha256: and 64 hexadecimal digits, as plan prints it (got "${value}")`);
+  return digest;
 }
 
 function maxRps(value: string): number {
@@ -241,6 +250,7 @@ function addInitAndValidate(program: Command, load: Load): void {
     .description('set up a repository: orgs.yaml (exported when a service and token are set), the pipeline, .gitignore; then the steps left')
     .option('--gitlab', 'write .gitlab-ci.yml (the GitLab component) instead of the GitHub workflow')
     .option('--no-workflow', 'write no pipeline, only orgs.yaml and .gitignore')
+    .option('--no-drift', 'write no scheduled drift workflow (GitHub): no weekly plan kept in an issue')
     .option('--force', 'overwrite orgs.yaml and the pipeline file when they exist')
     .action(load('init'));
 
@@ -277,6 +287,8 @@ function addPlanAndApply(program: Command, load: Load): void {
     .option('--target <slug>', TARGET_HELP, collect)
     .option('--shard <i/n>', SHARD_HELP)
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
+    .option('--expect-digest <digest>', 'apply the fresh plan only if its digest is this one (the reviewed plan\'s, sha256:…); else apply nothing', planDigest)
+    .option('--reviewed <file>', 'the reviewed plan (a Markdown plan, or its digest marker), so that a refusal says what differs')
     .option('--no-color', NO_COLOR_HELP)
     .action(load('apply'));
 

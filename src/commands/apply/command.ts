@@ -32,6 +32,10 @@ export interface ApplyFlags extends ConnectionFlags {
   color?: boolean;
   /** Terraform's `-input=false`: never ask, even on a terminal. */
   input?: 'true' | 'false';
+  /** Apply the fresh plan only if it has this digest (checked by the grammar: `sha256:` and 64 digits). */
+  expectDigest?: string;
+  /** The reviewed plan: a file ending with its digest marker (a Markdown plan, or the marker alone). */
+  reviewed?: string;
 }
 
 /**
@@ -94,6 +98,12 @@ export function applyInputs(flags: ApplyFlags, args: readonly string[], backoffB
   if (planFile !== undefined && ((flags.file?.length ?? 0) > 0 || (flags.target?.length ?? 0) > 0 || flags.shard !== undefined)) {
     throw new UsageError('A saved plan already fixes the files, targets and shard it covers: drop -f, --target and --shard when applying PLANFILE.');
   }
+  if (planFile !== undefined && flags.expectDigest !== undefined) {
+    throw new UsageError('A saved plan is applied exactly as it was saved: drop --expect-digest when applying PLANFILE (it is for a fresh plan).');
+  }
+  if (flags.reviewed !== undefined && flags.expectDigest === undefined) {
+    throw new UsageError('--reviewed says what differs from the plan named by --expect-digest: give --expect-digest too.');
+  }
   return {
     ...(planFile === undefined ? {} : { planFile }),
     selection: { files: flags.file ?? [], targets: flags.target ?? [], ...(flags.shard === undefined ? {} : { shard: flags.shard }) },
@@ -101,6 +111,8 @@ export function applyInputs(flags: ApplyFlags, args: readonly string[], backoffB
     parallelism: flags.parallelism,
     ...(flags.maxChanges === undefined ? {} : { maxChanges: flags.maxChanges }),
     autoApprove: flags.autoApprove === true,
+    ...(flags.expectDigest === undefined ? {} : { expectDigest: flags.expectDigest }),
+    ...(flags.reviewed === undefined ? {} : { reviewedFile: flags.reviewed }),
     ...(backoffBaseMs === undefined ? {} : { backoffBaseMs }),
   };
 }

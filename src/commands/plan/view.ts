@@ -13,7 +13,8 @@ import { terminalSafe } from '../../text/ansi.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../text/log-frame.js';
 import { describeChangeBudget, describeOverBudget, planHeadline } from '../../text/plan/plan-headline.js';
 import { renderJson } from '../../text/plan/render-json.js';
-import { renderMarkdown } from '../../text/plan/render-markdown.js';
+import { DEFAULT_MARKDOWN_MAX_LENGTH, renderMarkdown } from '../../text/plan/render-markdown.js';
+import { withDigestFooter } from '../../text/plan/describe-digest.js';
 import { renderText, renderTextPieces } from '../../text/plan/render-text.js';
 import { shellWord } from '../../text/describe-files.js';
 import { formatWait } from '../../text/format-wait.js';
@@ -95,7 +96,8 @@ export function renderPlan(plan: Plan, format: PlanFormat, color: boolean): stri
     case 'json':
       return renderJson(plan);
     case 'markdown':
-      return renderMarkdown(plan);
+      // The digest's footer ends it: pipelines read the marker on its last line.
+      return withDigestFooter(plan, renderMarkdown, DEFAULT_MARKDOWN_MAX_LENGTH);
     case 'text':
       return renderText(plan, { color });
     default: {

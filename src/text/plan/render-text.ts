@@ -7,6 +7,8 @@
 import { summarisePlan, type Action, type Change, type Plan } from '../../plan/types.js';
 import { paint, terminalSafe } from '../ansi.js';
 import { planHeadline } from './plan-headline.js';
+import { digestLine } from './describe-digest.js';
+import { digestPlan } from '../../plan/plan-digest.js';
 import { ACTION_MARKER as MARKER, formatBefore, formatChangeLine, formatFromActive, formatName, formatValue, groupChanges, plural } from '../format-value.js';
 
 /**
@@ -82,7 +84,10 @@ export function* renderTextPieces(plan: Plan, options: TextOptions): Generator<s
   yield piece();
 }
 
-/** What needs nothing (unchanged, journaled), then the plan line: the end of the full plan and of the digest. */
+/**
+ * What needs nothing (unchanged, journaled), then, when there are changes, the plan's digest (what
+ * `apply --expect-digest` takes), then the plan line: the end of the full plan and of the digest.
+ */
 export function closingLines(plan: Plan, bold: (text: string) => string): string[] {
   const summary = summarisePlan(plan);
   const counts: string[] = [];
@@ -90,7 +95,8 @@ export function closingLines(plan: Plan, bold: (text: string) => string): string
   if (plan.journaled.length > 0) {
     counts.push(`${plural(plan.journaled.length, 'one-shot change')} already done according to the journal, not planned again.`);
   }
-  return [...(counts.length > 0 ? [...counts, ''] : []), bold(closingLine(plan))];
+  const digest = plan.changes.length > 0 ? [digestLine(digestPlan(plan))] : [];
+  return [...(counts.length > 0 ? [...counts, ''] : []), ...digest, bold(closingLine(plan))];
 }
 
 /** The heading of the problems, in the text plan and its digest. */

@@ -12,6 +12,8 @@ import { configFindings, planFindings } from '../../../text/findings.js';
 import { groupChanges, markedName, plural } from '../../../text/format-value.js';
 import { md, type Markdown } from '../../../text/markdown-escape.js';
 import { planHeadline, PROBLEMS_MISSING } from '../../../text/plan/plan-headline.js';
+import { digestLine } from '../../../text/plan/describe-digest.js';
+import { digestPlan } from '../../../plan/plan-digest.js';
 import { BLANK, capped, DEFAULT_SUMMARY_BYTES, DEFAULT_SUMMARY_ORGANISATIONS, fitBytes, renderConfigStepSummary, type StepSummaryOptions } from '../../../text/step-summary.js';
 
 export interface PlanPipelineOptions {
@@ -57,6 +59,8 @@ export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions = 
 
   if (plan.changes.length > 0) {
     out.push(md`| Action | Changes |`, md`| --- | ---: |`, md`| + accept | ${s.accept} |`, md`| ~ update | ${s.change} |`, md`| - delete | ${s.remove} |`, BLANK);
+    // Whole: what `apply --expect-digest` (the Action's expect-digest input) takes.
+    out.push(md`${digestLine(digestPlan(plan))}`, BLANK);
     const grouped = groupChanges(plan.changes);
     const items = grouped.organisations.map((g) => md`- ${markedName(g.slug)}: ${plural(g.changes.length, 'change')}`);
     // The count heads exactly the bullets under it: the active organisation is the user's, not an organisation's change.
