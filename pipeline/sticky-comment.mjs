@@ -14,8 +14,16 @@ import { ForgeApiError, readPages, requestJson } from './forge-api.mjs';
 
 export { ForgeApiError } from './forge-api.mjs';
 
-/** GitHub refuses a comment body longer than this; GitLab allows 1,000,000. */
+/** GitHub refuses a comment body longer than this; GitLab a note longer than GITLAB_NOTE_LENGTH. */
 export const MAX_COMMENT_LENGTH = 65_536;
+export const GITLAB_NOTE_LENGTH = 1_000_000;
+
+/**
+ * Where the Markdown plan's links to the plan page point until its address is known (orgform's
+ * text/plan/render-grouped-markdown.ts writes them so). The Markdown escapes `[` and `]` in every
+ * value and writes no code block, so `](` + this is only ever one of its own links.
+ */
+export const PLAN_PAGE_PLACEHOLDER = '#orgform-plan-page';
 
 /** What the failure text keeps of orgform's stderr, at most. */
 const MAX_ERROR_TEXT = 60_000;
@@ -38,15 +46,17 @@ export function commentMarker(key) {
  * @property {string} stderr       what it wrote to stderr
  * @property {number} exitCode
  * @property {string} commit       the commit planned (shown shortened)
+ * @property {number} [maxLength]  the forge's limit: MAX_COMMENT_LENGTH (GitHub, the default) or GITLAB_NOTE_LENGTH
  */
 
 /**
  * The comment: the Markdown plan, or, when plan failed before making one, its error text (without
  * the workflow-command lines, which the runner has already turned into annotations); then a footer
- * naming the commit. Never longer than MAX_COMMENT_LENGTH.
+ * naming the commit. Never longer than `maxLength`.
  * @param {PlanCommentInput} input
  */
 export function composePlanComment(input) {
+  const max = input.maxLength ?? MAX_COMMENT_LENGTH;
   const footer = `\n<sub>orgform plan for ${input.commit.slice(0, 7) || 'this commit'}; updated on every push.</sub>\n`;
   let text;
   if (input.markdown.trim() !== '') {
@@ -61,8 +71,22 @@ export function composePlanComment(input) {
     text = `**orgform plan failed** (exit code ${input.exitCode})\n\n${fenced(shown || 'orgform printed nothing.')}`;
   }
   const body = `${input.marker}\n${text}${footer}`;
-  if (body.length <= MAX_COMMENT_LENGTH) return body;
+  if (body.length <= max) return body;
   return `${input.marker}\n**orgform plan:** the plan is too long for a comment (${text.length.toLocaleString('en')} characters): see the job's summary and log.\n${footer}`;
+}
+
+/**
+ * The Markdown plan with its links to the plan page pointing at `url`, once the page's address is
+ * known (an artifact's URL comes after the plan). `url` must be an http or https URL of printable
+ * ASCII (what would end a link target is percent-encoded); anything else throws, and nothing is
+ * linked.
+ * @param {string} markdown
+ * @param {string} url
+ */
+export function linkPlanPage(markdown, url) {
+  if (!/^[\x21-\x7e]+$/.test(url) || !/^https?:\/\/[^/?#]+/i.test(url)) throw new Error(`the plan page's address must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`);
+  const target = url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return markdown.replaceAll(`](${PLAN_PAGE_PLACEHOLDER})`, `](${target})`);
 }
 
 /**

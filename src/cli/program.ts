@@ -95,6 +95,9 @@ const STATE_COMMAND_HELP = 'state journal: a file, postgres://… or https://…
 const TARGET_HELP = 'only these organisations (repeatable)';
 const SHARD_HELP = 'only shard i of n (deterministic by organisation slug)';
 const PLANFILE_HELP = 'a plan saved by `orgform plan --out`';
+/** Plan's and show's formats: the same plan, shown alike. */
+const planFormat = (): Option => new Option('--format <format>', 'output format: text, json, markdown (the pull request comment) or html (the plan page)').choices(['text', 'json', 'markdown', 'html']).default('text');
+const PAGE_URL_HELP = "with --format markdown: the plan page's address (http or https), which the comment links for what it leaves out";
 
 /** The long options a command takes (`--auto-approve`, `--no-color`, …), its own and commander's. */
 function longOptionNames(command: Command): Set<string> {
@@ -253,7 +256,8 @@ function addInitAndValidate(program: Command, load: Load): void {
 function addPlanAndApply(program: Command, load: Load): void {
   parallelism(connection(files(program.command('plan'))), 'organisations read by id; the listing is read a page at a time')
     .description('read the current state and show what apply would change; never writes')
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+    .addOption(planFormat())
+    .option('--page-url <url>', PAGE_URL_HELP)
     .option('--out <file>', 'save the plan for `orgform apply PLANFILE` (replaces only an orgform plan)')
     .option('--force', 'let --out replace a file that is not an orgform plan')
     .option('--state <path|url>', STATE_HELP)
@@ -284,7 +288,8 @@ function addPlanAndApply(program: Command, load: Load): void {
     .command('show')
     .description('show a plan saved by `orgform plan --out`, offline: nothing is read from the service')
     .argument('<planfile>', PLANFILE_HELP)
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+    .addOption(planFormat())
+    .option('--page-url <url>', PAGE_URL_HELP)
     .option('--no-color', NO_COLOR_HELP)
     .action(load('show'));
 }

@@ -9,12 +9,13 @@
  * cuts the text short.)
  *
  * Every outside value goes through the `md` tag (markdown-escape.ts), and nothing here is written in
- * a code block: so `](` + PLAN_PAGE_PLACEHOLDER can only be this module's own links, which
- * linkPlanPage fills in once the page's address is known (a CI artifact's URL comes after the plan).
+ * a code block: so `](` + PLAN_PAGE_PLACEHOLDER can only be this module's own links, which the
+ * GitHub Action fills in once the page's address is known (an artifact's URL comes after the plan:
+ * pipeline/sticky-comment.mjs's linkPlanPage); where it is known before, `pageUrl` says it.
  */
 import { summarisePlan, type Plan } from '../../plan/types.js';
 import { ACTION_MARKER, formatName, invisibleMark, plural } from '../format-value.js';
-import { joinMarkdown, md, type Markdown } from '../markdown-escape.js';
+import { joinMarkdown, markdownLink, md, type Markdown } from '../markdown-escape.js';
 import { describeGroupChange, describeOrganisations, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
 import { groupSameChanges, type ChangeGroup, type ChangeSection } from './group-same-changes.js';
 import { NO_CHANGES, NO_CHANGES_READ, planCounts, PROBLEMS_MISSING } from './plan-headline.js';
@@ -24,8 +25,10 @@ export const GITHUB_COMMENT_LIMIT = 65_536;
 export const GITLAB_NOTE_LIMIT = 1_000_000;
 /** The default: GitHub's limit, less room for the sticky comment's marker and footer (pipeline/sticky-comment.mjs). */
 export const DEFAULT_GROUPED_MARKDOWN_LENGTH = 65_000;
+/** In GitLab CI: GitLab's limit, less the same room. */
+export const GITLAB_GROUPED_MARKDOWN_LENGTH = GITLAB_NOTE_LIMIT - (GITHUB_COMMENT_LIMIT - DEFAULT_GROUPED_MARKDOWN_LENGTH);
 
-/** Where the plan page's links point until linkPlanPage says where the page is. */
+/** Where the plan page's links point until the page's address is known (pipeline/sticky-comment.mjs's PLAN_PAGE_PLACEHOLDER). */
 export const PLAN_PAGE_PLACEHOLDER = '#orgform-plan-page';
 
 export interface GroupedMarkdownOptions {
@@ -124,30 +127,8 @@ export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOption
   return out.length <= max ? out : cut(out, max);
 }
 
-/**
- * The Markdown with the plan page's links pointing at `url` (http or https), for a comment written
- * before the page's address was known.
- */
-export function linkPlanPage(markdown: string, url: string): string {
-  return markdown.replaceAll(`](${PLAN_PAGE_PLACEHOLDER})`, `](${checkedUrl(url)})`);
-}
-
 function pageLink(url: string | undefined): Markdown {
-  const target = url === undefined ? PLAN_PAGE_PLACEHOLDER : checkedUrl(url);
-  // The target is checked (or our own): trusted, like the template's text.
-  return md`[the plan page](${trusted(target)})`;
-}
-
-/** An address of the page as a link target: http(s), printable ASCII only, with what would end a link target percent-encoded. */
-function checkedUrl(url: string): string {
-  if (!/^[\x21-\x7e]+$/.test(url) || !/^https?:\/\/[^/?#]+/i.test(url)) throw new Error(`the plan page's address must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`);
-  return url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-/** Text made Markdown as it is: only for what this module checked itself. */
-function trusted(text: string): Markdown {
-  const strings = Object.assign([text], { raw: [text] }) as unknown as TemplateStringsArray;
-  return md(strings);
+  return markdownLink('the plan page', url ?? PLAN_PAGE_PLACEHOLDER);
 }
 
 function headline(plan: Plan, sections: readonly ChangeSection[]): Markdown {

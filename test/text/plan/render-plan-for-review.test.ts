@@ -98,8 +98,8 @@ const plan = (n: number) => makePlan({ changes: Array.from({ length: n }, (_, i)
 
 describe('renderPlanForReview', () => {
   it('shows the whole plan on a terminal, and in a log up to the threshold', () => {
-    expect(renderPlanForReview(plan(3), { tty: true, color: false, compactAbove: 2 })).toBe(renderPlan(plan(3), 'text', false));
-    expect(renderPlanForReview(plan(2), { tty: false, color: false, compactAbove: 2 })).toBe(renderPlan(plan(2), 'text', false));
+    expect(renderPlanForReview(plan(3), { tty: true, color: false, compactAbove: 2 })).toBe(renderPlan(plan(3), 'text', { color: false }));
+    expect(renderPlanForReview(plan(2), { tty: false, color: false, compactAbove: 2 })).toBe(renderPlan(plan(2), 'text', { color: false }));
   });
 
   it('shows a digest in a log past the threshold, never coloured', () => {
