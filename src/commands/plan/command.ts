@@ -49,6 +49,7 @@ export async function run(flags: PlanFlags, io: CliIO, _args: string[], settings
     log: flags.format === 'text' ? io.stdout : io.stderr,
     reports: flags.report ?? [],
     files: flags.file ?? [],
+    ...(comment.pageUrl === undefined ? {} : { pageUrl: comment.pageUrl }),
   });
   const planKey = settings.planKey;
   const inputs = { ...planInputs(flags), ...(planKey === undefined ? {} : { planKey }) };

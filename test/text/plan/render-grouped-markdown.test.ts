@@ -3,7 +3,7 @@ import { summarisePlan, type Plan } from '../../../src/plan/types.js';
 import { itemsOf } from '../../../src/text/plan/group-same-changes.js';
 import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, PLAN_PAGE_PLACEHOLDER, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
 import { GITLAB_NOTE_LENGTH, linkPlanPage, MAX_COMMENT_LENGTH, PLAN_PAGE_PLACEHOLDER as PIPELINE_PLACEHOLDER } from '../../../pipeline/sticky-comment.mjs';
-import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
+import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
 import { planBulkExample } from './bulk-example-plan.js';
 import { fivePatternPlan, singlesPlan } from './pattern-plans.js';
 
@@ -56,7 +56,7 @@ function expectEveryChangeAccountedFor(markdown: string, plan: Plan): void {
 describe('renderGroupedMarkdown', () => {
   it('says each kind and field with its counts, a row per group and per single change, and links the plan page', () => {
     expect(renderGroupedMarkdown(everyKindPlan())).toMatchInlineSnapshot(`
-      "**orgform plan:** 2 to change, 2 to remove, 1 to accept · said in 0 groups of the same change and 6 single changes · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem
+      "**orgform plan:** 2 to change, 2 to remove, 1 to accept · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem
 
       | Kind and field | Changes | Organisations | Groups | Single changes |
       | --- | ---: | ---: | ---: | ---: |
@@ -175,6 +175,16 @@ describe('renderGroupedMarkdown', () => {
     const markdown = renderGroupedMarkdown(plan, { maxLength: 20_000 });
     expect(markdown.length).toBeLessThanOrEqual(20_000);
     expect(markdown).toMatch(/\n- _…and \d+ more problems: see \[the plan page\]\(#orgform-plan-page\)\._\n/);
+    expectEveryChangeAccountedFor(markdown, plan);
+  });
+
+  it('when not every row fits, shows some of each kind and field rather than the first taking all the room', () => {
+    const plan = largePlan(300);
+    const markdown = renderGroupedMarkdown(plan, { maxLength: 12_000 });
+    const sections = account(markdown);
+    expect(sections).toHaveLength(3);
+    for (const section of sections) expect(section.shown, section.heading).toBeGreaterThan(20);
+    expect(Math.max(...sections.map((s) => s.shown)) - Math.min(...sections.map((s) => s.shown))).toBeLessThanOrEqual(20);
     expectEveryChangeAccountedFor(markdown, plan);
   });
 
