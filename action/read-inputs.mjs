@@ -60,6 +60,27 @@ function words(name, text) {
 }
 
 /**
+ * What tells apart several uses of the action in one job or pull request: the working directory
+ * and the files ('' for the defaults). The same directory and files find the same comment, and
+ * name the same plan page.
+ * @param {Pick<ActionInputs, 'workingDirectory' | 'files'>} inputs
+ */
+export function planKey(inputs) {
+  const dir = inputs.workingDirectory.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  return [dir === '.' ? '' : dir, ...inputs.files].filter(Boolean).join(' ');
+}
+
+/**
+ * The plan page's artifact name: `orgform-plan-page`, then the plan's key with what an artifact's
+ * name may not hold (`"`, `:`, `<`, `>`, `|`, `*`, `?`, `\`, `/`, line breaks) and spaces made dashes.
+ * @param {Pick<ActionInputs, 'workingDirectory' | 'files'>} inputs
+ */
+export function pageArtifactName(inputs) {
+  const key = planKey(inputs).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  return key === '' ? 'orgform-plan-page' : `orgform-plan-page-${key}`;
+}
+
+/**
  * orgform's arguments for the command: the action's own flags first, then the user's `args`.
  * Plan writes Markdown for the comment and saves the plan; apply is a fresh plan applied at once.
  * @param {ActionInputs} inputs

@@ -6,21 +6,23 @@
  * plan: `orgform plan --format markdown --detailed-exitcode --out PLANFILE [-f FILE]… [--max-changes N] [ARGS]`.
  *   The Markdown (for the comment) goes to a file and is also shown, folded, in the log; stderr
  *   goes to the log as it comes (orgform's annotations among it) and to a file, for the comment when
- *   plan fails before making a plan.
+ *   plan fails before making a plan. Then, from the very plan saved, offline, the plan page:
+ *   `orgform show PLANFILE --format html`, which the next step uploads as an artifact.
  * apply: `orgform apply --auto-approve [-f FILE]… [--max-changes N] [ARGS]`, its output straight to
  *   the log (orgform folds it and writes the job summary itself).
  *
  * The step itself succeeds whatever orgform's exit code, so that the comment is written either way;
- * the action's last step fails the job. Outputs: exitcode, has-changes, plan-file, and for the
- * comment step markdown-file, stderr-file and failed. A cancelled job's SIGINT or SIGTERM is passed
+ * the action's last step fails the job. Outputs: exitcode, has-changes, plan-file, page-file and
+ * page-name (the plan page and its artifact's name), and for the comment step markdown-file,
+ * stderr-file and failed. A cancelled job's SIGINT or SIGTERM is passed
  * to orgform (which finishes what is in flight and keeps its journal) and waited for.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActionError, foldUntrusted, runStep, setOutputs } from './github-runner.mjs';
-import { orgformArguments, readInputs } from './read-inputs.mjs';
+import { ActionError, foldUntrusted, runStep, setOutputs, warningCommand } from './github-runner.mjs';
+import { orgformArguments, pageArtifactName, readInputs } from './read-inputs.mjs';
 
 async function main() {
   const env = process.env;
@@ -35,6 +37,7 @@ async function main() {
   const planFile = join(dir, 'plan.bin');
   const markdownFile = join(dir, 'plan.md');
   const stderrFile = join(dir, 'plan.err');
+  const pageFile = join(dir, 'plan.html');
   const args = orgformArguments(inputs, planFile);
   console.log(`orgform ${args.join(' ')}`);
 
@@ -50,6 +53,7 @@ async function main() {
     await new Promise((resolve) => saved.end(resolve));
     const markdown = readFileSync(markdownFile, 'utf8');
     if (markdown.trim() !== '') process.stdout.write(foldUntrusted('The plan, as the pull request comment shows it', markdown));
+    if (existsSync(planFile)) await writePage(bin, planFile, pageFile, childEnv);
   } else {
     code = await run(bin, args, childEnv, 'inherit');
   }
@@ -59,10 +63,33 @@ async function main() {
     exitcode: String(code),
     'has-changes': plan ? String(code === 2) : '',
     'plan-file': plan && existsSync(planFile) ? planFile : '',
+    'page-file': plan && existsSync(pageFile) ? pageFile : '',
+    'page-name': plan ? pageArtifactName(inputs) : '',
     'markdown-file': plan ? markdownFile : '',
     'stderr-file': plan ? stderrFile : '',
     failed: String(plan ? code !== 0 && code !== 2 : code !== 0),
   });
+}
+
+/**
+ * The plan page of the saved plan, or none, with a warning: the plan and its comment stand without
+ * it (an installed orgform older than the page, say), and the comment then links the run.
+ * @param {string} bin
+ * @param {string} planFile
+ * @param {string} pageFile
+ * @param {NodeJS.ProcessEnv} env
+ */
+async function writePage(bin, planFile, pageFile, env) {
+  const page = openSync(pageFile, 'w');
+  // Shown only on a failure: on success it is show's note on the saved plan, said by plan already.
+  /** @type {Buffer[]} */
+  const said = [];
+  const code = await run(bin, ['show', planFile, '--format', 'html'], env, ['ignore', page, 'pipe'], (chunk) => said.push(chunk));
+  closeSync(page);
+  if (code === 0) return;
+  process.stderr.write(Buffer.concat(said));
+  rmSync(pageFile, { force: true });
+  console.log(warningCommand(`orgform show --format html exited with ${code}, so there is no plan page: the comment links this run instead.`));
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -17,6 +17,7 @@ import { runCompositeAction, type ActionRun } from '../support/composite-action.
 import { startFakeGithub, type FakeForge } from '../support/fake-forges.js';
 import { startFakeRelease, type FakeRelease } from '../support/fake-release.js';
 import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
+import { pinningProblems } from '../support/workflow-checks.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -27,6 +28,9 @@ let emulator: Emulator;
 let github: FakeForge;
 let workspace: string;
 let release: FakeRelease;
+/** actions/upload-artifact's stand-in: what it was given, and whether it fails (a name taken, GitHub Enterprise Server). */
+let uploads: Array<{ inputs: Record<string, string>; page: string }>;
+let uploadFails: boolean;
 /** A directory first on PATH whose `npm` records being called: nothing may install anything. */
 let trap: string;
 
@@ -35,6 +39,8 @@ beforeEach(async () => {
   github = await startFakeGithub({ repository: 'acme/config', number: 7, token: 'ghs_job_token', comments: [{ id: 1, body: 'Looks good to me', author: 'User' }] });
   workspace = await makeWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
   release = await startFakeRelease(PACKAGE_VERSION);
+  uploads = [];
+  uploadFails = false;
   trap = await makeWorkspace({ npm: `#!/bin/sh\necho "npm $*" >> "$(dirname "$0")/npm.log"\nexit 1\n` });
   await chmod(join(trap, 'npm'), 0o755);
 });
@@ -75,8 +81,15 @@ async function runAction(inputs: Record<string, string>, options: RunOptions = {
       apiUrl: github.url,
       sha: 'fedcba9876543210',
     },
+    uses: { 'actions/upload-artifact': uploadArtifact },
   });
   return { ...run, runnerTemp };
+}
+
+async function uploadArtifact(inputs: Record<string, string>): Promise<{ code: number; outputs: Record<string, string> }> {
+  if (uploadFails) return { code: 1, outputs: {} };
+  uploads.push({ inputs, page: await readFile(inputs.path!, 'utf8') });
+  return { code: 0, outputs: { 'artifact-id': String(uploads.length), 'artifact-url': `https://github.example/acme/config/actions/runs/4242/artifacts/${uploads.length}` } };
 }
 
 const npmCalls = async () => (existsSync(join(trap, 'npm.log')) ? (await readFile(join(trap, 'npm.log'), 'utf8')).trim().split('\n') : []);
@@ -104,7 +117,7 @@ describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
     const tampered = await runAction({});
     expect(tampered.failed).toBe(true);
     expect(runnerAnnotations(tampered.steps[0]!.stdout)[0]?.data).toMatch(new RegExp(`orgform-${PACKAGE_VERSION.replace(/\./g, '\\.')}\\.tgz has the checksum [0-9a-f]{64}, not ${release.sha256}: it is not the release, so it was not run`));
-    expect(tampered.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined]);
+    expect(tampered.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined, undefined, undefined]);
     expect(github.requests).toEqual([]);
 
     const other = await runAction({ sha256: 'a'.repeat(64), version: release.tarballPath });
@@ -134,6 +147,38 @@ describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
     expect(github.comments[1]!.body).toContain('<sub>orgform plan for 89abcde; updated on every push.</sub>');
     expect(github.comments[0]!.body).toBe('Looks good to me');
     expect(github.requests.filter((r) => !r.startsWith('GET'))).toEqual(['POST /repos/acme/config/issues/7/comments', 'PATCH /repos/acme/config/issues/comments/1001']);
+  });
+
+  it('uploads the plan page made from the saved plan, links it from the comment and the job summary', async () => {
+    const run = await runAction({});
+    expect(run.failed).toBe(false);
+    expect(uploads).toHaveLength(1);
+    const [{ inputs, page }] = uploads as [(typeof uploads)[number]];
+    expect(inputs).toEqual({ name: 'orgform-plan-page', path: join(dirname(run.outputs['plan-file']!), 'plan.html'), 'if-no-files-found': 'error', 'retention-days': '14' });
+    expect(page).toMatch(/^<!doctype html>[^]*<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;;/);
+    expect(page).toContain('"acme"');
+    const url = 'https://github.example/acme/config/actions/runs/4242/artifacts/1';
+    expect(run.outputs['page-url']).toBe(url);
+    const comment = github.comments[1]!.body;
+    expect(comment).toContain(`[the plan page](${url})`);
+    expect(comment).not.toContain('#orgform-plan-page');
+    expect(await readFile(join(run.runnerTemp, 'step-summary.md'), 'utf8')).toContain(`**The plan page:** [orgform-plan-page](${url})`);
+    // Each directory's page has a name of its own: two uses in one run do not collide.
+    await mkdir(join(workspace, 'team b'));
+    await writeFile(join(workspace, 'team b', 'orgs.yaml'), CHANGING_CONFIG);
+    await runAction({ 'working-directory': 'team b', files: 'orgs.yaml' });
+    expect(uploads[1]!.inputs.name).toBe('orgform-plan-page-team-b-orgs.yaml');
+  });
+
+  it('when the page cannot be uploaded, still comments, linking the run, and says why', async () => {
+    uploadFails = true;
+    const run = await runAction({});
+    expect(run.failed).toBe(false);
+    expect(step(run, 'page').code).toBe(1);
+    expect(run.outputs['page-url']).toBe('');
+    expect(github.comments[1]!.body).toContain('[the plan page](https://github.example/acme/config/actions/runs/4242)');
+    expect(runnerAnnotations(step(run, 'comment').stdout)).toEqual([expect.objectContaining({ command: 'warning', data: expect.stringContaining('The plan page was not uploaded as an artifact, so the comment links this run instead') })]);
+    expect(await readFile(join(run.runnerTemp, 'step-summary.md'), 'utf8')).not.toContain('The plan page:');
   });
 
   it('never takes over a comment that someone else wrote, even one that starts with the marker', async () => {
@@ -180,7 +225,7 @@ describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
     const run = await runAction({});
     const log = step(run, 'run').stdout;
     expect(log).toContain('::group::The plan, as the pull request comment shows it');
-    expect(log).toContain('::set-output name=pwned::1 ##[add-mask]z');
+    expect(log).toContain('::set-output name=pwned::1 ##&#91;add-mask&#93;z');
     expect(runnerCommands(log).map((c) => c.command)).toEqual(['group', 'stop-commands', expect.stringMatching(/^[0-9a-f-]{36}$/), 'endgroup']);
     expect(await readFile(join(run.runnerTemp, 'step-summary.md'), 'utf8')).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.**');
   });
@@ -230,7 +275,8 @@ describe('action.yml: apply', { timeout: 120_000 }, () => {
   it('applies, sets exitcode 0, and the next plan has no changes', async () => {
     const applied = await runAction({ command: 'apply' }, { eventName: 'push', event: { ref: 'refs/heads/main' } });
     expect(applied.failed, applied.steps.map((s) => s.stdout + s.stderr).join('\n')).toBe(false);
-    expect(applied.outputs).toEqual({ exitcode: '0', 'has-changes': '', 'plan-file': '' });
+    expect(applied.outputs).toEqual({ exitcode: '0', 'has-changes': '', 'plan-file': '', 'page-url': '' });
+    expect(uploads).toEqual([]);
     expect(step(applied, 'run').stdout).toMatch(/^::group::Applying 5 changes$/m);
     expect(step(applied, 'run').stdout).toMatch(/Apply complete: 5 applied/);
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
@@ -335,7 +381,7 @@ require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ arg
     ] as const) {
       const run = await runAction(inputs);
       expect(run.failed).toBe(true);
-      expect(run.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined]);
+      expect(run.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined, undefined, undefined]);
       expect(runnerAnnotations(run.steps[0]!.stdout)[0]?.data).toContain(message);
     }
     expect(await npmCalls()).toEqual([]);
@@ -348,6 +394,12 @@ describe('action.yml itself', () => {
   it('no `run:` script holds an expression: inputs reach the scripts through env only', async () => {
     const action = parse(await readFile(join(ROOT, 'action.yml'), 'utf8')) as { runs: { steps: Array<{ run: string }> } };
     expect(action.runs.steps.length).toBeGreaterThan(0);
-    for (const s of action.runs.steps) expect(s.run).not.toContain('${{');
+    for (const s of action.runs.steps.filter((x) => x.run !== undefined)) expect(s.run).not.toContain('${{');
+  });
+
+  it('pins every action it uses by a commit SHA, its tag as the comment', async () => {
+    const text = await readFile(join(ROOT, 'action.yml'), 'utf8');
+    expect(text).toMatch(/uses: actions\/upload-artifact@[0-9a-f]{40} # v\d/);
+    expect(pinningProblems(text)).toEqual([]);
   });
 });
