@@ -128,6 +128,7 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
         CI_PROJECT_ID: '42',
         CI_API_V4_URL: `${gitlab.url}/api/v4`,
         CI_JOB_ID: '1234',
+        CI_JOB_URL: 'https://gitlab.example/acme/config/-/jobs/1234',
         CI_JOB_NAME: job,
         CI_JOB_TOKEN: 'job-token',
         CI_COMMIT_SHA: 'abc1234def567890',
@@ -227,6 +228,19 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it('plan writes the plan page beside the plan, exposes it in the merge request, and the note links it', async () => {
+    const cwd = await project([{}], { branch: 'feature' });
+    const plan = await runComponentJob(cwd, 'orgform-plan');
+    expect(plan.code).toBe(0);
+    const page = await readFile(join(cwd, 'plan.html'), 'utf8');
+    expect(page).toMatch(/^<!doctype html>[^]*<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;;/);
+    expect(page).toContain('"acme"');
+    expect(gitlab.comments[1]!.body).toContain('[the plan page](https://gitlab.example/acme/config/-/jobs/1234/artifacts/file/plan.html)');
+    expect(gitlab.comments[1]!.body).not.toContain('#orgform-plan-page');
+    const pipeline = await previewPipeline(cwd);
+    expect(pipeline['orgform-plan'].artifacts).toMatchObject({ expose_as: 'orgform plan', paths: ['plan.html', 'plan.md', 'plan.bin'] });
+  });
+
   it('plan on a broken configuration writes the error into the note, then fails', async () => {
     const cwd = await project([{}], { branch: 'feature', files: { 'orgs.yaml': 'version: 2\n' } });
     const result = await runComponentJob(cwd, 'orgform-plan');
@@ -301,6 +315,7 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     // file of the runner that a redirect would overwrite.
     await symlink('/proc/self/environ', join(cwd, 'plan.err'));
     await symlink(join(outside, 'victim.txt'), join(cwd, 'plan.md'));
+    await symlink(join(outside, 'victim.txt'), join(cwd, 'plan.html'));
     const result = await runComponentJob(cwd, 'orgform-plan');
     expect(result.code).toBe(1);
     expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('untouched\n');
