@@ -19,7 +19,9 @@
 //                                             memory (plan and apply of 100,000, plan of 1,000,000:
 //                                             about 5 min), memory100k (without the 1,000,000 plan),
 //                                             page (the plan page of 100,000 changes: written, its
-//                                             size, opened and filtered in Chromium: ~30 s)
+//                                             size, opened and filtered in Chromium: ~30 s),
+//                                             inputs (inputs of plausible shape at two sizes, a
+//                                             doubling: the growth factor, above 2.5 fails: ~3 min)
 //   --repeat N                       run each plan/apply and goal case N times (median and range)
 //   --build / --no-build             always / never run `npm run build` first (default: only when
 //                                    dist/ is missing or older than src/, schemas/ or the build script)
@@ -39,6 +41,7 @@ import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllC
 import { renderShardCase, shardCase, shardGoals } from './bench/shard-case.mjs';
 import { renderStateCase, stateCase, stateGoals } from './bench/state-case.mjs';
 import { pageCase, pageGoals, renderPageCase } from './bench/page-case.mjs';
+import { inputCases, inputGoals, renderInputCases } from './bench/input-cases.mjs';
 
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -55,7 +58,7 @@ const option = (name) => {
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[argv.indexOf(arg) + 1];
 };
 const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start', 'emulator', 'load'];
-const GOAL_GROUPS = ['rate', 'shards', 'token', 'output', 'state', 'memory', 'page'];
+const GOAL_GROUPS = ['rate', 'shards', 'token', 'output', 'state', 'memory', 'page', 'inputs'];
 const onlyValue = option('--only');
 const ONLY = onlyValue === undefined ? undefined : new Set(onlyValue.split(','));
 if (ONLY) {
@@ -415,6 +418,7 @@ function render(report) {
   out.push(...renderStateCase(report.cases, { table, ms }));
   out.push(...renderShardCase(report.cases, { table, ms }));
   out.push(...renderPageCase(report.cases, { table, ms }));
+  out.push(...renderInputCases(report.cases, { table, ms }));
   if (report.goals.length > 0) {
     out.push(table(['goal', 'measured', ''], report.goals.map((g) => [g.goal, typeof g.value === 'number' ? num(g.value, g.value > 10 ? 0 : 2) : String(g.value), g.ok ? 'ok' : 'MISSED'])));
     out.push('');
@@ -514,13 +518,20 @@ async function main() {
   if (wants('state')) report.cases.push(await stateCase(goalContext(), rounds));
   if (wants('memory') || wants('memory100k')) report.cases.push(...(await memoryCases(goalContext(), rounds, { big: wants('memory') })));
   if (wants('page')) report.cases.push(await pageCase(goalContext(), rounds));
+  if (wants('inputs')) report.cases.push(...(await inputCases(goalContext(), rounds)));
   report.loadAverage.end = os.loadavg();
   report.elapsedS = (Date.now() - started) / 1000;
-  report.goals = [...goals(report.cases), ...floorGoals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...shardGoals(report.cases), ...loadGoals(report.cases), ...pageGoals(report.cases)];
+  report.goals = [...goals(report.cases), ...floorGoals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...shardGoals(report.cases), ...loadGoals(report.cases), ...pageGoals(report.cases), ...inputGoals(report.cases)];
   const text = render(report);
   process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/${RESULTS_FILE}\n`);
   mkdirSync(join(ROOT, 'bench'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', RESULTS_FILE), JSON.stringify(report, null, 2) + '\n');
+  // The inputs group is a check, not only a figure: a path that grows faster than linear fails the run.
+  const grown = inputGoals(report.cases).filter((g) => !g.ok);
+  if (grown.length > 0) {
+    process.stderr.write(`bench: inputs: ${grown.map((g) => g.goal).join('; ')}: MISSED\n`);
+    process.exitCode = 1;
+  }
 }
 
 try {

@@ -17,7 +17,7 @@ import { summarise } from './goal-cases.mjs';
 export const LOAD_SETTINGS = {
   sharedAnchorUses: 10_000,
   fileChars: 4 * 1024 * 1024 - 4096,
-  /** EXPANDED_NODES_PER_CHAR and EXPANDED_CHARS_PER_CHAR in src/config/parse-yaml.ts are 10: the worst cases stay just under them. */
+  /** EXPANDED_NODES_PER_CHAR and EXPANDED_CHARS_PER_CHAR in src/config/alias-expansion.ts are 10: the worst cases stay just under them. */
   expansionPerChar: 9.5,
   sharedListLength: 1_000,
   maxAnchorMs: 2_000,

@@ -6,6 +6,8 @@
  */
 import { Composer, CST, isAlias, isMap, isScalar, LineCounter, Parser, visit, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { ConfigError } from '../errors.js';
+import type { TextEdit } from './create-file-patch.js';
+import { setScalarText } from './set-scalar-text.js';
 
 export interface ParsedForUpdate {
   doc: Document.Parsed;
@@ -15,8 +17,12 @@ export interface ParsedForUpdate {
   resolve(node: unknown): unknown;
   /** A value reached through an alias, or anchored and used by one: changing it would change another place too. */
   isShared(node: unknown): boolean;
+  /** Sets a scalar's text in its source tokens (setScalarText), keeping where the file changes. */
+  setValue(node: Scalar, text: string): void;
   /** The document as text, with whatever was changed in its tokens. */
   toText(): string;
+  /** The changes as edits of the text read, in order; undefined when the tokens changed did not stand where they were read. */
+  edits(): TextEdit[] | undefined;
 }
 
 export function parseForUpdate(file: string, text: string): ParsedForUpdate {
@@ -27,47 +33,96 @@ export function parseForUpdate(file: string, text: string): ParsedForUpdate {
   if (loneCr && text.includes('\n')) {
     throw new ConfigError(`${file} cannot be updated: some of its lines end with CR alone and others with LF. Save it with one kind of line ending, then run export again`);
   }
-  const source = loneCr ? text.replaceAll('\r', '\n') : text;
-  const lineCounter = new LineCounter();
-  const tokens = [...new Parser(lineCounter.addNewLine).parse(source)];
-  const docs = [...new Composer({ version: '1.2', schema: 'core', strict: true, uniqueKeys: false, keepSourceTokens: true }).compose(tokens)];
-  const doc = docs[0];
-  // The CLI validates the file with the loader first; this is a guard, not the place users meet.
-  const error = docs.length === 1 ? doc?.errors[0] : undefined;
-  if (doc === undefined || docs.length !== 1 || error !== undefined) {
-    const why = error?.message ?? 'not exactly one YAML document';
-    throw new ConfigError(`${file} cannot be updated: ${why}. Check it with: orgform validate -f ${file}`);
+  return new UpdatableDocument(file, loneCr ? text.replaceAll('\r', '\n') : text, loneCr);
+}
+
+/** One edit of the text read, and what stood there when it was made (checked against the text). */
+interface Recorded extends TextEdit {
+  was: string;
+}
+
+class UpdatableDocument implements ParsedForUpdate {
+  readonly doc: Document.Parsed;
+  private readonly lines = new LineCounter();
+  private readonly tokens: CST.Token[];
+  /** What each alias stands for, found in one walk (yaml's Alias.resolve walks the whole document on each call: quadratic over a bulk file). */
+  private readonly targets = new Map<Alias, Node | undefined>();
+  /** The anchors that an alias uses. */
+  private readonly used = new Set<string>();
+  private readonly recorded: Recorded[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly source: string,
+    private readonly loneCr: boolean,
+  ) {
+    this.tokens = Array.from(new Parser(this.lines.addNewLine).parse(source));
+    const docs = Array.from(new Composer({ version: '1.2', schema: 'core', strict: true, uniqueKeys: false, keepSourceTokens: true }).compose(this.tokens));
+    const doc = docs[0];
+    // The CLI validates the file with the loader first; this is a guard, not the place users meet.
+    const error = docs.length === 1 ? doc?.errors[0] : undefined;
+    if (doc === undefined || docs.length !== 1 || error !== undefined) {
+      const why = error?.message ?? 'not exactly one YAML document';
+      throw new ConfigError(`${file} cannot be updated: ${why}. Check it with: orgform validate -f ${file}`);
+    }
+    this.doc = doc;
+    this.findAliasTargets();
   }
 
-  // What each alias stands for, found in one walk: the most recent anchor of its name before it.
-  // (yaml's Alias.resolve walks the whole document on each call: quadratic over a bulk file.)
-  const used = new Set<string>();
-  const anchors = new Map<string, Node>();
-  const targets = new Map<Alias, Node | undefined>();
-  visit(doc, {
-    Node(_, node) {
-      if (isAlias(node)) {
-        used.add(node.source);
-        targets.set(node, anchors.get(node.source));
-      } else if (typeof node.anchor === 'string') {
-        anchors.set(node.anchor, node);
-      }
-    },
-  });
-  const at = (node: Node | null | undefined) => {
-    const { line, col } = lineCounter.linePos(node?.range?.[0] ?? 0);
-    return `${file}:${Math.max(line, 1)}:${col}`;
-  };
-  return {
-    doc,
-    at,
-    resolve: (node) => (isAlias(node) ? targets.get(node) : node),
-    isShared: (node) => isAlias(node) || (typeof node === 'object' && node !== null && typeof (node as Node).anchor === 'string' && used.has((node as Node).anchor as string)),
-    toText: () => {
-      const out = tokens.map((token) => CST.stringify(token)).join('');
-      return loneCr ? out.replaceAll('\n', '\r') : out;
-    },
-  };
+  /** Each alias's anchor: the most recent of its name before it. */
+  private findAliasTargets(): void {
+    const anchors = new Map<string, Node>();
+    visit(this.doc, {
+      Node: (_, node) => {
+        if (isAlias(node)) {
+          this.used.add(node.source);
+          this.targets.set(node, anchors.get(node.source));
+        } else if (typeof node.anchor === 'string') {
+          anchors.set(node.anchor, node);
+        }
+      },
+    });
+  }
+
+  at(node: Node | null | undefined): string {
+    const { line, col } = this.lines.linePos(node?.range?.[0] ?? 0);
+    return `${this.file}:${Math.max(line, 1)}:${col}`;
+  }
+
+  resolve(node: unknown): unknown {
+    return isAlias(node) ? this.targets.get(node) : node;
+  }
+
+  isShared(node: unknown): boolean {
+    return isAlias(node) || (typeof node === 'object' && node !== null && typeof (node as Node).anchor === 'string' && this.used.has((node as Node).anchor as string));
+  }
+
+  setValue(node: Scalar, text: string): void {
+    const token = node.srcToken as CST.FlowScalar | CST.BlockScalar | undefined;
+    const was = token === undefined ? '' : CST.stringify(token);
+    // A block scalar starts at its header (`|`, `>`), which its props hold.
+    const start = token === undefined ? -1 : token.type === 'block-scalar' ? (token.props[0]?.offset ?? token.offset) : token.offset;
+    setScalarText(node, text);
+    if (token !== undefined) this.recorded.push({ start, end: start + was.length, text: this.written(CST.stringify(token)), was });
+  }
+
+  toText(): string {
+    return this.written(this.tokens.map((token) => CST.stringify(token)).join(''));
+  }
+
+  edits(): TextEdit[] | undefined {
+    const edits = this.recorded.slice().sort((a, b) => a.start - b.start);
+    for (let i = 0; i < edits.length; i++) {
+      const edit = edits[i]!;
+      if (edit.start < 0 || this.source.slice(edit.start, edit.end) !== edit.was || (i > 0 && edit.start < edits[i - 1]!.end)) return undefined;
+    }
+    return edits.map(({ start, end, text }) => ({ start, end, text }));
+  }
+
+  /** Text as the file writes it: with CR alone where the file read had it. */
+  private written(text: string): string {
+    return this.loneCr ? text.replaceAll('\n', '\r') : text;
+  }
 }
 
 /** The value under `key` in a mapping (the last, as the loader reads duplicates), or undefined. */

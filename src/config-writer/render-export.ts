@@ -5,13 +5,12 @@
  * diff in git shows only real changes. Built as a yaml Document (strings written by safeStringTags,
  * so that the loader reads back exactly what the service holds). Pure.
  */
-import { Document, Pair, Scalar, YAMLMap } from 'yaml';
+import { Document, Pair, Scalar, YAMLMap, type ScalarTag, type Tags } from 'yaml';
 import type { Organisation } from '../api/types.js';
 import { BILLING_FIELDS } from '../model/billing.js';
 import { escapeInterpolation } from '../config/interpolate.js';
 import { SUPPORTED_VERSION } from '../model/desired-state.js';
-import { quoteYamlString } from './format-yaml-string.js';
-import { safeStringTags } from './safe-string-tags.js';
+import { formatYamlString, quoteYamlString } from './format-yaml-string.js';
 import { selectExportable } from './select-exportable.js';
 
 export interface RenderExportOptions {
@@ -36,6 +35,10 @@ function pair(key: string, node: unknown): Pair<Scalar<string>, unknown> {
   return new Pair(new Scalar(key), node);
 }
 
+/**
+ * Pairs are pushed, not added: YAMLMap.add scans the map for the key on every call (quadratic in the
+ * organisations), and selectExportable has already made each slug unique.
+ */
 export function renderExport(orgs: readonly Organisation[], activeId: string | null, options: RenderExportOptions = {}): string {
   const { organisations, leftOut, activeSlug } = selectExportable(orgs, activeId);
   const from = options.baseUrl === undefined ? '' : ` from ${options.baseUrl.replace(/[\s\u0000-\u001f\u007f-\u009f]/g, '')}`;
@@ -55,29 +58,52 @@ export function renderExport(orgs: readonly Organisation[], activeId: string | n
   const root = new YAMLMap<Scalar<string>, unknown>();
   // On the root rather than the document: yaml puts a blank line after a document's own comment.
   root.commentBefore = header.join('\n');
-  root.add(pair('version', new Scalar(SUPPORTED_VERSION)));
-  if (activeSlug !== null) root.add(pair('activeOrganisation', value(activeSlug)));
+  root.items.push(pair('version', new Scalar(SUPPORTED_VERSION)));
+  if (activeSlug !== null) root.items.push(pair('activeOrganisation', value(activeSlug)));
   const declared = new YAMLMap<Scalar<string>, unknown>();
-  root.add(pair('organisations', declared));
+  root.items.push(pair('organisations', declared));
   for (const org of organisations) {
     const node = new YAMLMap<Scalar<string>, unknown>();
-    node.add(pair('id', value(org.id)));
+    node.items.push(pair('id', value(org.id)));
     const notes = org.leftOutFields.map((note) => ` Left out: ${note}`).join('\n');
     const fields = BILLING_FIELDS.filter((field) => org.billing[field] !== undefined);
     if (fields.length > 0) {
       const billing = new YAMLMap<Scalar<string>, unknown>();
-      for (const field of fields) billing.add(pair(field, value(org.billing[field] as string)));
+      for (const field of fields) billing.items.push(pair(field, value(org.billing[field] as string)));
       const key = new Scalar('billing');
       if (notes !== '') key.commentBefore = notes;
-      node.add(new Pair(key, billing));
+      node.items.push(new Pair(key, billing));
     } else if (notes !== '') {
       node.comment = notes;
     }
-    declared.add(pair(org.slug, node));
+    declared.items.push(pair(org.slug, node));
   }
 
   const doc = new Document(null, { version: '1.2', customTags: safeStringTags });
   doc.contents = root;
   // An empty `organisations` map is written `{}`, which the loader reads as no organisations.
   return doc.toString({ lineWidth: 0, indent: 2 });
+}
+
+/*
+ * The yaml package's tags with one change: every string is written by formatYamlString, plain
+ * only when no YAML reader, 1.1 or 1.2, could take it for anything but that string, and otherwise
+ * double-quoted with orgform's own escapes. yaml's own string writer would choose plain for `on`
+ * or `0123` under the 1.2 core schema (which the loader refuses unquoted, because YAML 1.1 tools
+ * read them as a boolean and a number), fold long lines, and write some control characters, the
+ * line separators and lone surrogates as themselves.
+ */
+const STRING_TAG = 'tag:yaml.org,2002:str';
+
+function isStringTag(tag: Tags[number]): tag is ScalarTag {
+  return typeof tag === 'object' && tag.tag === STRING_TAG && !('collection' in tag && tag.collection !== undefined);
+}
+
+/**
+ * For `customTags` of a Document. The caller stores values exactly as the loader must read them
+ * back before interpolation (`${` already escaped as `$${`), so keys and values alike go through
+ * here unchanged, on one line, whatever the context (block, flow or key).
+ */
+function safeStringTags(tags: Tags): Tags {
+  return tags.map((tag) => (isStringTag(tag) ? { ...tag, stringify: (item) => formatYamlString(String(item.value)) } : tag));
 }

@@ -105,9 +105,9 @@ export function selectExportable(orgs: readonly Organisation[], activeId: string
   // fixed order, so that the order the service listed them in never changes the file.
   const byId = new Map<string, Organisation>();
   const key = (org: Organisation) => JSON.stringify(observeBilling(org.billing, true));
-  const ordered = [...orgs].sort((a, b) => compare(a.slug, b.slug) || compare(a.id, b.id) || compare(key(a), key(b)));
+  const ordered = orgs.slice().sort((a, b) => compare(a.slug, b.slug) || compare(a.id, b.id) || compare(key(a), key(b)));
   for (const org of ordered) if (!byId.has(org.id)) byId.set(org.id, org);
-  const sorted = [...byId.values()];
+  const sorted = Array.from(byId.values());
 
   const organisations: ExportedOrganisation[] = [];
   const leftOut: LeftOutOrganisation[] = [];

@@ -12,10 +12,10 @@ import type { Organisation } from '../api/types.js';
 import { escapeInterpolation, hasReference, interpolate, type ConfigVariables } from '../config/interpolate.js';
 import { organisationAddress } from '../model/address.js';
 import { BILLING_FIELDS } from '../model/billing.js';
+import { applyEdits, findLineEdits, type TextEdit } from './create-file-patch.js';
 import { quoteYamlString } from './format-yaml-string.js';
 import { keyText, parseForUpdate, stringScalar, valueOf, type ParsedForUpdate } from './parse-for-update.js';
 import { selectExportable, whyBillingCannotBeWritten } from './select-exportable.js';
-import { setScalarText } from './set-scalar-text.js';
 
 export interface LiveState {
   /** Every organisation you belong to, with its billing read by id wherever the file declares billing. */
@@ -34,6 +34,8 @@ export interface ValueChange {
 export interface DocumentUpdate {
   /** The file with the changes; the very same text when there are none. */
   text: string;
+  /** Where `text` differs from the file read, in order (createFilePatch makes the patch of them); absent when it does not. */
+  edits?: TextEdit[];
   changes: ValueChange[];
   /** Differences left as they are, each `FILE:LINE:COL: …` with what to do about it. */
   warnings: string[];
@@ -65,7 +67,14 @@ export function updateDocument(file: string, text: string, live: LiveState, vari
     updateOrganisation(parsed, declared, { byId, bySlug }, variables, { changes, warnings });
   }
   updateActive(parsed, live, variables, { changes, warnings });
-  return { text: changes.length === 0 ? text : parsed.toText(), changes, warnings };
+  if (changes.length === 0) return { text, changes, warnings };
+  const updated = parsed.toText();
+  return { text: updated, edits: editsBetween(text, updated, parsed.edits()), changes, warnings };
+}
+
+/** The edits the values were changed by, when they give `after` exactly; else the lines that differ (findLineEdits). */
+function editsBetween(before: string, after: string, edits: TextEdit[] | undefined): TextEdit[] {
+  return edits !== undefined && applyEdits(before, edits) === after ? edits : findLineEdits(before, after);
 }
 
 interface Declared {
@@ -144,7 +153,7 @@ function updateOrganisation(parsed: ParsedForUpdate, d: Declared, live: LiveInde
     } else if (why !== undefined) {
       out.warnings.push(`${where}: the service has ${quoteYamlString(current)}, which orgs.yaml cannot declare (${why}); left as is`);
     } else {
-      setScalarText(scalar, escapeInterpolation(current));
+      parsed.setValue(scalar, escapeInterpolation(current));
       out.changes.push({ address: `${organisationAddress(d.slug)}.billing.${field}`, before: value.value, after: current });
     }
   }
@@ -167,7 +176,7 @@ function updateActive(parsed: ParsedForUpdate, live: LiveState, variables: Confi
   } else if (!writable) {
     out.warnings.push(`${where}: the active organisation is ${quoteYamlString(current)}, which orgs.yaml cannot name; left as is`);
   } else {
-    setScalarText(scalar as Scalar, escapeInterpolation(current));
+    parsed.setValue(scalar as Scalar, escapeInterpolation(current));
     out.changes.push({ address: 'activeOrganisation', before: value.value, after: current });
   }
 }

@@ -3,8 +3,8 @@
  * are made: ahead of time, as standalone CommonJS (`emitStandalone`: the build writes
  * dist/validators/NAME.cjs with it, which the CLI loads in a few milliseconds), and at run time when
  * those are missing, as when the tests run from src (`compileValidator`). One set-up, so that the
- * two cannot disagree. This loads ajv's compiler (~140 ms): only schema-validator.ts's fallback and
- * the build import it.
+ * two cannot disagree. This loads ajv's compiler, which is slow to load (docs/performance.md): only
+ * schema-validator.ts's fallback and the build import it.
  */
 import { readFileSync } from 'node:fs';
 import { _ } from 'ajv';
@@ -27,12 +27,26 @@ export function readSchema(name: SchemaName): Record<string, unknown> {
 
 /**
  * ajv's code gathers the errors of a `$ref`'d schema with `vErrors = vErrors.concat(errors)`,
- * copying every error found so far once per organisation: 40,000 organisations with a mistake each
- * took 8 s, and 100,000 a minute. This appends them in place instead (the sub-schema's array is
- * its own until its next call, which starts a new one).
+ * copying every error found so far once per organisation: quadratic in the errors (figures in
+ * docs/performance.md). This appends them in place instead (the sub-schema's array is its own until
+ * its next call, which starts a new one).
  */
 export function appendErrorsInPlace(code: string): string {
   return code.replace(/\b(\w+) = \1 === null \? ([\w.]+) : \1\.concat\(\2\);/g, '$1 = $1 === null ? $2 : ($2.forEach((e) => $1.push(e)), $1);');
+}
+
+/**
+ * The schema as it is compiled: without `uniqueItems`, which ajv checks on a list whose items are a
+ * `$ref` by comparing every pair of items (quadratic in the list's length). Duplicate ids are found
+ * once, with a Map, by check-across-documents.ts, which also says where the first one stands; the
+ * schema file keeps the keyword for editors, which check one list as it is typed.
+ */
+export function withoutUniqueItems(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutUniqueItems);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [keyword, value] of Object.entries(schema)) if (keyword !== 'uniqueItems') copy[keyword] = withoutUniqueItems(value);
+  return copy;
 }
 
 function createAjv(options: { standalone: boolean }): Ajv2020 {
@@ -50,7 +64,7 @@ function createAjv(options: { standalone: boolean }): Ajv2020 {
 /** Compiles at run time: the fallback when the precompiled validator is missing. */
 export function compileValidator(name: SchemaName): { validate: ValidateFunction; schema: Record<string, unknown> } {
   const schema = readSchema(name);
-  return { validate: createAjv({ standalone: false }).compile(schema), schema };
+  return { validate: createAjv({ standalone: false }).compile(withoutUniqueItems(schema) as Record<string, unknown>), schema };
 }
 
 /** CommonJS source exporting the validate function, with the schema beside it as `.schema`. */
@@ -58,7 +72,7 @@ export function emitStandalone(name: SchemaName): string {
   const schema = readSchema(name);
   const ajv = createAjv({ standalone: true });
   // Standalone code is made from the compiled source before `process` would see it.
-  const code = appendErrorsInPlace(standaloneCode(ajv, ajv.compile(schema)));
+  const code = appendErrorsInPlace(standaloneCode(ajv, ajv.compile(withoutUniqueItems(schema) as Record<string, unknown>)));
   // The loader walks the schema too (which keys exist, where strings are expected), so it travels with its code.
   return `${code}\nmodule.exports.schema = ${JSON.stringify(schema)};\n`;
 }

@@ -2,12 +2,10 @@
  * What each document declares, read defensively from the value that was validated: parts of the
  * wrong shape were reported by the schema, and are left out here rather than read as something.
  */
-import type { BillingDetails } from '../model/billing.js';
+import { BILLING_FIELDS, type BillingDetails } from '../model/billing.js';
 import type { SourcePosition } from '../model/desired-state.js';
-import { toPointer } from './json-pointer.js';
-import { mergeBilling, pickBilling } from './merge-billing.js';
+import { type DocPath, findNode, keyString, locate, locateUse, type Position, type SourceNode, type SourcePair, toPointer } from './source-tree.js';
 import { detachString } from './detached-string.js';
-import { findNode, keyString, locate, locateUse, type DocPath, type Position, type SourceNode, type SourcePair } from './source-tree.js';
 import { isRecord, own, valueAt } from './value-at.js';
 
 /** An id in a list (or an organisation's own id), with where it stands, for messages that name it. */
@@ -54,7 +52,10 @@ export interface DeclaredDocument {
 }
 
 /** Values that already have a problem take no part in the checks across lists: one message each is enough. */
-export type Flawed = ReadonlySet<string>;
+export interface Flawed {
+  readonly size: number;
+  has(pointer: string): boolean;
+}
 
 function isFlawed(flawed: Flawed, path: DocPath): boolean {
   // Most documents have no problem at all: build no pointers for them.
@@ -141,4 +142,28 @@ export function declareDocument(file: string, root: SourceNode, value: unknown, 
     document.organisations.push(declared);
   }
   return document;
+}
+
+// Billing as the organisations get it: `defaults.billing` under each organisation's own billing,
+// field by field, so that a file states shared values (the billing e-mail, say) once.
+
+/** The billing fields that `value` sets as strings; the rest were reported by the schema. */
+function pickBilling(value: unknown): BillingDetails {
+  const billing: BillingDetails = {};
+  if (!isRecord(value)) return billing;
+  for (const field of BILLING_FIELDS) {
+    const v = own(value, field);
+    if (typeof v === 'string') billing[field] = detachString(v);
+  }
+  return billing;
+}
+
+/** The organisation's own values over the defaults, in the canonical field order. */
+function mergeBilling(defaults: BillingDetails, own: BillingDetails): BillingDetails {
+  const merged: BillingDetails = {};
+  for (const field of BILLING_FIELDS) {
+    const value = own[field] ?? defaults[field];
+    if (value !== undefined) merged[field] = value;
+  }
+  return merged;
 }

@@ -8,10 +8,8 @@ import { BILLING_FIELDS } from '../model/billing.js';
 import { escapeInvisibleCharacters } from '../model/invisible-characters.js';
 import { describeBadIdentifier, nameField, nameIdentifier, quoteValue } from './describe-bad-identifier.js';
 import { suggestKey } from './did-you-mean.js';
-import { parsePointer } from './json-pointer.js';
-import type { PositionedMessage } from './parse-yaml.js';
+import { locate, parsePointer, type PositionedMessage, type SourceNode } from './source-tree.js';
 import type { SchemaWalker } from './schema-walker.js';
-import { locate, type SourceNode } from './source-tree.js';
 import { SUPPORTED_VERSION } from '../model/desired-state.js';
 import { valueAt, type JsonObject } from './value-at.js';
 
@@ -70,14 +68,14 @@ function describeVersion(value: unknown): string {
 
 /** The message for one ajv error, or undefined when it adds nothing to the others. */
 export function describeSchemaError(error: ErrorObject, ctx: SchemaErrorContext): PositionedMessage | undefined {
-  // propertyNames: the errors of the key itself follow, with propertyName set. uniqueItems: checked across lists, with places.
-  if (error.keyword === 'propertyNames' || error.keyword === 'uniqueItems') return undefined;
-  const path = parsePointer(error.instancePath);
+  // propertyNames: the errors of the key itself follow, with propertyName set.
+  if (error.keyword === 'propertyNames') return undefined;
   if (error.propertyName !== undefined) {
-    const keyPath = [...path, error.propertyName];
+    const keyPath = parsePointer(error.instancePath).concat(error.propertyName);
     return { pos: locate(ctx.root, keyPath, 'key'), message: describeBadIdentifier(error.propertyName, nameIdentifier(keyPath)) };
   }
   if (ctx.claimed.has(error.instancePath)) return undefined;
+  const path = parsePointer(error.instancePath);
   const value = valueAt(ctx.value, path);
   const written = ctx.interpolated.get(error.instancePath);
   const params = error.params as JsonObject;

@@ -1,4 +1,4 @@
-import type { PositionedMessage } from './parse-yaml.js';
+import type { PositionedMessage } from './source-tree.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 
 /**
@@ -26,7 +26,7 @@ export function formatProblem(p: ConfigProblem): string {
 export function sortProblems(problems: readonly ConfigProblem[], fileOrder: readonly string[]): ConfigProblem[] {
   const rank = new Map(fileOrder.map((file, i) => [file, i] as const));
   const rankOf = (file: string) => rank.get(file) ?? fileOrder.length;
-  return [...problems].sort(
+  return problems.slice().sort(
     (a, b) =>
       rankOf(a.file) - rankOf(b.file) ||
       (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { MAX_FILE_BYTES, parseSource, tooLargeMessage } from './parse-source.js';
 import { sortProblems, toProblem } from './format-problem.js';
 import { loadSchemaValidator } from './schema-validator.js';
-import { ConfigValidation, type LoadResult } from './validate-config.js';
+import { appendAll, ConfigValidation, type LoadResult } from './validate-config.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 import type { ConfigVariables } from './interpolate.js';
 import { describeEscape, findWorkTree, openInTree, type WorkTree } from '../work-tree.js';
@@ -61,77 +61,82 @@ function refusal(reason: string): string {
 }
 
 async function expandPaths(paths: readonly string[], cwd: string, tree: WorkTree): Promise<Expanded> {
-  const files: string[] = [];
-  const problems: ConfigProblem[] = [];
-  const order: string[] = [];
-  const seen = new Set<string>();
-  const add = async (file: string) => {
-    order.push(file);
-    // The same file named twice (-f orgs.yaml -f .) is read once, not reported as declaring everything twice.
-    const real = await realpath(resolve(cwd, file)).catch(() => resolve(cwd, file));
-    if (seen.has(real)) return;
-    seen.add(real);
-    files.push(file);
-  };
+  const expansion = new PathExpansion(cwd, tree);
+  for (const given of paths) await expansion.expand(given, paths.length === 1);
+  return { files: expansion.files, problems: expansion.problems, order: expansion.order };
+}
 
-  for (const given of paths) {
-    const escape = await describeEscape(tree, resolve(cwd, given), 'inside', given);
-    if (escape !== undefined) {
-      order.push(given);
-      problems.push(fileProblem(given, refusal(escape)));
-      continue;
-    }
+/** The -f paths as files to read, in order, each once; what cannot be read, as problems. */
+class PathExpansion {
+  readonly files: string[] = [];
+  readonly problems: ConfigProblem[] = [];
+  readonly order: string[] = [];
+  private readonly seen = new Set<string>();
+
+  constructor(
+    private readonly cwd: string,
+    private readonly tree: WorkTree,
+  ) {}
+
+  async expand(given: string, alone: boolean): Promise<void> {
+    const escape = await describeEscape(this.tree, resolve(this.cwd, given), 'inside', given);
+    if (escape !== undefined) return this.refuse(given, refusal(escape));
     let info;
     try {
-      info = await stat(resolve(cwd, given));
+      info = await stat(resolve(this.cwd, given));
     } catch (err) {
-      order.push(given);
-      const hint = given === DEFAULT_CONFIG_FILE && paths.length === 1 ? ` (name your files with -f)` : '';
-      problems.push(fileProblem(given, `cannot read: ${describeFsError(err)}${hint}`));
-      continue;
+      const hint = given === DEFAULT_CONFIG_FILE && alone ? ` (name your files with -f)` : '';
+      return this.refuse(given, `cannot read: ${describeFsError(err)}${hint}`);
     }
-    if (info.isDirectory()) {
-      const entries = (await readdir(resolve(cwd, given), { withFileTypes: true }))
-        .filter((e) => /\.ya?ml$/.test(e.name) && !e.name.startsWith('.'))
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      let found = 0;
-      for (const { name } of entries) {
-        const file = join(given, name);
-        const away = await describeEscape(tree, resolve(cwd, file), 'inside', file);
-        if (away !== undefined) {
-          found += 1;
-          order.push(file);
-          problems.push(fileProblem(file, refusal(away)));
-          continue;
-        }
-        let entry;
-        try {
-          entry = await stat(resolve(cwd, file));
-        } catch (err) {
-          // Listed, yet it cannot be followed: a dangling link, most likely. Skipping it would
-          // silently leave its organisations out, as if the file had been deleted.
-          found += 1;
-          order.push(file);
-          problems.push(fileProblem(file, await describeBrokenLink(resolve(cwd, file), err)));
-          continue;
-        }
-        // A directory named *.yaml (or a link to one), a socket...: not an orgs file.
-        if (!entry.isFile()) continue;
-        found += 1;
-        await add(file);
-      }
-      if (found === 0) {
-        order.push(given);
-        problems.push(fileProblem(given, 'no *.yaml or *.yml files in this directory'));
-      }
-    } else if (info.isFile()) {
-      await add(given);
-    } else {
-      order.push(given);
-      problems.push(fileProblem(given, 'not a regular file or a directory'));
-    }
+    if (info.isDirectory()) return this.expandDirectory(given);
+    if (info.isFile()) return this.add(given);
+    this.refuse(given, 'not a regular file or a directory');
   }
-  return { files, problems, order };
+
+  /** Every *.yaml and *.yml of the directory, sorted by name; a directory without any is a problem. */
+  private async expandDirectory(given: string): Promise<void> {
+    const entries = (await readdir(resolve(this.cwd, given), { withFileTypes: true }))
+      .filter((e) => /\.ya?ml$/.test(e.name) && !e.name.startsWith('.'))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    let found = 0;
+    for (const { name } of entries) if (await this.expandEntry(join(given, name))) found += 1;
+    if (found === 0) this.refuse(given, 'no *.yaml or *.yml files in this directory');
+  }
+
+  /** One entry of a directory; false when it is not an orgs file at all (a directory named *.yaml, a socket...). */
+  private async expandEntry(file: string): Promise<boolean> {
+    const away = await describeEscape(this.tree, resolve(this.cwd, file), 'inside', file);
+    if (away !== undefined) {
+      this.refuse(file, refusal(away));
+      return true;
+    }
+    let entry;
+    try {
+      entry = await stat(resolve(this.cwd, file));
+    } catch (err) {
+      // Listed, yet it cannot be followed: a dangling link, most likely. Skipping it would
+      // silently leave its organisations out, as if the file had been deleted.
+      this.refuse(file, await describeBrokenLink(resolve(this.cwd, file), err));
+      return true;
+    }
+    if (!entry.isFile()) return false;
+    await this.add(file);
+    return true;
+  }
+
+  /** The same file named twice (-f orgs.yaml -f .) is read once, not reported as declaring everything twice. */
+  private async add(file: string): Promise<void> {
+    this.order.push(file);
+    const real = await realpath(resolve(this.cwd, file)).catch(() => resolve(this.cwd, file));
+    if (this.seen.has(real)) return;
+    this.seen.add(real);
+    this.files.push(file);
+  }
+
+  private refuse(path: string, message: string): void {
+    this.order.push(path);
+    this.problems.push(fileProblem(path, message));
+  }
 }
 
 async function readCapped(tree: WorkTree, path: string, shown: string): Promise<{ ok: true; bytes: Buffer } | { ok: false; message: string }> {
@@ -178,12 +183,13 @@ export async function loadConfig(paths: string[], options: LoadOptions): Promise
     }
     const parsed = await parseSource(read.bytes);
     if (!parsed.ok) {
-      problems.push(...parsed.problems.map((positioned) => toProblem(file, positioned)));
+      for (const positioned of parsed.problems) problems.push(toProblem(file, positioned));
       continue;
     }
     validation.add({ file, sha256: createHash('sha256').update(read.bytes).digest('hex'), root: parsed.root });
   }
   const validated = validation.finish();
   if (problems.length === 0) return validated;
-  return { ok: false, problems: sortProblems([...problems, ...(validated.ok ? [] : validated.problems)], order), warnings: sortProblems(validated.warnings, order) };
+  if (!validated.ok) appendAll(problems, validated.problems);
+  return { ok: false, problems: sortProblems(problems, order), warnings: sortProblems(validated.warnings, order) };
 }

@@ -4,10 +4,9 @@
  * (imported only then: most files never need it).
  */
 import { parseYamlFast } from './parse-yaml-fast.js';
-import type { PositionedMessage } from './parse-yaml.js';
-import type { Position, SourceNode } from './source-tree.js';
+import type { Position, PositionedMessage, SourceNode } from './source-tree.js';
 
-/** The yaml package needs about a second and 100 MB per megabyte: beyond this, split the file. */
+/** The largest orgs file: the yaml package's time and memory grow with the file (docs/performance.md); beyond this, split it. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 export type ParseSourceResult = { ok: true; root: SourceNode | null } | { ok: false; problems: PositionedMessage[] };

@@ -13,14 +13,11 @@
  */
 import { nameField, nameIdentifier } from './describe-bad-identifier.js';
 import { describeHiddenCharacter } from './describe-hidden-character.js';
-import { describeBadKey, describeUnquoted } from './describe-unquoted.js';
+import { describeBadKey, describeUnquoted } from './detect-implicit-type.js';
 import { hasReference, interpolate, type ConfigVariables } from './interpolate.js';
-import { toPointer } from './json-pointer.js';
-import type { PositionedMessage } from './parse-yaml.js';
+import { keyString, type PositionedMessage, type SourceMap, type SourceNode, type SourcePair, type SourceScalar, type SourceSeq, toPointer, UniqueMessages } from './source-tree.js';
 import type { JsonSchema } from './schema-validator.js';
 import type { SchemaWalker } from './schema-walker.js';
-import { keyString, type SourceNode, type SourceScalar } from './source-tree.js';
-import { UniqueMessages } from './unique-messages.js';
 
 // Where a value read before stands again in the value to validate (see fillRepeats): empty, so
 // that the schema finds nothing in them that it has not found where the value was first read.
@@ -88,121 +85,157 @@ export function fillRepeats(value: unknown, repeats: readonly Repeat[]): void {
 }
 
 export function readTree(root: SourceNode, walker: SchemaWalker, variables: ConfigVariables): ReadTreeResult {
+  const reader = new TreeReader(walker, variables, findAliasTargets(root));
+  const value = reader.read(root, walker.resolve(walker.root));
+  return { value, problems: reader.problems.messages, warnings: reader.warnings.messages, claimed: reader.claimed, repeats: reader.repeats, interpolated: reader.interpolated };
+}
+
+/** One document's walk: the value built, and what was found on the way (see ReadTreeResult). */
+class TreeReader {
   // Through aliases the same node may be read more than once: each of its problems is reported once.
-  const problems = new UniqueMessages();
-  const warnings = new UniqueMessages();
-  const claimed = new Set<string>();
+  readonly problems = new UniqueMessages();
+  readonly warnings = new UniqueMessages();
+  readonly claimed = new Set<string>();
+  readonly repeats: Repeat[] = [];
+  readonly interpolated = new Map<string, string>();
   // Nodes being read: meeting one again inside itself (through an alias) is a cycle. Files
   // without aliases (all that the fast parser reads) cannot have one, and skip the bookkeeping.
-  const targets = findAliasTargets(root);
-  const trackCycles = targets.size > 0;
-  const inProgress = new Set<SourceNode>();
-  // The value of each alias target, per schema read under.
-  const shared = new Map<SourceNode, Map<JsonSchema | undefined, unknown>>();
-  const repeats: Repeat[] = [];
-  const interpolated = new Map<string, string>();
+  private readonly trackCycles: boolean;
+  private readonly inProgress = new Set<SourceNode>();
+  /** The value of each alias target, per schema read under. */
+  private readonly shared = new Map<SourceNode, Map<JsonSchema | undefined, unknown>>();
+  /** The path to the node being read; joined into a pointer only when a problem claims it. */
+  private readonly segments: string[] = [];
 
-  // The path to the node being read; joined into a pointer only when a problem claims it.
-  const segments: string[] = [];
-  const pointer = () => toPointer(segments);
+  constructor(
+    private readonly walker: SchemaWalker,
+    private readonly variables: ConfigVariables,
+    private readonly targets: ReadonlySet<SourceNode>,
+  ) {
+    this.trackCycles = targets.size > 0;
+  }
 
-  const read = (node: SourceNode, schema: JsonSchema | undefined): unknown => {
-    if (!targets.has(node)) return readNode(node, schema);
-    let bySchema = shared.get(node);
-    if (bySchema === undefined) shared.set(node, (bySchema = new Map()));
+  /** A node's value; an alias target met again under the same schema is a stand-in, and a repeat to fill. */
+  read(node: SourceNode, schema: JsonSchema | undefined): unknown {
+    if (!this.targets.has(node)) return this.readNode(node, schema);
+    let bySchema = this.shared.get(node);
+    if (bySchema === undefined) this.shared.set(node, (bySchema = new Map()));
     if (bySchema.has(schema)) {
-      repeats.push({ path: [...segments], value: bySchema.get(schema) });
+      this.repeats.push({ path: this.segments.slice(), value: bySchema.get(schema) });
       return node.kind === 'map' ? REPEATED_MAP : REPEATED_LIST;
     }
-    const value = readNode(node, schema);
+    const value = this.readNode(node, schema);
     bySchema.set(schema, value);
     return value;
-  };
+  }
 
-  const readNode = (node: SourceNode, schema: JsonSchema | undefined): unknown => {
+  private readNode(node: SourceNode, schema: JsonSchema | undefined): unknown {
     switch (node.kind) {
-      case 'alias': {
-        if (inProgress.has(node.target)) {
-          problems.add(node.pos, 'this alias refers to a node that contains it: cycles are not allowed');
-          claimed.add(pointer());
-          return null;
-        }
-        // parseYaml has bounded what aliases expand to (see EXPANDED_NODES_PER_CHAR).
-        return read(node.target, schema);
-      }
-      case 'map': {
-        if (trackCycles) inProgress.add(node);
-        const object: Record<string, unknown> = {};
-        const checkKeys = schema?.propertyNames !== undefined;
-        const { pairs } = node;
-        // Most maps are small: a Map to find duplicates pays off only for the big ones.
-        const firstKeys = pairs.length > 16 ? new Map<string, SourceScalar>() : undefined;
-        for (let p = 0; p < pairs.length; p++) {
-          const { key, value } = pairs[p]!;
-          const name = keyString(key);
-          let first: SourceScalar | undefined;
-          if (firstKeys === undefined) {
-            for (let q = 0; q < p && first === undefined; q++) if (keyString(pairs[q]!.key) === name) first = pairs[q]!.key;
-          } else {
-            first = firstKeys.get(name);
-            if (first === undefined) firstKeys.set(name, key);
-          }
-          if (first !== undefined) problems.add(key.pos, `duplicate key "${name}" (first at line ${first.pos.line})`);
-          if (checkKeys) {
-            const badKey = describeBadKey(key);
-            const bad = badKey !== undefined ? `${nameIdentifier([...segments, name])}: ${badKey}` : describeHiddenCharacter(name, nameIdentifier([...segments, name]), true)?.message;
-            if (bad !== undefined) problems.add(key.pos, bad);
-          }
-          segments.push(name);
-          setProperty(object, name, read(value, walker.property(schema, name)));
-          segments.pop();
-        }
-        inProgress.delete(node);
-        return object;
-      }
-      case 'seq': {
-        if (trackCycles) inProgress.add(node);
-        const itemSchema = walker.items(schema);
-        const array = node.items.map((item, i) => {
-          segments.push(String(i));
-          const value = read(item, itemSchema);
-          segments.pop();
-          return value;
-        });
-        inProgress.delete(node);
-        return array;
-      }
-      case 'scalar': {
-        if (!expectsString(schema)) return node.value;
-        const unquoted = describeUnquoted(node);
-        if (unquoted !== undefined) {
-          problems.add(node.pos, `${nameField(segments)}: ${unquoted}`);
-          claimed.add(pointer());
-          return node.value;
-        }
-        if (typeof node.value !== 'string') return node.value;
-        const result = interpolate(node.value, variables);
-        if (!result.ok) {
-          for (const message of result.messages) problems.add(node.pos, `${nameField(segments)}: ${message}`);
-          claimed.add(pointer());
-          return node.value;
-        }
-        const identifier = walker.isIdentifier(schema);
-        const what = identifier ? nameIdentifier(segments) : segments.slice(segments[0] === 'organisations' ? 2 : 0).join('.');
-        // A value from the environment is named as written, in this message and every later one.
-        const fromEnvironment = hasReference(node.value);
-        const written = fromEnvironment ? node.value : result.value;
-        if (fromEnvironment) interpolated.set(pointer(), written);
-        const hidden = describeHiddenCharacter(result.value, what, identifier, written);
-        if (hidden?.level === 'warning') warnings.add(node.pos, hidden.message);
-        else if (hidden !== undefined) {
-          problems.add(node.pos, hidden.message);
-          claimed.add(pointer());
-        }
-        return result.value;
-      }
+      case 'alias':
+        if (!this.inProgress.has(node.target)) return this.read(node.target, schema); // parseYaml has bounded what aliases expand to
+        this.claim(node.pos, 'this alias refers to a node that contains it: cycles are not allowed');
+        return null;
+      case 'map':
+        return this.readMap(node, schema);
+      case 'seq':
+        return this.readSeq(node, schema);
+      case 'scalar':
+        return expectsString(schema) ? this.readString(node, schema) : node.value;
     }
-  };
+  }
 
-  return { value: read(root, walker.resolve(walker.root)), problems: problems.messages, warnings: warnings.messages, claimed, repeats, interpolated };
+  /** A problem with the value being read: reported, and its pointer claimed (schema errors there add nothing). */
+  private claim(pos: SourceScalar['pos'], message: string): void {
+    this.problems.add(pos, message);
+    this.claimed.add(toPointer(this.segments));
+  }
+
+  private readMap(node: SourceMap, schema: JsonSchema | undefined): Record<string, unknown> {
+    if (this.trackCycles) this.inProgress.add(node);
+    const object: Record<string, unknown> = {};
+    const checkKeys = schema?.propertyNames !== undefined;
+    const firsts = new FirstKeys(node.pairs);
+    for (let p = 0; p < node.pairs.length; p++) {
+      const { key, value } = node.pairs[p]!;
+      const name = keyString(key);
+      const first = firsts.before(p, name, key);
+      if (first !== undefined) this.problems.add(key.pos, `duplicate key "${name}" (first at line ${first.pos.line})`);
+      if (checkKeys) this.checkKey(key, name);
+      this.segments.push(name);
+      setProperty(object, name, this.read(value, this.walker.property(schema, name)));
+      this.segments.pop();
+    }
+    this.inProgress.delete(node);
+    return object;
+  }
+
+  /** A key under a schema that names its keys (slugs): written as YAML reads it, and with nothing hidden. */
+  private checkKey(key: SourceScalar, name: string): void {
+    const badKey = describeBadKey(key);
+    const path = this.segments.concat(name);
+    const bad = badKey !== undefined ? `${nameIdentifier(path)}: ${badKey}` : describeHiddenCharacter(name, nameIdentifier(path), true)?.message;
+    if (bad !== undefined) this.problems.add(key.pos, bad);
+  }
+
+  private readSeq(node: SourceSeq, schema: JsonSchema | undefined): unknown[] {
+    if (this.trackCycles) this.inProgress.add(node);
+    const itemSchema = this.walker.items(schema);
+    const array: unknown[] = [];
+    for (let i = 0; i < node.items.length; i++) {
+      this.segments.push(String(i));
+      array.push(this.read(node.items[i]!, itemSchema));
+      this.segments.pop();
+    }
+    this.inProgress.delete(node);
+    return array;
+  }
+
+  /** A scalar where the schema expects a string: unquoted text YAML typed otherwise, `${VAR}`, hidden characters. */
+  private readString(node: SourceScalar, schema: JsonSchema | undefined): unknown {
+    const unquoted = describeUnquoted(node);
+    if (unquoted !== undefined) {
+      this.claim(node.pos, `${nameField(this.segments)}: ${unquoted}`);
+      return node.value;
+    }
+    if (typeof node.value !== 'string') return node.value;
+    const result = interpolate(node.value, this.variables);
+    if (!result.ok) {
+      for (const message of result.messages) this.problems.add(node.pos, `${nameField(this.segments)}: ${message}`);
+      this.claimed.add(toPointer(this.segments));
+      return node.value;
+    }
+    // A value from the environment is named as written, in this message and every later one.
+    const fromEnvironment = hasReference(node.value);
+    const written = fromEnvironment ? node.value : result.value;
+    if (fromEnvironment) this.interpolated.set(toPointer(this.segments), written);
+    const identifier = this.walker.isIdentifier(schema);
+    const what = identifier ? nameIdentifier(this.segments) : this.segments.slice(this.segments[0] === 'organisations' ? 2 : 0).join('.');
+    const hidden = describeHiddenCharacter(result.value, what, identifier, written);
+    if (hidden?.level === 'warning') this.warnings.add(node.pos, hidden.message);
+    else if (hidden !== undefined) this.claim(node.pos, hidden.message);
+    return result.value;
+  }
+}
+
+/**
+ * The first pair of a mapping with each key, to find duplicates: most maps are small, and a Map
+ * pays off only for the big ones (the small ones look back over the pairs before).
+ */
+class FirstKeys {
+  private readonly byName: Map<string, SourceScalar> | undefined;
+
+  constructor(private readonly pairs: readonly SourcePair[]) {
+    this.byName = pairs.length > 16 ? new Map() : undefined;
+  }
+
+  /** The key of an earlier pair named `name`, or undefined when pair `index` is the first. */
+  before(index: number, name: string, key: SourceScalar): SourceScalar | undefined {
+    if (this.byName === undefined) {
+      for (let q = 0; q < index; q++) if (keyString(this.pairs[q]!.key) === name) return this.pairs[q]!.key;
+      return undefined;
+    }
+    const first = this.byName.get(name);
+    if (first === undefined) this.byName.set(name, key);
+    return first;
+  }
 }

@@ -2,7 +2,7 @@
  * Finding the schema that applies at a place in the document, for what ajv does not tell: whether
  * a value should be a string (readTree), which keys are allowed where an unknown one stands.
  */
-import { parsePointer } from './json-pointer.js';
+import { parsePointer } from './source-tree.js';
 import type { JsonSchema } from './schema-validator.js';
 
 /** Resolves local `$ref`s (`#/$defs/...`) of one schema, remembering each. */

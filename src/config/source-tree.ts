@@ -11,6 +11,12 @@ export interface Position {
   col: number;
 }
 
+/** A message about the place in a file where it is written. */
+export interface PositionedMessage {
+  pos: Position;
+  message: string;
+}
+
 export type SourceNode = SourceMap | SourceSeq | SourceScalar | SourceAlias;
 
 export interface SourceMap {
@@ -58,6 +64,54 @@ export function emptyScalar(pos: Position): SourceScalar {
 
 /** A JSON-pointer-like path into the document: map keys and list indexes. */
 export type DocPath = ReadonlyArray<string | number>;
+
+/**
+ * Messages, each said once: the same message at the same place comes again when a node is read
+ * again through an alias, or when ajv refuses one value under several keywords (minLength and
+ * pattern, say), and would only be noise.
+ */
+export class UniqueMessages {
+  readonly messages: PositionedMessage[] = [];
+  /** The messages said at each place (line and column as one number): most places have one. */
+  private readonly said = new Map<number, string | string[]>();
+
+  add(pos: Position, message: string): void {
+    // Columns stay below 2^23 (a file is at most 4 MiB), lines below 2^23: the sum is exact.
+    const place = pos.line * 0x800000 + pos.col;
+    const earlier = this.said.get(place);
+    if (earlier === undefined) this.said.set(place, message);
+    else if (earlier === message || (typeof earlier !== 'string' && earlier.includes(message))) return;
+    else if (typeof earlier === 'string') this.said.set(place, [earlier, message]);
+    else earlier.push(message);
+    this.messages.push({ pos, message });
+  }
+}
+
+/*
+ * JSON pointers (RFC 6901), the form ajv gives an error's place in (`instancePath`) and schemas
+ * give a `$ref` in: "/"-separated segments, with "~" and "/" inside a segment escaped.
+ */
+
+export function escapePointerSegment(segment: string): string {
+  // Most segments have neither character: skip the two scans of replaceAll for them.
+  return segment.includes('~') || segment.includes('/') ? segment.replaceAll('~', '~0').replaceAll('/', '~1') : segment;
+}
+
+function unescapePointerSegment(segment: string): string {
+  // ~1 first: "~01" stands for "~1", not "/".
+  return segment.replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
+export function toPointer(path: DocPath): string {
+  let pointer = '';
+  for (const segment of path) pointer += `/${escapePointerSegment(String(segment))}`;
+  return pointer;
+}
+
+export function parsePointer(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer.slice(1).split('/').map(unescapePointerSegment);
+}
 
 /** The key under which a map stores a pair, as the yaml package does when it builds a JS object. */
 export function keyString(key: SourceScalar): string {

@@ -5,19 +5,16 @@
  * two files), each on whatever parts are well-formed, so that one run reports everything.
  */
 import { AcrossDocuments } from './check-across-documents.js';
-import { declareDocument, type DeclaredDocument, type DeclaredOrganisation } from './declare-document.js';
+import { declareDocument, type DeclaredDocument, type DeclaredOrganisation, type Flawed } from './declare-document.js';
 import { describeSchemaError, type SchemaErrorContext } from './describe-schema-error.js';
 import { sortProblems, toProblem } from './format-problem.js';
-import type { PositionedMessage } from './parse-yaml.js';
+import { type PositionedMessage, type SourceNode, toPointer, UniqueMessages } from './source-tree.js';
 import type { ConfigVariables } from './interpolate.js';
 import { fillRepeats, readTree } from './read-tree.js';
-import { toPointer } from './json-pointer.js';
 import type { SchemaValidator } from './schema-validator.js';
 import { SchemaWalker } from './schema-walker.js';
-import type { SourceNode } from './source-tree.js';
 import type { ConfigProblem } from '../model/config-problem.js';
 import { SUPPORTED_VERSION, type DesiredOrganisation, type DesiredState } from '../model/desired-state.js';
-import { UniqueMessages } from './unique-messages.js';
 
 export { SUPPORTED_VERSION } from '../model/desired-state.js';
 
@@ -39,7 +36,7 @@ export interface ValidateOptions {
 }
 
 // Most organisations of a bulk file declare no invitations and no channels: they share these
-// (frozen) empty lists instead of five objects each, about 17 MB at 100,000 organisations.
+// (frozen) empty lists instead of five objects each (docs/performance.md, Memory).
 const NO_INVITATIONS: DesiredOrganisation['invitations'] = Object.freeze({ accept: Object.freeze([]), revoke: Object.freeze([]) });
 const NO_CHANNELS: DesiredOrganisation['notificationChannels'] = Object.freeze({ remove: Object.freeze([]) });
 
@@ -71,7 +68,8 @@ function checkDocument(
   const problems = tree.problems.map(toProblemHere);
   const warnings = tree.warnings.map(toProblemHere);
 
-  const flawed = new Set(tree.claimed);
+  // What the schema refused, beside what readTree reported (claimed): neither takes part in the checks across lists.
+  const refused = new Set<string>();
   const { validate } = options.validator;
   const valid = validate(tree.value);
   // Where a shared value stands again the schema saw an empty stand-in: what it says there (a
@@ -83,12 +81,13 @@ function checkDocument(
     const described = new UniqueMessages();
     for (const error of validate.errors ?? []) {
       if (repeated?.has(error.instancePath)) continue;
-      flawed.add(error.instancePath);
+      refused.add(error.instancePath);
       const message = describeSchemaError(error, ctx);
       if (message !== undefined) described.add(message.pos, message.message);
     }
-    problems.push(...described.messages.map(toProblemHere));
+    for (const message of described.messages) problems.push(toProblemHere(message));
   }
+  const flawed: Flawed = { size: tree.claimed.size + refused.size, has: (pointer) => tree.claimed.has(pointer) || refused.has(pointer) };
   return { problems, warnings, declared: declareDocument(doc.file, doc.root, tree.value, flawed, tree.interpolated) };
 }
 
@@ -112,11 +111,11 @@ export class ConfigValidation {
   add(doc: ParsedDocument): void {
     this.files.push({ path: doc.file, sha256: doc.sha256 });
     const checked = checkDocument(doc, this.walker, this.options);
-    this.problems.push(...checked.problems);
-    this.warnings.push(...checked.warnings);
+    appendAll(this.problems, checked.problems);
+    appendAll(this.warnings, checked.warnings);
     const declared = checked.declared;
     if (declared === undefined) return;
-    this.problems.push(...this.across.check(declared));
+    appendAll(this.problems, this.across.check(declared));
     // Once anything is wrong there will be no DesiredState: keep checking, stop building it.
     if (this.problems.length > 0) return;
     for (const org of declared.organisations) this.organisations.push(toDesired(org));
@@ -138,6 +137,14 @@ export class ConfigValidation {
     };
     return { ok: true, state, warnings };
   }
+}
+
+/**
+ * `items` appended to `list` one by one: a document may hold any number of problems, and
+ * `push(...items)` passes each as an argument, past what the stack holds at about 100,000.
+ */
+export function appendAll<T>(list: T[], items: readonly T[]): void {
+  for (const item of items) list.push(item);
 }
 
 export function validateDocuments(docs: readonly ParsedDocument[], options: ValidateOptions): LoadResult {

@@ -8,8 +8,11 @@
 export interface Behaviour {
   /** UpdateBillingDetails: a field left out is kept (merge) or removed (replace). */
   'billing-put': 'merge' | 'replace';
-  /** GetOrganisations honours `limit` (client) or always answers pages of 50 (fixed-50). */
-  'page-size': 'client' | 'fixed-50';
+  /**
+   * GetOrganisations honours `limit` (client), answers pages of a fixed size whatever is asked
+   * (fixed-50, fixed-100), or pages that shrink along the listing (shrinking: see SHRINKING_PAGES).
+   */
+  'page-size': 'client' | 'fixed-50' | 'fixed-100' | 'shrinking';
   /** How `next`/`prev` are written: an opaque cursor, a relative link or an absolute URL. */
   'next-link': 'cursor' | 'relative' | 'absolute';
   /** How a missing `next` (and `prev` on the first page) is written: left out, "" or null. */
@@ -56,8 +59,8 @@ export const POINTS: { readonly [K in PointName]: PointDefinition } = {
     description: 'UpdateBillingDetails: a field left out of the body is kept (merge) or removed from billing (replace)',
   },
   'page-size': {
-    values: ['client', 'fixed-50'],
-    description: 'GetOrganisations honours limit (client) or ignores it, even an invalid one, and answers pages of 50',
+    values: ['client', 'fixed-50', 'fixed-100', 'shrinking'],
+    description: 'GetOrganisations honours limit (client), ignores it, even an invalid one, and answers pages of 50 or 100, or answers the first page as asked and each next one half the last, down to a tenth of the limit',
   },
   'next-link': {
     values: ['cursor', 'relative', 'absolute'],

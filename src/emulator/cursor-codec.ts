@@ -20,6 +20,8 @@ export interface ListCursor {
   pad?: boolean;
   /** Makes the cursor's text new each time it is issued, as an encrypted cursor's is (the `fresh-cursors` point). */
   nonce?: string;
+  /** How many pages the chain has had before the one this cursor leads to (`page-size: shrinking` sizes pages by it). */
+  page?: number;
 }
 
 export interface CursorCodec {
@@ -33,7 +35,8 @@ export function createCursorCodec(secret: Buffer = randomBytes(32)): CursorCodec
   return {
     encode(cursor) {
       const tuple = [cursor.direction === 'after' ? 'a' : 'b', cursor.key?.[0] ?? null, cursor.key?.[1] ?? null, cursor.exclude, cursor.filter];
-      if (cursor.pad === true || cursor.nonce !== undefined) tuple.push(cursor.pad === true ? 'pad' : null, cursor.nonce ?? null);
+      if (cursor.pad === true || cursor.nonce !== undefined || cursor.page !== undefined) tuple.push(cursor.pad === true ? 'pad' : null, cursor.nonce ?? null);
+      if (cursor.page !== undefined) tuple.push(String(cursor.page));
       const payload = Buffer.from(JSON.stringify(tuple)).toString('base64url');
       return `${payload}.${sign(payload).toString('base64url')}`;
     },
@@ -53,8 +56,8 @@ export function createCursorCodec(secret: Buffer = randomBytes(32)): CursorCodec
 }
 
 function parseTuple(value: unknown): ListCursor | undefined {
-  if (!Array.isArray(value) || (value.length !== 5 && value.length !== 7)) return undefined;
-  const [d, slug, id, exclude, filter, pad, nonce] = value as unknown[];
+  if (!Array.isArray(value) || (value.length !== 5 && value.length !== 7 && value.length !== 8)) return undefined;
+  const [d, slug, id, exclude, filter, pad, nonce, page] = value as unknown[];
   const optionalString = (v: unknown) => v === null || typeof v === 'string';
   if ((d !== 'a' && d !== 'b') || !optionalString(slug) || !optionalString(id)) return undefined;
   if (!optionalString(exclude) || !optionalString(filter)) return undefined;
@@ -67,5 +70,6 @@ function parseTuple(value: unknown): ListCursor | undefined {
     filter: filter as string | null,
     ...(pad === 'pad' ? { pad: true } : {}),
     ...(typeof nonce === 'string' ? { nonce } : {}),
+    ...(typeof page === 'string' && /^\d{1,9}$/.test(page) ? { page: Number(page) } : {}),
   };
 }

@@ -2,8 +2,7 @@
  * Fault injection: a FIFO list of rules, each taking the next matching requests of an operation
  * (or of any, with `*`) and answering them with a fault instead of, or after, normal processing.
  */
-import type { OperationId } from '../api/types.js';
-import { OPERATION_IDS } from '../api/types.js';
+import { OPERATION_IDS, type OperationId } from '../api/types.js';
 
 export type Fault =
   | { kind: 'status'; status: number; retryAfter?: number; body?: string; contentType?: string; bodyEncoding?: 'utf8' | 'latin1' }

@@ -6,8 +6,7 @@
  */
 import type { Behaviour } from './behaviour.js';
 import type { EmulatorCounters } from './counters.js';
-import type { FaultRule } from './faults.js';
-import { parseFaultRule } from './faults.js';
+import { type FaultRule, parseFaultRule } from './faults.js';
 import { jsonAnswer, noContent, statusErrorAnswer, type Answer } from './http-answer.js';
 import type { EmulatorStore } from './store.js';
 

@@ -2,11 +2,10 @@
  * One authenticated-or-not service request, already routed and with its body read, turned into an
  * answer by the store. Success statuses follow the decisions ("Status codes on success").
  */
-import type { OperationId, Organisation } from '../api/types.js';
+import { BILLING_RESPONSE_FIELD, BILLING_UPDATE_FIELDS, type OperationId, type Organisation } from '../api/types.js';
 import type { Behaviour } from './behaviour.js';
 import { fail, type StoreResult } from './failure.js';
 import { errorAnswer, jsonAnswer, noContent, type Answer } from './http-answer.js';
-import { renderOrganisation } from './render-organisation.js';
 import type { RouteParams } from './routes.js';
 import type { EmulatorStore, ListQuery, OrganisationPage } from './store.js';
 
@@ -33,8 +32,8 @@ export interface OperationRequest {
 }
 
 const LIST_PATH = '/api/organisations/v1/organisations';
-/** The page size of `page-size: fixed-50`. */
-export const FIXED_PAGE_SIZE = 50;
+/** The page size of each fixed `page-size`: the client's limit, whatever it is, is not looked at. */
+export const FIXED_PAGE_SIZES: Readonly<Partial<Record<Behaviour['page-size'], number>>> = { 'fixed-50': 50, 'fixed-100': 100 };
 
 export async function handleOperation(
   store: EmulatorStore,
@@ -85,13 +84,12 @@ function toAnswer<T>(result: StoreResult<T>, status: 200 | 204, render: (value: 
 
 function parseListQuery(query: string, settings: OperationSettings): StoreResult<ListQuery> {
   const search = new URLSearchParams(query);
-  // page-size fixed-50: the client's limit, whatever it is, is not looked at.
-  const fixed = settings.behaviour['page-size'] === 'fixed-50';
-  for (const name of fixed ? ['filter', 'cursor'] : ['filter', 'limit', 'cursor']) {
+  const fixed = FIXED_PAGE_SIZES[settings.behaviour['page-size']];
+  for (const name of fixed !== undefined ? ['filter', 'cursor'] : ['filter', 'limit', 'cursor']) {
     if (search.getAll(name).length > 1) return fail(400, 'invalid_request', `The query parameter ${name} may be given only once.`, name);
   }
-  const limitText = fixed ? null : search.get('limit');
-  let limit = fixed ? FIXED_PAGE_SIZE : settings.defaultPageSize;
+  const limitText = fixed !== undefined ? null : search.get('limit');
+  let limit = fixed ?? settings.defaultPageSize;
   if (limitText !== null) {
     limit = /^\d{1,9}$/.test(limitText) ? Number(limitText) : NaN;
     if (!(limit >= 1 && limit <= settings.maxPageSize)) {
@@ -133,4 +131,38 @@ function parseJsonBody(body: Buffer): StoreResult<unknown> {
   } catch {
     return fail(400, 'invalid_request', 'The request body is not valid JSON.');
   }
+}
+
+/*
+ * How an organisation is written in an answer, per the open points that change its rendering:
+ * `extra-fields` (unknown fields added), `read-spelling` (billing ids spelled like BillingUpdate)
+ * and `listing-billing` (billing left out of listings). The store's own record never changes.
+ */
+/** Fields a service might add that the interface does not show. */
+export const EXTRA_ORGANISATION_FIELDS = { createdAt: '2021-03-04T05:06:07Z', region: 'eu-west-1' } as const;
+export const EXTRA_BILLING_FIELDS = { taxId: null, currency: 'EUR' } as const;
+
+const UPDATE_SPELLING: ReadonlyMap<string, string> = new Map(
+  BILLING_UPDATE_FIELDS.map((field) => [BILLING_RESPONSE_FIELD[field] as string, field as string]),
+);
+
+/** The organisation as an answer carries it: the record itself when every point is at its lenient value. */
+export function renderOrganisation(org: Organisation, behaviour: Readonly<Behaviour>, where: 'read' | 'listing'): unknown {
+  const extra = behaviour['extra-fields'] === 'on';
+  const spellUpdate = behaviour['read-spelling'] === 'update';
+  const dropBilling = where === 'listing' && behaviour['listing-billing'] === 'omitted';
+  if (!extra && !spellUpdate && !dropBilling) return org;
+  const out: Record<string, unknown> = { ...org };
+  if (dropBilling) delete out.billing;
+  else if (org.billing !== undefined) {
+    let billing: Record<string, unknown> = { ...org.billing };
+    if (spellUpdate) {
+      // Renamed in place, so the order of the fields stays as the record has it.
+      billing = Object.fromEntries(Object.entries(billing).map(([key, value]) => [UPDATE_SPELLING.get(key) ?? key, value]));
+    }
+    if (extra) Object.assign(billing, EXTRA_BILLING_FIELDS);
+    out.billing = billing;
+  }
+  if (extra) Object.assign(out, EXTRA_ORGANISATION_FIELDS);
+  return out;
 }

@@ -8,12 +8,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { timerDelay } from '../api/rate/timer-delay.js';
 import { actOutFault, isAnsweringFault, renderHtmlPage, retryAfterInSeconds } from './act-out-fault.js';
 import type { Behaviour } from './behaviour.js';
+import type { OperationId } from '../api/types.js';
 import { appendToLog, type EmulatorCounters, type RequestLogEntry } from './counters.js';
-import type { FaultList } from './faults.js';
+import type { Fault, FaultList } from './faults.js';
 import { handleOperation, type OperationSettings } from './handle-operation.js';
 import { errorAnswer, statusErrorAnswer, writeAnswer, type Answer } from './http-answer.js';
-import { readBody, readCredentials, readHeader } from './read-request.js';
-import { matchRoute, splitTarget } from './routes.js';
+import { readBody, readCredentials, readHeader, type BodyResult, type Credentials } from './read-request.js';
+import { matchRoute, splitTarget, type RouteMatch } from './routes.js';
 import type { Quota } from './quota.js';
 import type { TokenBucket } from './rate-limit.js';
 import type { EmulatorStore } from './store.js';
@@ -56,29 +57,181 @@ interface Gate {
   readonly refusal: string;
 }
 
-export function createServiceHandler(deps: ServiceDependencies) {
-  const { counters, signal } = deps;
-  const gates: Gate[] = [deps.rateLimiter, deps.quota].filter((g): g is TokenBucket | Quota => g !== undefined);
-  const replays = new Map<string, Answer>();
-  const { behaviour } = deps;
+/** One request on its way through the pipeline: what it asks, and how its answer is logged and sent. */
+class Exchange {
+  readonly method: string;
+  readonly target: { path: string; query: string };
+  readonly match: RouteMatch;
+  readonly operation: OperationId | 'unknown';
+  readonly credentials: Credentials;
+  readonly idempotencyKey: string | undefined;
+  readonly requestId: string | undefined;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    private readonly requestLog: RequestLogEntry[],
+  ) {
+    this.method = req.method ?? 'GET';
+    this.target = splitTarget(req.url ?? '/');
+    this.match = matchRoute(this.method, this.target.path);
+    this.operation = this.match.kind === 'not-found' ? 'unknown' : this.match.operation;
+    this.credentials = readCredentials(req, this.operation === 'deleteNotificationChannel');
+    this.idempotencyKey = readHeader(req, 'idempotency-key');
+    this.requestId = readHeader(req, 'x-request-id');
+  }
+
+  log(status: RequestLogEntry['status']): void {
+    appendToLog(this.requestLog, {
+      method: this.method,
+      path: this.req.url ?? '',
+      operation: this.operation,
+      status,
+      ...(this.idempotencyKey === undefined ? {} : { idempotencyKey: this.idempotencyKey }),
+      ...(this.requestId === undefined ? {} : { requestId: this.requestId }),
+      authorization: this.credentials.via,
+    });
+  }
+
+  /** Logs and writes the answer, with the request's X-Request-Id. */
+  send(answer: Answer, status: RequestLogEntry['status'] = answer.status): void {
+    this.log(status);
+    writeAnswer(this.res, this.requestId === undefined ? answer : { ...answer, headers: { ...answer.headers, 'x-request-id': this.requestId } });
+  }
+}
+
+/**
+ * The service side of the emulator: each request through the pipeline (see the top of this file).
+ * Holds what lasts across requests: the answers kept for replay and the paths the gateway refused.
+ */
+export class ServiceHandler {
+  private readonly gates: Gate[];
+  private readonly replays = new Map<string, Answer>();
   /** Paths the gateway has already refused once (gateway-404 v2-once). */
-  const gatewayPaths = new Set<string>();
-  const gatewayTakes = (path: string): boolean => {
-    const mode = behaviour['gateway-404'];
+  private readonly gatewayPaths = new Set<string>();
+
+  constructor(private readonly deps: ServiceDependencies) {
+    this.gates = [deps.rateLimiter, deps.quota].filter((g): g is TokenBucket | Quota => g !== undefined);
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { deps } = this;
+    this.count(res);
+    const exchange = new Exchange(req, res, deps.requestLog);
+    deps.counters.byOperation[exchange.operation] += 1;
+    if (this.gatewayTakes(exchange.target.path)) return this.answerFromGateway(exchange);
+    if (await this.refuseAtGate(exchange)) return;
+    const fault = deps.faults.take(exchange.operation, exchange.method);
+    if (fault?.kind === 'drop') {
+      exchange.log('dropped');
+      req.socket.destroy();
+      return;
+    }
+    // Held until the client gives up or the emulator stops.
+    if (fault?.kind === 'hang') return exchange.log('hang');
+    if (!(await this.sleep(deps.latencyMs))) return;
+    if (fault && isAnsweringFault(fault)) return exchange.log(actOutFault(res, fault, (seconds) => this.formatRetryAfter(seconds)));
+    const body = await readBody(req);
+    if (body.kind === 'aborted' || deps.signal.aborted) return;
+    const answer = await this.answer(exchange, body, fault);
+    if (deps.signal.aborted) return;
+    if (fault?.kind === 'lost-response') {
+      // Processed and applied; only the answer is lost on the way back.
+      exchange.log('lost');
+      res.socket?.destroy();
+      return;
+    }
+    if (fault?.kind === 'delay-headers' && !(await this.holdAnswer(fault, answer))) return;
+    if (deps.signal.aborted) return;
+    exchange.send(answer);
+    if (body.kind === 'too-large' && !body.drained) res.once('finish', () => req.socket.destroy());
+  }
+
+  /** The request counters, and a renewal by the billing system working alongside: the request sees it. */
+  private count(res: ServerResponse): void {
+    const { counters } = this.deps;
+    counters.total += 1;
+    if (this.deps.renewEveryRequests !== undefined && counters.total % this.deps.renewEveryRequests === 0) this.deps.store.renewNextSubscription();
+    counters.inFlight += 1;
+    counters.maxInFlight = Math.max(counters.maxInFlight, counters.inFlight);
+    res.once('close', () => {
+      counters.inFlight -= 1;
+    });
+  }
+
+  private gatewayTakes(path: string): boolean {
+    const mode = this.deps.behaviour['gateway-404'];
     if (mode === 'off' || !(path === V2_PREFIX || path.startsWith(`${V2_PREFIX}/`))) return false;
     if (mode === 'v2') return true;
-    if (gatewayPaths.has(path)) return false;
-    if (gatewayPaths.size >= GATEWAY_PATHS_LIMIT) gatewayPaths.clear();
-    gatewayPaths.add(path);
+    if (this.gatewayPaths.has(path)) return false;
+    if (this.gatewayPaths.size >= GATEWAY_PATHS_LIMIT) this.gatewayPaths.clear();
+    this.gatewayPaths.add(path);
     return true;
-  };
-  const formatRetryAfter = (seconds: number): string =>
-    behaviour['retry-after'] === 'http-date'
-      ? // An HTTP date has whole seconds: rounded up, so that it is never earlier than the wait asked for.
-        new Date(Math.ceil((deps.clock() + seconds * 1000) / 1000) * 1000).toUTCString()
-      : retryAfterInSeconds(seconds);
+  }
+
+  /** The gateway answers: the service never sees the request, nothing is done. */
+  private async answerFromGateway(exchange: Exchange): Promise<void> {
+    if (!(await this.sleep(this.deps.latencyMs)) || this.deps.signal.aborted) return;
+    exchange.log(404);
+    writeAnswer(exchange.res, { status: 404, headers: { 'content-type': 'text/html; charset=utf-8' }, body: renderHtmlPage(404) });
+  }
+
+  /**
+   * The bucket, then the quota: each sets its headers on the response (the quota's over the
+   * bucket's), so that every answer carries them, faults' included; beyond either, 429. True when refused.
+   */
+  private async refuseAtGate(exchange: Exchange): Promise<boolean> {
+    for (const gate of this.gates) {
+      const decision = gate.take();
+      for (const [name, value] of Object.entries(gate.headers(decision))) exchange.res.setHeader(name, value);
+      if (decision.allowed) continue;
+      this.deps.counters.rateLimited += 1;
+      if ((await this.sleep(this.deps.latencyMs)) && !this.deps.signal.aborted) {
+        exchange.send(errorAnswer({ status: 429, code: 'rate_limited', message: gate.refusal }, { 'retry-after': this.formatRetryAfter(decision.retryAfterSeconds) }));
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** What the service answers a request that reached it: a routing or size failure, a token refused, a replay, or the operation. */
+  private async answer(exchange: Exchange, body: Exclude<BodyResult, { kind: 'aborted' }>, fault: Fault | undefined): Promise<Answer> {
+    const { match, method, target } = exchange;
+    if (match.kind === 'not-found') return statusErrorAnswer(404, `No such endpoint: ${method} ${target.path}.`);
+    if (match.kind === 'method-not-allowed') return statusErrorAnswer(405, `${method} is not allowed here.`, { allow: match.allow.join(', ') });
+    if (match.kind === 'bad-encoding') return statusErrorAnswer(400, 'A path segment is not valid percent-encoding.');
+    if (body.kind === 'too-large') return errorAnswer({ status: 413, code: 'payload_too_large', message: 'The request body is over 64 KiB.' }, { connection: 'close' });
+    const check = this.deps.tokens.check(exchange.credentials.token);
+    if (check.kind === 'unknown') return statusErrorAnswer(401, 'A valid bearer token is required.', { 'www-authenticate': 'Bearer' });
+    if (check.kind === 'expired') {
+      return errorAnswer({ status: 401, code: 'token_expired', message: 'The bearer token has expired: get a fresh one.' }, { 'www-authenticate': 'Bearer error="invalid_token"' });
+    }
+    const replayKey = this.deps.idempotency && exchange.idempotencyKey !== undefined && method !== 'GET' ? JSON.stringify([exchange.credentials.token, method, target.path, exchange.idempotencyKey]) : undefined;
+    const stored = replayKey === undefined ? undefined : this.replays.get(replayKey);
+    if (stored) return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
+    if (method === 'PUT' || method === 'DELETE') this.deps.counters.writes += 1;
+    // The store knows each user by their seed token; an issued token stands for its user.
+    const request = { operation: match.operation, params: match.params, query: target.query, token: check.userToken, body: body.body, ...(fault?.kind === 'cycle' ? { cycle: true } : {}) };
+    const answer = reshapeSuccess(await handleOperation(this.deps.store, this.deps.settings(), request, (ms) => this.sleep(ms)), this.deps.behaviour['success-body'], match.operation);
+    if (replayKey !== undefined) remember(this.replays, replayKey, answer);
+    return answer;
+  }
+
+  /** delay-headers: taken when it came, sent later; a renewal in between is not in it. False when the emulator stopped meanwhile. */
+  private holdAnswer(fault: Extract<Fault, { kind: 'delay-headers' }>, answer: Answer): Promise<boolean> {
+    if (fault.renew === true) for (const id of organisationsIn(answer)) this.deps.store.renewSubscription(id);
+    return this.sleep(fault.ms);
+  }
+
+  private formatRetryAfter(seconds: number): string {
+    if (this.deps.behaviour['retry-after'] !== 'http-date') return retryAfterInSeconds(seconds);
+    // An HTTP date has whole seconds: rounded up, so that it is never earlier than the wait asked for.
+    return new Date(Math.ceil((this.deps.clock() + seconds * 1000) / 1000) * 1000).toUTCString();
+  }
+
   /** Resolves true after `ms`, or false at once when the emulator stops. */
-  const sleep = async (ms: number): Promise<boolean> => {
+  private async sleep(ms: number): Promise<boolean> {
+    const { signal } = this.deps;
     if (signal.aborted) return false;
     if (ms <= 0) return true;
     try {
@@ -88,132 +241,7 @@ export function createServiceHandler(deps: ServiceDependencies) {
     } catch {
       return false;
     }
-  };
-
-  return async function handleServiceRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    counters.total += 1;
-    // A billing system working alongside: the request sees the renewal.
-    if (deps.renewEveryRequests !== undefined && counters.total % deps.renewEveryRequests === 0) deps.store.renewNextSubscription();
-    counters.inFlight += 1;
-    counters.maxInFlight = Math.max(counters.maxInFlight, counters.inFlight);
-    res.once('close', () => {
-      counters.inFlight -= 1;
-    });
-
-    const method = req.method ?? 'GET';
-    const target = splitTarget(req.url ?? '/');
-    const match = matchRoute(method, target.path);
-    const operation = match.kind === 'not-found' ? 'unknown' : match.operation;
-    counters.byOperation[operation] += 1;
-    const credentials = readCredentials(req, operation === 'deleteNotificationChannel');
-    const idempotencyKey = readHeader(req, 'idempotency-key');
-    const requestId = readHeader(req, 'x-request-id');
-    const log = (status: RequestLogEntry['status']) =>
-      appendToLog(deps.requestLog, {
-        method,
-        path: req.url ?? '',
-        operation,
-        status,
-        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-        ...(requestId === undefined ? {} : { requestId }),
-        authorization: credentials.via,
-      });
-    const send = (answer: Answer, status: RequestLogEntry['status'] = answer.status) => {
-      if (signal.aborted) return;
-      log(status);
-      writeAnswer(res, requestId === undefined ? answer : { ...answer, headers: { ...answer.headers, 'x-request-id': requestId } });
-    };
-
-    if (gatewayTakes(target.path)) {
-      // The gateway answers: the service never sees the request, nothing is done.
-      if (!(await sleep(deps.latencyMs)) || signal.aborted) return;
-      log(404);
-      writeAnswer(res, { status: 404, headers: { 'content-type': 'text/html; charset=utf-8' }, body: renderHtmlPage(404) });
-      return;
-    }
-    // The bucket, then the quota: each sets its headers on the response (the quota's over the
-    // bucket's), so that every answer carries them, faults' included; beyond either, 429.
-    for (const gate of gates) {
-      const decision = gate.take();
-      for (const [name, value] of Object.entries(gate.headers(decision))) res.setHeader(name, value);
-      if (!decision.allowed) {
-        counters.rateLimited += 1;
-        if (!(await sleep(deps.latencyMs))) return;
-        send(errorAnswer({ status: 429, code: 'rate_limited', message: gate.refusal }, { 'retry-after': formatRetryAfter(decision.retryAfterSeconds) }));
-        return;
-      }
-    }
-
-    const fault = deps.faults.take(operation, method);
-    if (fault?.kind === 'drop') {
-      log('dropped');
-      req.socket.destroy();
-      return;
-    }
-    if (fault?.kind === 'hang') {
-      // Held until the client gives up or the emulator stops.
-      log('hang');
-      return;
-    }
-    if (!(await sleep(deps.latencyMs))) return;
-    if (fault && isAnsweringFault(fault)) {
-      log(actOutFault(res, fault, formatRetryAfter));
-      return;
-    }
-
-    const body = await readBody(req);
-    if (body.kind === 'aborted' || signal.aborted) return;
-    let answer: Answer;
-    if (match.kind === 'not-found') {
-      answer = statusErrorAnswer(404, `No such endpoint: ${method} ${target.path}.`);
-    } else if (match.kind === 'method-not-allowed') {
-      answer = statusErrorAnswer(405, `${method} is not allowed here.`, { allow: match.allow.join(', ') });
-    } else if (match.kind === 'bad-encoding') {
-      answer = statusErrorAnswer(400, 'A path segment is not valid percent-encoding.');
-    } else if (body.kind === 'too-large') {
-      answer = errorAnswer({ status: 413, code: 'payload_too_large', message: 'The request body is over 64 KiB.' }, { connection: 'close' });
-    } else {
-      const check = deps.tokens.check(credentials.token);
-      if (check.kind === 'unknown') {
-        answer = statusErrorAnswer(401, 'A valid bearer token is required.', { 'www-authenticate': 'Bearer' });
-      } else if (check.kind === 'expired') {
-        answer = errorAnswer(
-          { status: 401, code: 'token_expired', message: 'The bearer token has expired: get a fresh one.' },
-          { 'www-authenticate': 'Bearer error="invalid_token"' },
-        );
-      } else {
-        const replayKey =
-          deps.idempotency && idempotencyKey !== undefined && method !== 'GET'
-            ? JSON.stringify([credentials.token, method, target.path, idempotencyKey])
-            : undefined;
-        const stored = replayKey === undefined ? undefined : replays.get(replayKey);
-        if (stored) {
-          answer = { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
-        } else {
-          if (method === 'PUT' || method === 'DELETE') counters.writes += 1;
-          // The store knows each user by their seed token; an issued token stands for its user.
-          const request = { operation: match.operation, params: match.params, query: target.query, token: check.userToken, body: body.body, ...(fault?.kind === 'cycle' ? { cycle: true } : {}) };
-          answer = reshapeSuccess(await handleOperation(deps.store, deps.settings(), request, sleep), behaviour['success-body'], match.operation);
-          if (replayKey !== undefined) remember(replays, replayKey, answer);
-        }
-      }
-    }
-
-    if (signal.aborted) return;
-    if (fault?.kind === 'lost-response') {
-      // Processed and applied; only the answer is lost on the way back.
-      log('lost');
-      res.socket?.destroy();
-      return;
-    }
-    if (fault?.kind === 'delay-headers') {
-      // Taken when it came, sent later: a renewal in between is not in it.
-      if (fault.renew === true) for (const id of organisationsIn(answer)) deps.store.renewSubscription(id);
-      if (!(await sleep(fault.ms))) return;
-    }
-    send(answer);
-    if (body.kind === 'too-large' && !body.drained) res.once('finish', () => req.socket.destroy());
-  };
+  }
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };

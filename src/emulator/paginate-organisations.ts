@@ -77,6 +77,15 @@ export function paginateOrganisations(request: PageRequest): Page {
   };
 }
 
+/**
+ * `page-size: shrinking`: the first page as asked, each next one half the one before (rounded
+ * up), down to a tenth of what was asked (at least 1), as a service shedding load may answer.
+ */
+export function shrinkingPageSize(asked: number, pagesBefore: number): number {
+  const floor = Math.max(1, Math.ceil(asked / 10));
+  return Math.max(floor, Math.ceil(asked / 2 ** Math.min(pagesBefore, 30)));
+}
+
 export function keyOf(org: Organisation): OrganisationKey {
   return [org.slug, org.id];
 }

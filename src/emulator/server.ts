@@ -3,15 +3,16 @@
  * fault injection, counters and a request log for tests and benchmarks.
  */
 import { setMaxListeners } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { resolveBehaviour, type Behaviour, type ProfileName } from './behaviour.js';
 import { createCounters, resetCounters, type EmulatorCounters, type RequestLogEntry } from './counters.js';
 import { cloneEmulatorData, readEmulatorData, type EmulatorData } from './data.js';
 import { FaultList, type FaultController } from './faults.js';
 import { ADMIN_PREFIX, handleAdmin } from './handle-admin.js';
 import type { NextStyle } from './handle-operation.js';
-import { createServiceHandler, type SuccessStyle } from './handle-service-request.js';
+import { ServiceHandler, type ServiceDependencies, type SuccessStyle } from './handle-service-request.js';
 import { errorAnswer, statusErrorAnswer, writeAnswer, type Answer } from './http-answer.js';
 import { Quota, type QuotaOptions } from './quota.js';
 import { TokenBucket, type RateLimitOptions } from './rate-limit.js';
@@ -88,123 +89,127 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   if (options.nextStyle !== undefined) aliases['next-link'] = options.nextStyle;
   if (options.successStyle !== undefined) aliases['success-body'] = options.successStyle;
   const behaviour = Object.freeze(resolveBehaviour(options.profile ?? 'lenient', { ...aliases, ...options.behaviour }));
-  const clock = options.clock ?? Date.now;
-  const rateLimiter = options.rateLimit === undefined ? undefined : new TokenBucket(options.rateLimit, clock);
-  const quota = options.quota === undefined ? undefined : new Quota(options.quota, clock);
   defaultData ??= readEmulatorData(DEFAULT_DATA_URL);
   const store = new EmulatorStore(cloneEmulatorData(options.data ?? (await defaultData)), behaviour);
-  const tokens = new TokenBook(store, options.tokenLifetime, clock);
-  const issueToken = (user?: string): string => {
-    const token = tokens.issue(user);
+  const emulator = new EmulatorServer(options, behaviour, store);
+  await emulator.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  return emulator;
+}
+
+/** The node:http server: the service's requests through the ServiceHandler, the admin endpoints beside it. */
+class EmulatorServer implements Emulator {
+  url = '';
+  readonly faults: FaultList;
+  readonly counters = createCounters();
+  readonly requestLog: RequestLogEntry[] = [];
+  private readonly clock: () => number;
+  private readonly tokens: TokenBook;
+  private readonly service: ServiceHandler;
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  /** Aborted on stop: every delayed answer listens for it; thousands may wait at once under load. */
+  private readonly stopping = new AbortController();
+  private stopped: Promise<void> | undefined;
+
+  constructor(
+    options: EmulatorOptions,
+    readonly behaviour: Readonly<Behaviour>,
+    readonly store: EmulatorStore,
+  ) {
+    setMaxListeners(0, this.stopping.signal);
+    this.clock = options.clock ?? Date.now;
+    this.tokens = new TokenBook(store, options.tokenLifetime, this.clock);
+    this.faults = new FaultList(options.random);
+    this.service = new ServiceHandler(this.serviceDependencies(options));
+    this.server = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
+      void this.route(req, res).catch(() => {
+        // A bug must not take the process down nor leave the client waiting.
+        writeAnswer(res, statusErrorAnswer(500, 'The emulator failed on this request.'));
+      });
+    });
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    this.server.on('clientError', answerGarbage);
+  }
+
+  private serviceDependencies(options: EmulatorOptions): ServiceDependencies {
+    const { rateLimit, quota, renewals } = options;
+    return {
+      store: this.store,
+      faults: this.faults,
+      counters: this.counters,
+      requestLog: this.requestLog,
+      signal: this.stopping.signal,
+      settings: () => ({ slugDelayMs: options.slugDelayMs ?? 1000, maxPageSize: options.maxPageSize ?? 500, defaultPageSize: options.defaultPageSize ?? 50, behaviour: this.behaviour, baseUrl: this.url }),
+      latencyMs: options.latencyMs ?? 0,
+      idempotency: options.idempotency ?? false,
+      behaviour: this.behaviour,
+      ...(rateLimit === undefined ? {} : { rateLimiter: new TokenBucket(rateLimit, this.clock) }),
+      ...(quota === undefined ? {} : { quota: new Quota(quota, this.clock) }),
+      tokens: this.tokens,
+      clock: this.clock,
+      ...(renewals === undefined ? {} : { renewEveryRequests: checkRenewals(renewals.everyRequests) }),
+    };
+  }
+
+  async listen(port: number, host: string): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.url = `http://${formatHost(host)}:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  resetCounters(): void {
+    resetCounters(this.counters);
+    this.requestLog.length = 0;
+  }
+
+  issueToken(user?: string): string {
+    const token = this.tokens.issue(user);
     if (token === undefined) throw new Error(user === undefined ? 'The emulator has no users.' : `No user with the token or e-mail address ${user}.`);
     return token;
-  };
-  const faults = new FaultList(options.random);
-  const counters = createCounters();
-  const requestLog: RequestLogEntry[] = [];
-  const stopping = new AbortController();
-  // Every delayed answer listens for the stop; thousands may wait at once under load.
-  setMaxListeners(0, stopping.signal);
-  const sockets = new Set<Socket>();
-  const host = options.host ?? '127.0.0.1';
-  let baseUrl = '';
+  }
 
-  const resetAll = () => {
-    resetCounters(counters);
-    requestLog.length = 0;
-  };
-  const handleService = createServiceHandler({
-    store,
-    faults,
-    counters,
-    requestLog,
-    signal: stopping.signal,
-    settings: () => ({
-      slugDelayMs: options.slugDelayMs ?? 1000,
-      maxPageSize: options.maxPageSize ?? 500,
-      defaultPageSize: options.defaultPageSize ?? 50,
-      behaviour,
-      baseUrl,
-    }),
-    latencyMs: options.latencyMs ?? 0,
-    idempotency: options.idempotency ?? false,
-    behaviour,
-    ...(rateLimiter ? { rateLimiter } : {}),
-    ...(quota ? { quota } : {}),
-    tokens,
-    clock,
-    ...(options.renewals === undefined ? {} : { renewEveryRequests: checkRenewals(options.renewals.everyRequests) }),
-  });
-
-  const server = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
-    void route(req, res).catch(() => {
-      // A bug must not take the process down nor leave the client waiting.
-      writeAnswer(res, statusErrorAnswer(500, 'The emulator failed on this request.'));
+  stop(): Promise<void> {
+    this.stopped ??= new Promise<void>((resolve) => {
+      this.stopping.abort();
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+      for (const socket of this.sockets) socket.destroy();
     });
-  });
-  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    return this.stopped;
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { path } = splitTarget(req.url ?? '/');
-    if (path.startsWith(ADMIN_PREFIX)) return handleAdminRequest(req, res, path);
-    return handleService(req, res);
-  };
-  const handleAdminRequest = async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    if (!path.startsWith(ADMIN_PREFIX)) return this.service.handle(req, res);
     const body = await readBody(req);
     if (body.kind === 'aborted') return;
+    const admin = { store: this.store, counters: this.counters, faults: this.faults, resetCounters: () => this.resetCounters(), behaviour: this.behaviour, issueToken: (user?: string) => this.tokens.issue(user) };
     const answer: Answer =
       body.kind === 'ok'
-        ? handleAdmin({ store, counters, faults, resetCounters: resetAll, behaviour, issueToken: (user) => tokens.issue(user) }, req.method ?? 'GET', path, body.body)
+        ? handleAdmin(admin, req.method ?? 'GET', path, body.body)
         : errorAnswer({ status: 413, code: 'payload_too_large', message: 'The request body is over 64 KiB.' }, { connection: 'close' });
     writeAnswer(res, answer);
     if (body.kind === 'too-large' && !body.drained) res.once('finish', () => req.socket.destroy());
-  };
+  }
+}
 
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    // Garbage that is not HTTP at all still gets an Error body when the socket can take one.
-    if (!socket.writable || err.code === 'ECONNRESET') {
-      socket.destroy();
-      return;
-    }
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const body = JSON.stringify({ code: 'invalid_request', message: 'The request is not valid HTTP.' });
-    socket.end(
-      `HTTP/1.1 ${status} Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  baseUrl = `http://${formatHost(host)}:${port}`;
-
-  let stopped: Promise<void> | undefined;
-  return {
-    url: baseUrl,
-    store,
-    faults,
-    counters,
-    requestLog,
-    behaviour,
-    resetCounters: resetAll,
-    issueToken,
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        stopping.abort();
-        server.close(() => resolve());
-        server.closeAllConnections();
-        for (const socket of sockets) socket.destroy();
-      });
-      return stopped;
-    },
-  };
+/** Garbage that is not HTTP at all still gets an Error body when the socket can take one. */
+function answerGarbage(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const body = JSON.stringify({ code: 'invalid_request', message: 'The request is not valid HTTP.' });
+  socket.end(`HTTP/1.1 ${status} Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 function checkRenewals(everyRequests: number): number {

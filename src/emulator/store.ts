@@ -8,7 +8,7 @@ import { PROFILES, type Behaviour } from './behaviour.js';
 import { createCursorCodec, type CursorCodec, type ListCursor } from './cursor-codec.js';
 import type { EmulatorData } from './data.js';
 import { fail, organisationNotFound, succeed, type StoreResult } from './failure.js';
-import { paginateOrganisations } from './paginate-organisations.js';
+import { paginateOrganisations, shrinkingPageSize } from './paginate-organisations.js';
 import { parseBillingUpdate } from './parse-billing-update.js';
 import { checkSlug } from './slug-rules.js';
 import { UserListing } from './user-listing.js';
@@ -97,20 +97,20 @@ export class EmulatorStore {
   /** A deep copy of the state in the seed format. */
   dump(): EmulatorData {
     return structuredClone({
-      users: [...this.users.values()].map((u) => ({
+      users: Array.from(this.users.values(), (u) => ({
         token: u.token,
         email: u.email,
-        memberships: [...u.memberships],
+        memberships: Array.from(u.memberships),
         ...(u.active === undefined ? {} : { active: u.active }),
       })),
-      organisations: [...this.organisations.values()],
-      invitations: [...this.invitations.values()].map((i) => ({
+      organisations: Array.from(this.organisations.values()),
+      invitations: Array.from(this.invitations.values(), (i) => ({
         id: i.id,
         organisationId: i.organisationId,
         email: i.email,
         ...(i.pending ? {} : { pending: false }),
       })),
-      channels: [...this.channels.values()],
+      channels: Array.from(this.channels.values()),
     });
   }
 
@@ -203,7 +203,7 @@ export class EmulatorStore {
    * they were added, round robin) gets a new subscriptionId and customerId. Undefined when none has billing.
    */
   renewNextSubscription(): { organisation: string; subscriptionId: string; customerId: string } | undefined {
-    const withBilling = [...this.organisations.values()].filter((org) => org.billing !== undefined);
+    const withBilling = Array.from(this.organisations.values()).filter((org) => org.billing !== undefined);
     if (withBilling.length === 0) return undefined;
     return this.renewSubscription(withBilling[this.renewed % withBilling.length]!.id);
   }
@@ -252,11 +252,14 @@ export class EmulatorStore {
     // empty-pages: this position is answered empty first, linking on to it.
     if (cursor?.pad === true) return succeed({ organisations: [], ...counted, next: this.issueCursor({ ...cursor, pad: false }) });
     const member = (id: string) => (hidden.has(id) ? undefined : this.memberOrganisation(user, id));
+    // page-size shrinking: each page of the chain holds fewer than the one before.
+    const shrinking = this.behaviour['page-size'] === 'shrinking';
+    const pagesBefore = cursor?.page ?? 0;
     const page = paginateOrganisations({
       list,
       active: user.active === undefined ? undefined : member(user.active),
       filter,
-      limit: query.limit,
+      limit: shrinking ? shrinkingPageSize(query.limit, pagesBefore) : query.limit,
       cursor,
       findMember: member,
     });
@@ -265,7 +268,7 @@ export class EmulatorStore {
     return succeed({
       organisations: page.organisations,
       ...counted,
-      ...(next ? { next: this.issueCursor({ ...next, ...(pad ? { pad } : {}) }) } : {}),
+      ...(next ? { next: this.issueCursor({ ...next, ...(pad ? { pad } : {}), ...(shrinking ? { page: pagesBefore + 1 } : {}) }) } : {}),
       ...(page.prev ? { prev: this.issueCursor(page.prev) } : {}),
     });
   }
@@ -401,7 +404,7 @@ export class EmulatorStore {
     const lags = this.lags.get(user.token);
     const hidden = new Set<string>();
     if (!lags) return hidden;
-    for (const id of [...lags.keys()]) {
+    for (const id of Array.from(lags.keys())) {
       hidden.add(id);
       if (list.some((org) => org.id === id)) this.consumeLag(user.token, id);
     }

@@ -8,7 +8,7 @@
  *   after a lost answer or a 404). Never the journal: a membership can be removed and an invitation
  *   accepted before be pending again.
  * - billing: the declared fields against the values read (plan/plan-organisation.ts; apply's
- *   read after a join, executor/execute-change.ts).
+ *   read after a join, executor/write-billing.ts).
  * - set-active: the active organisation read.
  * - revoke-invitation, remove-channel: the journal, because the interface cannot list invitations
  *   or channels. The plan leaves out what it records done; apply ends such a change "already done"

@@ -3,7 +3,7 @@
  * action per change. `display` fields explain the plan to people and never drive apply; apply
  * reads only `kind`, `organisation`, `targetId`, `declared`, `seen` and `knownAfter`. A billing
  * change carries no ready body: apply reads the organisation again just before writing and builds
- * the body then (executor/execute-change.ts).
+ * the body then (executor/write-billing.ts).
  */
 import type { BillingDetails, BillingField, SeenBilling } from '../model/billing.js';
 import type { ChangeKind } from '../model/change-kind.js';

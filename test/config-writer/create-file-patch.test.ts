@@ -3,7 +3,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFilePatch } from '../../src/config-writer/create-file-patch.js';
+import { formatPatch, structuredPatch } from 'diff';
+import fc from 'fast-check';
+import { applyEdits, createFilePatch } from '../../src/config-writer/create-file-patch.js';
 
 let repo: string;
 beforeAll(async () => {
@@ -58,5 +60,53 @@ describe('createFilePatch', () => {
   ])('gives a patch that git apply accepts: %s', async (_, path, before) => {
     const after = before.replace('cus_1', 'cus_2').replace('gamma', 'epsilon');
     expect(await gitApply(path, before, createFilePatch(path, before, after))).toBe(after);
+  });
+});
+
+describe('createFilePatch from the edits made', () => {
+  /** Lines of a file, each unlike any other, as an orgs.yaml's keys make them. */
+  const fileOf = (n: number) => Array.from({ length: n }, (_, i) => `  key${i}: value${i}  # note ${i}`).join('\n') + '\n';
+
+  it('gives the very patch a diff of the two texts gives, for values changed in place', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 60 }), fc.uniqueArray(fc.nat(59), { maxLength: 12 }), (n, picked) => {
+        const before = fileOf(n);
+        const edits = picked
+          .filter((i) => i < n)
+          .sort((a, b) => a - b)
+          .map((i) => {
+            const start = before.indexOf(`value${i} `);
+            return { start, end: start + `value${i}`.length, text: `renewed${i}` };
+          });
+        const after = applyEdits(before, edits);
+        const diffed = before === after ? '' : formatPatch({ ...structuredPatch('a/orgs.yaml', 'b/orgs.yaml', before, after, undefined, undefined, { context: 3 }), isGit: true });
+        expect(createFilePatch('orgs.yaml', before, edits)).toBe(diffed);
+        expect(createFilePatch('orgs.yaml', before, after)).toBe(diffed);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('shows a value that changed its number of lines as the lines it replaced, and git apply gives the text edited', async () => {
+    const before = ['version: 1', 'organisations:', '  acme:', '    billing:', '      customerID: |', '        line 1', '        line 2', ...Array.from({ length: 12 }, (_, i) => `  org${i}: {}`), '  beta:', '    billing:', '      customerID: cus_1', ''].join('\n');
+    const block = before.indexOf('|');
+    const edits = [
+      { start: block, end: before.indexOf('  org0'), text: '"one line"\n' },
+      { start: before.indexOf('cus_1'), end: before.indexOf('cus_1') + 5, text: 'cus_2' },
+    ];
+    const patch = createFilePatch('orgs.yaml', before, edits);
+    expect(patch.split('\n').filter((line) => /^[-+@]/.test(line))).toEqual([
+      '--- a/orgs.yaml',
+      '+++ b/orgs.yaml',
+      '@@ -2,9 +2,7 @@',
+      '-      customerID: |',
+      '-        line 1',
+      '-        line 2',
+      '+      customerID: "one line"',
+      '@@ -19,4 +17,4 @@',
+      '-      customerID: cus_1',
+      '+      customerID: cus_2',
+    ]);
+    expect(await gitApply('edited.yaml', before, patch.replaceAll('orgs.yaml', 'edited.yaml'))).toBe(applyEdits(before, edits));
   });
 });

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { YAMLMap } from 'yaml';
 import type { Organisation } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { DesiredState } from '../../src/model/desired-state.js';
@@ -185,5 +186,19 @@ describe('renderExport', () => {
       // 150 in the soak project; 40 in `npm test`.
       { numRuns: propertyRuns(150, 40) },
     );
+  });
+});
+
+describe('renderExport of many organisations', () => {
+  it('builds the mappings without YAMLMap.add, whose scan for a duplicate key made an export quadratic (the slugs are unique already)', () => {
+    const add = vi.spyOn(YAMLMap.prototype, 'add');
+    try {
+      const orgs = Array.from({ length: 2_000 }, (_, i) => org(`org-${i}`, `org_${i}`, { customerId: `cus_${i}` }));
+      const text = renderExport(orgs, 'org_0');
+      expect(add).not.toHaveBeenCalled();
+      expect(text.match(/^ {2}org-\d+:$/gm)).toHaveLength(2_000);
+    } finally {
+      add.mockRestore();
+    }
   });
 });

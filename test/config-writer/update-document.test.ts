@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Billing, Organisation } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { DesiredState } from '../../src/model/desired-state.js';
+import { applyEdits } from '../../src/config-writer/create-file-patch.js';
 import { quoteYamlString } from '../../src/config-writer/format-yaml-string.js';
 import { parseForUpdate } from '../../src/config-writer/parse-for-update.js';
 import { renderExport } from '../../src/config-writer/render-export.js';
@@ -323,5 +324,26 @@ organisations:
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('updateDocument giving the edits it made', () => {
+  const STYLES = ['version: 1', 'activeOrganisation: acme  # by hand', 'organisations:', '  acme:', '    billing:', '      customerID: cus_old   # plain', "      subscriptionID: 'sub_old'", '  beta:', '    billing:', '      customerID: |   # literal', '        cus_old', '      platformID: >-', '        plat_old', ''].join('\n');
+  const world = live([org('acme', 'org_acme', { customerId: 'cus_new', subscriptionId: 'sub_new' }), org('beta', 'org_beta', { customerId: 'two\nlines', platformId: 'one "line"' })], 'org_beta');
+
+  it.each([
+    ['LF', STYLES],
+    ['CRLF', STYLES.replaceAll('\n', '\r\n')],
+    ['CR alone', STYLES.replaceAll('\n', '\r')],
+  ])('gives, with %s line ends, edits over the values it replaced only, which make the very text it gives', (_, file) => {
+    const update = updateDocument('orgs.yaml', file, world, {});
+    expect(update.changes).toHaveLength(5);
+    const replaced = update.edits!.map((edit) => file.slice(edit.start, edit.end).split(/[\r\n#]/)[0]!.trim());
+    expect(replaced).toEqual(['acme', 'cus_old', "'sub_old'", '|', '>-']);
+    expect(applyEdits(file, update.edits!)).toBe(update.text);
+  });
+
+  it('gives no edits when nothing differs', () => {
+    expect(updateDocument('orgs.yaml', FILE, IN_LINE, {}).edits).toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
+import { createRequire } from 'node:module';
 import addFormatsModule from 'ajv-formats';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { appendErrorsInPlace, compileValidator, emitStandalone, readSchema } from '../../src/config/compile-schema.js';
+import { appendErrorsInPlace, compileValidator, emitStandalone, readSchema, withoutUniqueItems } from '../../src/config/compile-schema.js';
 
 const addFormats = addFormatsModule.default;
 
@@ -40,5 +41,22 @@ describe('compileSchema', () => {
     expect(appendErrorsInPlace('vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);x.concat(y);')).toBe(
       'vErrors = vErrors === null ? validate22.errors : (validate22.errors.forEach((e) => vErrors.push(e)), vErrors);x.concat(y);',
     );
+  });
+});
+
+describe('the compiled check of id lists', () => {
+  const twice = { version: 1, organisations: { acme: { invitations: { revoke: ['inv_1', 'inv_2', 'inv_1'] } } } };
+
+  it('leaves duplicates to the check across lists (ajv compares every pair of a $ref\'d list: quadratic), at run time and precompiled', () => {
+    const runtime = compileValidator('orgs').validate;
+    expect([runtime(twice), runtime.errors ?? null]).toEqual([true, null]);
+    const module = { exports: {} as { (data: unknown): boolean; errors?: unknown } };
+    new Function('module', 'exports', 'require', emitStandalone('orgs'))(module, module.exports, createRequire(import.meta.url));
+    expect([module.exports(twice), module.exports.errors ?? null]).toEqual([true, null]);
+  });
+
+  it('keeps uniqueItems in the schema file, for editors', () => {
+    expect(JSON.stringify(readSchema('orgs'))).toContain('"uniqueItems":true');
+    expect(JSON.stringify(withoutUniqueItems(readSchema('orgs')))).not.toContain('uniqueItems');
   });
 });

@@ -419,3 +419,24 @@ describe('loadConfig and the characters a reviewer cannot see', () => {
   });
 });
 
+
+describe('loadConfig on long inputs (issue 35)', () => {
+  const longList = (n: number, item: (i: number) => string) => {
+    const lines = ['version: 1', 'organisations:', '  acme:', '    invitations:', '      revoke:'];
+    for (let i = 0; i < n; i++) lines.push(`        - ${item(i)}`);
+    return `${lines.join('\n')}\n`;
+  };
+
+  it('reports every one of 150,000 problems in one file, where spreading them into push() overflowed the stack', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': longList(150_000, String) });
+    const result = await load(cwd, ['orgs.yaml']);
+    const problems = result.ok ? [] : result.problems;
+    expect(problems).toHaveLength(150_000);
+    expect(formatProblem(problems[149_999]!)).toBe('orgs.yaml:150005:11: invitations.revoke[149999]: unquoted 149999 would be read as a number, not a string: quote it: "149999"');
+  });
+
+  it('finds an id listed twice in a long list without the schema\'s pairwise check, pointing back at the first', async () => {
+    const cwd = await makeWorkspace({ 'orgs.yaml': longList(2_000, (i) => `inv_${i === 1_999 ? 7 : i}`) });
+    expect(lines(await load(cwd, ['orgs.yaml']))).toEqual(['orgs.yaml:2005:11: invitation "inv_7" is listed twice (first at line 13)']);
+  });
+});

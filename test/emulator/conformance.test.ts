@@ -480,3 +480,47 @@ describe('the strict profile (every open point at its least convenient answer)',
     expect(contract.checkResponse('getOrganisations', 429, 'application/json', '{"code":"rate_limited","message":"m"}', { 'retry-after': 'tomorrow' })).not.toEqual([]);
   });
 });
+
+describe('pages as services send them (page-size fixed-100 and shrinking, slow pages), conforming', () => {
+  /** Follows `next` from the first page asked with `limit`, every page checked with the contract; the pages' sizes and the ids seen. */
+  async function followChain(limit: number): Promise<{ sizes: number[]; ids: string[] }> {
+    const sizes: number[] = [];
+    const ids: string[] = [];
+    let path: string | undefined = `${ORG}/organisations?limit=${limit}`;
+    while (path !== undefined) {
+      const page = await send('GET', path);
+      expectConforming(page, 200);
+      sizes.push(page.json.organisations.length);
+      ids.push(...page.json.organisations.map((o: { id: string }) => o.id));
+      path = page.json.next === undefined ? undefined : `${ORG}/organisations?limit=${limit}&cursor=${encodeURIComponent(page.json.next)}`;
+    }
+    return { sizes, ids };
+  }
+  const everyId = (n: number) => generateEmulatorData({ organisations: n }).organisations.map((o) => o.id).sort();
+
+  it('fixed-100 answers pages of 100 whatever the limit asked, and the chain holds every organisation once', async () => {
+    await start({ data: generateEmulatorData({ organisations: 250 }), behaviour: { 'page-size': 'fixed-100' } });
+    const { sizes, ids } = await followChain(500);
+    expect(sizes).toEqual([100, 100, 50]);
+    expect([...ids].sort()).toEqual(everyId(250));
+  });
+
+  it('shrinking answers the first page as asked and each next one half the last, down to a tenth of the limit', async () => {
+    await start({ data: generateEmulatorData({ organisations: 250 }), behaviour: { 'page-size': 'shrinking' } });
+    const { sizes, ids } = await followChain(100);
+    expect(sizes).toEqual([100, 50, 25, 13, 10, 10, 10, 10, 10, 10, 2]);
+    expect([...ids].sort()).toEqual(everyId(250));
+  });
+
+  it('slow pages (delay-headers on every listing request, with renewals meanwhile) are as old as their asking, and conform', async () => {
+    await start({ data: generateEmulatorData({ organisations: 30 }), behaviour: { 'page-size': 'fixed-100' } });
+    emulator!.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'delay-headers', ms: 20, renew: true } });
+    const page = await send('GET', `${ORG}/organisations?limit=10`);
+    expectConforming(page, 200);
+    expect(page.json.organisations).toHaveLength(30);
+    const listed = page.json.organisations.map((o: { id: string; billing: { subscriptionId: string } }) => [o.id, o.billing.subscriptionId]);
+    const now = listed.map(([id]: [string]) => [id, emulator!.store.organisations.get(id)!.billing!.subscriptionId]);
+    expect(listed.every(([, sub]: [string, string]) => !sub.startsWith('sub_renewed_'))).toBe(true);
+    expect(now.every(([, sub]: [string, string]) => sub.startsWith('sub_renewed_'))).toBe(true);
+  });
+});

@@ -18,8 +18,11 @@ describe('counters', () => {
   });
 
   it('sees concurrent requests in flight at once with latency', async () => {
-    const emulator = await useEmulator({ latencyMs: 200 });
-    await Promise.all(Array.from({ length: 8 }, () => call(emulator, orgPath('org_acme')).then((r) => r.text())));
+    // Long enough that all eight have arrived before the first answers, on a loaded machine too.
+    const emulator = await useEmulator({ latencyMs: 3_000 });
+    const answers = Promise.all(Array.from({ length: 8 }, () => call(emulator, orgPath('org_acme')).then((r) => r.text())));
+    await expect.poll(() => emulator.counters.inFlight, { timeout: 3_000, interval: 20 }).toBe(8);
+    await answers;
     expect(emulator.counters.maxInFlight).toBe(8);
     expect(emulator.counters.inFlight).toBe(0);
   });

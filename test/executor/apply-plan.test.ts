@@ -277,7 +277,7 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
   /** Six members whose billing e-mail the plan saw as old, each with ids a billing system may renew. */
   const world = () => slugs.map((s) => member(s, { billing: { billingEmail: `old@${s}.test`, subscriptionId: `sub_${s}`, customerId: `cus_${s}` } }));
   const changes = () => slugs.map((s) => billing(s, { billingEmail: [`old@${s}.test`, `new@${s}.test`] }));
-  const listing = { freshReads: { kind: 'listing' as const, pageSize: 2 } };
+  const listing = { rereadMode: { kind: 'listing' as const, pageSize: 2 } };
 
   it('writes each organisation only after the listing read it again, with the undeclared fields as they are then', async () => {
     const client = createScriptedClient(world(), { pageSize: 2 });
@@ -362,7 +362,7 @@ describe('applyPlan: billing read again after approval, from a listing streamed 
       4,
     );
     const reads = countAtOnce(client, 'getOrganisation');
-    const { summary } = await run(changes(), client, { ...listing, freshReads: { kind: 'listing', pageSize: 6 }, parallelism: 4, now: () => clock });
+    const { summary } = await run(changes(), client, { ...listing, rereadMode: { kind: 'listing', pageSize: 6 }, parallelism: 4, now: () => clock });
     expect(summary.applied).toBe(6);
     // Had each not waited for a turn again, the four started before the rate was known would all
     // have read again at once.

@@ -54,12 +54,8 @@ const OWNED_ELSEWHERE: Readonly<Record<string, number>> = {
   'Nothing was read from it': 2,
   // executor/ and plan/read/ (issue 32 P2).
   'Nothing was written; run orgform apply again': 3,
-  '…: the billing of organisation "…" could not be read (…, and reading it by id failed: …); nothing will be written for it': 2,
-  'Run plan again': 2,
   // config/ and the token command (issue 32 P5).
   'unknown key "…"; did you mean "…"?': 2,
-  'a key must be a string, not a mapping or a list': 2,
-  '… could not be started…: …. …': 2,
 };
 
 /** Where each sentence is written, as `file:line` relative to src/. */

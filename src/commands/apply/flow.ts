@@ -4,7 +4,7 @@
  *   load → select → connect → lock → read → plan → check safety → confirm → apply (fresh reads) → report
  *
  * After approval nothing is written from the plan's read: billing is read again just before it is
- * written (apply/fresh-listing.ts, apply/execute-change.ts). A saved plan's changes are derived again
+ * written (executor/reread-listing.ts, executor/write-billing.ts). A saved plan's changes are derived again
  * from its desired state and what the service holds, and applied only if the file holds exactly those.
  *
  * The command (command.ts) has parsed the flags and built the view; this decides what happens and
@@ -19,8 +19,7 @@ import { applyPlan } from '../../executor/apply-plan.js';
 import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError, OrgformError } from '../../errors.js';
-import { chooseFreshReads, type FreshReads } from '../../executor/fresh-listing.js';
-import { DEFAULT_READ_MAX_AGE_MS } from '../../executor/execute-change.js';
+import { chooseRereadMode, DEFAULT_READ_MAX_AGE_MS, type RereadMode } from '../../executor/reread-listing.js';
 import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
 import { isRecordedDone } from '../../plan/is-recorded-done.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';
@@ -108,7 +107,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return { kind: 'cancelled' };
   }
   if (!('changes' in prepared)) return prepared;
-  const { client, lock, journal, serviceKey, changes, freshReads } = prepared;
+  const { client, lock, journal, serviceKey, changes, rereadMode } = prepared;
   try {
     // Apply: every change, in order within each organisation; every event to the view, which has
     // heard the client since Connect.
@@ -125,7 +124,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
         now: deps.now,
         ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
         ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
-        freshReads,
+        rereadMode,
         maxReadAgeMs: maxReadAge(inputs),
       });
     } finally {
@@ -173,7 +172,7 @@ interface Prepared {
   /** Handed over to applyPlan, which lets each go once it has ended. */
   changes: ApplicableChange[];
   /** How their billing is read again after approval. */
-  freshReads: FreshReads;
+  rereadMode: RereadMode;
 }
 
 async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, halt: Halt): Promise<Prepared | ApplyOutcome> {
@@ -224,7 +223,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
     }
     // How billing is read again after approval: one listing streamed behind the writes, or each
     // organisation by id just before its write, whichever costs fewer requests.
-    const freshReads = chooseFreshReads({
+    const rereadMode = chooseRereadMode({
       changes: plan.changes.filter((c) => c.kind === 'billing' && c.knownAfter === undefined).length,
       listed,
       parallelism: inputs.parallelism,
@@ -233,7 +232,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
       maxPageSize: DEFAULT_PAGE_SIZE,
     });
     handedOver = true;
-    return { client, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), freshReads };
+    return { client, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), rereadMode };
   } finally {
     if (!handedOver) {
       try {

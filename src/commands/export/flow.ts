@@ -107,7 +107,7 @@ export async function runUpdate(inputs: ExportInputs, deps: ExportDeps, view: Ex
   for (const update of updates) for (const warning of update.warnings) view.warn(warning);
   const changed = updates.filter((u) => u.text !== u.before);
   if (inputs.diff) {
-    for (const u of changed) view.document(createFilePatch(relative(deps.cwd, resolve(deps.cwd, u.path)).split(sep).join('/'), u.before, u.text));
+    for (const u of changed) view.document(createFilePatch(relative(deps.cwd, resolve(deps.cwd, u.path)).split(sep).join('/'), u.before, u.edits ?? u.text));
   }
   if (inputs.write) {
     // The files were read before the service, which may have taken a while: an edit made meanwhile

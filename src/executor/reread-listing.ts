@@ -2,21 +2,45 @@
  * The organisations' billing read again after approval, as the writes go: one listing of your
  * organisations, streamed a page at a time just ahead of the writes built from it. A page is read
  * only when the organisations already read are running out (backpressure), so that reads neither
- * pile up nor age while they wait; each page's organisations are handed to the workers with what
- * the page showed and when it was read. `chooseFreshReads` decides whether that listing is worth
- * it, or each organisation is better read by id just before its write.
+ * pile up nor age while they wait; each page's organisations are handed over with what the page
+ * showed and when it was read. `chooseRereadMode` decides whether that listing is worth it, or
+ * each organisation is better read by id just before its write. Why these sizes and marks:
+ * docs/performance.md, "Reading billing again behind the writes".
  */
 import type { ListingPage, OrganisationsClient } from '../api/client.js';
 import { observeBilling } from '../api/observe-billing.js';
-import type { FreshRead } from './execute-change.js';
+import type { BillingValues } from '../model/billing.js';
 
 /**
  * How billing changes are read again after approval: by one listing streamed behind the writes, or
  * each organisation by id just before its write (cheaper for a few changes among many organisations).
  */
-export type FreshReads = { kind: 'listing'; pageSize: number } | { kind: 'by-id' };
+export type RereadMode = { kind: 'listing'; pageSize: number } | { kind: 'by-id' };
 
-export interface FreshReadsInputs {
+/**
+ * What the listing read again of a billing change's organisation. Without one, the organisation is
+ * read by id just before the write.
+ */
+export type ListingReread =
+  /** Listed when `readAt`: its slug, and its billing when the listing shows it (null: it does not). */
+  | { kind: 'listed'; slug: string; billing: BillingValues | null; readAt: number }
+  /** The listing, read to its end, does not show it: it may have left your organisations. */
+  | { kind: 'unlisted' }
+  /** The listing failed before it reached the organisation. */
+  | { kind: 'unreadable'; error: unknown };
+
+/** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS); older, it is read again. */
+export const DEFAULT_READ_MAX_AGE_MS = 5_000;
+
+/** The least time a write may take to go out after its read, whatever ORGFORM_READ_MAX_AGE_MS says. */
+const MIN_SEND_WINDOW_MS = 1_000;
+
+/** How long after its read a billing write may still be sent: the read age bound, at least MIN_SEND_WINDOW_MS. */
+export function sendWindowMs(maxReadAgeMs: number | undefined): number {
+  return Math.max(maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS, MIN_SEND_WINDOW_MS);
+}
+
+export interface RereadModeInputs {
   /** Billing changes to be read again (not those of organisations joined by this apply: they are read after the accept). */
   changes: number;
   /** Organisations the plan's listing held, or undefined when it read none whole. */
@@ -37,14 +61,12 @@ const MIN_PAGE_SIZE = 50;
  * brings about two changes per worker a page: enough to keep every worker busy while the next is
  * read (it is asked for while up to twice the parallelism still wait), few enough that none waits
  * long, whatever rate the run meets later (the size is chosen once, often before any 429 says what
- * the rate is: four per worker left shards sharing one limit reading 200–500 organisations again by
- * id). Fewer when a known request rate would make a page's writes outlast a quarter of the read age
- * bound; larger where only a few of the listed organisations change. A quarter, not half: the groups
- * still waiting when the page is read, the writes held at the rate limiter and a 429's pause all age
- * the same reads, and with half the bound for the page alone, shards read a third of their
- * organisations again by id.
+ * the rate is). Fewer when a known request rate would make a page's writes outlast a quarter of the
+ * read age bound; larger where only a few of the listed organisations change. A quarter, not half:
+ * the groups still waiting when the page is read, the writes held at the rate limiter and a 429's
+ * pause all age the same reads.
  */
-export function chooseFreshReads(inputs: FreshReadsInputs): FreshReads {
+export function chooseRereadMode(inputs: RereadModeInputs): RereadMode {
   const { changes, listed, parallelism, rps, maxReadAgeMs, maxPageSize } = inputs;
   if (changes === 0 || listed === undefined || listed === 0 || maxReadAgeMs === 0) return { kind: 'by-id' };
   let perPage = 2 * parallelism;
@@ -60,35 +82,22 @@ export function chooseFreshReads(inputs: FreshReadsInputs): FreshReads {
  * keep every worker busy while the page comes, but at the rate the client holds itself to, no more
  * than the writes of the time a page takes to come (the fastest so far: the one read before the
  * writes, or with no write ahead of it at the rate limiter) plus half a second. The groups waiting
- * age with their page, and at a limited rate (shards sharing one limit: a dozen requests a second
- * each) 32 of them, plus the page read on top, outlasted the read age bound: their writes were held
- * back and each organisation read again by id. Half a second alone left the workers idle at every
- * page of a service that takes a second to answer one.
+ * age with their page: at a limited rate, more of them would outlast the read age bound before their
+ * turn. Half a second alone would leave the workers idle at every page of a slow service.
  */
 export function lowWaterMark(parallelism: number, rps: number | undefined, pageMs = 0): number {
   const busy = 2 * parallelism;
   return rps === undefined ? busy : Math.max(1, Math.min(busy, Math.ceil((rps * (500 + pageMs)) / 1000)));
 }
 
-/**
- * How many workers may run changes at once: all of them while nothing limits the rate; at a known
- * rate, those whose requests (a read and a write each, at worst) the rate serves within a quarter
- * of the read age bound, at least one. More only hold writes at the rate limiter until the reads
- * they were built from are too old to send, and read again, three times, then fail.
- */
-export function workersAtRate(parallelism: number, rps: number | undefined, maxReadAgeMs: number): number {
-  if (rps === undefined) return parallelism;
-  return Math.max(1, Math.min(parallelism, Math.ceil((rps * maxReadAgeMs) / 4_000)));
-}
-
 /** A group whose organisation the listing reached (or could not), with what it read. */
 export interface Arrival {
   group: number;
   /** Undefined when apply was interrupted before the listing reached it: the group then does not start. */
-  fresh: FreshRead | undefined;
+  reread: ListingReread | undefined;
 }
 
-export interface FreshListingOptions {
+export interface RereadListingOptions {
   client: OrganisationsClient;
   pageSize: number;
   /**
@@ -99,14 +108,14 @@ export interface FreshListingOptions {
   now: () => number;
 }
 
-const UNLISTED: FreshRead = Object.freeze({ kind: 'unlisted' });
+const UNLISTED: ListingReread = Object.freeze({ kind: 'unlisted' });
 
 /**
- * The listing behind the writes. Workers call `readPage` when `wantsRead` says so (a read holds one
- * of the `parallelism` places, as a write does), `take` the groups whose organisation has been read,
- * and wait for `arrival` while a page is on its way.
+ * The listing behind the writes. A worker calls `readPage` when `wantsRead` says so (a read holds
+ * one of the `parallelism` places, as a write does), `take`s the groups whose organisation has been
+ * read, and waits for `arrival` while a page is on its way.
  */
-export class FreshListing {
+export class RereadListing {
   private readonly queue: Arrival[] = [];
   private head = 0;
   private pages: AsyncIterator<ListingPage> | undefined;
@@ -120,7 +129,7 @@ export class FreshListing {
   /** `waiting`: the group of each organisation (by id) whose billing is read from the listing; taken over. */
   constructor(
     private readonly waiting: Map<string, number>,
-    private readonly options: FreshListingOptions,
+    private readonly options: RereadListingOptions,
   ) {
     if (waiting.size === 0) this.ended = true;
   }
@@ -161,24 +170,8 @@ export class FreshListing {
       this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
       const askedAt = this.options.now();
       const page = await this.pages.next();
-      if (page.done === true) {
-        this.end(UNLISTED);
-      } else {
-        this.fastestPageMs = Math.min(this.fastestPageMs ?? Infinity, Math.max(0, this.options.now() - askedAt));
-        // As old as its sending: the service may have taken it then and answered long after, and
-        // what was renewed in between it does not show. (A pause for a 429 or a retry before the
-        // attempt that was answered does not age it.)
-        const readAt = page.value.sentAt;
-        for (const org of page.value.organisations) {
-          const group = this.waiting.get(org.id);
-          if (group === undefined) continue;
-          this.waiting.delete(org.id);
-          const billing = observeBilling(org.billing, false);
-          this.queue.push({ group, fresh: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt } });
-        }
-        // Every organisation found: the rest of the listing is not needed.
-        if (this.waiting.size === 0) this.end(undefined);
-      }
+      if (page.done === true) this.end(UNLISTED);
+      else this.handOver(page.value, askedAt);
     } catch (error) {
       this.end({ kind: 'unreadable', error });
     } finally {
@@ -196,11 +189,28 @@ export class FreshListing {
     else this.end(undefined);
   }
 
-  /** No page is read after this: what still waits is handed over with `fresh`. */
-  private end(fresh: FreshRead | undefined): void {
+  private handOver(page: ListingPage, askedAt: number): void {
+    this.fastestPageMs = Math.min(this.fastestPageMs ?? Infinity, Math.max(0, this.options.now() - askedAt));
+    // As old as its sending: the service may have taken it then and answered long after, and what
+    // was renewed in between it does not show. (A pause for a 429 or a retry before the attempt
+    // that was answered does not age it.)
+    const readAt = page.sentAt;
+    for (const org of page.organisations) {
+      const group = this.waiting.get(org.id);
+      if (group === undefined) continue;
+      this.waiting.delete(org.id);
+      const billing = observeBilling(org.billing, false);
+      this.queue.push({ group, reread: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt } });
+    }
+    // Every organisation found: the rest of the listing is not needed.
+    if (this.waiting.size === 0) this.end(undefined);
+  }
+
+  /** No page is read after this: what still waits is handed over with `reread`. */
+  private end(reread: ListingReread | undefined): void {
     if (this.ended) return;
     this.ended = true;
-    for (const group of this.waiting.values()) this.queue.push({ group, fresh });
+    for (const group of this.waiting.values()) this.queue.push({ group, reread });
     this.waiting.clear();
     const pages = this.pages;
     this.pages = undefined;

@@ -1,52 +1,39 @@
 import { describe, expect, it } from 'vitest';
-import { chooseFreshReads, FreshListing, lowWaterMark, workersAtRate, type Arrival } from '../../src/executor/fresh-listing.js';
+import { chooseRereadMode, lowWaterMark, RereadListing, type Arrival } from '../../src/executor/reread-listing.js';
 import { createScriptedClient, fail, gate, serviceError } from '../support/scripted-client.js';
 
 const base = { parallelism: 16, rps: undefined, maxReadAgeMs: 5_000, maxPageSize: 500 };
 
-describe('chooseFreshReads', () => {
+describe('chooseRereadMode', () => {
   it('streams one listing when its pages cost fewer requests than reading each organisation by id', () => {
-    expect(chooseFreshReads({ ...base, parallelism: 64, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 128 });
+    expect(chooseRereadMode({ ...base, parallelism: 64, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 128 });
     // Two changes per worker, but never a page under 50.
-    expect(chooseFreshReads({ ...base, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
+    expect(chooseRereadMode({ ...base, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
   });
 
   it('reads by id when there are fewer changes than the listing would have pages, or no listing was read whole', () => {
-    expect(chooseFreshReads({ ...base, changes: 150, listed: 100_000 })).toEqual({ kind: 'by-id' });
-    expect(chooseFreshReads({ ...base, changes: 12, listed: undefined })).toEqual({ kind: 'by-id' });
-    expect(chooseFreshReads({ ...base, changes: 0, listed: 10 })).toEqual({ kind: 'by-id' });
+    expect(chooseRereadMode({ ...base, changes: 150, listed: 100_000 })).toEqual({ kind: 'by-id' });
+    expect(chooseRereadMode({ ...base, changes: 12, listed: undefined })).toEqual({ kind: 'by-id' });
+    expect(chooseRereadMode({ ...base, changes: 0, listed: 10 })).toEqual({ kind: 'by-id' });
   });
 
   it('reads by id when every read must be made just before its write (a bound of 0)', () => {
-    expect(chooseFreshReads({ ...base, changes: 10_000, listed: 10_000, maxReadAgeMs: 0 })).toEqual({ kind: 'by-id' });
+    expect(chooseRereadMode({ ...base, changes: 10_000, listed: 10_000, maxReadAgeMs: 0 })).toEqual({ kind: 'by-id' });
   });
 
   it('asks for larger pages where few of the listed organisations change, up to the service’s largest', () => {
-    expect(chooseFreshReads({ ...base, changes: 1_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 320 });
-    expect(chooseFreshReads({ ...base, changes: 500, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 500 });
-    expect(chooseFreshReads({ ...base, changes: 5_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 64 });
+    expect(chooseRereadMode({ ...base, changes: 1_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 320 });
+    expect(chooseRereadMode({ ...base, changes: 500, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 500 });
+    expect(chooseRereadMode({ ...base, changes: 5_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 64 });
   });
 
   it('asks for smaller pages when a known request rate would make a page’s writes outlast a quarter of the bound, but never under 50', () => {
     // 80 a second for a quarter of 5 s: 100 writes a page.
-    expect(chooseFreshReads({ ...base, parallelism: 64, rps: 80, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 100 });
+    expect(chooseRereadMode({ ...base, parallelism: 64, rps: 80, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 100 });
     // 48 a second for a quarter of 10 s: 120.
-    expect(chooseFreshReads({ ...base, parallelism: 64, rps: 48, maxReadAgeMs: 10_000, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 120 });
-    expect(chooseFreshReads({ ...base, parallelism: 64, rps: 40, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
-    expect(chooseFreshReads({ ...base, rps: 2, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
-  });
-});
-
-describe('workersAtRate', () => {
-  it('lets every worker run while nothing limits the rate', () => {
-    expect(workersAtRate(256, undefined, 5_000)).toBe(256);
-  });
-
-  it('at a known rate, lets run only those whose requests the rate serves in a quarter of the read age bound, at least one', () => {
-    expect(workersAtRate(256, 5, 5_000)).toBe(7);
-    expect(workersAtRate(16, 12, 5_000)).toBe(15);
-    expect(workersAtRate(32, 50, 5_000)).toBe(32);
-    expect(workersAtRate(16, 0.5, 1_000)).toBe(1);
+    expect(chooseRereadMode({ ...base, parallelism: 64, rps: 48, maxReadAgeMs: 10_000, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 120 });
+    expect(chooseRereadMode({ ...base, parallelism: 64, rps: 40, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
+    expect(chooseRereadMode({ ...base, rps: 2, changes: 10_000, listed: 10_000 })).toEqual({ kind: 'listing', pageSize: 50 });
   });
 });
 
@@ -77,26 +64,26 @@ const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `o
 function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number) => number); now?: () => number } = {}) {
   const now = options.now ?? (() => 7);
   const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2, now });
-  const listing = new FreshListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
+  const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
   return { client, listing };
 }
 
-function drain(listing: FreshListing): Arrival[] {
+function drain(listing: RereadListing): Arrival[] {
   const out: Arrival[] = [];
   for (let a = listing.take(); a !== undefined; a = listing.take()) out.push(a);
   return out;
 }
 
-describe('FreshListing', () => {
+describe('RereadListing', () => {
   it('hands over each waiting organisation on a page with its slug, its billing as listed and when the page was asked for', async () => {
     let clock = 7;
     const { listing } = setup(['org_d', 'org_b'], { now: () => clock });
     expect(listing.wantsRead()).toBe(true);
     await listing.readPage();
-    expect(drain(listing)).toEqual([{ group: 1, fresh: { kind: 'listed', slug: 'b', billing: { billingEmail: 'b@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 7 } }]);
+    expect(drain(listing)).toEqual([{ group: 1, reread: { kind: 'listed', slug: 'b', billing: { billingEmail: 'b@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 7 } }]);
     clock = 9;
     await listing.readPage();
-    expect(drain(listing)).toEqual([{ group: 0, fresh: { kind: 'listed', slug: 'd', billing: { billingEmail: 'd@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 9 } }]);
+    expect(drain(listing)).toEqual([{ group: 0, reread: { kind: 'listed', slug: 'd', billing: { billingEmail: 'd@x.test', customerID: null, subscriptionID: null, platformID: null }, readAt: 9 } }]);
     // Every organisation found: the last page is not read.
     expect(listing.wantsRead()).toBe(false);
   });
@@ -111,7 +98,7 @@ describe('FreshListing', () => {
     clock = 6_007;
     held.release();
     await reading;
-    expect(drain(listing)).toMatchObject([{ group: 0, fresh: { kind: 'listed', slug: 'b', readAt: 7 } }]);
+    expect(drain(listing)).toMatchObject([{ group: 0, reread: { kind: 'listed', slug: 'b', readAt: 7 } }]);
   });
 
   it('reads a page only while fewer groups than the low water wait to run, and one page at a time', async () => {
@@ -183,7 +170,7 @@ describe('FreshListing', () => {
       await listing.readPage();
       arrived.push(...drain(listing));
     }
-    expect(arrived.map((a) => [a.group, a.fresh?.kind])).toEqual([
+    expect(arrived.map((a) => [a.group, a.reread?.kind])).toEqual([
       [0, 'listed'],
       [1, 'unlisted'],
     ]);
@@ -195,8 +182,8 @@ describe('FreshListing', () => {
     client.on('getOrganisations', fail(error));
     await listing.readPage();
     expect(drain(listing)).toEqual([
-      { group: 0, fresh: { kind: 'unreadable', error } },
-      { group: 1, fresh: { kind: 'unreadable', error } },
+      { group: 0, reread: { kind: 'unreadable', error } },
+      { group: 1, reread: { kind: 'unreadable', error } },
     ]);
     expect(listing.wantsRead()).toBe(false);
   });
@@ -210,7 +197,7 @@ describe('FreshListing', () => {
     listing.close();
     held.release();
     await reading;
-    expect(drain(listing).map((a) => [a.group, a.fresh?.kind])).toEqual([
+    expect(drain(listing).map((a) => [a.group, a.reread?.kind])).toEqual([
       [0, 'listed'],
       [1, undefined],
     ]);
@@ -221,7 +208,7 @@ describe('FreshListing', () => {
   it('closed before any read, hands everything over at once without reading', () => {
     const { client, listing } = setup(['org_a']);
     listing.close();
-    expect(drain(listing)).toEqual([{ group: 0, fresh: undefined }]);
+    expect(drain(listing)).toEqual([{ group: 0, reread: undefined }]);
     expect(client.calls).toEqual([]);
   });
 });
