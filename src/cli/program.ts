@@ -15,7 +15,6 @@ import { readOutputSettings, type Env, type OutputSettings } from './output-sett
 import type { AlwaysRead, Settings } from './settings.js';
 import type { SettingGroup } from './settings-table.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../api/rate/parse-max-rps.js';
-import type { ReportSpec } from '../ci/pipeline-output.js';
 // Dependency-free: Terraform's one-dash spellings.
 import { acceptTerraformSpellings, hintForUnknownOption } from './terraform-spellings.js';
 import { VERSION } from '../version.js';
@@ -71,10 +70,10 @@ function quotaSpec(value: string): string {
 }
 
 /** `--report KIND=FILE`, repeatable; only the kinds the command can write. */
-function reportSpec(kinds: readonly ReportSpec['kind'][]) {
-  return (value: string, previous: ReportSpec[] = []): ReportSpec[] => {
+function reportSpec<K extends string>(kinds: readonly K[]) {
+  return (value: string, previous: Array<{ kind: K; path: string }> = []): Array<{ kind: K; path: string }> => {
     const at = value.indexOf('=');
-    const kind = value.slice(0, Math.max(0, at)) as ReportSpec['kind'];
+    const kind = value.slice(0, Math.max(0, at)) as K;
     const path = value.slice(at + 1);
     if (at < 1 || path === '' || !kinds.includes(kind)) {
       throw new InvalidArgumentError(`--report must be KIND=FILE with KIND one of ${kinds.join(', ')} (got "${value}")`);
@@ -281,6 +280,7 @@ function addPlanAndApply(program: Command, load: Load): void {
     .option('--target <slug>', TARGET_HELP, collect)
     .option('--shard <i/n>', SHARD_HELP)
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
+    .option('--report <kind=file>', 'also write html=FILE: the run as one page (every change with its outcome, failures first; the run over time), written at the end however it ends; repeatable', reportSpec(['html']))
     .option('--no-color', NO_COLOR_HELP)
     .action(load('apply'));
 

@@ -65,7 +65,7 @@ describe('renderRunChartSvg', () => {
 });
 
 describe('renderRunChartMermaid', () => {
-  const markdown = renderRunChartMermaid(rateLimitedTimeline());
+  const markdown = renderRunChartMermaid(rateLimitedTimeline()).text;
   const charts = [...markdown.matchAll(/```mermaid\n([\s\S]*?)\n```/g)].map((m) => m[1]!);
 
   it('says the run in words, then three xychart-beta charts on one time axis, each saying what its series are', () => {
@@ -93,7 +93,7 @@ describe('renderRunChartMermaid', () => {
     const r = new RunTimelineRecorder(T0);
     r.requestSent(T0);
     r.requestEnded(T0 + 5, { status: 200, latencyMs: 5 });
-    const plain = renderRunChartMermaid(r.timeline(T0 + 5));
+    const plain = renderRunChartMermaid(r.timeline(T0 + 5)).text;
     expect(plain).not.toContain('orange line');
     expect(plain.match(/^ {2}line /gm)).toHaveLength(3);
   });
