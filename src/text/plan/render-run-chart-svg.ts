@@ -39,7 +39,9 @@ export function renderRunChartSvg(timeline: RunTimeline, options: { title: strin
   const height = latency.top + latency.height + 36;
   const panels = [requests, flight, latency];
 
-  const pauses = s.paused.flatMap((f, i) => (f > 0 ? panels.map((p) => html`<rect class="pause" x="${round(x(i))}" y="${p.top}" width="${round(Math.max(1, bar * f))}" height="${p.height}"/>`) : []));
+  // A part of a bucket held back ends it when the next bucket is held back too (the wait began in it), else begins it.
+  const pauseX = (f: number, i: number) => ((s.paused[i + 1] ?? 0) > 0 && f < 1 ? x(i) + bar * (1 - f) : x(i));
+  const pauses = s.paused.flatMap((f, i) => (f > 0 ? panels.map((p) => html`<rect class="pause" x="${round(pauseX(f, i))}" y="${p.top}" width="${round(Math.max(1, bar * f))}" height="${p.height}"/>`) : []));
   const sent = s.sentPerSecond.map((v, i) => (v > 0 ? html`<rect class="sent" x="${round(x(i))}" y="${y(requests, v)}" width="${barWidth(bar)}" height="${round(requests.top + requests.height - y(requests, v))}"/>` : html``));
   const throttled = s.throttledPerSecond.map((v, i) => (v > 0 ? html`<rect class="throttled" x="${round(x(i))}" y="${y(requests, v)}" width="${barWidth(bar)}" height="${round(requests.top + requests.height - y(requests, v))}"/>` : html``));
   const limit = stepPath(s.rateLimit, x, bar, (v) => y(requests, v));
@@ -106,17 +108,19 @@ function stepPath(values: ReadonlyArray<number | null>, x: (i: number) => number
   return d.replace(/(?:H[\d.]+)+(?=H)/g, '');
 }
 
-/** A line through each bucket's middle, broken where there is no value. */
+/**
+ * A line through each bucket's middle, broken where there is no value; a value with none beside it
+ * (a run of one second, an answer between two silent seconds) is a level stroke across its bucket,
+ * since a line of one point draws nothing.
+ */
 function linePath(values: ReadonlyArray<number | null>, x: (i: number) => number, bar: number, y: (v: number) => number): string {
   let d = '';
-  let drawing = false;
   values.forEach((v, i) => {
-    if (v === null) {
-      drawing = false;
-      return;
-    }
-    d += `${drawing ? 'L' : 'M'}${round(x(i) + bar / 2)} ${y(v)}`;
-    drawing = true;
+    if (v === null) return;
+    const before = i > 0 && values[i - 1] !== null;
+    const alone = !before && (i + 1 >= values.length || values[i + 1] === null);
+    if (alone) d += `M${round(x(i) + bar * 0.15)} ${y(v)}H${round(x(i) + bar * 0.85)}`;
+    else d += `${before ? 'L' : 'M'}${round(x(i) + bar / 2)} ${y(v)}`;
   });
   return d;
 }

@@ -54,6 +54,27 @@ describe('renderRunChartSvg', () => {
     expect([...svg.matchAll(/text-anchor="middle">([^<]+)</g)].map((m) => m[1])).toEqual(['0s', '10s', '20s', '30s', '40s', '50s', '1m 0s']);
   });
 
+  it('draws the latency of a run of one second as a level stroke, not a line of one point that shows nothing', () => {
+    const r = new RunTimelineRecorder(T0);
+    r.requestSent(T0);
+    r.requestEnded(T0 + 90, { status: 200, latencyMs: 90 });
+    const one = renderRunChartSvg(r.timeline(T0 + 100), { title: 't', description: 'd' }).text;
+    expect(/<path class="latency" d="([^"]+)"/.exec(one)![1]).toMatch(/^M[\d.]+ [\d.]+H[\d.]+$/);
+  });
+
+  it('shades a wait where it was: at the end of the second it began in, from the start of the next', () => {
+    const r = new RunTimelineRecorder(T0);
+    r.requestSent(T0);
+    r.paused(T0 + 1_800, T0 + 2_500);
+    r.requestEnded(T0 + 3_900, { status: 200, latencyMs: 3_900 });
+    const svg = renderRunChartSvg(r.timeline(T0 + 3_900), { title: 't', description: 'd' }).text;
+    // Four buckets of 280 units from x = 64: 0.2 of the second bucket at its end, then half of the third from its start.
+    expect([...svg.matchAll(/<rect class="pause" x="([\d.]+)" y="28" width="([\d.]+)"/g)].map((m) => [Number(m[1]), Number(m[2])])).toEqual([
+      [64 + 280 + 224, 56],
+      [64 + 560, 140],
+    ]);
+  });
+
   it('draws an empty run without a number out of place', () => {
     const empty = renderRunChartSvg(new RunTimelineRecorder(T0).timeline(T0), { title: 't', description: 'd' }).text;
     expect(empty).not.toMatch(/NaN|Infinity/);
