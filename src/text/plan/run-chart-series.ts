@@ -6,7 +6,7 @@
  */
 import { coarsenTimeline, type RunTimeline, type TimelineUnit } from '../../model/run-timeline.js';
 import { formatDuration } from '../format-duration.js';
-import { plural } from '../format-value.js';
+import { counted, thousands } from './describe-change-group.js';
 
 /** How the charts and words name what a timeline counts: request attempts, or changes (run-timeline.ts). */
 export interface UnitWords {
@@ -38,7 +38,7 @@ export const UNIT_WORDS: Readonly<Record<TimelineUnit, UnitWords>> = {
     slowestKey: 'slowest answer',
     latencyCaption: 'Latency in milliseconds: the mean of the answers in each bar (green), and the slowest (grey).',
     since: 'the first request',
-    failed: (n) => `${plural(n, 'attempt')} failed without an answer or with a 5xx`,
+    failed: (n) => `${counted(n, 'attempt', thousands)} failed without an answer or with a 5xx`,
     took: 'Answers took',
   },
   change: {
@@ -51,7 +51,7 @@ export const UNIT_WORDS: Readonly<Record<TimelineUnit, UnitWords>> = {
     slowestKey: 'slowest change',
     latencyCaption: 'How long changes took, in milliseconds: the mean of those that ended in each bar (green), and the slowest (grey).',
     since: 'the first change',
-    failed: (n) => `${plural(n, 'change')} failed`,
+    failed: (n) => `${counted(n, 'change', thousands)} failed`,
     took: 'Changes took',
   },
 };
@@ -100,8 +100,8 @@ export function describeRun(timeline: RunTimeline): string[] {
   const throttled = sum((x) => x.throttled);
   const failed = sum((x) => x.failed);
   const pausedMs = sum((x) => x.pausedMs);
-  const lines = [`${plural(sent, words.one)} in ${formatDuration(b.length * timeline.bucketMs, 'rounded')}, at most ${Math.max(0, ...b.map((x) => x.maxInFlight))} in flight.`];
-  if (throttled > 0) lines.push(`${plural(throttled, 'answer')} ${throttled === 1 ? 'was' : 'were'} 429 (too many requests)${failed > 0 ? `, and ${words.failed(failed)}` : ''}.`);
+  const lines = [`${counted(sent, words.one, thousands)} in ${formatDuration(b.length * timeline.bucketMs, 'rounded')}, at most ${Math.max(0, ...b.map((x) => x.maxInFlight))} in flight.`];
+  if (throttled > 0) lines.push(`${counted(throttled, 'answer', thousands)} ${throttled === 1 ? 'was' : 'were'} 429 (too many requests)${failed > 0 ? `, and ${words.failed(failed)}` : ''}.`);
   else if (failed > 0) lines.push(`${words.failed(failed)}.`);
   else lines.push('No answer was 429 (too many requests).');
   const pauses = waits(timeline);
