@@ -71,24 +71,29 @@ export function planKey(inputs) {
 }
 
 /**
- * The plan page's artifact name: `orgform-plan-page`, then the plan's key with what an artifact's
- * name may not hold (`"`, `:`, `<`, `>`, `|`, `*`, `?`, `\`, `/`, line breaks) and spaces made dashes.
- * @param {Pick<ActionInputs, 'workingDirectory' | 'files'>} inputs
+ * The page's artifact name: `orgform-plan-page` (plan) or `orgform-apply-report` (apply), then the
+ * plan's key with what an artifact's name may not hold (`"`, `:`, `<`, `>`, `|`, `*`, `?`, `\`,
+ * `/`, line breaks) and spaces made dashes.
+ * @param {Pick<ActionInputs, 'command' | 'workingDirectory' | 'files'>} inputs
  */
 export function pageArtifactName(inputs) {
+  const name = inputs.command === 'plan' ? 'orgform-plan-page' : 'orgform-apply-report';
   const key = planKey(inputs).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
-  return key === '' ? 'orgform-plan-page' : `orgform-plan-page-${key}`;
+  return key === '' ? name : `${name}-${key}`;
 }
 
 /**
  * orgform's arguments for the command: the action's own flags first, then the user's `args`.
- * Plan writes Markdown for the comment and saves the plan; apply is a fresh plan applied at once.
+ * Plan writes Markdown for the comment and saves the plan; apply is a fresh plan applied at once,
+ * writing its report page when `reportFile` is given.
  * @param {ActionInputs} inputs
  * @param {string} planFile  where plan saves the plan
+ * @param {string} [reportFile]  where apply writes its report page
  */
-export function orgformArguments(inputs, planFile) {
+export function orgformArguments(inputs, planFile, reportFile) {
   const common = [...inputs.files.flatMap((file) => ['-f', file]), ...(inputs.maxChanges === undefined ? [] : ['--max-changes', inputs.maxChanges])];
+  const report = reportFile === undefined ? [] : ['--report', `html=${reportFile}`];
   return inputs.command === 'plan'
     ? ['plan', '--format', 'markdown', '--detailed-exitcode', '--out', planFile, ...common, ...inputs.args]
-    : ['apply', '--auto-approve', ...common, ...inputs.args];
+    : ['apply', '--auto-approve', ...common, ...report, ...inputs.args];
 }

@@ -8,16 +8,17 @@
  *   goes to the log as it comes (orgform's annotations among it) and to a file, for the comment when
  *   plan fails before making a plan. Then, from the very plan saved, offline, the plan page:
  *   `orgform show PLANFILE --format html`, which the next step uploads as an artifact.
- * apply: `orgform apply --auto-approve [-f FILE]… [--max-changes N] [ARGS]`, its output straight to
- *   the log (orgform folds it and writes the job summary itself).
+ * apply: `orgform apply --auto-approve [-f FILE]… [--max-changes N] [--report html=FILE] [ARGS]`, its
+ *   output straight to the log (orgform folds it and writes the job summary itself); the report page,
+ *   which the next step uploads, when the orgform run can write one (an older one cannot).
  *
  * The step itself succeeds whatever orgform's exit code, so that the comment is written either way;
  * the action's last step fails the job. Outputs: exitcode, has-changes, plan-file, page-file and
- * page-name (the plan page and its artifact's name), and for the comment step markdown-file,
+ * page-name (the plan page or the apply report, and its artifact's name), and for the comment step markdown-file,
  * stderr-file and failed. A cancelled job's SIGINT or SIGTERM is passed
  * to orgform (which finishes what is in flight and keeps its journal) and waited for.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,8 +38,9 @@ async function main() {
   const planFile = join(dir, 'plan.bin');
   const markdownFile = join(dir, 'plan.md');
   const stderrFile = join(dir, 'plan.err');
-  const pageFile = join(dir, 'plan.html');
-  const args = orgformArguments(inputs, planFile);
+  const pageFile = join(dir, inputs.command === 'plan' ? 'plan.html' : 'apply.html');
+  const report = inputs.command === 'apply' && writesApplyReport(bin, childEnv) ? pageFile : undefined;
+  const args = orgformArguments(inputs, planFile, report);
   console.log(`orgform ${args.join(' ')}`);
 
   let code;
@@ -63,8 +65,8 @@ async function main() {
     exitcode: String(code),
     'has-changes': plan ? String(code === 2) : '',
     'plan-file': plan && existsSync(planFile) ? planFile : '',
-    'page-file': plan && existsSync(pageFile) ? pageFile : '',
-    'page-name': plan ? pageArtifactName(inputs) : '',
+    'page-file': existsSync(pageFile) ? pageFile : '',
+    'page-name': pageArtifactName(inputs),
     'markdown-file': plan ? markdownFile : '',
     'stderr-file': plan ? stderrFile : '',
     failed: String(plan ? code !== 0 && code !== 2 : code !== 0),
@@ -93,6 +95,27 @@ async function writePage(bin, planFile, pageFile, env) {
 }
 
 /**
+ * Whether this orgform's apply writes a report page (`--report html=FILE`, in its help): one older
+ * than the page would refuse the option and apply nothing.
+ * @param {string} bin
+ * @param {NodeJS.ProcessEnv} env
+ */
+function writesApplyReport(bin, env) {
+  const [command, first] = commandOf(bin);
+  const help = spawnSync(command, [...first, 'apply', '--help'], { env, encoding: 'utf8' });
+  return help.status === 0 && help.stdout.includes('html=FILE');
+}
+
+/**
+ * A release's bin/orgform.js is run by this node; an installed one (node_modules/.bin) as it is.
+ * @param {string} bin
+ * @returns {[string, string[]]}
+ */
+function commandOf(bin) {
+  return bin.endsWith('.js') ? [process.execPath, [bin]] : [bin, []];
+}
+
+/**
  * @param {string} bin
  * @param {string[]} args
  * @param {NodeJS.ProcessEnv} env
@@ -102,8 +125,7 @@ async function writePage(bin, planFile, pageFile, env) {
  */
 function run(bin, args, env, stdio, onStderr) {
   return new Promise((resolve, reject) => {
-    // A release's bin/orgform.js is run by this node; an installed one (node_modules/.bin) as it is.
-    const [command, first] = bin.endsWith('.js') ? [process.execPath, [bin]] : [bin, []];
+    const [command, first] = commandOf(bin);
     const child = spawn(command, [...first, ...args], { env, stdio });
     if (onStderr) child.stderr?.on('data', onStderr);
     const pass = (/** @type {NodeJS.Signals} */ signal) => child.kill(signal);

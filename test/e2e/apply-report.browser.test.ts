@@ -49,7 +49,7 @@ function bulkReport(n: number): string {
   const events: ApplyEvent[] = [{ type: 'apply-start', total: n, parallelism: 20, at: T0 }];
   const pauseAt = Math.floor(n / 4);
   events.push({ type: 'rate', reason: 'throttled', rps: 120, pausedMs: 2_000, waiting: 20, at: T0 + pauseAt * 5 });
-  for (let k = 1; k <= 4; k++) events.push({ type: 'rate', reason: 'recovered', rps: 120 + k * 20, pausedMs: 0, waiting: 0, at: T0 + pauseAt * 5 + 2_000 + k * 5_000 });
+  for (let k = 1; k <= 4; k++) events.push({ type: 'rate', reason: 'announced', rps: 120 + k * 20, pausedMs: 0, waiting: 0, at: T0 + pauseAt * 5 + 2_000 + k * 5_000 });
   changes.forEach((c, i) => {
     const at = T0 + i * 5 + (i >= pauseAt ? 2_000 : 0);
     const common = { address: c.address, organisation: c.organisation.slug, kind: 'billing' as const };

@@ -180,6 +180,8 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     const apply = await runComponentJob(cwd, 'orgform-apply', { ORGFORM_PLAN_TOKEN: 'read-token-apply-must-not-use' });
     expect(apply.code).toBe(0);
     expect(apply.stdout).toMatch(/Apply complete: 5 applied/);
+    // The apply report, kept as the job's artifact.
+    expect(await readFile(join(cwd, 'apply.html'), 'utf8')).toContain('<p><strong>Complete: 5 changes applied, 0 already done.</strong></p>');
   });
 
   it('plan without ORGFORM_PLAN_TOKEN says that it uses ORGFORM_TOKEN, which a merge request should not hold', async () => {
