@@ -15,7 +15,6 @@ import { describeChangeBudget, describeOverBudget, planHeadline } from '../../te
 import { renderJson } from '../../text/plan/render-json.js';
 import { GITLAB_GROUPED_MARKDOWN_LENGTH, renderGroupedMarkdown } from '../../text/plan/render-grouped-markdown.js';
 import { describeBadLinkTarget } from '../../text/markdown-escape.js';
-import type { CiSettings } from '../../ci/ci-settings.js';
 import { UsageError } from '../../errors.js';
 import { renderPlanPage } from '../../text/plan/render-plan-page.js';
 import { renderText, renderTextPieces } from '../../text/plan/render-text.js';
@@ -47,9 +46,9 @@ export interface CommentOptions {
 
 /**
  * The comment's options from --page-url (checked before anything is read: a usage error) and the
- * CI service: in GitLab CI the comment is a merge request note, whose limit is GitLab's.
+ * CI service (CiSettings' `gitlabCi`): in GitLab CI the comment is a merge request note, whose limit is GitLab's.
  */
-export function commentOptions(flags: { pageUrl?: string }, ci: Pick<CiSettings, 'gitlabCi'>): CommentOptions {
+export function commentOptions(flags: { pageUrl?: string }, ci: { gitlabCi: boolean }): CommentOptions {
   const bad = flags.pageUrl === undefined ? undefined : describeBadLinkTarget(flags.pageUrl);
   if (bad !== undefined) throw new UsageError(`--page-url: ${bad}. Give the address the plan page (--format html) will have, such as the CI job's artifact URL.`);
   return { ...(flags.pageUrl === undefined ? {} : { pageUrl: flags.pageUrl }), ...(ci.gitlabCi ? { maxLength: GITLAB_GROUPED_MARKDOWN_LENGTH } : {}) };
