@@ -31,7 +31,7 @@ export function renderRunChartMermaid(timeline: RunTimeline): Markdown {
     BLANK,
     ...describeRun(timeline).map((l) => md`- ${l}`),
     BLANK,
-    md`_${capitalise(words.sentKey)} (blue bars), the 429 answers among them (red bars, in front)${limit === undefined ? '' : ', and the rate orgform held itself to (orange line; along the top where nothing limited it)'}; a bar is ${bar}._`,
+    md`_${capitalise(words.sentKey)} (blue bars), ${words.throttledKey} (red bars, in front)${limit === undefined ? '' : ', and the rate orgform held itself to (orange line; along the top where nothing limited it)'}; a bar is ${bar}._`,
     BLANK,
     chart(['#4472c4', '#c62828', '#b35900'], words.perSecond, words.since, total, requestsTop, [`bar ${list(s.sentPerSecond)}`, `bar ${list(s.throttledPerSecond)}`, ...(limit === undefined ? [] : [`line ${list(limit)}`])]),
     BLANK,

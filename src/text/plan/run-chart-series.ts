@@ -15,6 +15,8 @@ export interface UnitWords {
   /** The first panel's title, and its bars in the legend. */
   perSecond: string;
   sentKey: string;
+  /** The 429 answers beside them, in the job summary's words. */
+  throttledKey: string;
   inFlight: string;
   latency: string;
   meanKey: string;
@@ -32,6 +34,7 @@ export const UNIT_WORDS: Readonly<Record<TimelineUnit, UnitWords>> = {
     one: 'request',
     perSecond: 'Requests a second',
     sentKey: 'requests sent a second',
+    throttledKey: 'the 429 answers among them',
     inFlight: 'Requests in flight',
     latency: 'Latency (ms)',
     meanKey: 'mean latency',
@@ -45,6 +48,7 @@ export const UNIT_WORDS: Readonly<Record<TimelineUnit, UnitWords>> = {
     one: 'change',
     perSecond: 'Changes started a second',
     sentKey: 'changes started a second',
+    throttledKey: 'the 429 answers to their requests',
     inFlight: 'Changes in flight',
     latency: 'Time a change took (ms)',
     meanKey: 'mean time a change took',

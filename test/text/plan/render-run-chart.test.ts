@@ -118,4 +118,12 @@ describe('renderRunChartMermaid', () => {
     expect(plain).not.toContain('orange line');
     expect(plain.match(/^ {2}line /gm)).toHaveLength(3);
   });
+
+  it('names what a timeline of changes counts, and that its 429s are its requests’', () => {
+    const changes = renderRunChartMermaid({ ...rateLimitedTimeline(), unit: 'change' }).text;
+    expect(changes).toContain('- 862 changes in 1 min, at most 18 in flight.');
+    expect(changes).toContain('_Changes started a second (blue bars), the 429 answers to their requests (red bars, in front), and the rate');
+    expect(changes).toContain('  title "Changes in flight"\n  x-axis "seconds since the first change" 0 --> 62');
+    expect(changes).toContain('_How long changes took, in milliseconds: the mean of those that ended in each bar (green), and the slowest (grey)._');
+  });
 });
