@@ -6,8 +6,8 @@
  * Two recorders, one shown. Request attempts, from the run's start (the plan's reads included),
  * once the transport tells them (AttemptEvent: the seam, which nothing emits yet); until then,
  * changes, from the start of apply: each change's start and end, with the client's 429 answers and
- * its rate read from the meter at each of them (the rate also moves between rate events, as it
- * grows back). The rate held to and every pause come from the client's rate events, in both.
+ * its rate read from the meter at each of them and at each rate event and wait (the rate also
+ * moves between rate events, as it grows back). The rate held to and every pause come from the client's rate events, in both.
  */
 import type { ApplyEvent } from '../../../executor/events.js';
 import type { EventSink } from '../../../model/event-sink.js';
@@ -64,6 +64,11 @@ export class TimelineFeed implements EventSink<ApplyEvent | AttemptEvent> {
       case 'rate':
         this.rateChanged(event.at, event.rps);
         this.paused(event.at, event.at + event.pausedMs);
+        // A 429 that paused everyone is counted when it came, not when the next change ends.
+        this.readMeter(event.at);
+        return;
+      case 'wait':
+        this.readMeter(event.at);
         return;
       case 'change-start':
         this.inFlight.add(event.address);

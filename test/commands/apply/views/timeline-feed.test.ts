@@ -73,6 +73,20 @@ describe('the timeline of an apply, from the events its view is told', () => {
     ]);
   });
 
+  it('counts the 429s when they came, at the client’s rate events and waits, though no change ends meanwhile', () => {
+    const m = meter({ rps: 20 });
+    const feed = new TimelineFeed(T0);
+    feed.metered(m.gauge);
+    feed.event({ type: 'apply-start', total: 1, parallelism: 1, at: T0 });
+    feed.event(start('a', T0 + 10));
+    m.set({ throttled: 4, rps: 10 });
+    feed.event({ type: 'rate', reason: 'throttled', rps: 10, pausedMs: 1_000, waiting: 1, at: T0 + 1_200 });
+    m.set({ throttled: 9 });
+    feed.event({ type: 'wait', reason: 'rate-limit', what: 'the rate limit', until: T0 + 5_000, at: T0 + 3_300 } as ApplyEvent);
+    feed.event(end('a', T0 + 4_500));
+    expect(feed.timeline(T0 + 4_500)!.buckets.map((b) => b.throttled)).toEqual([0, 4, 0, 5, 0]);
+  });
+
   it('takes the rate held to and every pause from the client’s rate events, a pause told again while it lasts counted once', () => {
     const feed = new TimelineFeed(T0);
     feed.event({ type: 'apply-start', total: 1, parallelism: 1, at: T0 });
