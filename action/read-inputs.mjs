@@ -69,29 +69,48 @@ function words(name, text) {
 }
 
 /**
+ * The page's artifact name: `orgform-plan-page` (plan) or `orgform-apply-report` (apply), then the
+ * plan's key with what an artifact's name may not hold (`"`, `:`, `<`, `>`, `|`, `*`, `?`, `\`,
+ * `/`, line breaks) and spaces made dashes.
+ * @param {Pick<ActionInputs, 'command' | 'workingDirectory' | 'files'>} inputs
+ */
+export function pageArtifactName(inputs) {
+  const name = inputs.command !== 'apply' ? 'orgform-plan-page' : 'orgform-apply-report';
+  const key = markerKey(inputs.workingDirectory, inputs.files).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  return key === '' ? name : `${name}-${key}`;
+}
+
+/**
  * orgform's arguments for the command: the action's own flags first, then the user's `args`.
  * Plan writes Markdown for the comment and saves the plan; drift is a plan in Markdown for the
  * issue; apply is what the review step found (pipeline/reviewed-plan.mjs's applyArguments): the
  * reviewed plan applied by its digest, a plan applied without a review on purpose, or only a plan.
+ * An apply writes its report page when `reportFile` is given.
  * @param {ActionInputs} inputs
  * @param {string} planFile  where plan saves the plan
  * @param {import('../pipeline/reviewed-plan.mjs').ApplyMode} [mode]  apply's, from the review step
+ * @param {string} [reportFile]  where apply writes its report page
  */
-export function orgformArguments(inputs, planFile, mode = { mode: 'no-review' }) {
+export function orgformArguments(inputs, planFile, mode = { mode: 'no-review' }, reportFile = undefined) {
   const common = [...inputs.files.flatMap((file) => ['-f', file]), ...(inputs.maxChanges === undefined ? [] : ['--max-changes', inputs.maxChanges])];
   switch (inputs.command) {
     case 'plan':
       return ['plan', '--format', 'markdown', '--detailed-exitcode', '--out', planFile, ...common, ...inputs.args];
     case 'drift':
       return ['plan', '--format', 'markdown', '--detailed-exitcode', ...common, ...inputs.args];
-    default:
-      return applyArguments(mode, [...common, ...inputs.args]);
+    default: {
+      const applies = mode.mode === 'reviewed' || mode.mode === 'unreviewed';
+      const report = applies && reportFile !== undefined ? ['--report', `html=${reportFile}`] : [];
+      return applyArguments(mode, [...common, ...report, ...inputs.args]);
+    }
   }
 }
 
 /**
- * The same directory and files find the same comment: the plan's, the apply's after the merge, and
- * the drift issue, so that the apply job reads the plan job's comment (give both the same inputs).
+ * What tells apart several uses of the action in one job or pull request: the working directory
+ * and the files ('' for the defaults). The same directory and files find the same comment (the
+ * plan's, the apply's after the merge, and the drift issue, so that the apply job reads the plan
+ * job's comment: give both the same inputs) and name the same page.
  * @param {string} workingDirectory
  * @param {string[]} files
  */

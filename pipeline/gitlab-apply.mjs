@@ -86,7 +86,9 @@ async function applyOnGitlab(argv, env) {
   // orgform gets the job's variables, but not the token that writes notes.
   const { GITLAB_API_TOKEN: _token, ...childEnv } = env;
   const files = { stdout: join(dir, mode.mode === 'no-review' ? 'plan.md' : 'apply.ndjson'), stderr: join(dir, 'orgform.err') };
-  const code = await runOrgform('orgform', applyArguments(mode, argv), childEnv, files);
+  // The apply report (templates/orgform.yml keeps it as an artifact), only when orgform applies: plan takes no html report.
+  const report = mode.mode !== 'no-review' && env.ORGFORM_APPLY_REPORT ? ['--report', `html=${env.ORGFORM_APPLY_REPORT}`] : [];
+  const code = await runOrgform('orgform', applyArguments(mode, [...report, ...argv]), childEnv, files);
   const stdout = readFileSync(files.stdout, 'utf8');
   const stderr = readFileSync(files.stderr, 'utf8');
   const outcome = mode.mode === 'no-review' ? planOnlyOutcome(code, stdout, stderr, reason) : readApplyOutcome(stdout, stderr);

@@ -18,7 +18,7 @@ export class RunError extends Error {}
  * @param {string} bin  a release's bin/orgform.js (run by this node), or an executable
  * @param {string[]} args
  * @param {NodeJS.ProcessEnv} env
- * @param {{ stdout: string, stderr: string }} files
+ * @param {{ stdout: string, stderr: string, quiet?: boolean }} files  stderr is also shown as it comes unless quiet
  * @returns {Promise<number>} the exit code (128 + the signal's number when killed)
  */
 export async function runOrgform(bin, args, env, files) {
@@ -26,10 +26,10 @@ export async function runOrgform(bin, args, env, files) {
   const saved = createWriteStream(files.stderr);
   try {
     return await new Promise((resolve, reject) => {
-      const [command, first] = bin.endsWith('.js') ? [process.execPath, [bin]] : [bin, []];
+      const [command, first] = commandOf(bin);
       const child = spawn(command, [...first, ...args], { env, stdio: ['ignore', stdout, 'pipe'] });
       child.stderr?.on('data', (/** @type {Buffer} */ chunk) => {
-        process.stderr.write(chunk);
+        if (!files.quiet) process.stderr.write(chunk);
         saved.write(chunk);
       });
       const pass = (/** @type {NodeJS.Signals} */ signal) => child.kill(signal);
@@ -46,4 +46,13 @@ export async function runOrgform(bin, args, env, files) {
     closeSync(stdout);
     await new Promise((resolve) => saved.end(resolve));
   }
+}
+
+/**
+ * A release's bin/orgform.js is run by this node; an installed one (node_modules/.bin) as it is.
+ * @param {string} bin
+ * @returns {[string, string[]]}
+ */
+export function commandOf(bin) {
+  return bin.endsWith('.js') ? [process.execPath, [bin]] : [bin, []];
 }

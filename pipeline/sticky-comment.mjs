@@ -15,8 +15,16 @@ import { splitDigestMarker } from './reviewed-plan.mjs';
 
 export { ForgeApiError } from './forge-api.mjs';
 
-/** GitHub refuses a comment body longer than this; GitLab allows 1,000,000. */
+/** GitHub refuses a comment body longer than this; GitLab a note longer than GITLAB_NOTE_LENGTH. */
 export const MAX_COMMENT_LENGTH = 65_536;
+export const GITLAB_NOTE_LENGTH = 1_000_000;
+
+/**
+ * Where the Markdown plan's links to the plan page point until its address is known (orgform's
+ * text/plan/render-grouped-markdown.ts writes them so). The Markdown escapes `[` and `]` in every
+ * value and writes no code block, so `](` + this is only ever one of its own links.
+ */
+export const PLAN_PAGE_PLACEHOLDER = '#orgform-plan-page';
 
 /** What the failure text keeps of orgform's stderr, at most. */
 const MAX_ERROR_TEXT = 60_000;
@@ -40,6 +48,7 @@ export function commentMarker(key, kind = 'plan') {
  * @property {string} stderr       what it wrote to stderr
  * @property {number} exitCode
  * @property {string} commit       the commit planned (shown shortened)
+ * @property {number} [maxLength]  the forge's limit: MAX_COMMENT_LENGTH (GitHub, the default) or GITLAB_NOTE_LENGTH
  */
 
 /**
@@ -47,10 +56,12 @@ export function commentMarker(key, kind = 'plan') {
  * the workflow-command lines, which the runner has already turned into annotations); then a footer
  * naming the commit. The plan's digest marker (the last line orgform wrote) goes right after the
  * comment's own marker, the one place the merge's apply reads it from (reviewed-plan.mjs): a
- * marker quoted anywhere else in the plan is text. Never longer than MAX_COMMENT_LENGTH.
+ * marker quoted anywhere else in the plan is text. Never longer than `maxLength`
+ * (MAX_COMMENT_LENGTH unless given).
  * @param {PlanCommentInput} input
  */
 export function composePlanComment(input) {
+  const max = input.maxLength ?? MAX_COMMENT_LENGTH;
   const footer = `\n<sub>orgform plan for ${input.commit.slice(0, 7) || 'this commit'}; updated on every push.</sub>\n`;
   const { text: markdown, marker: digest } = splitDigestMarker(input.markdown);
   const head = `${input.marker}\n${digest === undefined ? '' : `${digest}\n`}`;
@@ -63,7 +74,7 @@ export function composePlanComment(input) {
     text = `**orgform plan failed** (exit code ${input.exitCode})\n\n${fenced(shown || 'orgform printed nothing.')}`;
   }
   const body = `${head}${text}${footer}`;
-  if (body.length <= MAX_COMMENT_LENGTH) return body;
+  if (body.length <= max) return body;
   return `${head}**orgform plan:** the plan is too long for a comment (${text.length.toLocaleString('en')} characters): see the job's summary and log.\n${footer}`;
 }
 
@@ -78,6 +89,20 @@ export function errorLines(stderr) {
     .filter((line) => !line.trimStart().startsWith('::'))
     .join('\n')
     .trim();
+}
+
+/**
+ * The Markdown plan with its links to the plan page pointing at `url`, once the page's address is
+ * known (an artifact's URL comes after the plan). `url` must be an http or https URL of printable
+ * ASCII (what would end a link target is percent-encoded); anything else throws, and nothing is
+ * linked.
+ * @param {string} markdown
+ * @param {string} url
+ */
+export function linkPlanPage(markdown, url) {
+  if (!/^[\x21-\x7e]+$/.test(url) || !/^https?:\/\/[^/?#]+/i.test(url)) throw new Error(`the plan page's address must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`);
+  const target = url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return markdown.replaceAll(`](${PLAN_PAGE_PLACEHOLDER})`, `](${target})`);
 }
 
 /**

@@ -107,3 +107,24 @@ export function codeBlock(info: string, lines: readonly string[]): Markdown {
   const fence = '`'.repeat(Math.max(3, longest + 1));
   return make(`${fence}${terminalSafe(info)}\n${body}\n${fence}`);
 }
+
+/** Why `url` cannot be a link's target, or undefined when it can: an http or https URL of printable ASCII. */
+export function describeBadLinkTarget(url: string): string | undefined {
+  if (/^[\x21-\x7e]+$/.test(url) && /^https?:\/\/[^/?#]+/i.test(url)) return undefined;
+  return `it must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`;
+}
+
+/**
+ * `url` as a link's target: an http or https URL (checked: throws otherwise) or a fragment of the
+ * caller's own (`#name`), with what could end a link target percent-encoded.
+ */
+export function linkTarget(url: string): string {
+  const bad = /^#[\w-]+$/.test(url) ? undefined : describeBadLinkTarget(url);
+  if (bad !== undefined) throw new Error(`A link's target: ${bad}`);
+  return url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** `[text](url)`: the text escaped unless it is Markdown already, the target as linkTarget makes it. */
+export function markdownLink(text: Markdown | string, url: string): Markdown {
+  return make(`[${text instanceof Markdown ? text.text : escapeMarkdown(text).text}](${linkTarget(url)})`);
+}

@@ -135,6 +135,8 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     const apply = await runComponentJob(cwd, 'orgform-apply', { ORGFORM_PLAN_TOKEN: 'read-token-apply-must-not-use', ORGFORM_APPLY_UNREVIEWED: 'true' });
     expect(apply.code).toBe(0);
     expect(apply.stdout).toContain('orgform: applied 5 changes.');
+    // The apply report, kept as the job's artifact.
+    expect(await readFile(join(cwd, 'apply.html'), 'utf8')).toContain('<p><strong>Complete: 5 changes applied, 0 already done.</strong></p>');
   });
 
   it('plan without ORGFORM_PLAN_TOKEN says that it uses ORGFORM_TOKEN, which a merge request should not hold', async () => {
@@ -185,6 +187,19 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
       'POST /api/v4/projects/42/merge_requests/7/notes',
       'PUT /api/v4/projects/42/merge_requests/7/notes/101',
     ]);
+  });
+
+  it('plan writes the plan page beside the plan, exposes it in the merge request, and the note links it', async () => {
+    const cwd = await project([{}], { branch: 'feature' });
+    const plan = await runComponentJob(cwd, 'orgform-plan');
+    expect(plan.code).toBe(0);
+    const page = await readFile(join(cwd, 'plan.html'), 'utf8');
+    expect(page).toMatch(/^<!doctype html>[^]*<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;;/);
+    expect(page).toContain('"acme"');
+    expect(gitlab.comments[1]!.body).toContain('[the plan page](https://gitlab.example/acme/config/-/jobs/1234/artifacts/file/plan.html)');
+    expect(gitlab.comments[1]!.body).not.toContain('#orgform-plan-page');
+    const pipeline = await previewPipeline(cwd);
+    expect(pipeline['orgform-plan'].artifacts).toMatchObject({ expose_as: 'orgform plan', paths: ['plan.html', 'plan.md', 'plan.bin'] });
   });
 
   it('plan on a broken configuration writes the error into the note, then fails', async () => {
@@ -261,6 +276,7 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     // file of the runner that a redirect would overwrite.
     await symlink('/proc/self/environ', join(cwd, 'plan.err'));
     await symlink(join(outside, 'victim.txt'), join(cwd, 'plan.md'));
+    await symlink(join(outside, 'victim.txt'), join(cwd, 'plan.html'));
     const result = await runComponentJob(cwd, 'orgform-plan');
     expect(result.code).toBe(1);
     expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('untouched\n');

@@ -17,6 +17,7 @@ import { openPipelineOutput } from '../../ci/pipeline-output.js';
 import type { ConfigVariables } from '../../config/interpolate.js';
 import { withApplyPipeline } from './views/ci-apply-view.js';
 import type { StateSettings } from '../../state/state-settings.js';
+import { RunRecording, type HtmlReportSpec } from './record-run.js';
 
 import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
 
@@ -36,6 +37,8 @@ export interface ApplyFlags extends ConnectionFlags {
   expectDigest?: string;
   /** The reviewed plan: a file ending with its digest marker (a Markdown plan, or the marker alone). */
   reviewed?: string;
+  /** `--report html=FILE`: the run as a page, written at its end however it ends. */
+  report?: HtmlReportSpec[];
 }
 
 /**
@@ -73,22 +76,28 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[], settings
           ...(progressIntervalMs === undefined ? {} : { progressIntervalMs }),
         });
 
-  const outcome = await runApply(
-    inputs,
-    {
-      cwd: io.cwd,
-      configVariables: settings.config,
-      checkout: jobCheckout(settings.ci),
-      now: io.now,
-      signal: io.signal,
-      openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io),
-      confirmation: flags.input === 'false' ? { unavailable: 'input is turned off (-input=false)' } : confirmationFor(io, human),
-      stateSettings: settings.state,
-      network: settings.network,
-    },
-    withApplyPipeline(view, pipeline, human),
-  );
+  // Checked before anything is read: a report path that cannot be written stops nothing half-way.
+  const recording = await RunRecording.open({ cwd: io.cwd, now: io.now, pages: flags.report ?? [], timeline: settings.ci.githubStepSummary !== undefined, baseUrl: settings.connection.baseUrl });
+  const deps = {
+    cwd: io.cwd,
+    configVariables: settings.config,
+    checkout: jobCheckout(settings.ci),
+    now: io.now,
+    signal: io.signal,
+    openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io),
+    confirmation: flags.input === 'false' ? { unavailable: 'input is turned off (-input=false)' } : confirmationFor(io, human),
+    stateSettings: settings.state,
+    network: settings.network,
+  };
+  let outcome: ApplyOutcome;
+  try {
+    outcome = await runApply(inputs, deps, recording.watch(withApplyPipeline(view, pipeline, human, () => recording.timeline())));
+  } catch (error) {
+    await recording.finish({ error }, (message) => io.stderr.write(`Warning: ${message}\n`));
+    throw error;
+  }
   if (outcome.kind === 'applied' && outcome.halted) io.stderr.write(formatError(outcome.halted));
+  await recording.finish({ outcome }, () => undefined);
   return exitCodeFor(outcome);
 }
 

@@ -120,7 +120,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
   try {
     // Apply: every change, in order within each organisation; every event to the view, which has
     // heard the client since Connect.
-    view.applyStarting(client);
+    view.applyStarting(client, { changes, serviceKey });
     let summary: ApplySummary;
     try {
       summary = await applyPlan(changes, {

@@ -56,7 +56,7 @@ async function setup() {
 async function review(cwd: string, deps: ApplyDeps): Promise<{ plan: Plan; digest: string; file: string }> {
   const view = recordingPlanView();
   const { plan } = await runPlan({ selection: { files: [] }, parallelism: 1 }, { cwd, now: deps.now, openClient: deps.openClient }, view);
-  await writeFile(join(cwd, 'review.md'), renderPlan(plan, 'markdown', false));
+  await writeFile(join(cwd, 'review.md'), renderPlan(plan, 'markdown', { color: false }));
   return { plan, digest: digestPlan(plan), file: 'review.md' };
 }
 

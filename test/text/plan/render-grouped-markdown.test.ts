@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { summarisePlan, type Plan } from '../../../src/plan/types.js';
 import { itemsOf } from '../../../src/text/plan/group-same-changes.js';
-import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, linkPlanPage, PLAN_PAGE_PLACEHOLDER, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
+import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, PLAN_PAGE_PLACEHOLDER, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
+import { GITLAB_NOTE_LENGTH, linkPlanPage, MAX_COMMENT_LENGTH, PLAN_PAGE_PLACEHOLDER as PIPELINE_PLACEHOLDER } from '../../../pipeline/sticky-comment.mjs';
+import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
 import { planBulkExample } from './bulk-example-plan.js';
 import { fivePatternPlan, singlesPlan } from './pattern-plans.js';
 
@@ -55,7 +56,7 @@ function expectEveryChangeAccountedFor(markdown: string, plan: Plan): void {
 describe('renderGroupedMarkdown', () => {
   it('says each kind and field with its counts, a row per group and per single change, and links the plan page', () => {
     expect(renderGroupedMarkdown(everyKindPlan())).toMatchInlineSnapshot(`
-      "**orgform plan:** 2 to change, 2 to remove, 1 to accept · said in 0 groups of the same change and 6 single changes · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem
+      "**orgform plan:** 2 to change, 2 to remove, 1 to accept · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem
 
       | Kind and field | Changes | Organisations | Groups | Single changes |
       | --- | ---: | ---: | ---: | ---: |
@@ -177,6 +178,16 @@ describe('renderGroupedMarkdown', () => {
     expectEveryChangeAccountedFor(markdown, plan);
   });
 
+  it('when not every row fits, shows some of each kind and field rather than the first taking all the room', () => {
+    const plan = largePlan(300);
+    const markdown = renderGroupedMarkdown(plan, { maxLength: 12_000 });
+    const sections = account(markdown);
+    expect(sections).toHaveLength(3);
+    for (const section of sections) expect(section.shown, section.heading).toBeGreaterThan(20);
+    expect(Math.max(...sections.map((s) => s.shown)) - Math.min(...sections.map((s) => s.shown))).toBeLessThanOrEqual(20);
+    expectEveryChangeAccountedFor(markdown, plan);
+  });
+
   it('stays under any limit, however small', () => {
     const plan = singlesPlan(300);
     for (const maxLength of [10, 300, 1_000, 4_321]) expect(renderGroupedMarkdown(plan, { maxLength }).length).toBeLessThanOrEqual(maxLength);
@@ -227,7 +238,9 @@ describe('the grouped comment against hostile values', () => {
     expect(markdown).toContain('| &quot;x&quot; → &quot;acme&#92;u202Egnp.exe&quot; (contains invisible characters) | **2**: o8, p8 |');
   });
 
-  it('links the plan page from its own links only, once its address is known', () => {
+  it('links the plan page from its own links only, once the Action knows its address (pipeline/sticky-comment.mjs)', () => {
+    expect(PIPELINE_PLACEHOLDER).toBe(PLAN_PAGE_PLACEHOLDER);
+    expect([MAX_COMMENT_LENGTH, GITLAB_NOTE_LENGTH]).toEqual([GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT]);
     const linked = linkPlanPage(markdown, 'https://github.com/o/r/actions/runs/1/artifacts/2');
     expect(linked).not.toContain(`](${PLAN_PAGE_PLACEHOLDER})`);
     expect(linked.match(/\]\(https:\/\/github\.com\/o\/r\/actions\/runs\/1\/artifacts\/2\)/g)).toHaveLength(markdown.split(`](${PLAN_PAGE_PLACEHOLDER})`).length - 1);
@@ -236,6 +249,7 @@ describe('the grouped comment against hostile values', () => {
     expect(renderGroupedMarkdown(plan, { pageUrl: 'https://example.test/a(b)?c=<d>' })).toContain('](https://example.test/a%28b%29?c=%3Cd%3E)');
     for (const bad of ['javascript:alert(1)', 'https://', 'https://x/\u202e', 'data:text/html,x', 'https://x y']) {
       expect(() => linkPlanPage(markdown, bad), bad).toThrow(/must be an http or https URL of printable ASCII/);
+      expect(() => renderGroupedMarkdown(plan, { pageUrl: bad }), bad).toThrow(/must be an http or https URL of printable ASCII/);
     }
   });
 });
