@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderPlan } from '../../../src/commands/plan/view.js';
 import { renderPlanDigest, renderPlanForReview } from '../../../src/text/plan/render-plan-for-review.js';
+import { digestPlan } from '../../../src/plan/plan-digest.js';
 import { COMPACT_THRESHOLD, renderText } from '../../../src/text/plan/render-text.js';
 import { billing, everyKindPlan, largePlan, makePlan, problem, removeChannel, setActive } from '../../support/plan-fixtures.js';
 
@@ -108,7 +109,8 @@ describe('renderText above the compact threshold', () => {
 
   it('then says the same changes grouped, above the closing line: the patterns whole, a few single changes of each kind and field', () => {
     const changes = Array.from({ length: 120 }, (_, i) => billing(`org-${String(i).padStart(3, '0')}`, { platformID: ['plat_legacy', `plat_bulk_${i % 2}`], ...(i < 8 ? { billingEmail: [`old-${i}`, `new-${i}`] } : {}) }));
-    const text = renderText(makePlan({ changes }), plain);
+    const plan = makePlan({ changes });
+    const text = renderText(plan, plain);
     const grouped = text.slice(text.indexOf('The same changes, each said once (every change is listed above):'));
     expect(text.indexOf('  ~ organisations.org-119.billing')).toBeLessThan(text.indexOf('The same changes'));
     expect(grouped).toBe(
@@ -121,6 +123,7 @@ describe('renderText above the compact threshold', () => {
         ...[0, 1, 2, 3, 4].map((i) => `      org-00${i}: "old-${i}" → "new-${i}"`),
         '      … and 3 more single changes',
         '',
+        `Plan digest: ${digestPlan(plan)}`,
         'Plan: 120 to change, 0 to remove, 0 to accept.',
         '',
       ].join('\n'),
