@@ -102,6 +102,23 @@ describe('the plan page of hostile values, in Chromium', () => {
     expectNothingRunOrFetched(opened);
   });
 
+  it('finds the marked changes by their mark: invisible characters, and what cannot be checked before apply', async () => {
+    const plan = hostilePlan();
+    const opened = await openPage(browser(), 'plan-hostile-marked', renderPlanPage(plan));
+    const marked = opened.page.getByLabel('Marked', { exact: true });
+    await marked.fill('invisible');
+    const invisible = await shownRows(opened);
+    // Each row with a value (or a slug) holding one: the four hostile values, old and new, and the slug zw\u200Bslug.
+    expect(invisible.map((r) => r[0]).sort()).toEqual(['o6', 'o7', 'o8', 'o9', 'p6', 'p7', 'p8', 'p9', 'zw\\u200Bslugcontains invisible characters'].sort());
+    expect(invisible.every((r) => r.join(' ').includes('contains invisible characters'))).toBe(true);
+    await marked.fill('cannot be checked');
+    expect((await shownRows(opened)).map((r) => r[2])).toEqual(['revoke invitation']);
+    await marked.fill('acme');
+    // A mark's words only: not a value that happens to hold them.
+    expect(await shownRows(opened)).toEqual([]);
+    expectNothingRunOrFetched(opened);
+  });
+
   it('has no serious or critical accessibility violation (axe-core)', async () => {
     const opened = await openPage(browser(), 'plan-hostile-axe', renderPlanPage(hostilePlan()));
     const violations = await findAccessibilityViolations(opened.page);

@@ -213,7 +213,7 @@ describe('renderGroupedMarkdown', () => {
     expect(body.length).toBeLessThanOrEqual(MAX_COMMENT_LENGTH);
     expect(body).not.toContain('too long for a comment');
     expectEveryChangeAccountedFor(body, plan);
-    // A longer address is refused, so that the promise holds: the Action then links its run.
+    // A longer address is refused, so that the promise holds (the Action then leaves the links as they are, and warns).
     expect(PIPELINE_URL_MAX_LENGTH).toBe(PLAN_PAGE_URL_MAX_LENGTH);
     expect(() => linkPlanPage(markdown, `${url}0`)).toThrow(/at most 300 characters/);
   });
