@@ -11,6 +11,7 @@ import { renderPlanPage } from '../../../src/text/plan/render-plan-page.js';
 import { findAccessibilityViolations, openPage, useBrowser, type OpenedPage } from '../../support/browser.js';
 import { planBulkExample } from './bulk-example-plan.js';
 import { HOSTILE_VALUES, hostilePlan } from './hostile-plan.js';
+import { billing, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
 
 const browser = useBrowser();
 let bulk: Plan;
@@ -86,6 +87,22 @@ describe('the plan page of the 300-organisation example, in Chromium', () => {
 });
 
 describe('the plan page of hostile values, in Chromium', () => {
+  it('keeps a long value without a space (a slug of 500 characters, an id, a message) within the page’s width', async () => {
+    const slug = `${'a'.repeat(300)}-${'b'.repeat(199)}`;
+    const plan = makePlan({
+      changes: [billing(slug, { customerID: [null, 'c'.repeat(600)] }), revokeInvitation(slug, 'i'.repeat(500)), revokeInvitation('acme', 'i'.repeat(500))],
+      problems: [problem(slug, 'm'.repeat(600))],
+    });
+    const opened = await openPage(browser(), 'plan-long-values', renderPlanPage(plan));
+    await opened.screenshot('plan-long-values', { fullPage: true });
+    const width = await opened.page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]');
+    expect(width).toEqual([1280, 1280]);
+    // The group's button stays in view, beside the names.
+    const button = await opened.page.getByRole('button', { name: 'Show these 2' }).boundingBox();
+    expect(button!.x + button!.width).toBeLessThanOrEqual(1280);
+    expectNothingRunOrFetched(opened);
+  });
+
   it('runs no script of theirs, loads nothing, and shows every value as text, escaped as the text plan shows it', async () => {
     const opened = await openPage(browser(), 'plan-hostile', renderPlanPage(hostilePlan()));
     await showAll(opened);
