@@ -25,6 +25,11 @@ export const GITLAB_NOTE_LENGTH = 1_000_000;
  * value and writes no code block, so `](` + this is only ever one of its own links.
  */
 export const PLAN_PAGE_PLACEHOLDER = '#orgform-plan-page';
+/**
+ * The longest address linkPlanPage puts in its place: the Markdown keeps this much room for each
+ * link (render-grouped-markdown.ts's PLAN_PAGE_URL_MAX_LENGTH), so a linked plan still fits.
+ */
+export const PLAN_PAGE_URL_MAX_LENGTH = 300;
 
 /** What the failure text keeps of orgform's stderr, at most. */
 const MAX_ERROR_TEXT = 60_000;
@@ -94,14 +99,15 @@ export function errorLines(stderr) {
 /**
  * The Markdown plan with its links to the plan page pointing at `url`, once the page's address is
  * known (an artifact's URL comes after the plan). `url` must be an http or https URL of printable
- * ASCII (what would end a link target is percent-encoded); anything else throws, and nothing is
- * linked.
+ * ASCII (what would end a link target is percent-encoded), at most PLAN_PAGE_URL_MAX_LENGTH long;
+ * anything else throws, and nothing is linked.
  * @param {string} markdown
  * @param {string} url
  */
 export function linkPlanPage(markdown, url) {
   if (!/^[\x21-\x7e]+$/.test(url) || !/^https?:\/\/[^/?#]+/i.test(url)) throw new Error(`the plan page's address must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`);
   const target = url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  if (target.length > PLAN_PAGE_URL_MAX_LENGTH) throw new Error(`the plan page's address must be at most ${PLAN_PAGE_URL_MAX_LENGTH} characters (the room the plan keeps for it), not ${target.length}`);
   return markdown.replaceAll(`](${PLAN_PAGE_PLACEHOLDER})`, `](${target})`);
 }
 

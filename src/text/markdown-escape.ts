@@ -108,6 +108,23 @@ export function codeBlock(info: string, lines: readonly string[]): Markdown {
   return make(`${fence}${terminalSafe(info)}\n${body}\n${fence}`);
 }
 
+/**
+ * An inline code span (`` `orgs_a.yaml:3:5` ``): the text shown as written, on one line
+ * (terminal-safe), since neither Markdown nor character references reach inside a code span, nor
+ * do mentions, references or links. Its delimiter is longer than any run of backticks inside, with
+ * a space inside each end where the text starts or ends with a backtick or a space (CommonMark
+ * takes one off each end). Not for a table cell: GitHub splits a row at `|` even in a code span.
+ */
+export function codeSpan(text: string): Markdown {
+  const body = terminalSafe(text);
+  if (body === '') return EMPTY;
+  let longest = 0;
+  for (const run of body.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence = '`'.repeat(longest + 1);
+  const pad = /^[` ]|[` ]$/.test(body) ? ' ' : '';
+  return make(`${fence}${pad}${body}${pad}${fence}`);
+}
+
 /** Why `url` cannot be a link's target, or undefined when it can: an http or https URL of printable ASCII. */
 export function describeBadLinkTarget(url: string): string | undefined {
   if (/^[\x21-\x7e]+$/.test(url) && /^https?:\/\/[^/?#]+/i.test(url)) return undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codeBlock, describeBadLinkTarget, escapeMarkdown, joinMarkdown, markdownLink, md } from '../../src/text/markdown-escape.js';
+import { codeBlock, codeSpan, describeBadLinkTarget, escapeMarkdown, joinMarkdown, markdownLink, md } from '../../src/text/markdown-escape.js';
 
 describe('escapeMarkdown', () => {
   it('turns every character with a meaning in Markdown or HTML into a character reference', () => {
@@ -66,5 +66,14 @@ describe('markdownLink', () => {
       if (!bad.startsWith('#')) expect(describeBadLinkTarget(bad)).toContain(JSON.stringify(bad));
     }
     expect(describeBadLinkTarget('http://ci.example/plan.html')).toBeUndefined();
+  });
+});
+
+describe('codeSpan', () => {
+  it('shows the text as written, on one line, in a span that no backtick inside can end', () => {
+    expect(codeSpan('orgs/team_a.yaml:3:5').text).toBe('`orgs/team_a.yaml:3:5`');
+    expect(codeSpan('a``b @octocat <b>\nc\u202E').text).toBe('```a``b @octocat <b>\\nc\\u202E```');
+    expect(codeSpan('`x` ').text).toBe('`` `x`  ``');
+    expect(codeSpan('').text).toBe('');
   });
 });

@@ -30,6 +30,12 @@ export const GITLAB_GROUPED_MARKDOWN_LENGTH = GITLAB_NOTE_LIMIT - (GITHUB_COMMEN
 
 /** Where the plan page's links point until the page's address is known (pipeline/sticky-comment.mjs's PLAN_PAGE_PLACEHOLDER). */
 export const PLAN_PAGE_PLACEHOLDER = '#orgform-plan-page';
+/**
+ * The longest address the placeholder is replaced with (pipeline/sticky-comment.mjs refuses a longer
+ * one): the room each placeholder link keeps, so that the comment stays within its limit once linked.
+ * An artifact's address in a repository of the longest owner and name GitHub allows is about 230.
+ */
+export const PLAN_PAGE_URL_MAX_LENGTH = 300;
 
 export interface GroupedMarkdownOptions {
   maxLength?: number;
@@ -51,16 +57,21 @@ interface Form {
   level: Markdown;
   fits: string;
   link: Markdown;
+  /** What each link may grow by once the placeholder is replaced (PLAN_PAGE_URL_MAX_LENGTH). */
+  linkGrowth: number;
 }
 
 function formOf(options: GroupedMarkdownOptions): Form {
-  if (options.jobSummary !== true) return { head: (plan, sections) => md`**orgform plan:** ${headline(plan, sections)}\n`, level: md`###`, fits: 'the comment', link: pageLink(options.pageUrl) };
+  if (options.jobSummary !== true) {
+    const linkGrowth = options.pageUrl === undefined ? PLAN_PAGE_URL_MAX_LENGTH - PLAN_PAGE_PLACEHOLDER.length : 0;
+    return { head: (plan, sections) => md`**orgform plan:** ${headline(plan, sections)}\n`, level: md`###`, fits: 'the comment', link: pageLink(options.pageUrl), linkGrowth };
+  }
   const link = options.pageUrl === undefined ? md`the plan page (\`orgform show PLANFILE --format html\`)` : pageLink(options.pageUrl);
   const head = (plan: Plan, sections: readonly ChangeSection[]): Markdown => {
     const rest = headline(plan, sections, { verdict: false });
     return md`### orgform plan\n\n**${planHeadline(plan)}**${rest.length > 0 ? md` · ${rest}` : EMPTY}\n`;
   };
-  return { head, level: md`####`, fits: 'the job summary', link };
+  return { head, level: md`####`, fits: 'the job summary', link, linkGrowth: 0 };
 }
 
 /** A list of Markdown pieces made as they are asked for: a plan of 100,000 single changes shows a few hundred. */
@@ -104,7 +115,9 @@ export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOption
   const fixed = [head, glance, problemsHead, footer, ...sections.map((s) => s.head)].reduce((n, m) => n + m.length, 0);
   // Room for each section's table heads, its fold and its note at its longest (everything left out).
   const notes = sections.reduce((n, s) => n + leftOutNote(s.section, { groups: s.groups.count, inGroups: s.section.items, singles: s.singles.count }, form).length + 2 * TABLE_HEAD.length + fold(s.singles.count).length, 0);
-  const budget = max - fixed - notes;
+  // Room for the links to grow: the footer's, each section's note's and the problems' note's.
+  const links = (footer.length > 0 ? 1 : 0) + sections.length + (problems.count > 0 ? 1 : 0);
+  const budget = max - fixed - notes - links * form.linkGrowth;
   // Problems first (their changes are missing: a reviewer must see that), up to half of what is left.
   const keptProblems = fitPrefix(problems, Math.max(0, Math.floor(budget / 2)) - problemsNote(problems.count).length);
   fillRows(sections, budget - keptProblems.reduce((n, m) => n + m.length, 0));

@@ -266,7 +266,8 @@ function planTable(plan: Plan, grouped: GroupedChanges, marks: Marks, stale: Map
       { id: 'action', type: 'select', column: 1 },
       { id: 'kind', type: 'select', column: 2 },
       { id: 'field', type: 'select', column: 3 },
-      { id: 'marks', type: 'search', columns: [6] },
+      // Every column that carries marks: a name or a value holding invisible characters, and the notes.
+      { id: 'marks', type: 'marks', columns: [0, 4, 5, 6] },
     ],
     groupColumn: GROUP_COLUMN,
     noun: ['row', 'rows'],

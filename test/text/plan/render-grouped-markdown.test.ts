@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { summarisePlan, type Plan } from '../../../src/plan/types.js';
 import { itemsOf } from '../../../src/text/plan/group-same-changes.js';
-import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, PLAN_PAGE_PLACEHOLDER, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
-import { GITLAB_NOTE_LENGTH, linkPlanPage, MAX_COMMENT_LENGTH, PLAN_PAGE_PLACEHOLDER as PIPELINE_PLACEHOLDER } from '../../../pipeline/sticky-comment.mjs';
-import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
+import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, PLAN_PAGE_PLACEHOLDER, PLAN_PAGE_URL_MAX_LENGTH, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
+import {
+  commentMarker,
+  composePlanComment,
+  GITLAB_NOTE_LENGTH,
+  linkPlanPage,
+  MAX_COMMENT_LENGTH,
+  PLAN_PAGE_PLACEHOLDER as PIPELINE_PLACEHOLDER,
+  PLAN_PAGE_URL_MAX_LENGTH as PIPELINE_URL_MAX_LENGTH,
+} from '../../../pipeline/sticky-comment.mjs';
+import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, problem, removeChannel, revokeInvitation } from '../../support/plan-fixtures.js';
 import { planBulkExample } from './bulk-example-plan.js';
 import { fivePatternPlan, singlesPlan } from './pattern-plans.js';
 
@@ -150,8 +158,10 @@ describe('renderGroupedMarkdown', () => {
     expect(markdown.length).toBeLessThanOrEqual(65_000);
     expectEveryChangeAccountedFor(markdown, plan);
     expect(markdown).toMatch(/\n_\d+ single changes of Billing: billingEmail are left out to fit the comment: every one is on \[the plan page\]\(#orgform-plan-page\)\._\n/);
-    // The budget is used, not wasted: within a row's length of the limit.
-    expect(markdown.length).toBeGreaterThan(64_000);
+    // The budget is used, not wasted: linked at the longest address, within a row's length of the limit.
+    const linked = linkPlanPage(markdown, 'https://example.test/'.padEnd(PLAN_PAGE_URL_MAX_LENGTH, 'a'));
+    expect(linked.length).toBeGreaterThan(64_000);
+    expect(linked.length).toBeLessThanOrEqual(65_000);
   });
 
   it('shows every row in GitLab’s million characters', () => {
@@ -186,6 +196,26 @@ describe('renderGroupedMarkdown', () => {
     for (const section of sections) expect(section.shown, section.heading).toBeGreaterThan(20);
     expect(Math.max(...sections.map((s) => s.shown)) - Math.min(...sections.map((s) => s.shown))).toBeLessThanOrEqual(20);
     expectEveryChangeAccountedFor(markdown, plan);
+  });
+
+  it('stays within GitHub’s limit once the Action links the page, however long (within reason) the page’s address', () => {
+    // Every section too long to show whole, so that each says what it left out with a link, and problems too.
+    const changes = Array.from({ length: 8_000 }, (_, i) => {
+      const s = `org-${String(i).padStart(5, '0')}`;
+      return [billing(s, { billingEmail: ['a@x.test', `b${i}@x.test`], customerID: ['c', `c${i}`], subscriptionID: ['s', `s${i}`], platformID: ['p', `p${i}`] }), acceptInvitation(s, `inv_a${i}`), revokeInvitation(s, `inv_r${i}`), removeChannel(s, `chn_${i}`)];
+    }).flat();
+    const plan = makePlan({ changes, problems: Array.from({ length: 3_000 }, (_, i) => problem(`bad-${i}`, 'HTTP 500')) });
+    const markdown = renderGroupedMarkdown(plan);
+    expect(markdown.split(`](${PLAN_PAGE_PLACEHOLDER})`).length - 1).toBe(9);
+    // An artifact's address in a repository with a long name: https://github.com/OWNER/REPO/actions/runs/RUN/artifacts/ID.
+    const url = `https://github.com/${'o'.repeat(39)}/${'r'.repeat(100)}/actions/runs/12345678901/artifacts/2345678901`.padEnd(PLAN_PAGE_URL_MAX_LENGTH, '0');
+    const body = composePlanComment({ marker: commentMarker('orgs'), markdown: linkPlanPage(markdown, url), stderr: '', exitCode: 2, commit: 'a'.repeat(40) });
+    expect(body.length).toBeLessThanOrEqual(MAX_COMMENT_LENGTH);
+    expect(body).not.toContain('too long for a comment');
+    expectEveryChangeAccountedFor(body, plan);
+    // A longer address is refused, so that the promise holds (the Action then leaves the links as they are, and warns).
+    expect(PIPELINE_URL_MAX_LENGTH).toBe(PLAN_PAGE_URL_MAX_LENGTH);
+    expect(() => linkPlanPage(markdown, `${url}0`)).toThrow(/at most 300 characters/);
   });
 
   it('stays under any limit, however small', () => {
