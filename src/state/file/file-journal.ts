@@ -77,6 +77,10 @@ export class FileJournal implements StateJournal {
         let text = '';
         for (const p of batch) text += `${p.line}\n`;
         await this.log.append(Buffer.from(text));
+        // Again once the bytes are on disk: a run force-unlocked while it appended may have had its
+        // log folded and removed by then, these bytes with it (a fold takes the logs of runs out
+        // of the table). Still held now means out of the table only after the bytes went.
+        await this.options.checkHeld();
         this.written.appends += 1;
         this.written.entries += batch.length;
         for (const p of batch) {
