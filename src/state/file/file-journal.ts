@@ -60,6 +60,12 @@ export class FileJournal implements StateJournal {
     while (this.writing !== null) await this.writing;
   }
 
+  /** Throws, as a failed write does, once the lock is no longer the run's (or a write has failed). */
+  async checkHeld(): Promise<void> {
+    if (this.failure === undefined) await this.options.checkHeld().catch((err: unknown) => this.fail(err, []));
+    if (this.failure !== undefined) throw this.failure;
+  }
+
   /** Waits for what is recorded, then closes the log: nothing is appended to it after this. */
   async close(): Promise<void> {
     await this.flush();
