@@ -153,6 +153,7 @@ describe('force-unlock on a file state', () => {
     await held.release();
     expect(Object.keys((await readJournalFile(statePath)).services[SERVICE] ?? {})).toEqual([journalKey('remove-channel', 'o1', 'c1')]);
   });
+
   it('tells a run whose lock was broken when it asks before its next change, with no record to make: the loss, once', async () => {
     const held = await lockFileState(statePath, { env: env() });
     const lost: OrgformError[] = [];
