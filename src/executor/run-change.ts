@@ -131,7 +131,7 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
   /** Runs change `index`, or ends it as `decided` says, or as not started; resolves to how it ended. */
   private async runChange(index: number, decided: Decided | undefined, reread: ListingReread | undefined, turn: Turn): Promise<Outcome> {
     const change = this.options.changes[index]!;
-    const early = decided ?? this.notToStart(change);
+    const early = decided ?? this.notToStart(change) ?? (await this.lockLost(change));
     if (early !== undefined) return this.end(index, { outcome: early.outcome, reason: early.reason, durationMs: 0 });
     const { context, now } = this.options;
     const startedAt = now();
@@ -165,6 +165,19 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
     }
     if (isRecordedDone(change, this.isJournaled)) return { outcome: 'already-done', reason: 'recorded in the state journal' };
     return undefined;
+  }
+
+  /** Whether the lock on the state was lost unheard of (a file state's force-unlock): then nothing more starts, this change included. */
+  private async lockLost(change: ApplicableChange): Promise<{ outcome: Outcome; reason: string } | undefined> {
+    if (this.options.journal.checkHeld === undefined) return undefined;
+    try {
+      await this.options.journal.checkHeld();
+      return undefined;
+    } catch (err) {
+      // A lost lock halts the run (an interrupt, said at the end); any other failure is the journal's.
+      this.journalFailure ??= errorMessage(err).replace(/\.$/, '');
+      return this.notToStart(change);
+    }
   }
 
   /**

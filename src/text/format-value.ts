@@ -48,6 +48,11 @@ export function plural(n: number, singular: string, pluralForm = `${singular}s`)
   return `${n} ${n === 1 ? singular : pluralForm}`;
 }
 
+/** `Requests sent a second`: words that begin a sentence or a heading. */
+export function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /** The plan's changes grouped by organisation in plan order, with set-active changes apart (shown last). */
 export function groupChanges(changes: readonly Change[]): { organisations: Array<{ slug: string; id: string; changes: Change[] }>; setActive: Change[] } {
   const bySlug = new Map<string, { slug: string; id: string; changes: Change[] }>();

@@ -1,85 +1,47 @@
 /**
  * The GitHub Action (action.yml and its scripts in action/), run whole by a port of the runner's
- * composite-action steps (test/support/composite-action.ts) in a simulated job: GITHUB_OUTPUT,
- * GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH and the rest as the runner sets them, the service played by
- * the emulator, GitHub's comment API by a fake on 127.0.0.1, and the release the action fetches by
- * another (test/support/fake-release.ts). An `npm` on PATH fails the test if anything calls it.
+ * composite-action steps (test/support/composite-action.ts) in a simulated job
+ * (test/support/action-job.ts): GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH and the rest as
+ * the runner sets them, the service played by the emulator, GitHub's comment API by a fake on
+ * 127.0.0.1, and the release the action fetches by another (test/support/fake-release.ts). An `npm`
+ * on PATH fails the test if anything calls it. The apply of a merge and drift:
+ * reviewed-apply.test.ts.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readEmulatorData } from '../../src/emulator/data.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { runCompositeAction, type ActionRun } from '../support/composite-action.js';
-import { startFakeGithub, type FakeForge } from '../support/fake-forges.js';
-import { startFakeRelease, type FakeRelease } from '../support/fake-release.js';
+import type { ActionRun } from '../support/composite-action.js';
+import type { FakeForge } from '../support/fake-forges.js';
+import type { FakeRelease } from '../support/fake-release.js';
+import { PACKAGE_VERSION, pullRequestEvent, startActionJob, type ActionJob, type JobOptions } from '../support/action-job.js';
 import { runnerAnnotations, runnerCommands } from '../support/github-runner.js';
-import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
+import { CHANGING_CONFIG } from '../support/workspace.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const PACKAGE_VERSION = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const BROKEN_CONFIG = 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: cus_1\n';
+/** The action's steps: install, review, run, comment, report, and the last that fails the job. */
+const NOTHING_AFTER_INSTALL = [1, undefined, undefined, undefined, undefined, undefined];
 
+let job: ActionJob;
 let emulator: Emulator;
 let github: FakeForge;
 let workspace: string;
 let release: FakeRelease;
-/** A directory first on PATH whose `npm` records being called: nothing may install anything. */
-let trap: string;
 
 beforeEach(async () => {
-  emulator = await startEmulator({ slugDelayMs: 0 });
-  github = await startFakeGithub({ repository: 'acme/config', number: 7, token: 'ghs_job_token', comments: [{ id: 1, body: 'Looks good to me', author: 'User' }] });
-  workspace = await makeWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
-  release = await startFakeRelease(PACKAGE_VERSION);
-  trap = await makeWorkspace({ npm: `#!/bin/sh\necho "npm $*" >> "$(dirname "$0")/npm.log"\nexit 1\n` });
-  await chmod(join(trap, 'npm'), 0o755);
+  job = await startActionJob({ comments: [{ id: 1, body: 'Looks good to me', author: 'User' }] });
+  ({ emulator, github, workspace, release } = job);
 });
-afterEach(async () => {
-  await emulator?.stop();
-  await github?.close();
-  await release?.close();
-});
+afterEach(async () => job?.close());
 
-interface RunOptions {
-  eventName?: string;
-  event?: Record<string, unknown>;
-  env?: Record<string, string>;
-}
-
-const PULL_REQUEST = { pull_request: { number: 7, head: { sha: '0123456789abcdef', repo: { full_name: 'acme/config' } } }, repository: { full_name: 'acme/config' } };
-
-async function runAction(inputs: Record<string, string>, options: RunOptions = {}): Promise<ActionRun & { runnerTemp: string }> {
-  const runnerTemp = await makeWorkspace();
-  const run = await runCompositeAction({
-    actionDir: ROOT,
-    with: inputs,
-    workspace,
-    runnerTemp,
-    env: {
-      PATH: `${trap}:${process.env.PATH ?? ''}`,
-      HOME: workspace,
-      ORGFORM_RELEASES_URL: release.url,
-      ORGFORM_BASE_URL: emulator.url,
-      ORGFORM_TOKEN: 'demo-token',
-      ...options.env,
-    },
-    github: {
-      token: 'ghs_job_token',
-      eventName: options.eventName ?? 'pull_request',
-      event: options.event ?? PULL_REQUEST,
-      repository: 'acme/config',
-      apiUrl: github.url,
-      sha: 'fedcba9876543210',
-    },
-  });
-  return { ...run, runnerTemp };
-}
-
-const npmCalls = async () => (existsSync(join(trap, 'npm.log')) ? (await readFile(join(trap, 'npm.log'), 'utf8')).trim().split('\n') : []);
+const PULL_REQUEST = pullRequestEvent() as { pull_request: { number: number; head: { sha: string; repo: { full_name: string } } } };
+const runAction = (inputs: Record<string, string>, options?: JobOptions) => job.run(inputs, options);
+const npmCalls = () => job.npmCalls();
 const TARBALL = `GET /v${PACKAGE_VERSION}/orgform-${PACKAGE_VERSION}.tgz`;
 const SUMS = `GET /v${PACKAGE_VERSION}/SHA256SUMS`;
 
@@ -104,7 +66,7 @@ describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
     const tampered = await runAction({});
     expect(tampered.failed).toBe(true);
     expect(runnerAnnotations(tampered.steps[0]!.stdout)[0]?.data).toMatch(new RegExp(`orgform-${PACKAGE_VERSION.replace(/\./g, '\\.')}\\.tgz has the checksum [0-9a-f]{64}, not ${release.sha256}: it is not the release, so it was not run`));
-    expect(tampered.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined]);
+    expect(tampered.steps.map((s) => s.code)).toEqual(NOTHING_AFTER_INSTALL);
     expect(github.requests).toEqual([]);
 
     const other = await runAction({ sha256: 'a'.repeat(64), version: release.tarballPath });
@@ -124,11 +86,12 @@ describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
     expect(existsSync(first.outputs['plan-file']!)).toBe(true);
     expect(github.comments).toHaveLength(2);
     const comment = github.comments[1]!;
-    expect(comment.body).toMatch(/^<!-- orgform-plan -->\n\*\*orgform plan:\*\* 2 to change, 2 to remove, 1 to accept/);
+    // The plan's digest right after the marker, where the merge's apply reads it.
+    expect(comment.body).toMatch(/^<!-- orgform-plan -->\n<!-- orgform-digest (sha256:[0-9a-f]{64}) [A-Za-z0-9_-]+ -->\n\*\*orgform plan:\*\* 2 to change, 2 to remove, 1 to accept/);
+    expect(first.outputs.digest).toBe(/orgform-digest (sha256:[0-9a-f]{64})/.exec(comment.body)?.[1]);
     expect(comment.body).toContain('<sub>orgform plan for 0123456; updated on every push.</sub>');
 
-    const pushed = { ...PULL_REQUEST, pull_request: { ...PULL_REQUEST.pull_request, head: { ...PULL_REQUEST.pull_request.head, sha: '89abcdef01234567' } } };
-    const second = await runAction({}, { event: pushed });
+    const second = await runAction({}, { event: pullRequestEvent('89abcdef01234567') });
     expect(second.failed).toBe(false);
     expect(github.comments).toHaveLength(2);
     expect(github.comments[1]!.body).toContain('<sub>orgform plan for 89abcde; updated on every push.</sub>');
@@ -175,8 +138,8 @@ describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
     const data = await readEmulatorData(new URL('../../examples/emulator-data.json', import.meta.url));
     const acme = data.organisations.find((o) => o.id === 'org_acme')!;
     acme.billing = { ...acme.billing, billingEmail: 'billing@acme.example ::set-output name=pwned::1 ##[add-mask]z' };
-    await emulator.stop();
-    emulator = await startEmulator({ slugDelayMs: 0, data });
+    await job.emulator.stop();
+    job.emulator = emulator = await startEmulator({ slugDelayMs: 0, data });
     const run = await runAction({});
     const log = step(run, 'run').stdout;
     expect(log).toContain('::group::The plan, as the pull request comment shows it');
@@ -226,15 +189,18 @@ describe('action.yml: plan on a pull request', { timeout: 120_000 }, () => {
   });
 });
 
-describe('action.yml: apply', { timeout: 120_000 }, () => {
-  it('applies, sets exitcode 0, and the next plan has no changes', async () => {
-    const applied = await runAction({ command: 'apply' }, { eventName: 'push', event: { ref: 'refs/heads/main' } });
+describe('action.yml: apply without a reviewed plan, asked for by name', { timeout: 120_000 }, () => {
+  const PUSH: JobOptions = { eventName: 'push', event: { ref: 'refs/heads/main' } };
+
+  it('with apply-unreviewed: true, applies a direct push, sets exitcode 0, and the next plan has no changes', async () => {
+    const applied = await runAction({ command: 'apply', 'apply-unreviewed': 'true' }, PUSH);
     expect(applied.failed, applied.steps.map((s) => s.stdout + s.stderr).join('\n')).toBe(false);
-    expect(applied.outputs).toEqual({ exitcode: '0', 'has-changes': '', 'plan-file': '' });
-    expect(step(applied, 'run').stdout).toMatch(/^::group::Applying 5 changes$/m);
-    expect(step(applied, 'run').stdout).toMatch(/Apply complete: 5 applied/);
+    expect(applied.outputs).toEqual({ exitcode: '0', 'has-changes': '', 'plan-file': '', digest: '', 'pull-request': '' });
+    expect(runnerAnnotations(step(applied, 'review').stdout)).toEqual([expect.objectContaining({ command: 'warning', data: expect.stringContaining('apply-unreviewed is true: a fresh plan is applied without a reviewed plan to compare it with (with no pull request)') })]);
+    expect(step(applied, 'run').stdout).toContain('orgform: applied 5 changes.');
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
-    expect(github.requests).toEqual([]);
+    // No merged pull request: nothing to write the result on.
+    expect(github.requests.filter((r) => !r.includes('/pulls'))).toEqual([]);
 
     const planned = await runAction({});
     expect(planned.outputs).toMatchObject({ exitcode: '0', 'has-changes': 'false' });
@@ -242,7 +208,7 @@ describe('action.yml: apply', { timeout: 120_000 }, () => {
 
   it('an apply that fails fails the job', async () => {
     emulator.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'status', status: 401 } });
-    const run = await runAction({ command: 'apply' }, { eventName: 'push', event: { ref: 'refs/heads/main' } });
+    const run = await runAction({ command: 'apply', 'apply-unreviewed': 'true' }, PUSH);
     expect(run.outputs.exitcode).toBe('1');
     expect(run.failed).toBe(true);
   });
@@ -287,11 +253,11 @@ require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ arg
 
   it('state is passed as ORGFORM_STATE; left empty, the job’s own ORGFORM_STATE stays', async () => {
     const record = await recordingOrgform();
-    await runAction({ version: 'installed', command: 'apply', state: 'https://state.example/orgform' });
-    expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ argv: ['apply', '--auto-approve'], state: 'https://state.example/orgform' });
-    await runAction({ version: 'installed', command: 'apply' }, { env: { ORGFORM_STATE: 'postgres://job-level' } });
+    await runAction({ version: 'installed', command: 'apply', 'apply-unreviewed': 'true', state: 'https://state.example/orgform' });
+    expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ argv: ['apply', '--auto-approve', '--format', 'json'], state: 'https://state.example/orgform' });
+    await runAction({ version: 'installed', command: 'apply', 'apply-unreviewed': 'true' }, { env: { ORGFORM_STATE: 'postgres://job-level' } });
     expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ state: 'postgres://job-level' });
-    await runAction({ version: 'installed', command: 'apply' });
+    await runAction({ version: 'installed', command: 'apply', 'apply-unreviewed': 'true' });
     expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ state: null });
   });
 
@@ -324,7 +290,9 @@ require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ arg
 
   it('a bad input fails the first step, before anything is installed or run', async () => {
     for (const [inputs, message] of [
-      [{ command: 'destroy' }, 'command must be plan or apply (got "destroy")'],
+      [{ command: 'destroy' }, 'command must be plan, apply or drift (got "destroy")'],
+      [{ command: 'apply', 'apply-unreviewed': 'yes' }, 'apply-unreviewed must be true or false (got "yes")'],
+      [{ command: 'apply', 'expect-digest': 'sha256:abc' }, 'expect-digest must be a plan\'s whole digest, sha256: and 64 hexadecimal digits (got "sha256:abc")'],
       [{ 'max-changes': 'ten' }, 'max-changes must be a whole number (got "ten")'],
       [{ comment: 'yes' }, 'comment must be true or false (got "yes")'],
       [{ args: '--target "unclosed' }, 'args: unterminated " quote'],
@@ -335,7 +303,10 @@ require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ arg
     ] as const) {
       const run = await runAction(inputs);
       expect(run.failed).toBe(true);
-      expect(run.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined]);
+      // The report step runs after any failure of apply or drift (a drift issue says orgform did not
+      // run); with no pull request it writes nothing, and it refuses an unknown command too.
+      const report = !('command' in inputs) ? undefined : inputs.command === 'destroy' ? 1 : 0;
+      expect(run.steps.map((s) => s.code)).toEqual([1, undefined, undefined, undefined, report, undefined]);
       expect(runnerAnnotations(run.steps[0]!.stdout)[0]?.data).toContain(message);
     }
     expect(await npmCalls()).toEqual([]);

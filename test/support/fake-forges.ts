@@ -1,11 +1,13 @@
 /**
  * Fakes of the two forges' APIs on 127.0.0.1, as much of them as orgform's pipelines use:
- * GitHub's issue comments (list by page, create, update; github-actions[bot] writes them), and
- * GitLab's merge request notes (the token's user, list by page, create, update) and its managed
- * Terraform state (Terraform's HTTP backend as GitLab serves it: GET, POST ?ID= with a JSON body
- * holding an integer `serial`, POST and DELETE …/lock answering 409 with the holder, basic auth as
- * gitlab-ci-token with the job token). Each records the requests it was sent and checks the token,
- * and can be told to refuse writes (a read-only token).
+ * GitHub's issue comments (list by page, create, update; github-actions[bot] writes them), the pull
+ * requests of a commit, and the repository's issues (list open ones by page, create, update, comment,
+ * close); GitLab's merge request notes (the token's user, list by page, create, update), the merge
+ * requests of a commit, the project's issues (list by page, create, update, note, close) and its
+ * managed Terraform state (Terraform's HTTP backend as GitLab serves it: GET, POST ?ID= with a JSON
+ * body holding an integer `serial`, POST and DELETE …/lock answering 409 with the holder, basic auth
+ * as gitlab-ci-token with the job token). Each records the requests it was sent and checks the
+ * token, and can be told to refuse writes (a read-only token).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,9 +20,28 @@ export interface FakeComment {
   system?: boolean;
 }
 
+/** An issue; `author` as a comment's. */
+export interface FakeIssue {
+  number: number;
+  title: string;
+  body: string;
+  state: 'open' | 'closed';
+  author: string | number;
+  /** The notes or comments written on it, in order. */
+  notes: string[];
+}
+
 export interface FakeForge {
   url: string;
   comments: FakeComment[];
+  /** The repository's or project's issues. */
+  issues: FakeIssue[];
+  /**
+   * The pull requests (GitHub: `{ number, merged_at, merge_commit_sha, base: { ref } }`) or merge
+   * requests (GitLab: `{ iid, state, merge_commit_sha, squash_commit_sha, sha, target_branch }`)
+   * of each commit, by its SHA, as the API answers them.
+   */
+  pullsOf: Map<string, Array<Record<string, unknown>>>;
   /** GitLab's Terraform states by name: the stored text, and the lock's ID when locked. */
   states: Map<string, { text?: string; lock?: { ID: string } & Record<string, unknown> }>;
   /** `METHOD /path?query` of every request, in order. */
@@ -64,13 +85,19 @@ function page<T>(items: T[], url: URL, base: string): [T[], Record<string, strin
 
 /** GitHub's REST API for pull request `number` of `repository`, answering `token` only. */
 export async function startFakeGithub(options: { repository: string; number: number; token: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], states: new Map(), requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
   const list = `/repos/${options.repository}/issues/${options.number}/comments`;
   const one = new RegExp(`^/repos/${options.repository}/issues/comments/(\\d+)$`);
+  const pulls = new RegExp(`^/repos/${options.repository}/commits/([^/]+)/pulls$`);
   // author 'Bot' is github-actions[bot] (the job's token), 'User' someone; any other string is that bot's login.
-  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: { login: c.author === 'Bot' ? 'github-actions[bot]' : c.author === 'User' ? 'someone' : c.author, type: c.author === 'User' ? 'User' : 'Bot' } });
+  const user = (author: string | number) => ({ login: author === 'Bot' ? 'github-actions[bot]' : author === 'User' ? 'someone' : String(author), type: author === 'User' ? 'User' : 'Bot' });
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: user(c.author) });
+  const issues = githubIssues(options.repository, state, user);
   return listen((req, url, body, reply) => {
     if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { message: 'Bad credentials' });
+    const commit = pulls.exec(url.pathname);
+    if (req.method === 'GET' && commit) return reply(200, state.pullsOf.get(decodeURIComponent(commit[1]!)) ?? []);
+    if (issues(req.method ?? 'GET', url, body, reply, `http://${req.headers.host}`)) return;
     if (req.method === 'GET' && url.pathname === list) {
       const [items, headers] = page(state.comments, url, `http://${req.headers.host}`);
       return reply(200, items.map(show), headers);
@@ -96,7 +123,9 @@ export async function startFakeGithub(options: { repository: string; number: num
  * access token `token`, whose user has id `userId`; Terraform states with `jobToken`.
  */
 export async function startFakeGitlab(options: { projectId: string; iid: string; token: string; userId: number; jobToken: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], states: new Map(), requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
+  const commitRequests = new RegExp(`^/api/v4/projects/${options.projectId}/repository/commits/([^/]+)/merge_requests$`);
+  const issues = gitlabIssues(options.projectId, options.userId, state);
   const notes = `/api/v4/projects/${options.projectId}/merge_requests/${options.iid}/notes`;
   const terraform = new RegExp(`^/api/v4/projects/${options.projectId}/terraform/state/([^/]+)(/lock)?$`);
   const jobAuth = `Basic ${Buffer.from(`gitlab-ci-token:${options.jobToken}`).toString('base64')}`;
@@ -142,6 +171,9 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
     }
     if (req.headers['private-token'] !== options.token) return reply(401, { message: '401 Unauthorized' });
     if (req.method === 'GET' && url.pathname === '/api/v4/user') return reply(200, { id: options.userId, username: 'project_42_bot' });
+    const commit = commitRequests.exec(url.pathname);
+    if (req.method === 'GET' && commit) return reply(200, state.pullsOf.get(decodeURIComponent(commit[1]!)) ?? []);
+    if (issues(req.method ?? 'GET', url, body, reply, `http://${req.headers.host}`)) return;
     if (req.method === 'GET' && url.pathname === notes) {
       const [items, headers] = page(state.comments, url, `http://${req.headers.host}`);
       return reply(200, items.map(show), headers);
@@ -159,4 +191,84 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
     }
     return reply(404, { message: '404 Not Found' });
   }, state);
+}
+
+type Reply = (status: number, value: unknown, headers?: Record<string, string>) => void;
+
+/** GitHub's issues of `repository`: open ones listed by page (pull requests none), created, edited, commented on and closed. */
+function githubIssues(repository: string, state: { issues: FakeIssue[]; readOnly: boolean }, user: (author: string | number) => unknown) {
+  const base = `/repos/${repository}/issues`;
+  const one = new RegExp(`^${base}/(\\d+)(/comments)?$`);
+  const show = (i: FakeIssue) => ({ id: 5000 + i.number, number: i.number, title: i.title, body: i.body, state: i.state, user: user(i.author) });
+  return (method: string, url: URL, body: string, reply: Reply, origin: string): boolean => {
+    if (method === 'GET' && url.pathname === base) {
+      const open = state.issues.filter((i) => url.searchParams.get('state') !== 'open' || i.state === 'open');
+      const [items, headers] = page(open, url, origin);
+      reply(200, items.map(show), headers);
+      return true;
+    }
+    const match = one.exec(url.pathname);
+    if (method === 'POST' && url.pathname === base) {
+      if (state.readOnly) return (reply(403, { message: 'Resource not accessible by integration' }), true);
+      const { title, body: text } = JSON.parse(body) as { title: string; body: string };
+      const issue: FakeIssue = { number: state.issues.length + 1, title, body: text, state: 'open', author: 'Bot', notes: [] };
+      state.issues.push(issue);
+      reply(201, show(issue));
+      return true;
+    }
+    const issue = match === null ? undefined : state.issues.find((i) => i.number === Number(match[1]));
+    if (issue === undefined || match === null) return false;
+    if (method === 'POST' && match[2] === '/comments') {
+      issue.notes.push((JSON.parse(body) as { body: string }).body);
+      reply(201, { id: 1, body: '' });
+      return true;
+    }
+    if (method === 'PATCH' && match[2] === undefined) {
+      const change = JSON.parse(body) as Partial<{ title: string; body: string; state: 'open' | 'closed' }>;
+      Object.assign(issue, change);
+      reply(200, show(issue));
+      return true;
+    }
+    return false;
+  };
+}
+
+/** GitLab's issues of project `projectId`: opened ones listed by page (filtered by author_id), created, edited, noted and closed. */
+function gitlabIssues(projectId: string, userId: number, state: { issues: FakeIssue[] }) {
+  const base = `/api/v4/projects/${projectId}/issues`;
+  const one = new RegExp(`^${base}/(\\d+)(/notes)?$`);
+  const show = (i: FakeIssue) => ({ id: 7000 + i.number, iid: i.number, title: i.title, description: i.body, state: i.state === 'open' ? 'opened' : 'closed', author: { id: i.author, username: i.author === userId ? 'project_42_bot' : `user_${i.author}` } });
+  return (method: string, url: URL, body: string, reply: Reply, origin: string): boolean => {
+    if (method === 'GET' && url.pathname === base) {
+      const author = url.searchParams.get('author_id');
+      const open = state.issues.filter((i) => (url.searchParams.get('state') !== 'opened' || i.state === 'open') && (author === null || String(i.author) === author));
+      const [items, headers] = page(open, url, origin);
+      reply(200, items.map(show), headers);
+      return true;
+    }
+    if (method === 'POST' && url.pathname === base) {
+      const { title, description } = JSON.parse(body) as { title: string; description: string };
+      const issue: FakeIssue = { number: state.issues.length + 1, title, body: description, state: 'open', author: userId, notes: [] };
+      state.issues.push(issue);
+      reply(201, show(issue));
+      return true;
+    }
+    const match = one.exec(url.pathname);
+    const issue = match === null ? undefined : state.issues.find((i) => i.number === Number(match[1]));
+    if (issue === undefined || match === null) return false;
+    if (method === 'POST' && match[2] === '/notes') {
+      issue.notes.push((JSON.parse(body) as { body: string }).body);
+      reply(201, { id: 1, body: '' });
+      return true;
+    }
+    if (method === 'PUT' && match[2] === undefined) {
+      const change = JSON.parse(body) as Partial<{ title: string; description: string; state_event: string }>;
+      if (change.title !== undefined) issue.title = change.title;
+      if (change.description !== undefined) issue.body = change.description;
+      if (change.state_event === 'close') issue.state = 'closed';
+      reply(200, show(issue));
+      return true;
+    }
+    return false;
+  };
 }

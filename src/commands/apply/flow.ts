@@ -32,7 +32,8 @@ import type { LockEnvironment } from '../../state/lock-environment.js';
 import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import type { HeldState, StateBackend, StateJournal } from '../../state/state-backend.js';
-import { checkPlanSafety } from '../../plan/check-plan-safety.js';
+import { checkPlanSafety, type SafetyLimits } from '../../plan/check-plan-safety.js';
+import { readReviewedPlan } from '../../plan/read/read-reviewed-plan.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
@@ -60,6 +61,13 @@ export interface ApplyInputs {
   maxReadAgeMs?: number;
   /** ORGFORM_PLAN_KEY: a saved plan must be signed with it. */
   planKey?: string;
+  /**
+   * --expect-digest: the digest of the plan that was reviewed. The fresh plan is applied, without a
+   * question, only when it is that plan (or has no changes at all); otherwise nothing is written.
+   */
+  expectDigest?: string;
+  /** --reviewed: a file ending with the reviewed plan's marker, so that a refusal can say what differs. */
+  reviewedFile?: string;
 }
 
 /** Who approves a fresh plan: someone at a terminal, or no one (and why not). */
@@ -87,7 +95,7 @@ export type ApplyOutcome =
 
 export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<ApplyOutcome> {
   // Never wait for an answer that cannot come: refuse before anything is read.
-  if (inputs.planFile === undefined && !inputs.autoApprove && 'unavailable' in deps.confirmation) {
+  if (inputs.planFile === undefined && !inputs.autoApprove && inputs.expectDigest === undefined && 'unavailable' in deps.confirmation) {
     return refused(inputs, { kind: 'cannot-confirm', why: deps.confirmation.unavailable });
   }
 
@@ -112,7 +120,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
   try {
     // Apply: every change, in order within each organisation; every event to the view, which has
     // heard the client since Connect.
-    view.applyStarting(client);
+    view.applyStarting(client, { changes, serviceKey });
     let summary: ApplySummary;
     try {
       summary = await applyPlan(changes, {
@@ -180,7 +188,9 @@ interface Prepared {
 
 async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, halt: Halt): Promise<Prepared | ApplyOutcome> {
   // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
+  // With --expect-digest, the reviewed plan too: a file that is not the reviewed plan is refused now.
   const source = await load(inputs, deps, view);
+  const expect = await expected(inputs, deps);
 
   // Connect: from here on the client tells the view itself (its waits while the plan is read too).
   const hooks: ClientHooks = { events: view, onHalt: halt.stop };
@@ -205,7 +215,11 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
     const made = saved ? await replanSaved(inputs, deps, source, saved, read) : await planFresh(inputs, source, read, view);
     if ('kind' in made) return made;
     const { plan, listed } = made;
-    const safety = checkPlanSafety(plan, { staleReasons: made.staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
+    const safety = checkPlanSafety(plan, {
+      staleReasons: made.staleReasons,
+      ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }),
+      ...(expect === undefined ? {} : { expect }),
+    });
     const hazard = safety.hazards[0];
     if (hazard !== undefined) {
       await view.planRefused?.(plan, hazard, source.selected);
@@ -213,7 +227,8 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
     }
 
     // Confirm, when there is something to write: the budget, any warning, then the question
-    // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made).
+    // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made, and
+    // one applied by its digest is the plan reviewed).
     if (plan.changes.length > 0) {
       if (safety.budget) view.budgetChecked(safety.budget);
       const warning =
@@ -221,7 +236,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
           ? undefined
           : tokenExpiryWarning({ expiresAt: tokenExpiry.expiresAt, now: deps.now(), changes: plan.changes.length, rps: client.rateStatus().rps ?? ASSUMED_RPS });
       if (warning !== undefined) view.warn(warning);
-      if (!saved && !inputs.autoApprove && !(await approve(deps.confirmation, plan.changes.length))) {
+      if (!saved && !inputs.autoApprove && expect === undefined && !(await approve(deps.confirmation, plan.changes.length))) {
         view.cancelled();
         return { kind: 'cancelled' };
       }
@@ -248,6 +263,13 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
       }
     }
   }
+}
+
+/** --expect-digest, with the reviewed plan's essence when --reviewed names a file whose marker carries its record. */
+async function expected(inputs: ApplyInputs, deps: ApplyDeps): Promise<SafetyLimits['expect']> {
+  if (inputs.expectDigest === undefined) return undefined;
+  const reviewed = inputs.reviewedFile === undefined ? undefined : await readReviewedPlan(inputs.reviewedFile, deps.cwd, inputs.expectDigest);
+  return { digest: inputs.expectDigest, ...(reviewed === undefined ? {} : { reviewed }) };
 }
 
 /**

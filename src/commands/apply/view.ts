@@ -9,13 +9,20 @@ import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import type { ConfigProblem } from '../../model/config-problem.js';
 import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';
-import type { Plan } from '../../plan/types.js';
+import type { ApplicableChange, Plan } from '../../plan/types.js';
 import type { EventSink } from '../../model/event-sink.js';
 import { NOTHING_CHANGED } from '../../text/plan/plan-headline.js';
 
 /** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */
 export interface RateGauge {
   rateStatus(): RateStatus;
+}
+
+/** What apply is about to run: its changes in plan order (apply lets each go as it ends: copy what is kept), and the service. */
+export interface ApplyRun {
+  changes: readonly ApplicableChange[];
+  /** The service's base URL, as plans and the journal name it. */
+  serviceKey: string;
 }
 
 export interface ApplyView extends EventSink<ApplyEvent> {
@@ -34,7 +41,7 @@ export interface ApplyView extends EventSink<ApplyEvent> {
   /** The answer was not yes. */
   cancelled(): void;
   /** Changes are about to run; `meter` may be read until applyStopped. */
-  applyStarting(meter: RateGauge): void;
+  applyStarting(meter: RateGauge, run: ApplyRun): void;
   /**
    * Every event of the run, in order, from Connect to the end: applyPlan's, and the client's (a
    * retry of a change's request, a rate change, a wait of 2 s for the service, its rate limit, the

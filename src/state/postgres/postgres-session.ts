@@ -51,6 +51,8 @@ export class PostgresSession {
   private closing = false;
   /** Statements sent and not answered yet. */
   private running = 0;
+  /** When the statements under way were last heard of: the first sent, or the last answered (performance.now()). */
+  private heardAt = 0;
   private lostListener: ((why: string) => void) | undefined;
 
   private constructor(
@@ -105,11 +107,19 @@ export class PostgresSession {
     return this.counted(this.client.query({ text, query_timeout: timeoutMs } as QueryConfig));
   }
 
-  /** Whether the server still answers, within `timeoutMs` (a held session's check while the run is quiet). */
-  async probe(timeoutMs: number): Promise<void> {
-    // A statement under way answers for the connection (and a probe queued behind a slow one would time out for nothing).
-    if (this.running > 0) return;
-    await this.counted(this.client.query({ text: 'SELECT 1', query_timeout: timeoutMs } as QueryConfig));
+  /**
+   * Whether the server still answers for this session, within `timeoutMs` (a held session's
+   * check): false when it does not hold the session any more. A statement under way holds the
+   * connection (a probe queued behind it would wait for it): one heard of within `timeoutMs`
+   * answers for the connection; past that, `elsewhere` asks through a connection of its own, for a
+   * server that ended the session may let another run take its lock while this connection waits.
+   */
+  async probe(timeoutMs: number, elsewhere: () => Promise<boolean>): Promise<boolean> {
+    if (this.running === 0) {
+      await this.counted(this.client.query({ text: 'SELECT 1', query_timeout: timeoutMs } as QueryConfig));
+      return true;
+    }
+    return performance.now() - this.heardAt < timeoutMs || elsewhere();
   }
 
   /** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
@@ -151,11 +161,13 @@ export class PostgresSession {
   }
 
   private async counted<T>(query: Promise<T>): Promise<T> {
+    if (this.running === 0) this.heardAt = performance.now();
     this.running += 1;
     try {
       return await query;
     } finally {
       this.running -= 1;
+      this.heardAt = performance.now();
     }
   }
 
