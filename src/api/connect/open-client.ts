@@ -6,8 +6,8 @@
  * the view as an event of the run, the way the flow's own events do.
  */
 import type { OrganisationsClient } from '../client.js';
-import type { RetryEvent } from '../dispatcher.js';
-import type { NetworkSettings } from '../proxy-settings.js';
+import type { RetryEvent } from '../../transport/transport.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { RateEvent } from '../rate/rate-gate.js';
 import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { TokenSource } from '../token-source.js';

@@ -29,7 +29,7 @@ import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js
 import { journalKey } from '../../model/journal-key.js';
 import type { ApplyView } from './view.js';
 import type { LockEnvironment } from '../../state/lock-environment.js';
-import type { NetworkSettings } from '../../api/proxy-settings.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import type { HeldState, StateBackend, StateJournal } from '../../state/state-backend.js';
 import { checkPlanSafety, type SafetyLimits } from '../../plan/check-plan-safety.js';

@@ -14,7 +14,7 @@ import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../../plan/saved-plan.js
 import type { Plan } from '../../plan/types.js';
 import { digestPlan } from '../../plan/plan-digest.js';
 import type { PlanView } from './view.js';
-import type { NetworkSettings } from '../../api/proxy-settings.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import { writeFileAtomically } from '../../state/write-file-atomically.js';
 import { findWorkTree } from '../../work-tree.js';

@@ -9,6 +9,7 @@
 import type { Client, ClientConfig, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { OrgformError } from '../../errors.js';
 import { redactSecrets } from '../../redact.js';
+import { describeSocketError } from '../../transport/describe-failure.js';
 import type { StateSpec } from '../parse-state-spec.js';
 import { stateUnavailableError } from '../state-backend.js';
 import type { StateSettings } from '../state-settings.js';
@@ -200,8 +201,8 @@ export class PgErrorWords {
     if (e?.code === '57014' || /timeout expired|connection timeout|query read timeout/i.test(e?.message ?? '')) {
       return `no answer in time (ORGFORM_STATE_TIMEOUT_MS is ${this.settings.timeoutMs} ms)`;
     }
-    if (e?.code === 'ECONNREFUSED') return 'connection refused (is the database up, and are the host and port right?)';
-    if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'the host name could not be resolved';
+    const socket = describeSocketError(err, { name: 'the database', address: 'the URL' }, 'never');
+    if (socket !== undefined) return socket;
     const message = typeof e?.message === 'string' && e.message !== '' ? e.message : String(err);
     const hint = (e?.code !== undefined && this.hint(e.code, message)) || '';
     return redactSecrets(`${message}${e?.code && !message.includes(e.code) ? ` [${e.code}]` : ''}${hint}`, this.secrets);
