@@ -25,7 +25,7 @@ async function apply(world: { cwd: string; env: Record<string, string> }, extra:
 }
 
 describe('apply --report html=FILE', () => {
-  it('writes the run as a page, with its wait for a 429 in the chart, and the job summary draws it too', async () => {
+  it('writes the run as a page, every request counted, with its wait for a 429 in the chart, and the job summary draws it too', async () => {
     const world = await setupBillingWorld(6);
     world.emulator.faults.add({ operation: 'updateBillingDetails', fault: { kind: 'status', status: 429, retryAfter: 1 } });
     const summaryFile = join(world.cwd, 'summary.md');
@@ -33,7 +33,9 @@ describe('apply --report html=FILE', () => {
     expect(code).toBe(0);
     expect(page).toContain('<p><strong>Complete: 6 changes applied, 0 already done.</strong></p>');
     expect(page).toContain(`for <code>${world.emulator.url.replace(/\/$/, '')}</code>`);
-    expect(page).toContain('<li>6 changes in ');
+    // Counted as the transport tells them: every request the service was sent, the plan's reads and the retried 429 included.
+    expect(page).toContain(`<li>${world.emulator.counters.total} requests in `);
+    expect(world.emulator.counters.total).toBeGreaterThan(7);
     expect(page).toContain('<li>1 answer was 429 (too many requests).</li>');
     expect(page).toMatch(/<li>Every request was held back once, 1 s in all;/);
     expect(page).toMatch(/<svg class="chart"[^>]*>[\s\S]*<rect class="pause"/);

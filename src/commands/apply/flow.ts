@@ -193,7 +193,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
   const expect = await expected(inputs, deps);
 
   // Connect: from here on the client tells the view itself (its waits while the plan is read too).
-  const hooks: ClientHooks = { events: view, onHalt: halt.stop };
+  const hooks: ClientHooks = { events: view, onHalt: halt.stop, ...(view.attempt === undefined ? {} : { onAttempt: view.attempt.bind(view) }) };
   const { client, tokenExpiry } = await deps.openClient(hooks);
   let state: StateBackend | undefined;
   let lock: HeldState | undefined;

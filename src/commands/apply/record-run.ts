@@ -16,7 +16,7 @@ import type { ApplyView } from './view.js';
 import { CANCELLED_TEXT } from './view.js';
 import { ApplyReportRecord } from './views/apply-report-record.js';
 import { refusalError } from './views/refusal-error.js';
-import { TimelineFeed } from './views/timeline-feed.js';
+import { TimelineFeed, type AttemptEvent } from './views/timeline-feed.js';
 
 /** One `--report html=FILE`. */
 export interface HtmlReportSpec {
@@ -87,6 +87,7 @@ export class RunRecording {
         record?.event(event);
         view.event(event);
       },
+      ...(feed === undefined ? {} : { attempt: (event: AttemptEvent) => feed.event(event) }),
     };
   }
 

@@ -11,6 +11,7 @@ import type { ConfigProblem } from '../../model/config-problem.js';
 import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';
 import type { ApplicableChange, Plan } from '../../plan/types.js';
 import type { EventSink } from '../../model/event-sink.js';
+import type { AttemptEvent } from './views/timeline-feed.js';
 import { NOTHING_CHANGED } from '../../text/plan/plan-headline.js';
 
 /** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */
@@ -49,6 +50,11 @@ export interface ApplyView extends EventSink<ApplyEvent> {
    * only while changes run).
    */
   event(event: ApplyEvent): void;
+  /**
+   * Each request attempt as it goes on the wire and as it ends (the plan's reads included), for a
+   * view that records the run over time; a view without it is not told (nothing is made per attempt).
+   */
+  attempt?(event: AttemptEvent): void;
   /** The apply is over, normally or not: stop timers, close what is open. */
   applyStopped(): void;
   /** The outcome, once the journal is written. */

@@ -4,7 +4,8 @@
  * when it happened (the flow's clock), and so does whoever asks for the timeline.
  *
  * Two recorders, one shown. Request attempts, from the run's start (the plan's reads included),
- * once the transport tells them (AttemptEvent: the seam, which nothing emits yet); until then,
+ * as the transport tells them (AttemptEvent, through ClientHooks.onAttempt); without them (a client
+ * that tells none, as in the flow's tests),
  * changes, from the start of apply: each change's start and end, with the client's 429 answers and
  * its rate read from the meter at each of them and at each rate event and wait (the rate also
  * moves between rate events, as it grows back). The rate held to and every pause come from the client's rate events, in both.
@@ -15,7 +16,7 @@ import { RunTimelineRecorder, type RunTimeline } from '../../../model/run-timeli
 import type { RateGauge } from '../view.js';
 
 /**
- * What the transport is to tell of each request attempt, through the client's events (ClientEvent),
+ * What the transport tells of each request attempt (transport/attempts.ts, through ClientHooks.onAttempt),
  * first attempts and retries, reads and writes alike: when it went on the wire, and when it ended,
  * with the answer's status, or none for an attempt that ended without an answer (a network
  * failure, a timeout). Once one is told, the timeline counts requests instead of changes.
