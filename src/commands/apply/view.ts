@@ -11,13 +11,20 @@ import type { ConfigProblem } from '../../model/config-problem.js';
 import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';
 import type { ApplicableChange, Plan } from '../../plan/types.js';
 import type { EventSink } from '../../model/event-sink.js';
-import type { AttemptEvent } from './views/timeline-feed.js';
 import { NOTHING_CHANGED } from '../../text/plan/plan-headline.js';
 
 /** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */
 export interface RateGauge {
   rateStatus(): RateStatus;
 }
+
+/**
+ * What the transport tells of each request attempt (transport/attempts.ts, through ClientHooks.onAttempt),
+ * first attempts and retries, reads and writes alike: when it went on the wire, and when it ended,
+ * with the answer's status, or none for an attempt that ended without an answer (a network
+ * failure, a timeout). Once one is told, the timeline counts requests instead of changes.
+ */
+export type AttemptEvent = { type: 'attempt-sent'; at: number } | { type: 'attempt-ended'; at: number; sentAt: number; status?: number };
 
 /** What apply is about to run: its changes in plan order (apply lets each go as it ends: copy what is kept), and the service. */
 export interface ApplyRun {

@@ -13,15 +13,9 @@
 import type { ApplyEvent } from '../../../executor/events.js';
 import type { EventSink } from '../../../model/event-sink.js';
 import { RunTimelineRecorder, type RunTimeline } from '../../../model/run-timeline.js';
-import type { RateGauge } from '../view.js';
+import type { AttemptEvent, RateGauge } from '../view.js';
 
-/**
- * What the transport tells of each request attempt (transport/attempts.ts, through ClientHooks.onAttempt),
- * first attempts and retries, reads and writes alike: when it went on the wire, and when it ended,
- * with the answer's status, or none for an attempt that ended without an answer (a network
- * failure, a timeout). Once one is told, the timeline counts requests instead of changes.
- */
-export type AttemptEvent = { type: 'attempt-sent'; at: number } | { type: 'attempt-ended'; at: number; sentAt: number; status?: number };
+export type { AttemptEvent };
 
 export class TimelineFeed implements EventSink<ApplyEvent | AttemptEvent> {
   private readonly requests: RunTimelineRecorder;
