@@ -3,7 +3,8 @@
  * (accepts, each tried on its own, then billing, revocations, channel removals: see
  * organisation-steps.ts), the active organisation last, after its own organisation's changes.
  * A failure skips only what depends on it. Revocations and channel removals are recorded in the
- * journal as soon as they complete (the file writes each at once, a remote state in batches), and
+ * journal as soon as they complete (each ends once its entry is durable: the file state writes what
+ * arrived during a write in the next one, a remote state writes in batches), and
  * one the journal records done is not sent again. On interrupt, nothing new starts and what is in
  * flight finishes.
  *

@@ -28,7 +28,7 @@ export interface StateWorld {
 export function openStateFor(state: string | undefined, desired: DesiredState | undefined, world: StateWorld, base: string = world.cwd): Promise<StateBackend> {
   return openState({
     ...(state === undefined ? {} : { state }),
-    defaultPath: statePathFor(undefined, desired, base),
+    defaultPath: statePathFor(desired, base),
     cwd: world.cwd,
     ...(world.stateSettings === undefined ? {} : { settings: world.stateSettings }),
     ...(world.network === undefined ? {} : { network: world.network }),

@@ -71,7 +71,7 @@ export function refusedEncoding(encoding: string | undefined): string | undefine
 /**
  * Reads `body` (encoded as `encoding`, which refusedEncoding let through) and tells `sink`. Events
  * rather than an async iterator or a web stream: this runs once per request, and a bulk apply sends
- * 100,000. `declaredLength`: its Content-Length, refused at once when over the cap.
+ * 100,000. An answer whose Content-Length is over the cap is refused at once, unread.
  */
 export function readBody(body: BodyStream, headers: Headers, maxBytes: number, sink: BodySink): void {
   const encoding = encodingOf(headers);
