@@ -65,7 +65,7 @@ function linkedPlan(markdown, env) {
   const run = `${env.GITHUB_SERVER_URL || 'https://github.com'}/${env.GITHUB_REPOSITORY ?? ''}/actions/runs/${env.GITHUB_RUN_ID ?? ''}`;
   const page = env.ORGFORM_PAGE_URL ?? '';
   if (markdown === '') return markdown;
-  if (page === '') console.log(warningCommand(`The plan page was not uploaded as an artifact, so the comment links this run instead${env.ORGFORM_PAGE_FILE ? '' : ' (orgform wrote no page)'}: see the step "Upload the plan page".`));
+  if (page === '') console.log(warningCommand(`The plan page was not uploaded as an artifact, so the comment links this run instead${env.ORGFORM_PAGE_FILE ? '' : ' (orgform wrote no page)'}: see the step "Upload the page".`));
   try {
     return linkPlanPage(markdown, page || run);
   } catch (err) {

@@ -69,7 +69,7 @@ function words(name, text) {
 }
 
 /**
- * The page's artifact name: `orgform-plan-page` (plan) or `orgform-apply-report` (apply), then the
+ * The page's artifact name: `orgform-plan-page` (plan, and drift's plan) or `orgform-apply-report` (apply), then the
  * plan's key with what an artifact's name may not hold (`"`, `:`, `<`, `>`, `|`, `*`, `?`, `\`,
  * `/`, line breaks) and spaces made dashes.
  * @param {Pick<ActionInputs, 'command' | 'workingDirectory' | 'files'>} inputs
@@ -82,8 +82,8 @@ export function pageArtifactName(inputs) {
 
 /**
  * orgform's arguments for the command: the action's own flags first, then the user's `args`.
- * Plan writes Markdown for the comment and saves the plan; drift is a plan in Markdown for the
- * issue; apply is what the review step found (pipeline/reviewed-plan.mjs's applyArguments): the
+ * Plan writes Markdown for the comment and saves the plan (for its page); drift is the same plan,
+ * for the issue; apply is what the review step found (pipeline/reviewed-plan.mjs's applyArguments): the
  * reviewed plan applied by its digest, a plan applied without a review on purpose, or only a plan.
  * An apply writes its report page when `reportFile` is given.
  * @param {ActionInputs} inputs
@@ -95,9 +95,8 @@ export function orgformArguments(inputs, planFile, mode = { mode: 'no-review' },
   const common = [...inputs.files.flatMap((file) => ['-f', file]), ...(inputs.maxChanges === undefined ? [] : ['--max-changes', inputs.maxChanges])];
   switch (inputs.command) {
     case 'plan':
-      return ['plan', '--format', 'markdown', '--detailed-exitcode', '--out', planFile, ...common, ...inputs.args];
     case 'drift':
-      return ['plan', '--format', 'markdown', '--detailed-exitcode', ...common, ...inputs.args];
+      return ['plan', '--format', 'markdown', '--detailed-exitcode', '--out', planFile, ...common, ...inputs.args];
     default: {
       const applies = mode.mode === 'reviewed' || mode.mode === 'unreviewed';
       const report = applies && reportFile !== undefined ? ['--report', `html=${reportFile}`] : [];

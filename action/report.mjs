@@ -9,7 +9,8 @@
  *   Without a pull request (a direct push) there is no comment: the log, the annotation and the job
  *   summary say it.
  * - `command: drift`: the drift issue is opened, updated in place, or closed with a note
- *   (pipeline/drift-issue.mjs); an error is written into it.
+ *   (pipeline/drift-issue.mjs); an error is written into it. Its plan links the plan page uploaded
+ *   before (else the run).
  *
  * A comment or issue that cannot be written fails the step: a pull request left without its result,
  * or drift left unsaid, would mislead.
@@ -98,6 +99,7 @@ async function reportDrift(env, options, key) {
     stderr: ran ? readIfWritten(env.ORGFORM_STDERR_FILE) : 'orgform did not run: an earlier step of the action failed (see the run).',
     branch: (env.GITHUB_REF ?? '').replace(/^refs\/heads\//, '') || 'the default branch',
     runUrl: runUrl(env),
+    pageUrl: env.ORGFORM_PAGE_URL || undefined,
     commit: env.GITHUB_SHA ?? '',
   });
   console.log(result.action === 'none' ? 'No drift, and no drift issue open.' : `Drift issue #${result.id} ${result.action}.`);

@@ -9,7 +9,7 @@
  *   plan fails before making a plan.
  *   Then, from the very plan saved, offline, the plan page: `orgform show PLANFILE --format html`,
  *   which the next step uploads as an artifact.
- * drift: the same plan without --out, its Markdown for the drift issue.
+ * drift: the same plan and page, its Markdown for the drift issue, which links the page.
  * apply: what the review step decided (REVIEW_MODE): `orgform apply --expect-digest DIGEST
  *   [--reviewed FILE] … --format json` (or `--auto-approve` for apply-unreviewed), its events to a
  *   file for the result comment, its plan, errors and annotations to the log, then a line saying what
@@ -55,7 +55,7 @@ async function main() {
   console.log(`orgform ${args.join(' ')}`);
 
   const code = await run(bin, args, childEnv, { stdout: events ? resultFile : markdownFile, stderr: stderrFile });
-  if (inputs.command === 'plan' && existsSync(planFile)) await writePage(bin, planFile, pageFile, childEnv, dir);
+  if (inputs.command !== 'apply' && existsSync(planFile)) await writePage(bin, planFile, pageFile, childEnv, dir, inputs.command === 'drift' ? 'drift issue' : 'comment');
   if (events) {
     console.log(describeOutcome(readApplyOutcome(readFileSync(resultFile, 'utf8'), readFileSync(stderrFile, 'utf8'))));
   } else {
@@ -72,7 +72,7 @@ async function main() {
     digest,
     exitcode: String(code),
     'has-changes': plan ? String(code === 2) : '',
-    'plan-file': inputs.command === 'plan' && existsSync(planFile) ? planFile : '',
+    'plan-file': plan && existsSync(planFile) ? planFile : '',
     'page-file': existsSync(pageFile) ? pageFile : '',
     'page-name': pageArtifactName(inputs),
     'markdown-file': events ? '' : markdownFile,
@@ -98,22 +98,23 @@ async function run(bin, args, env, files) {
 }
 
 /**
- * The plan page of the saved plan, or none, with a warning: the plan and its comment stand without
- * it (an installed orgform older than the page, say), and the comment then links the run.
+ * The plan page of the saved plan, or none, with a warning: the plan and its comment (or drift
+ * issue) stand without it (an installed orgform older than the page, say), and link the run instead.
  * @param {string} bin
  * @param {string} planFile
  * @param {string} pageFile
  * @param {NodeJS.ProcessEnv} env
  * @param {string} dir
+ * @param {string} linker  what links the page: the comment, or the drift issue
  */
-async function writePage(bin, planFile, pageFile, env, dir) {
+async function writePage(bin, planFile, pageFile, env, dir, linker) {
   // Shown only on a failure: on success it is show's note on the saved plan, said by plan already.
   const said = join(dir, 'page.err');
   const code = await run(bin, ['show', planFile, '--format', 'html'], env, { stdout: pageFile, stderr: said, quiet: true });
   if (code === 0) return;
   process.stderr.write(readFileSync(said));
   rmSync(pageFile, { force: true });
-  console.log(warningCommand(`orgform show --format html exited with ${code}, so there is no plan page: the comment links this run instead.`));
+  console.log(warningCommand(`orgform show --format html exited with ${code}, so there is no plan page: the ${linker} links this run instead.`));
 }
 
 /**

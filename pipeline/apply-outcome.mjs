@@ -9,7 +9,7 @@
  * Plain Node, no dependencies: the Action runs it from its checkout, the component from the release.
  */
 import { markdownDigest, splitDigestMarker } from './reviewed-plan.mjs';
-import { errorLines, fenced, MAX_COMMENT_LENGTH } from './sticky-comment.mjs';
+import { errorLines, fenced, linkPlanPageIfAble, MAX_COMMENT_LENGTH } from './sticky-comment.mjs';
 
 /**
  * @typedef {{ address: string, outcome: string, message: string }} Failure
@@ -179,7 +179,8 @@ function resultBody(input, outcome) {
       return [
         `⛔ **orgform apply: not started.** No reviewed plan: ${outcome.reason}. Nothing was applied.\n\n`,
         `The plan now${outcome.digest === undefined ? '' : ` (digest \`${outcome.digest}\`)`}, which nobody reviewed:\n\n`,
-        `<details><summary>The plan</summary>\n\n${outcome.markdown.trim()}\n\n</details>\n\n`,
+        // No page was made of a plan nobody may apply: its links lead to the run, whose log has the plan.
+        `<details><summary>The plan</summary>\n\n${linkPlanPageIfAble(outcome.markdown, input.runUrl).trim()}\n\n</details>\n\n`,
         howToGoOn(input, outcome.digest),
       ].join('');
     default:

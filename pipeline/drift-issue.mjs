@@ -10,7 +10,7 @@
  * Plain Node, no dependencies: the Action runs it from its checkout, the component from the release.
  */
 import { readPages, requestJson } from './forge-api.mjs';
-import { errorLines, fenced, githubAuthor, gitlabAuthor, isAuthor, MAX_COMMENT_LENGTH } from './sticky-comment.mjs';
+import { errorLines, fenced, githubAuthor, gitlabAuthor, isAuthor, linkPlanPageIfAble, MAX_COMMENT_LENGTH } from './sticky-comment.mjs';
 import { splitDigestMarker } from './reviewed-plan.mjs';
 
 /**
@@ -35,6 +35,7 @@ const MAX_BODY = MAX_COMMENT_LENGTH;
  * @property {string} stderr
  * @property {string} branch     the default branch, which the plan was made from
  * @property {string} runUrl     this run's page
+ * @property {string} [pageUrl]  the plan page's address, where the plan's links to it lead; else to the run
  * @property {string} commit
  */
 
@@ -76,7 +77,7 @@ export async function syncDriftIssue(tracker, marker, check) {
  * @param {DriftCheck} check
  */
 export function driftIssue(marker, check) {
-  const plan = splitDigestMarker(check.markdown).text.trim();
+  const plan = linkPlanPageIfAble(splitDigestMarker(check.markdown).text, check.pageUrl || check.runUrl).trim();
   const checked = `\n\n<sub>Checked at ${check.commit.slice(0, 7)} of \`${check.branch}\` by [this run](${check.runUrl}); updated in place on every scheduled check, and closed once there is no drift.</sub>\n`;
   if (check.exitCode === 2) {
     const intro =

@@ -112,6 +112,20 @@ export function linkPlanPage(markdown, url) {
 }
 
 /**
+ * linkPlanPage, or the Markdown as it is when `url` is not an address it takes (none, say): links
+ * that lead nowhere are no reason to lose the plan.
+ * @param {string} markdown
+ * @param {string | undefined} url
+ */
+export function linkPlanPageIfAble(markdown, url) {
+  try {
+    return url ? linkPlanPage(markdown, url) : markdown;
+  } catch {
+    return markdown;
+  }
+}
+
+/**
  * One of orgform's output files, or '' when there is none: plan writes no Markdown when it fails
  * before making a plan.
  * @param {string | undefined} path

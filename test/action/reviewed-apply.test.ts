@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ActionRun } from '../support/composite-action.js';
 import { changeBillingByHand } from '../support/emulator-workspace.js';
 import { runnerAnnotations } from '../support/github-runner.js';
-import { startActionJob, type ActionJob, type JobOptions } from '../support/action-job.js';
+import { artifactUrl, startActionJob, type ActionJob, type JobOptions } from '../support/action-job.js';
 
 const MERGE = '5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed';
 const SCHEDULE = { eventName: 'schedule', event: { schedule: '17 6 * * 1' } };
@@ -54,6 +54,10 @@ describe('action.yml: apply after a merge, only the reviewed plan', { timeout: 1
     const applied = await applyMerge();
     expect(applied.failed, log(applied)).toBe(false);
     expect(applied.outputs).toMatchObject({ exitcode: '0', digest, 'pull-request': '7' });
+    // The apply report, after the pull request's plan page: uploaded, and the action's page-url.
+    expect(job.uploads.map((u) => u.inputs.name)).toEqual(['orgform-plan-page', 'orgform-apply-report']);
+    expect(job.uploads[1]!.page).toContain('<p><strong>Complete: 5 changes applied, 0 already done.</strong></p>');
+    expect(applied.outputs['page-url']).toBe(artifactUrl(2));
     expect(step(applied, 'review').stdout).toContain(`orgform: applying the reviewed plan, ${digest}, for pull request #7.`);
     expect(acmeEmail()).toBe('finance@acme.example');
     const [result] = comments('<!-- orgform-apply -->');
@@ -83,6 +87,8 @@ describe('action.yml: apply after a merge, only the reviewed plan', { timeout: 1
     const refused = await applyMerge();
     expect(refused.failed).toBe(true);
     expect(refused.outputs.exitcode).toBe('1');
+    // The refused apply's report says why, what differs a line each.
+    expect(job.uploads[1]!.page).toMatch(/<strong>Why apply stopped:<\/strong> The plan now is not the one reviewed: [^]*~ organisations\.acme\.billing: changed since the review<br>/);
     expect(job.emulator.store.dump()).toEqual(before);
     expect(acmeEmail()).toBe('hand@acme.example');
     const body = comments('<!-- orgform-apply -->')[0]!.body;
@@ -119,6 +125,9 @@ describe('action.yml: apply after a merge, only the reviewed plan', { timeout: 1
     const body = comments('<!-- orgform-apply -->')[0]!.body;
     expect(body).toContain("⛔ **orgform apply: not started.** No reviewed plan: the pull request has no plan comment of orgform's (for this directory and these files). Nothing was applied.");
     expect(body).toContain(`The plan now (digest \`${digest}\`), which nobody reviewed:`);
+    // No page of a plan nobody may apply: its links lead to the run, whose log has it.
+    expect(body).toContain('[the plan page](https://github.test/acme/config/actions/runs/99)');
+    expect(body).not.toContain('#orgform-plan-page');
   });
 
   it('refuses a direct push: nothing applied, the job fails and says why; apply-unreviewed: true applies it', async () => {
@@ -131,6 +140,9 @@ describe('action.yml: apply after a merge, only the reviewed plan', { timeout: 1
     expect(step(pushed, 'report').stdout).toContain('orgform: no merged pull request to write the result on');
     expect(acmeEmail()).toBe('billing@acme.example');
     expect(writes()).toEqual([]);
+    // Only a plan, which may not apply: no report page.
+    expect(job.uploads).toEqual([]);
+    expect(pushed.outputs['page-url']).toBe('');
 
     const allowed = await applyMerge({ 'apply-unreviewed': 'true' });
     expect(allowed.failed, log(allowed)).toBe(false);
@@ -160,6 +172,11 @@ describe('action.yml: drift on a schedule', { timeout: 120_000 }, () => {
     expect(issues()).toEqual([expect.objectContaining({ number: 1, state: 'open', title: 'orgform: the service differs from main', author: 'Bot' })]);
     expect(issues()[0]!.body).toMatch(/^<!-- orgform-drift -->\nThe Organisations service differs from the configuration on `main`/);
     expect(issues()[0]!.body).toContain('**orgform plan:** 2 to change, 2 to remove, 1 to accept');
+    // The plan page of drift's plan, uploaded, and linked from the issue.
+    expect(job.uploads.map((u) => u.inputs.name)).toEqual(['orgform-plan-page']);
+    expect(job.uploads[0]!.page).toContain('"acme"');
+    expect(issues()[0]!.body).toContain(`[the plan page](${artifactUrl(1)})`);
+    expect(issues()[0]!.body).not.toContain('#orgform-plan-page');
 
     await changeBillingByHand(job.emulator, 'org_acme', { billingEmail: 'hand@acme.example' });
     const second = await job.run({ command: 'drift' }, { ...SCHEDULE, env: { ...RUN, GITHUB_RUN_ID: '100' } });

@@ -114,9 +114,10 @@ describe('examples/github-actions/orgform.yml', () => {
     let github: FakeForge;
     let release: FakeRelease;
     let workspace: string;
+    let uses: ActionJob['uses'];
     beforeEach(async () => {
       job = await startActionJob();
-      ({ emulator, github, release, workspace } = job);
+      ({ emulator, github, release, workspace, uses } = job);
     });
     afterEach(async () => job?.close());
 
@@ -152,6 +153,7 @@ describe('examples/github-actions/orgform.yml', () => {
         runnerTemp: await makeWorkspace(),
         env: { PATH: process.env.PATH ?? '', HOME: workspace, ORGFORM_RELEASES_URL: release.url, GITHUB_REF: 'refs/heads/main', ...env },
         github: { token: 'ghs_job_token', eventName: events[job][0], event: events[job][1], repository: 'acme/config', apiUrl: github.url, sha: job === 'apply' ? MERGE : '0123456789abcdef' },
+        uses,
       });
     }
 

@@ -88,6 +88,9 @@ describe('composeResultComment', () => {
     expect(unreviewed).toContain('⛔ **orgform apply: not started.** No reviewed plan: this commit was pushed directly. Nothing was applied.');
     expect(unreviewed).toContain(`The plan now (digest \`${NOW}\`), which nobody reviewed:`);
     expect(unreviewed).toContain('<details><summary>The plan</summary>\n\n**orgform plan:** 1 to change\n\n</details>');
+    // No page was made of it: its links lead to the run.
+    const linked = composeResultComment({ ...input, outcome: planOnlyOutcome(2, `**orgform plan:** 1 to change\n\n_See [the plan page](#orgform-plan-page)._\n`, '', 'no pull request') });
+    expect(linked).toContain('_See [the plan page](https://github.test/acme/config/actions/runs/9)._');
   });
 
   it('never exceeds a comment’s 65,536 characters, and says what it cut', () => {

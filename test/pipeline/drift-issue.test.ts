@@ -107,4 +107,12 @@ describe('driftIssue', () => {
     expect(body).toContain("_…cut to fit: the whole plan is in the run's log._");
     expect(body.endsWith('and closed once there is no drift.</sub>\n')).toBe(true);
   });
+
+  it('links the plan page where the plan says it is, else the run, whose log has the plan', () => {
+    const markdown = `**orgform plan:** 1 to change\n\n_Every change by organisation, with filters: [the plan page](#orgform-plan-page)._\n`;
+    const page = 'https://github.test/acme/config/actions/runs/1/artifacts/2';
+    expect(driftIssue(MARKER, { ...DRIFT, markdown, pageUrl: page }).body).toContain(`[the plan page](${page})._`);
+    expect(driftIssue(MARKER, { ...DRIFT, markdown }).body).toContain('[the plan page](https://ci.test/runs/1)._');
+    expect(driftIssue(MARKER, { ...DRIFT, markdown, exitCode: 1, runUrl: '' }).body).toContain('[the plan page](#orgform-plan-page)._');
+  });
 });

@@ -2,15 +2,16 @@
  * A simulated GitHub Actions job for this repository's action.yml (run by
  * test/support/composite-action.ts): the service played by the emulator, GitHub's API by a fake on
  * 127.0.0.1 (pull request 7 of acme/config, the job's token ghs_job_token), the release the action
- * fetches by another (test/support/fake-release.ts), and a directory first on PATH whose `npm`
- * records being called, so that a test can say nothing installed anything.
+ * fetches by another (test/support/fake-release.ts), actions/upload-artifact by a stand-in that
+ * keeps what it was given, and a directory first on PATH whose `npm` records being called, so that
+ * a test can say nothing installed anything.
  */
 import { existsSync } from 'node:fs';
 import { chmod, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { runCompositeAction, type ActionRun } from './composite-action.js';
+import { runCompositeAction, type ActionRun, type ActionRunOptions } from './composite-action.js';
 import { startFakeGithub, type FakeComment, type FakeForge } from './fake-forges.js';
 import { startFakeRelease, type FakeRelease } from './fake-release.js';
 import { CHANGING_CONFIG, makeWorkspace } from './workspace.js';
@@ -31,6 +32,15 @@ export interface JobOptions {
   env?: Record<string, string>;
 }
 
+/** What actions/upload-artifact's stand-in was given, and the file it uploaded. */
+export interface Upload {
+  inputs: Record<string, string>;
+  page: string;
+}
+
+/** The address the stand-in gives the Nth artifact (1-based) of the run. */
+export const artifactUrl = (n: number) => `https://github.example/acme/config/actions/runs/4242/artifacts/${n}`;
+
 export interface ActionJob {
   /** Replaceable: a test may restart it with other data; runs use the one set when they start. */
   emulator: Emulator;
@@ -40,6 +50,12 @@ export interface ActionJob {
   workspace: string;
   /** The directory on PATH whose `npm` records its calls. */
   trap: string;
+  /** Every upload of every run, in order: the Nth has the address artifactUrl(N). */
+  uploads: Upload[];
+  /** Makes the upload fail, as a name another job took, or GitHub Enterprise Server, does. */
+  uploadFails: boolean;
+  /** The stand-ins for the actions that action.yml uses, for a test that runs it itself. */
+  uses: NonNullable<ActionRunOptions['uses']>;
   run(inputs: Record<string, string>, options?: JobOptions): Promise<ActionRun & { runnerTemp: string }>;
   /** The arguments every `npm` call was given, one line each. */
   npmCalls(): Promise<string[]>;
@@ -59,6 +75,15 @@ export async function startActionJob(options: { comments?: FakeComment[]; config
     release,
     workspace,
     trap,
+    uploads: [],
+    uploadFails: false,
+    uses: {
+      'actions/upload-artifact': async (inputs): Promise<{ code: number; outputs: Record<string, string> }> => {
+        if (job.uploadFails) return { code: 1, outputs: {} };
+        job.uploads.push({ inputs, page: await readFile(inputs.path!, 'utf8') });
+        return { code: 0, outputs: { 'artifact-id': String(job.uploads.length), 'artifact-url': artifactUrl(job.uploads.length) } };
+      },
+    },
     async run(inputs, runOptions = {}) {
       const runnerTemp = await makeWorkspace();
       const run = await runCompositeAction({
@@ -82,6 +107,7 @@ export async function startActionJob(options: { comments?: FakeComment[]; config
           apiUrl: github.url,
           sha: runOptions.sha ?? 'fedcba9876543210',
         },
+        uses: job.uses,
       });
       return { ...run, runnerTemp };
     },

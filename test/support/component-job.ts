@@ -63,6 +63,7 @@ export async function startComponentJobs(options: { comments?: FakeComment[] } =
         CI_PROJECT_ID: '42',
         CI_API_V4_URL: `${gitlab.url}/api/v4`,
         CI_JOB_ID: '1234',
+        CI_JOB_URL: 'https://gitlab.example/acme/config/-/jobs/1234',
         CI_JOB_NAME: name,
         CI_JOB_TOKEN: 'job-token',
         CI_COMMIT_SHA: 'abc1234def567890',

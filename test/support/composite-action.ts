@@ -10,8 +10,8 @@
  *   its ref), given its `with:` expanded; and `continue-on-error: true`, whose failure fails nothing;
  * - the runner's environment for a step (GITHUB_ACTIONS, GITHUB_ACTION_PATH, GITHUB_WORKSPACE,
  *   GITHUB_EVENT_PATH, GITHUB_EVENT_NAME, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL,
- *   GITHUB_RUN_ID, GITHUB_STEP_SUMMARY, GITHUB_SHA, RUNNER_TEMP) and a fresh GITHUB_OUTPUT file per
- *   step, read back as the step's outputs;
+ *   GITHUB_RUN_ID, GITHUB_STEP_SUMMARY, GITHUB_SHA, RUNNER_TEMP; the job's env may name another
+ *   server and run) and a fresh GITHUB_OUTPUT file per step, read back as the step's outputs;
  * - `${{ }}` for the expressions the action uses (inputs.*, steps.*.outputs.*, github.token,
  *   github.action_path): any other expression fails the test, so the action cannot quietly grow one
  *   that this runner would get wrong.
@@ -122,12 +122,13 @@ export async function runCompositeAction(options: ActionRunOptions): Promise<Act
     GITHUB_EVENT_NAME: options.github.eventName,
     GITHUB_REPOSITORY: options.github.repository,
     GITHUB_API_URL: options.github.apiUrl,
-    GITHUB_SERVER_URL: 'https://github.example',
-    GITHUB_RUN_ID: '4242',
     GITHUB_SHA: options.github.sha,
     GITHUB_STEP_SUMMARY: join(options.runnerTemp, 'step-summary.md'),
     RUNNER_TEMP: options.runnerTemp,
   };
+
+  // The run's own, unless the job's env names another run (a re-run, another server).
+  const run = { GITHUB_SERVER_URL: 'https://github.example', GITHUB_RUN_ID: '4242' };
 
   const runs: StepRun[] = [];
   let failed = false;
@@ -151,7 +152,7 @@ export async function runCompositeAction(options: ActionRunOptions): Promise<Act
     const script = join(options.runnerTemp, `step-${index}.sh`);
     await writeFile(outputFile, '');
     await writeFile(script, String(step.run));
-    const env = { ...options.env, ...runner, GITHUB_OUTPUT: outputFile, ...Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)])) };
+    const env = { ...run, ...options.env, ...runner, GITHUB_OUTPUT: outputFile, ...Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)])) };
     const cwd = resolve(options.workspace, expand(step['working-directory'] ?? '.'));
     const result = await bash(script, cwd, env);
     const outputs = parseOutputFile(await readFile(outputFile, 'utf8'));

@@ -6,6 +6,9 @@
  * keeps one issue while the service differs. Each apply case first runs the merge request's plan
  * job, so that the note read back is the one the component wrote.
  */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { componentProject, startComponentJobs, type ComponentJobs } from '../support/component-job.js';
 import { changeBillingByHand } from '../support/emulator-workspace.js';
@@ -53,6 +56,8 @@ describe('templates/orgform.yml: the apply job, only the reviewed plan', { timeo
     expect(applied.stdout).toContain('orgform: applied 5 changes.');
     expect(acmeEmail()).toBe('finance@acme.example');
     expect(notes(RESULT).map((n) => n.body)).toEqual([`${RESULT}\n✅ **orgform apply: applied** the reviewed plan: 5 applied.\n\n<sub>orgform apply of 5e1ec7e: [the run](https://gitlab.test/acme/config/-/jobs/77); a re-run updates this comment.</sub>\n`]);
+    // The apply report (ORGFORM_APPLY_REPORT), the job's artifact.
+    expect(await readFile(join(cwd, 'apply.html'), 'utf8')).toContain('<p><strong>Complete: 5 changes applied, 0 already done.</strong></p>');
 
     const again = await applyMerge(cwd, {}, { CI_JOB_URL: 'https://gitlab.test/acme/config/-/jobs/78' });
     expect(again.code, again.stderr).toBe(0);
@@ -71,6 +76,7 @@ describe('templates/orgform.yml: the apply job, only the reviewed plan', { timeo
     const refused = await applyMerge(cwd);
     expect(refused.code).toBe(1);
     expect(jobs.emulator.store.dump()).toEqual(before);
+    expect(await readFile(join(cwd, 'apply.html'), 'utf8')).toContain('<strong>Why apply stopped:</strong> The plan now is not the one reviewed');
     const body = notes(RESULT)[0]!.body;
     expect(body).toContain('⛔ **orgform apply: refused.** The plan now is not the plan reviewed on this merge request. Nothing was applied.');
     expect(body).toContain(`Reviewed: \`${reviewed}\``);
@@ -99,6 +105,9 @@ describe('templates/orgform.yml: the apply job, only the reviewed plan', { timeo
     expect(run.stderr).toContain("orgform: no reviewed plan (the merge request has no plan comment of orgform's (for this directory and these files)): this job only plans, and applies nothing.");
     expect(acmeEmail()).toBe('billing@acme.example');
     expect(notes(RESULT)[0]!.body).toContain(`The plan now (digest \`${digest}\`), which nobody reviewed:`);
+    // No page of a plan nobody may apply: its links lead to the job, whose log has it.
+    expect(notes(RESULT)[0]!.body).toContain('[the plan page](https://gitlab.test/acme/config/-/jobs/77)');
+    expect(notes(RESULT)[0]!.body).not.toContain('#orgform-plan-page');
   });
 
   it('refuses a direct push: nothing applied, no note, the job fails saying why; ORGFORM_APPLY_UNREVIEWED=true applies it', async () => {
@@ -109,6 +118,8 @@ describe('templates/orgform.yml: the apply job, only the reviewed plan', { timeo
     expect(pushed.stdout).toContain('**orgform plan:** 2 to change, 2 to remove, 1 to accept');
     expect(acmeEmail()).toBe('billing@acme.example');
     expect(jobs.gitlab.requests.filter((r) => !r.startsWith('GET') && r.includes('/notes'))).toEqual([]);
+    // Only a plan, which may not apply: no report page.
+    expect(existsSync(join(cwd, 'apply.html'))).toBe(false);
 
     const allowed = await applyMerge(cwd, { ORGFORM_APPLY_UNREVIEWED: 'true' });
     expect(allowed.code, allowed.stderr).toBe(0);
@@ -132,6 +143,10 @@ describe('templates/orgform.yml: the drift job', { timeout: 120_000 }, () => {
     expect(first.stdout).toContain('orgform: drift issue #1 opened.');
     expect(issues()).toEqual([expect.objectContaining({ number: 1, state: 'open', title: 'orgform: the service differs from main', author: 9 })]);
     expect(issues()[0]!.body).toMatch(/^<!-- orgform-drift orgform-drift -->\nThe Organisations service differs from the configuration on `main`/);
+    // The plan page, the job's artifact, linked from the issue.
+    expect(await readFile(join(cwd, 'plan.html'), 'utf8')).toContain('"acme"');
+    expect(issues()[0]!.body).toContain('[the plan page](https://gitlab.test/acme/config/-/jobs/77/artifacts/file/plan.html)');
+    expect(issues()[0]!.body).not.toContain('#orgform-plan-page');
 
     await changeBillingByHand(jobs.emulator, 'org_acme', { billingEmail: 'hand@acme.example' });
     expect((await jobs.run(cwd, 'orgform-drift', {}, ON_MAIN)).stdout).toContain('orgform: drift issue #1 updated.');

@@ -92,6 +92,11 @@ const OUTCOMES: ReadonlyArray<{ outcome: ReportedOutcome; label: string; tone: '
 const FAILURES_SHOWN = 100;
 
 
+/** Why the run stopped, a line each: a refusal's details hold line breaks (what differs from the reviewed plan), which are not text to escape. */
+function stoppedLines(stopped: string): Html[] {
+  return stopped.split('\n').map((line, i) => html`${i === 0 ? '' : html`<br>`}${terminalSafe(line)}`);
+}
+
 export function renderApplyReportPage(report: ApplyReport): string {
   const s = report.summary;
   const title = headline(s, report);
@@ -100,7 +105,7 @@ export function renderApplyReportPage(report: ApplyReport): string {
 <p class="muted">for <code>${terminalSafe(report.baseUrl)}</code>, started ${new Date(report.startedAt).toISOString().replace('T', ' ').slice(0, 19)} UTC, took ${formatDuration(s.elapsedMs)}</p>
 </header>
 <p><strong>${title}</strong></p>
-${report.stopped === undefined ? html`` : html`<div class="banner bad"><strong>Why apply stopped:</strong> ${terminalSafe(report.stopped)}</div>`}`;
+${report.stopped === undefined ? html`` : html`<div class="banner bad"><strong>Why apply stopped:</strong> ${stoppedLines(report.stopped)}</div>`}`;
   // Stopped before any change was handed to it: there is nothing more to show.
   if (report.stopped !== undefined && report.changes.length === 0) return renderPageDocument({ title: `orgform apply: ${title}`, body: head });
   const body = html`${head}

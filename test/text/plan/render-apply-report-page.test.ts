@@ -74,6 +74,9 @@ describe('renderApplyReportPage', () => {
     expect(before).toContain('<p><strong>Apply stopped before it changed anything.</strong></p>');
     expect(before).toContain('The plan is over budget. Nothing was changed.');
     expect(before).not.toMatch(/<svg|id="orgform-data"|<script>/);
+    // A refusal's difference spans lines: each is its own line on the page, never a literal \n.
+    const refused = renderApplyReportPage({ ...sampleApplyReport(), changes: [], stopped: 'Not the reviewed plan. ~ organisations.acme.billing: changed\n    billingEmail: "a" when reviewed, "b\u202e" now' });
+    expect(refused).toContain('<strong>Why apply stopped:</strong> Not the reviewed plan. ~ organisations.acme.billing: changed<br>    billingEmail: &quot;a&quot; when reviewed, &quot;b\\u202E&quot; now</div>');
   });
 
   it('names what a timeline of changes counts: changes started and in flight, how long they took', () => {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { renderPlan } from '../../../src/commands/plan/view.js';
+import { digestPlan } from '../../../src/plan/plan-digest.js';
 import { summarisePlan, type Plan } from '../../../src/plan/types.js';
+import { reviewedDigestOf } from '../../../pipeline/reviewed-plan.mjs';
 import { itemsOf } from '../../../src/text/plan/group-same-changes.js';
 import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, PLAN_PAGE_PLACEHOLDER, PLAN_PAGE_URL_MAX_LENGTH, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
 import {
@@ -198,17 +201,22 @@ describe('renderGroupedMarkdown', () => {
     expectEveryChangeAccountedFor(markdown, plan);
   });
 
-  it('stays within GitHub’s limit once the Action links the page, however long (within reason) the page’s address', () => {
-    // Every section too long to show whole, so that each says what it left out with a link, and problems too.
+  /** Every section too long to show whole, so that each says what it left out with a link, and problems too. */
+  function overfullPlan(): Plan {
     const changes = Array.from({ length: 8_000 }, (_, i) => {
       const s = `org-${String(i).padStart(5, '0')}`;
       return [billing(s, { billingEmail: ['a@x.test', `b${i}@x.test`], customerID: ['c', `c${i}`], subscriptionID: ['s', `s${i}`], platformID: ['p', `p${i}`] }), acceptInvitation(s, `inv_a${i}`), revokeInvitation(s, `inv_r${i}`), removeChannel(s, `chn_${i}`)];
     }).flat();
-    const plan = makePlan({ changes, problems: Array.from({ length: 3_000 }, (_, i) => problem(`bad-${i}`, 'HTTP 500')) });
+    return makePlan({ changes, problems: Array.from({ length: 3_000 }, (_, i) => problem(`bad-${i}`, 'HTTP 500')) });
+  }
+  /** An artifact's address in a repository with a long name: https://github.com/OWNER/REPO/actions/runs/RUN/artifacts/ID. */
+  const LONG_URL = `https://github.com/${'o'.repeat(39)}/${'r'.repeat(100)}/actions/runs/12345678901/artifacts/2345678901`.padEnd(PLAN_PAGE_URL_MAX_LENGTH, '0');
+
+  it('stays within GitHub’s limit once the Action links the page, however long (within reason) the page’s address', () => {
+    const plan = overfullPlan();
     const markdown = renderGroupedMarkdown(plan);
     expect(markdown.split(`](${PLAN_PAGE_PLACEHOLDER})`).length - 1).toBe(9);
-    // An artifact's address in a repository with a long name: https://github.com/OWNER/REPO/actions/runs/RUN/artifacts/ID.
-    const url = `https://github.com/${'o'.repeat(39)}/${'r'.repeat(100)}/actions/runs/12345678901/artifacts/2345678901`.padEnd(PLAN_PAGE_URL_MAX_LENGTH, '0');
+    const url = LONG_URL;
     const body = composePlanComment({ marker: commentMarker('orgs'), markdown: linkPlanPage(markdown, url), stderr: '', exitCode: 2, commit: 'a'.repeat(40) });
     expect(body.length).toBeLessThanOrEqual(MAX_COMMENT_LENGTH);
     expect(body).not.toContain('too long for a comment');
@@ -216,6 +224,18 @@ describe('renderGroupedMarkdown', () => {
     // A longer address is refused, so that the promise holds (the Action then leaves the links as they are, and warns).
     expect(PIPELINE_URL_MAX_LENGTH).toBe(PLAN_PAGE_URL_MAX_LENGTH);
     expect(() => linkPlanPage(markdown, `${url}0`)).toThrow(/at most 300 characters/);
+  });
+
+  it('so does the plan as `plan --format markdown` writes it, the digest’s footer included: linked and in a comment, its digest on the second line for the apply', () => {
+    const plan = overfullPlan();
+    const markdown = renderPlan(plan, 'markdown', { color: false });
+    // A long key, as several files in a directory give: the comment's own marker.
+    const marker = commentMarker('infrastructure/organisations orgs/europe.yaml orgs/americas.yaml orgs/asia-pacific.yaml');
+    const body = composePlanComment({ marker, markdown: linkPlanPage(markdown, LONG_URL), stderr: '', exitCode: 2, commit: 'a'.repeat(40) });
+    expect(body.length).toBeLessThanOrEqual(MAX_COMMENT_LENGTH);
+    expect(body).not.toContain('too long for a comment');
+    expect(reviewedDigestOf(body, marker)?.digest).toBe(digestPlan(plan));
+    expectEveryChangeAccountedFor(body, plan);
   });
 
   it('stays under any limit, however small', () => {
