@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { asSentence, checkToken } from '../pipeline/forge-api.mjs';
-import { decideApply, githubMergedPullRequest } from '../pipeline/reviewed-plan.mjs';
+import { decideApply, githubBranchHead, githubMergedPullRequest, SupersededError } from '../pipeline/reviewed-plan.mjs';
 import { commentMarker, githubThread } from '../pipeline/sticky-comment.mjs';
 import { ActionError, runStep, setOutputs, warningCommand } from './github-runner.mjs';
 import { markerKey, readInputs } from './read-inputs.mjs';
@@ -38,6 +38,9 @@ async function main() {
     decided = await decideApply({
       expectDigest: inputs.expectDigest,
       applyUnreviewed: inputs.applyUnreviewed,
+      sha,
+      branch,
+      branchHead: () => githubBranchHead({ apiUrl, repository, token, branch }),
       mergedPullRequest: () => githubMergedPullRequest({ apiUrl, repository, token, sha, branch }),
       threadOf: (pr) =>
         githubThread({
@@ -57,6 +60,7 @@ async function main() {
       },
     });
   } catch (err) {
+    if (err instanceof SupersededError) throw new ActionError(err.message);
     throw new ActionError(`could not find the reviewed plan, so nothing was applied: ${asSentence(/** @type {Error} */ (err).message)}${/** @type {{ status?: number }} */ (err).status === 403 ? ' The job needs `permissions: pull-requests: write`.' : ''}`);
   }
   const { mode, pullRequest, reason } = decided;

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeResultComment, describeOutcome, planOnlyOutcome, readApplyOutcome } from './apply-outcome.mjs';
 import { asSentence, checkToken } from './forge-api.mjs';
-import { applyArguments, decideApply, gitlabMergedRequest } from './reviewed-plan.mjs';
+import { applyArguments, decideApply, gitlabBranchHead, gitlabMergedRequest, SupersededError } from './reviewed-plan.mjs';
 import { runOrgform } from './run-orgform.mjs';
 import { commentMarker, gitlabThread, upsertComment } from './sticky-comment.mjs';
 
@@ -63,6 +63,10 @@ async function applyOnGitlab(argv, env) {
     decided = await decideApply({
       expectDigest,
       applyUnreviewed: env.ORGFORM_APPLY_UNREVIEWED === 'true',
+      sha: env.CI_COMMIT_SHA ?? '',
+      branch,
+      // Without the token the branch cannot be asked: nothing reviewed is found then either.
+      branchHead: token === undefined ? undefined : () => gitlabBranchHead({ ...api, token, branch }),
       mergedPullRequest: async () => (token === undefined ? undefined : gitlabMergedRequest({ ...api, token, sha: env.CI_COMMIT_SHA ?? '', branch })),
       threadOf: (mr) => gitlabThread({ ...api, mergeRequestIid: String(mr.number), token: token ?? '', username: env.ORGFORM_NOTE_AUTHOR || undefined }),
       commentMarker: commentMarker(planJob),
@@ -74,11 +78,13 @@ async function applyOnGitlab(argv, env) {
       },
     });
   } catch (err) {
-    console.error(`orgform: could not find the reviewed plan, so nothing was applied: ${asSentence(/** @type {Error} */ (err).message)}`);
+    if (err instanceof SupersededError) console.error(`orgform: ${err.message}`);
+    else console.error(`orgform: could not find the reviewed plan, so nothing was applied: ${asSentence(/** @type {Error} */ (err).message)}`);
     return 1;
   }
   const { mode, pullRequest } = decided;
   const reason = token === undefined && mode.mode === 'no-review' ? 'GITLAB_API_TOKEN is not set, so the merge request and its plan note cannot be read' : (decided.reason ?? '');
+  if (token === undefined && mode.mode !== 'no-review') console.error(`orgform: GITLAB_API_TOKEN is not set, so whether this commit is still the head of ${branch} cannot be asked: run this only for the newest commit.`);
   if (mode.mode === 'unreviewed') console.error('orgform: ORGFORM_APPLY_UNREVIEWED is true: a fresh plan is applied without a reviewed plan to compare it with.');
   if (mode.mode === 'no-review') console.error(`orgform: no reviewed plan (${reason}): this job only plans, and applies nothing.`);
   if (mode.mode === 'reviewed') console.log(`orgform: applying ${expectDigest !== '' ? 'the plan with the digest given' : 'the reviewed plan'}, ${mode.digest}${pullRequest === undefined ? '' : ` of merge request !${pullRequest.number}`}.`);

@@ -1,9 +1,9 @@
 /**
  * Fakes of the two forges' APIs on 127.0.0.1, as much of them as orgform's pipelines use:
  * GitHub's issue comments (list by page, create, update; github-actions[bot] writes them), the pull
- * requests of a commit, and the repository's issues (list open ones by page, create, update, comment,
+ * requests of a commit, the commit a branch points at, and the repository's issues (list open ones by page, create, update, comment,
  * close); GitLab's merge request notes (the token's user, list by page, create, update), the merge
- * requests of a commit, the project's issues (list by page, create, update, note, close) and its
+ * requests of a commit, the commit a branch points at, the project's issues (list by page, create, update, note, close) and its
  * managed Terraform state (Terraform's HTTP backend as GitLab serves it: GET, POST ?ID= with a JSON
  * body holding an integer `serial`, POST and DELETE …/lock answering 409 with the holder, basic auth
  * as gitlab-ci-token with the job token). Each records the requests it was sent and checks the
@@ -42,6 +42,8 @@ export interface FakeForge {
    * of each commit, by its SHA, as the API answers them.
    */
   pullsOf: Map<string, Array<Record<string, unknown>>>;
+  /** The commit each branch points at now, by the branch's name; a branch not in it is not found (404). */
+  heads: Map<string, string>;
   /** GitLab's Terraform states by name: the stored text, and the lock's ID when locked. */
   states: Map<string, { text?: string; lock?: { ID: string } & Record<string, unknown> }>;
   /** `METHOD /path?query` of every request, in order. */
@@ -85,10 +87,11 @@ function page<T>(items: T[], url: URL, base: string): [T[], Record<string, strin
 
 /** GitHub's REST API for pull request `number` of `repository`, answering `token` only. */
 export async function startFakeGithub(options: { repository: string; number: number; token: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), heads: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
   const list = `/repos/${options.repository}/issues/${options.number}/comments`;
   const one = new RegExp(`^/repos/${options.repository}/issues/comments/(\\d+)$`);
   const pulls = new RegExp(`^/repos/${options.repository}/commits/([^/]+)/pulls$`);
+  const ref = new RegExp(`^/repos/${options.repository}/git/ref/heads/(.+)$`);
   // author 'Bot' is github-actions[bot] (the job's token), 'User' someone; any other string is that bot's login.
   const user = (author: string | number) => ({ login: author === 'Bot' ? 'github-actions[bot]' : author === 'User' ? 'someone' : String(author), type: author === 'User' ? 'User' : 'Bot' });
   const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: user(c.author) });
@@ -97,6 +100,12 @@ export async function startFakeGithub(options: { repository: string; number: num
     if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { message: 'Bad credentials' });
     const commit = pulls.exec(url.pathname);
     if (req.method === 'GET' && commit) return reply(200, state.pullsOf.get(decodeURIComponent(commit[1]!)) ?? []);
+    const branch = ref.exec(url.pathname);
+    if (req.method === 'GET' && branch) {
+      const name = branch[1]!.split('/').map(decodeURIComponent).join('/');
+      const sha = state.heads.get(name);
+      return sha === undefined ? reply(404, { message: 'Not Found' }) : reply(200, { ref: `refs/heads/${name}`, object: { sha, type: 'commit' } });
+    }
     if (issues(req.method ?? 'GET', url, body, reply, `http://${req.headers.host}`)) return;
     if (req.method === 'GET' && url.pathname === list) {
       const [items, headers] = page(state.comments, url, `http://${req.headers.host}`);
@@ -123,8 +132,9 @@ export async function startFakeGithub(options: { repository: string; number: num
  * access token `token`, whose user has id `userId`; Terraform states with `jobToken`.
  */
 export async function startFakeGitlab(options: { projectId: string; iid: string; token: string; userId: number; jobToken: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), heads: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
   const commitRequests = new RegExp(`^/api/v4/projects/${options.projectId}/repository/commits/([^/]+)/merge_requests$`);
+  const branches = new RegExp(`^/api/v4/projects/${options.projectId}/repository/branches/([^/]+)$`);
   const issues = gitlabIssues(options.projectId, options.userId, state);
   const notes = `/api/v4/projects/${options.projectId}/merge_requests/${options.iid}/notes`;
   const terraform = new RegExp(`^/api/v4/projects/${options.projectId}/terraform/state/([^/]+)(/lock)?$`);
@@ -173,6 +183,12 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
     if (req.method === 'GET' && url.pathname === '/api/v4/user') return reply(200, { id: options.userId, username: 'project_42_bot' });
     const commit = commitRequests.exec(url.pathname);
     if (req.method === 'GET' && commit) return reply(200, state.pullsOf.get(decodeURIComponent(commit[1]!)) ?? []);
+    const branch = branches.exec(url.pathname);
+    if (req.method === 'GET' && branch) {
+      const name = decodeURIComponent(branch[1]!);
+      const sha = state.heads.get(name);
+      return sha === undefined ? reply(404, { message: '404 Branch Not Found' }) : reply(200, { name, commit: { id: sha } });
+    }
     if (issues(req.method ?? 'GET', url, body, reply, `http://${req.headers.host}`)) return;
     if (req.method === 'GET' && url.pathname === notes) {
       const [items, headers] = page(state.comments, url, `http://${req.headers.host}`);

@@ -6,12 +6,15 @@
  * keeps one issue while the service differs. Each apply case first runs the merge request's plan
  * job, so that the note read back is the one the component wrote.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { componentProject, startComponentJobs, type ComponentJobs } from '../support/component-job.js';
 import { changeBillingByHand } from '../support/emulator-workspace.js';
 import { listJobs } from '../support/gitlab-ci.js';
 
 const MERGE = '5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed';
+const REVERT = 'feedfacefeedfacefeedfacefeedfacefeedface';
 /** What GitLab sets for a job of a pipeline on main for MERGE (no merge request there). */
 const ON_MAIN = { CI_COMMIT_SHA: MERGE, CI_COMMIT_BRANCH: 'main', CI_DEFAULT_BRANCH: 'main', CI_MERGE_REQUEST_IID: '', CI_JOB_URL: 'https://gitlab.test/acme/config/-/jobs/77' };
 const RESULT = '<!-- orgform-apply orgform-plan -->';
@@ -99,6 +102,26 @@ describe('templates/orgform.yml: the apply job, only the reviewed plan', { timeo
     expect(run.stderr).toContain("orgform: no reviewed plan (the merge request has no plan comment of orgform's (for this directory and these files)): this job only plans, and applies nothing.");
     expect(acmeEmail()).toBe('billing@acme.example');
     expect(notes(RESULT)[0]!.body).toContain(`The plan now (digest \`${digest}\`), which nobody reviewed:`);
+  });
+
+  it('never applies an old commit’s reviewed plan once a newer merge is on main: a retry of the old apply job after a revert applies nothing', async () => {
+    const merge7 = 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n';
+    const cwd = await componentProject([{}], { files: { 'orgs.yaml': merge7 } });
+    await planOnMergeRequest(cwd);
+    merged();
+    expect((await applyMerge(cwd)).code).toBe(0);
+    expect(acmeEmail()).toBe('finance@acme.example');
+    // A revert is merged and applied (a pipeline run by hand here): main says billing@ again.
+    await writeFile(join(cwd, 'orgs.yaml'), merge7.replace('finance@acme.example', 'billing@acme.example'));
+    expect((await applyMerge(cwd, { ORGFORM_APPLY_UNREVIEWED: 'true' }, { CI_COMMIT_SHA: REVERT })).code).toBe(0);
+    expect(acmeEmail()).toBe('billing@acme.example');
+
+    // The old pipeline's apply job retried: 7's checkout, whose plan is again exactly the one reviewed.
+    await writeFile(join(cwd, 'orgs.yaml'), merge7);
+    const old = await jobs.run(cwd, 'orgform-apply', {}, ON_MAIN, REVERT);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toContain(`orgform: this commit, 5e1ec7e, is no longer the head of main, which is now ${REVERT.slice(0, 7)}`);
+    expect(acmeEmail()).toBe('billing@acme.example');
   });
 
   it('refuses a direct push: nothing applied, no note, the job fails saying why; ORGFORM_APPLY_UNREVIEWED=true applies it', async () => {
