@@ -26,7 +26,8 @@ async function main() {
   const inputs = readInputs(env);
   if (inputs.command !== 'apply') return;
   const event = env.GITHUB_EVENT_PATH ? JSON.parse(readFileSync(env.GITHUB_EVENT_PATH, 'utf8')) : {};
-  const branch = (env.GITHUB_REF ?? event.ref ?? '').replace(/^refs\/heads\//, '');
+  const ref = env.GITHUB_REF ?? event.ref ?? '';
+  const branch = ref.replace(/^refs\/heads\//, '');
   const sha = env.GITHUB_SHA ?? '';
   if (!env.GITHUB_TOKEN) throw new ActionError('github-token is empty: the apply needs a token that may read the merged pull request and write its comment');
   let decided;
@@ -40,7 +41,8 @@ async function main() {
       applyUnreviewed: inputs.applyUnreviewed,
       sha,
       branch,
-      branchHead: () => githubBranchHead({ apiUrl, repository, token, branch }),
+      // A run for a branch (a push, a run by hand), not a tag's or a pull request's: only its newest commit is applied.
+      branchHead: ref.startsWith('refs/heads/') ? () => githubBranchHead({ apiUrl, repository, token, branch }) : undefined,
       mergedPullRequest: () => githubMergedPullRequest({ apiUrl, repository, token, sha, branch }),
       threadOf: (pr) =>
         githubThread({

@@ -65,8 +65,8 @@ async function applyOnGitlab(argv, env) {
       applyUnreviewed: env.ORGFORM_APPLY_UNREVIEWED === 'true',
       sha: env.CI_COMMIT_SHA ?? '',
       branch,
-      // Without the token the branch cannot be asked: nothing reviewed is found then either.
-      branchHead: token === undefined ? undefined : () => gitlabBranchHead({ ...api, token, branch }),
+      // Without the token the branch cannot be asked (nothing reviewed is found then either); the job's rules run it only for a branch.
+      branchHead: token === undefined || branch === '' ? undefined : () => gitlabBranchHead({ ...api, token, branch }),
       mergedPullRequest: async () => (token === undefined ? undefined : gitlabMergedRequest({ ...api, token, sha: env.CI_COMMIT_SHA ?? '', branch })),
       threadOf: (mr) => gitlabThread({ ...api, mergeRequestIid: String(mr.number), token: token ?? '', username: env.ORGFORM_NOTE_AUTHOR || undefined }),
       commentMarker: commentMarker(planJob),
