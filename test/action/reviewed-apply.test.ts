@@ -39,9 +39,9 @@ async function planOnPullRequest(): Promise<string> {
   return plan.outputs.digest!;
 }
 
-/** GitHub's answer for MERGE: pull request 7, merged into main with it as the merge commit. */
+/** GitHub's answer for MERGE: pull request 7, merged into main with it as the merge commit, now. */
 function merged(): void {
-  job.github.pullsOf.set(MERGE, [{ number: 7, merged_at: '2026-01-02T03:04:05Z', merge_commit_sha: MERGE, base: { ref: 'main' }, html_url: 'https://github.test/acme/config/pull/7' }]);
+  job.github.pullsOf.set(MERGE, [{ number: 7, merged_at: new Date().toISOString(), merge_commit_sha: MERGE, base: { ref: 'main' }, html_url: 'https://github.test/acme/config/pull/7' }]);
 }
 
 /** The apply job of the push to main that MERGE made. */
@@ -138,6 +138,21 @@ describe('action.yml: apply after a merge, only the reviewed plan', { timeout: 1
     const allowed = await applyMerge({ 'apply-unreviewed': 'true' });
     expect(allowed.failed, log(allowed)).toBe(false);
     expect(acmeEmail()).toBe('finance@acme.example');
+  });
+
+  it('never takes a plan comment changed after the merge for the review: a plan job re-run on the merged pull request after a change by hand applies nothing', async () => {
+    await planOnPullRequest();
+    merged();
+    await changeBillingByHand(job.emulator, 'org_acme', { billingEmail: 'hand@acme.example' });
+    // Someone re-runs the pull request's plan job after the merge: the comment now holds a plan nobody reviewed, the change by hand undone in it.
+    const rerun = await job.run({});
+    expect(rerun.outputs.exitcode).toBe('2');
+    expect(comments('<!-- orgform-plan -->')[0]!.body).toContain('hand@acme.example');
+    const run = await applyMerge();
+    expect(run.failed).toBe(true);
+    expect(acmeEmail()).toBe('hand@acme.example');
+    expect(step(run, 'review').stdout).toContain("orgform: no reviewed plan (orgform's plan comment on the pull request was changed after it was merged");
+    expect(comments('<!-- orgform-apply -->')[0]!.body).toContain('⛔ **orgform apply: not started.** No reviewed plan');
   });
 
   it('never applies an old commit’s reviewed plan once a newer merge is on main: a re-run of the old apply after a revert applies nothing', async () => {

@@ -18,7 +18,18 @@ export interface FakeComment {
   /** GitHub: 'Bot' (github-actions[bot]), 'User', or another bot's login. GitLab: author.id. */
   author: string | number;
   system?: boolean;
+  /** When it was written and last changed (ISO 8601), as both forges answer them: a comment seeded without them was written long ago. */
+  createdAt?: string;
+  updatedAt?: string;
 }
+
+/** When a seeded comment without times was written: before anything a test does. */
+const LONG_AGO = '2020-01-01T00:00:00.000Z';
+const times = (c: FakeComment) => ({ created_at: c.createdAt ?? LONG_AGO, updated_at: c.updatedAt ?? c.createdAt ?? LONG_AGO });
+const stamp = (): Pick<FakeComment, 'createdAt' | 'updatedAt'> => {
+  const now = new Date().toISOString();
+  return { createdAt: now, updatedAt: now };
+};
 
 /** An issue; `author` as a comment's. */
 export interface FakeIssue {
@@ -94,7 +105,7 @@ export async function startFakeGithub(options: { repository: string; number: num
   const ref = new RegExp(`^/repos/${options.repository}/git/ref/heads/(.+)$`);
   // author 'Bot' is github-actions[bot] (the job's token), 'User' someone; any other string is that bot's login.
   const user = (author: string | number) => ({ login: author === 'Bot' ? 'github-actions[bot]' : author === 'User' ? 'someone' : String(author), type: author === 'User' ? 'User' : 'Bot' });
-  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: user(c.author) });
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: user(c.author), ...times(c) });
   const issues = githubIssues(options.repository, state, user);
   return listen((req, url, body, reply) => {
     if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { message: 'Bad credentials' });
@@ -113,7 +124,7 @@ export async function startFakeGithub(options: { repository: string; number: num
     }
     if (req.method !== 'GET' && state.readOnly) return reply(403, { message: 'Resource not accessible by integration' });
     if (req.method === 'POST' && url.pathname === list) {
-      const comment = { id: 1000 + state.comments.length, body: JSON.parse(body).body as string, author: 'Bot' };
+      const comment = { id: 1000 + state.comments.length, body: JSON.parse(body).body as string, author: 'Bot', ...stamp() };
       state.comments.push(comment);
       return reply(201, show(comment));
     }
@@ -121,6 +132,7 @@ export async function startFakeGithub(options: { repository: string; number: num
     const comment = state.comments.find((c) => match !== null && c.id === Number(match[1]));
     if (req.method === 'PATCH' && comment) {
       comment.body = JSON.parse(body).body;
+      comment.updatedAt = new Date().toISOString();
       return reply(200, show(comment));
     }
     return reply(404, { message: 'Not Found' });
@@ -139,7 +151,7 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
   const notes = `/api/v4/projects/${options.projectId}/merge_requests/${options.iid}/notes`;
   const terraform = new RegExp(`^/api/v4/projects/${options.projectId}/terraform/state/([^/]+)(/lock)?$`);
   const jobAuth = `Basic ${Buffer.from(`gitlab-ci-token:${options.jobToken}`).toString('base64')}`;
-  const show = (c: FakeComment) => ({ id: c.id, body: c.body, system: c.system ?? false, author: { id: c.author, username: c.author === options.userId ? 'project_42_bot' : `user_${c.author}` } });
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, system: c.system ?? false, author: { id: c.author, username: c.author === options.userId ? 'project_42_bot' : `user_${c.author}` }, ...times(c) });
   return listen((req, url, body, reply) => {
     const tf = terraform.exec(url.pathname);
     if (tf) {
@@ -196,13 +208,14 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
     }
     if (req.method !== 'GET' && state.readOnly) return reply(403, { message: '403 Forbidden' });
     if (req.method === 'POST' && url.pathname === notes) {
-      const note = { id: 100 + state.comments.length, body: JSON.parse(body).body as string, author: options.userId };
+      const note = { id: 100 + state.comments.length, body: JSON.parse(body).body as string, author: options.userId, ...stamp() };
       state.comments.push(note);
       return reply(201, show(note));
     }
     const note = state.comments.find((c) => url.pathname === `${notes}/${c.id}`);
     if (req.method === 'PUT' && note) {
       note.body = JSON.parse(body).body;
+      note.updatedAt = new Date().toISOString();
       return reply(200, show(note));
     }
     return reply(404, { message: '404 Not Found' });

@@ -38,9 +38,11 @@ async function planOnMergeRequest(cwd: string): Promise<string> {
   return digest!;
 }
 
-/** GitLab's answer for MERGE: merge request 7, merged into main with it as its merge commit. */
+/** GitLab's answer for MERGE: merge request 7, merged into main with it as its merge commit, now. */
 function merged(): void {
-  jobs.gitlab.pullsOf.set(MERGE, [{ iid: 7, state: 'merged', target_branch: 'main', merge_commit_sha: MERGE, squash_commit_sha: null, sha: 'abc1234def567890', web_url: 'https://gitlab.test/acme/config/-/merge_requests/7' }]);
+  jobs.gitlab.pullsOf.set(MERGE, [
+    { iid: 7, state: 'merged', target_branch: 'main', merge_commit_sha: MERGE, squash_commit_sha: null, sha: 'abc1234def567890', merged_at: new Date().toISOString(), web_url: 'https://gitlab.test/acme/config/-/merge_requests/7' },
+  ]);
 }
 
 const applyMerge = (cwd: string, project: Record<string, string> = {}, predefined: Record<string, string> = {}) => jobs.run(cwd, 'orgform-apply', project, { ...ON_MAIN, ...predefined });
@@ -102,6 +104,19 @@ describe('templates/orgform.yml: the apply job, only the reviewed plan', { timeo
     expect(run.stderr).toContain("orgform: no reviewed plan (the merge request has no plan comment of orgform's (for this directory and these files)): this job only plans, and applies nothing.");
     expect(acmeEmail()).toBe('billing@acme.example');
     expect(notes(RESULT)[0]!.body).toContain(`The plan now (digest \`${digest}\`), which nobody reviewed:`);
+  });
+
+  it('never takes a plan note changed after the merge for the review: the plan job retried on the merged merge request after a change by hand applies nothing', async () => {
+    const cwd = await componentProject([{}]);
+    await planOnMergeRequest(cwd);
+    merged();
+    await changeBillingByHand(jobs.emulator, 'org_acme', { billingEmail: 'hand@acme.example' });
+    expect((await jobs.run(cwd, 'orgform-plan')).code).toBe(0);
+    expect(notes('<!-- orgform-plan orgform-plan -->')[0]!.body).toContain('hand@acme.example');
+    const run = await applyMerge(cwd);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("orgform: no reviewed plan (orgform's plan comment on the merge request was changed after it was merged");
+    expect(acmeEmail()).toBe('hand@acme.example');
   });
 
   it('never applies an old commit’s reviewed plan once a newer merge is on main: a retry of the old apply job after a revert applies nothing', async () => {
