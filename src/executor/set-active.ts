@@ -11,6 +11,7 @@ import { NotSentError } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import type { ApplicableChange } from '../plan/types.js';
 import { APPLIED, ChangeFailedError, errorMessage, READ_AGAIN, READ_AGAIN_LATE, type ChangeOutcome } from './change-outcome.js';
+import { staleReason } from './write-billing.js';
 
 export interface ActiveContext {
   client: OrganisationsClient;
@@ -27,7 +28,7 @@ export async function setActive(change: ApplicableChange, context: ActiveContext
   if (read.active !== activeFrom) {
     return {
       kind: 'stale',
-      reason: `the active organisation changed on the service since the plan, from ${show(activeFrom)} to ${show(read.active)}, so setting ${show(id)} would replace a choice the plan did not show; nothing was written. Run orgform plan again to review it`,
+      reason: staleReason(`the active organisation changed on the service since the plan, from ${show(activeFrom)} to ${show(read.active)}, so setting ${show(id)} would replace a choice the plan did not show`),
     };
   }
   const late = context.now() - read.readAt > context.sendWindowMs;
@@ -46,7 +47,7 @@ async function readActive(client: OrganisationsClient): Promise<{ active: string
   } catch (err) {
     throw new ChangeFailedError(
       'getOrganisations',
-      `${errorMessage(err)}; the active organisation is read again just before it is set, and that read failed. Nothing was written; run orgform apply again`,
+      `${errorMessage(err)}; the active organisation is read again just before it is set, and that read failed, so it was not set: run orgform apply again`,
       err,
     );
   }

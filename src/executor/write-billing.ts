@@ -86,8 +86,8 @@ export async function writeBilling(change: ApplicableChange, context: BillingCon
   }
 }
 
-/** Why a billing change was not written: the reason of a `stale` outcome. */
-function staleReason(what: string): string {
+/** Why a change was not written: the reason of a `stale` outcome (set-active.ts's too). */
+export function staleReason(what: string): string {
   return `${what}; nothing was written for this organisation. Run orgform plan again to review it`;
 }
 

@@ -29,7 +29,7 @@ describe('executeChange: the active organisation', () => {
     const outcome = await executeChange(makeAcmeActive, executionContext(client, { activeFrom: 'org_initech' }));
     expect(outcome).toEqual({
       kind: 'stale',
-      reason: 'the active organisation changed on the service since the plan, from "org_initech" to "org_umbrella", so setting "org_acme" would replace a choice the plan did not show; nothing was written. Run orgform plan again to review it',
+      reason: 'the active organisation changed on the service since the plan, from "org_initech" to "org_umbrella", so setting "org_acme" would replace a choice the plan did not show; nothing was written for this organisation. Run orgform plan again to review it',
     });
     expect(client.writes()).toEqual([]);
     expect(client.active()).toBe('org_umbrella');
@@ -48,7 +48,7 @@ describe('executeChange: the active organisation', () => {
     expect(outcome.kind).toBe('failed');
     const error = (outcome as { error: ChangeFailedError }).error;
     expect(error).toBeInstanceOf(ChangeFailedError);
-    expect(error.message).toMatch(/the active organisation is read again just before it is set, and that read failed\. Nothing was written/);
+    expect(error.message).toMatch(/the active organisation is read again just before it is set, and that read failed, so it was not set: run orgform apply again$/);
     expect(client.writes()).toEqual([]);
   });
 });
