@@ -14,12 +14,13 @@
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { asSentence, checkToken } from '../pipeline/forge-api.mjs';
-import { decideApply, githubBranchHead, githubMergedPullRequest, SupersededError } from '../pipeline/reviewed-plan.mjs';
+import { checkNewest, configPaths, githubBranch, SupersededError } from '../pipeline/newer-config.mjs';
+import { decideApply, githubMergedPullRequest } from '../pipeline/reviewed-plan.mjs';
 import { commentMarker, githubThread } from '../pipeline/sticky-comment.mjs';
 import { ActionError, runStep, setOutputs, warningCommand } from './github-runner.mjs';
-import { markerKey, readInputs } from './read-inputs.mjs';
+import { markerKey, orgformArguments, readInputs } from './read-inputs.mjs';
 
 async function main() {
   const env = process.env;
@@ -36,13 +37,13 @@ async function main() {
     const apiUrl = env.GITHUB_API_URL || 'https://api.github.com';
     const repository = env.GITHUB_REPOSITORY ?? '';
     const dir = mkdtempSync(join(env.RUNNER_TEMP || tmpdir(), 'orgform-review-'));
+    const workspace = env.GITHUB_WORKSPACE || process.cwd();
+    const config = configPaths(orgformArguments(inputs, ''), resolve(workspace, inputs.workingDirectory), workspace);
     decided = await decideApply({
       expectDigest: inputs.expectDigest,
       applyUnreviewed: inputs.applyUnreviewed,
-      sha,
-      branch,
-      // A run for a branch (a push, a run by hand), not a tag's or a pull request's: only its newest commit is applied.
-      branchHead: ref.startsWith('refs/heads/') ? () => githubBranchHead({ apiUrl, repository, token, branch }) : undefined,
+      // A run for a branch (a push, a run by hand), not a tag's or a pull request's: only while its configuration is the branch's newest.
+      checkNewest: ref.startsWith('refs/heads/') ? () => checkNewest({ sha, branch, config, ...githubBranch({ apiUrl, repository, token, branch, sha }) }) : undefined,
       mergedPullRequest: () => githubMergedPullRequest({ apiUrl, repository, token, sha, branch }),
       threadOf: (pr) =>
         githubThread({

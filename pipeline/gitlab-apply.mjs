@@ -25,7 +25,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeResultComment, describeOutcome, planOnlyOutcome, readApplyOutcome } from './apply-outcome.mjs';
 import { asSentence, checkToken } from './forge-api.mjs';
-import { applyArguments, decideApply, gitlabBranchHead, gitlabMergedRequest, SupersededError } from './reviewed-plan.mjs';
+import { checkNewest, configPaths, gitlabBranch, SupersededError } from './newer-config.mjs';
+import { applyArguments, decideApply, gitlabMergedRequest } from './reviewed-plan.mjs';
 import { runOrgform } from './run-orgform.mjs';
 import { commentMarker, gitlabThread, upsertComment } from './sticky-comment.mjs';
 
@@ -49,6 +50,7 @@ async function applyOnGitlab(argv, env) {
   const dir = mkdtempSync(join(tmpdir(), 'orgform-apply-'));
   const planJob = env.ORGFORM_PLAN_JOB || 'orgform-plan';
   const branch = env.CI_COMMIT_BRANCH ?? '';
+  const sha = env.CI_COMMIT_SHA ?? '';
   let token;
   try {
     token = env.GITLAB_API_TOKEN ? checkToken('GITLAB_API_TOKEN', env.GITLAB_API_TOKEN) : undefined;
@@ -63,11 +65,12 @@ async function applyOnGitlab(argv, env) {
     decided = await decideApply({
       expectDigest,
       applyUnreviewed: env.ORGFORM_APPLY_UNREVIEWED === 'true',
-      sha: env.CI_COMMIT_SHA ?? '',
-      branch,
       // Without the token the branch cannot be asked (nothing reviewed is found then either); the job's rules run it only for a branch.
-      branchHead: token === undefined || branch === '' ? undefined : () => gitlabBranchHead({ ...api, token, branch }),
-      mergedPullRequest: async () => (token === undefined ? undefined : gitlabMergedRequest({ ...api, token, sha: env.CI_COMMIT_SHA ?? '', branch })),
+      checkNewest:
+        token === undefined || branch === ''
+          ? undefined
+          : () => checkNewest({ sha, branch, config: configPaths(argv, process.cwd(), env.CI_PROJECT_DIR || process.cwd()), ...gitlabBranch({ ...api, token, branch, sha }) }),
+      mergedPullRequest: async () => (token === undefined ? undefined : gitlabMergedRequest({ ...api, token, sha, branch })),
       threadOf: (mr) => gitlabThread({ ...api, mergeRequestIid: String(mr.number), token: token ?? '', username: env.ORGFORM_NOTE_AUTHOR || undefined }),
       commentMarker: commentMarker(planJob),
       review: 'merge request',

@@ -13,7 +13,7 @@
  *
  * Plain Node, no dependencies: the Action runs it from its checkout, the component from the release.
  */
-import { ForgeApiError, requestJson } from './forge-api.mjs';
+import { requestJson } from './forge-api.mjs';
 
 /** The marker's form, as orgform writes it (src/plan/review-record.ts): the digest, and the plan's record when it fits. */
 const DIGEST_MARKER = /^<!-- orgform-digest (sha256:[0-9a-f]{64})(?: [A-Za-z0-9_-]+)? -->$/;
@@ -161,53 +161,6 @@ function mergedAtOf(request) {
 }
 
 /**
- * The commit `branch` points at now, on GitHub (`contents: read`).
- * @param {{ apiUrl: string, repository: string, token: string, branch: string }} options
- * @returns {Promise<string>}
- */
-export async function githubBranchHead(options) {
-  const api = options.apiUrl.replace(/\/+$/, '');
-  const headers = { authorization: `Bearer ${options.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'orgform' };
-  const ref = options.branch.split('/').map(encodeURIComponent).join('/');
-  const { body } = await requestJson(`GET the head of ${options.branch}`, `${api}/repos/${options.repository}/git/ref/heads/${ref}`, { headers });
-  return headSha(body?.object?.sha, options.branch);
-}
-
-/**
- * The commit `branch` points at now, on GitLab.
- * @param {{ apiUrl: string, projectId: string, token: string, branch: string }} options
- * @returns {Promise<string>}
- */
-export async function gitlabBranchHead(options) {
-  const api = options.apiUrl.replace(/\/+$/, '');
-  const url = `${api}/projects/${encodeURIComponent(options.projectId)}/repository/branches/${encodeURIComponent(options.branch)}`;
-  const { body } = await requestJson(`GET the head of ${options.branch}`, url, { headers: { 'private-token': options.token, 'user-agent': 'orgform' } });
-  return headSha(body?.commit?.id, options.branch);
-}
-
-/** @param {unknown} sha @param {string} branch */
-function headSha(sha, branch) {
-  if (typeof sha !== 'string' || sha === '') throw new ForgeApiError(`GET the head of ${branch}: the answer names no commit: is the API address right?`);
-  return sha;
-}
-
-/**
- * A job for a commit that is no longer the head of its branch (a re-run of an old job, a manual
- * job of an old pipeline, a job that waited while more was merged): its checkout is older than what
- * was merged since, and applying it, even a plan exactly as reviewed then, would undo that.
- */
-export class SupersededError extends Error {
-  /** @param {string} sha @param {string} head @param {string} branch */
-  constructor(sha, head, branch) {
-    super(
-      `this commit, ${sha.slice(0, 7)}, is no longer the head of ${branch}, which is now ${head.slice(0, 7)}: its configuration is older than what was merged since, ` +
-        'and applying it would undo that. Nothing was applied: the apply of the newest commit applies what was merged (re-run that one, never an older one).',
-    );
-    this.name = 'SupersededError';
-  }
-}
-
-/**
  * @typedef {{ mode: 'reviewed', digest: string, reviewedFile?: string } | { mode: 'unreviewed' } | { mode: 'no-review' }} ApplyMode
  */
 
@@ -241,24 +194,19 @@ export function applyArguments(mode, common) {
  * @property {string} commentMarker     the plan comment's marker
  * @property {string} [review]          what the forge calls what is reviewed ('pull request' by default, GitLab's 'merge request')
  * @property {(marker: string) => string} saveMarker  writes the reviewed plan's marker where orgform reads it (--reviewed), and says where
- * @property {string} sha              the commit this job runs for
- * @property {string} branch           the branch it was pushed to
- * @property {(() => Promise<string>) | undefined} branchHead  the commit the branch points at now; undefined when it cannot be asked
+ * @property {(() => Promise<void>) | undefined} checkNewest  throws when a newer configuration is on the branch (newer-config.mjs); undefined when it cannot be asked
  */
 
 /**
  * What the apply after a merge does, and on which pull request it reports: the digest a person gave;
  * else, asked for by name, a plan without review; else the merged pull request's reviewed plan; else
  * (a direct push, no plan comment, no digest in it) nothing but a plan, with the reason. Whichever,
- * only for the branch's newest commit: for an older one it throws SupersededError.
+ * only while this commit's configuration is the branch's newest: otherwise checkNewest throws.
  * @param {DecideOptions} options
  * @returns {Promise<{ mode: ApplyMode, pullRequest?: PullRequest, reason?: string }>}
  */
 export async function decideApply(options) {
-  if (options.branchHead !== undefined) {
-    const head = await options.branchHead();
-    if (head !== options.sha) throw new SupersededError(options.sha, head, options.branch);
-  }
+  await options.checkNewest?.();
   const pullRequest = await options.mergedPullRequest();
   const on = pullRequest === undefined ? {} : { pullRequest };
   if (options.expectDigest !== '') return { mode: { mode: 'reviewed', digest: options.expectDigest }, ...on };

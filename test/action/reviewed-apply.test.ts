@@ -171,10 +171,11 @@ describe('action.yml: apply after a merge, only the reviewed plan', { timeout: 1
 
     // Someone re-runs the old apply of 7's merge: its checkout is 7's configuration, and its plan is again exactly the one reviewed.
     await writeFile(join(job.workspace, 'orgs.yaml'), merge7);
+    job.github.changes.set(`${MERGE}...${REVERT}`, ['orgs.yaml']);
     const old = await applyMerge({}, { GITHUB_RUN_ATTEMPT: '3' }, { head: REVERT });
     expect(old.failed).toBe(true);
     expect(acmeEmail()).toBe('billing@acme.example');
-    expect(step(old, 'review').stdout + step(old, 'review').stderr).toContain(`this commit, 5e1ec7e, is no longer the head of main, which is now ${REVERT.slice(0, 7)}`);
+    expect(step(old, 'review').stdout + step(old, 'review').stderr).toContain(`this commit, 5e1ec7e, is no longer the head of main, which is now ${REVERT.slice(0, 7)}, and the configuration changed since (orgs.yaml)`);
     expect(step(old, 'run').outputs).toEqual({});
     expect(reviewed).toMatch(DIGEST);
   });

@@ -5,18 +5,8 @@
  * test/action/reviewed-apply.test.ts and test/templates/orgform-reviewed.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  applyArguments,
-  decideApply,
-  findReview,
-  githubBranchHead,
-  githubMergedPullRequest,
-  gitlabBranchHead,
-  gitlabMergedRequest,
-  noReviewReason,
-  reviewedDigestOf,
-  SupersededError,
-} from '../../pipeline/reviewed-plan.mjs';
+import { applyArguments, decideApply, findReview, githubMergedPullRequest, gitlabMergedRequest, noReviewReason, reviewedDigestOf } from '../../pipeline/reviewed-plan.mjs';
+import { SupersededError } from '../../pipeline/newer-config.mjs';
 import { commentMarker, composePlanComment, githubThread, gitlabThread } from '../../pipeline/sticky-comment.mjs';
 import { startFakeGithub, startFakeGitlab, type FakeForge } from '../support/fake-forges.js';
 
@@ -159,38 +149,19 @@ describe('the merged pull request', () => {
   });
 });
 
-describe('the head of the branch', () => {
-  it('is the commit the branch points at now, on GitHub and on GitLab (a branch with a slash in its name too); a branch not found is an error, never a guess', async () => {
-    const { fake: hub } = await github();
-    hub.heads.set('main', '1'.repeat(40));
-    hub.heads.set('release/2026', '2'.repeat(40));
-    const onHub = { apiUrl: hub.url, repository: 'acme/config', token: 'ghs_job' };
-    expect(await githubBranchHead({ ...onHub, branch: 'main' })).toBe('1'.repeat(40));
-    expect(await githubBranchHead({ ...onHub, branch: 'release/2026' })).toBe('2'.repeat(40));
-    await expect(githubBranchHead({ ...onHub, branch: 'gone' })).rejects.toThrow('GET the head of gone: HTTP 404');
-    const { fake: lab } = await gitlab();
-    lab.heads.set('release/2026', '3'.repeat(40));
-    expect(await gitlabBranchHead({ apiUrl: `${lab.url}/api/v4`, projectId: '42', token: 'glpat-api', branch: 'release/2026' })).toBe('3'.repeat(40));
-    expect(lab.requests.at(-1)).toBe('GET /api/v4/projects/42/repository/branches/release%2F2026');
-  });
-});
-
 describe('decideApply', () => {
   const PR = { number: 7, url: '' };
-  const SHA = '1111111111111111111111111111111111111111';
   async function decide(options: {
     pr?: typeof PR;
     expectDigest?: string;
     applyUnreviewed?: boolean;
     comments?: Array<{ id: number; body: string; author: string }>;
-    head?: string;
+    newest?: () => Promise<void>;
   }) {
     const { thread } = await github(options.comments ?? [{ id: 1, body: planComment(DIGEST), author: 'Bot' }]);
     const saved: string[] = [];
     const decided = await decideApply({
-      sha: SHA,
-      branch: 'main',
-      branchHead: async () => options.head ?? SHA,
+      checkNewest: options.newest,
       expectDigest: options.expectDigest ?? '',
       applyUnreviewed: options.applyUnreviewed ?? false,
       mergedPullRequest: async () => options.pr,
@@ -216,12 +187,12 @@ describe('decideApply', () => {
     expect((await decide({ pr: PR, applyUnreviewed: true })).decided).toEqual({ mode: { mode: 'unreviewed' }, pullRequest: PR });
     expect((await decide({ pr: PR, expectDigest: FORGED })).decided).toEqual({ mode: { mode: 'reviewed', digest: FORGED }, pullRequest: PR });
   });
-  it('decides nothing for a commit that is no longer the head of its branch (a re-run of an old job after a newer merge): whatever the review, the digest given or apply-unreviewed', async () => {
-    const NEWER = '2222222222222222222222222222222222222222';
+  it('decides nothing, whatever the review, the digest given or apply-unreviewed, when a newer configuration is on the branch (a re-run of an old job)', async () => {
+    const superseded = async () => {
+      throw new SupersededError('1'.repeat(40), '2'.repeat(40), 'main', ['orgs.yaml']);
+    };
     for (const options of [{ pr: PR }, { pr: PR, expectDigest: DIGEST }, { applyUnreviewed: true }]) {
-      const refused = decide({ ...options, head: NEWER });
-      await expect(refused).rejects.toBeInstanceOf(SupersededError);
-      await expect(refused).rejects.toThrow('this commit, 1111111, is no longer the head of main, which is now 2222222: its configuration is older than what was merged since, and applying it would undo that.');
+      await expect(decide({ ...options, newest: superseded })).rejects.toBeInstanceOf(SupersededError);
     }
   });
 });

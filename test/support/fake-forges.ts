@@ -1,9 +1,9 @@
 /**
  * Fakes of the two forges' APIs on 127.0.0.1, as much of them as orgform's pipelines use:
  * GitHub's issue comments (list by page, create, update; github-actions[bot] writes them), the pull
- * requests of a commit, the commit a branch points at, and the repository's issues (list open ones by page, create, update, comment,
+ * requests of a commit, the commit a branch points at and the files changed between two commits, and the repository's issues (list open ones by page, create, update, comment,
  * close); GitLab's merge request notes (the token's user, list by page, create, update), the merge
- * requests of a commit, the commit a branch points at, the project's issues (list by page, create, update, note, close) and its
+ * requests of a commit, the commit a branch points at and the files changed between two commits, the project's issues (list by page, create, update, note, close) and its
  * managed Terraform state (Terraform's HTTP backend as GitLab serves it: GET, POST ?ID= with a JSON
  * body holding an integer `serial`, POST and DELETE …/lock answering 409 with the holder, basic auth
  * as gitlab-ci-token with the job token). Each records the requests it was sent and checks the
@@ -55,6 +55,8 @@ export interface FakeForge {
   pullsOf: Map<string, Array<Record<string, unknown>>>;
   /** The commit each branch points at now, by the branch's name; a branch not in it is not found (404). */
   heads: Map<string, string>;
+  /** The files changed between two commits, by `FROM...TO` (GitHub's compare, GitLab's); a pair not in it is not found (404). */
+  changes: Map<string, string[]>;
   /** GitLab's Terraform states by name: the stored text, and the lock's ID when locked. */
   states: Map<string, { text?: string; lock?: { ID: string } & Record<string, unknown> }>;
   /** `METHOD /path?query` of every request, in order. */
@@ -98,11 +100,12 @@ function page<T>(items: T[], url: URL, base: string): [T[], Record<string, strin
 
 /** GitHub's REST API for pull request `number` of `repository`, answering `token` only. */
 export async function startFakeGithub(options: { repository: string; number: number; token: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), heads: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), heads: new Map(), changes: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
   const list = `/repos/${options.repository}/issues/${options.number}/comments`;
   const one = new RegExp(`^/repos/${options.repository}/issues/comments/(\\d+)$`);
   const pulls = new RegExp(`^/repos/${options.repository}/commits/([^/]+)/pulls$`);
   const ref = new RegExp(`^/repos/${options.repository}/git/ref/heads/(.+)$`);
+  const compare = new RegExp(`^/repos/${options.repository}/compare/([^/]+)$`);
   // author 'Bot' is github-actions[bot] (the job's token), 'User' someone; any other string is that bot's login.
   const user = (author: string | number) => ({ login: author === 'Bot' ? 'github-actions[bot]' : author === 'User' ? 'someone' : String(author), type: author === 'User' ? 'User' : 'Bot' });
   const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: user(c.author), ...times(c) });
@@ -116,6 +119,11 @@ export async function startFakeGithub(options: { repository: string; number: num
       const name = branch[1]!.split('/').map(decodeURIComponent).join('/');
       const sha = state.heads.get(name);
       return sha === undefined ? reply(404, { message: 'Not Found' }) : reply(200, { ref: `refs/heads/${name}`, object: { sha, type: 'commit' } });
+    }
+    const range = compare.exec(url.pathname);
+    if (req.method === 'GET' && range) {
+      const files: string[] | undefined = state.changes.get(decodeURIComponent(range[1]!));
+      return files === undefined ? reply(404, { message: 'Not Found' }) : reply(200, { status: files.length === 0 ? 'identical' : 'ahead', files: files.map((filename) => ({ filename, status: 'modified' })) });
     }
     if (issues(req.method ?? 'GET', url, body, reply, `http://${req.headers.host}`)) return;
     if (req.method === 'GET' && url.pathname === list) {
@@ -144,7 +152,7 @@ export async function startFakeGithub(options: { repository: string; number: num
  * access token `token`, whose user has id `userId`; Terraform states with `jobToken`.
  */
 export async function startFakeGitlab(options: { projectId: string; iid: string; token: string; userId: number; jobToken: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), heads: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), heads: new Map(), changes: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
   const commitRequests = new RegExp(`^/api/v4/projects/${options.projectId}/repository/commits/([^/]+)/merge_requests$`);
   const branches = new RegExp(`^/api/v4/projects/${options.projectId}/repository/branches/([^/]+)$`);
   const issues = gitlabIssues(options.projectId, options.userId, state);
@@ -200,6 +208,10 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
       const name = decodeURIComponent(branch[1]!);
       const sha = state.heads.get(name);
       return sha === undefined ? reply(404, { message: '404 Branch Not Found' }) : reply(200, { name, commit: { id: sha } });
+    }
+    if (req.method === 'GET' && url.pathname === `/api/v4/projects/${options.projectId}/repository/compare`) {
+      const files: string[] | undefined = state.changes.get(`${url.searchParams.get('from')}...${url.searchParams.get('to')}`);
+      return files === undefined ? reply(404, { message: '404 Not Found' }) : reply(200, { commits: [], diffs: files.map((path) => ({ old_path: path, new_path: path })), compare_timeout: false });
     }
     if (issues(req.method ?? 'GET', url, body, reply, `http://${req.headers.host}`)) return;
     if (req.method === 'GET' && url.pathname === notes) {

@@ -133,9 +133,10 @@ describe('templates/orgform.yml: the apply job, only the reviewed plan', { timeo
 
     // The old pipeline's apply job retried: 7's checkout, whose plan is again exactly the one reviewed.
     await writeFile(join(cwd, 'orgs.yaml'), merge7);
+    jobs.gitlab.changes.set(`${MERGE}...${REVERT}`, ['orgs.yaml']);
     const old = await jobs.run(cwd, 'orgform-apply', {}, ON_MAIN, REVERT);
     expect(old.code).toBe(1);
-    expect(old.stderr).toContain(`orgform: this commit, 5e1ec7e, is no longer the head of main, which is now ${REVERT.slice(0, 7)}`);
+    expect(old.stderr).toContain(`orgform: this commit, 5e1ec7e, is no longer the head of main, which is now ${REVERT.slice(0, 7)}, and the configuration changed since (orgs.yaml)`);
     expect(acmeEmail()).toBe('billing@acme.example');
   });
 
