@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { asSentence, checkToken } from '../pipeline/forge-api.mjs';
-import { checkNewest, configPaths, githubBranch, SupersededError } from '../pipeline/newer-config.mjs';
+import { checkNewest, configPaths, gitRootOf, githubBranch, SupersededError } from '../pipeline/newer-config.mjs';
 import { decideApply, githubMergedPullRequest } from '../pipeline/reviewed-plan.mjs';
 import { commentMarker, githubThread } from '../pipeline/sticky-comment.mjs';
 import { ActionError, runStep, setOutputs, warningCommand } from './github-runner.mjs';
@@ -37,8 +37,8 @@ async function main() {
     const apiUrl = env.GITHUB_API_URL || 'https://api.github.com';
     const repository = env.GITHUB_REPOSITORY ?? '';
     const dir = mkdtempSync(join(env.RUNNER_TEMP || tmpdir(), 'orgform-review-'));
-    const workspace = env.GITHUB_WORKSPACE || process.cwd();
-    const config = configPaths(orgformArguments(inputs, ''), resolve(workspace, inputs.workingDirectory), workspace);
+    const runDir = resolve(env.GITHUB_WORKSPACE || process.cwd(), inputs.workingDirectory);
+    const config = configPaths(orgformArguments(inputs, ''), runDir, gitRootOf(runDir, env.GITHUB_WORKSPACE || process.cwd()));
     decided = await decideApply({
       expectDigest: inputs.expectDigest,
       applyUnreviewed: inputs.applyUnreviewed,

@@ -9,7 +9,8 @@
  *
  * Plain Node, no dependencies: the Action runs it from its checkout, the component from the release.
  */
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ForgeApiError, requestJson } from './forge-api.mjs';
 
 /** GitHub's compare lists at most this many files: a list this long may be cut, so it cannot tell. */
@@ -55,6 +56,19 @@ export function configPaths(args, runDir, repoRoot) {
     const inRepo = relative(repoRoot, resolve(runDir, path));
     return inRepo.startsWith('..') || isAbsolute(inRepo) ? '' : inRepo.split(sep).join('/');
   });
+}
+
+/**
+ * The root of the git working tree `dir` is in (where `.git` is, a directory or a worktree's file),
+ * else `fallback`: a checkout into a subdirectory (actions/checkout's `path:`) has its own root.
+ * @param {string} dir
+ * @param {string} fallback
+ */
+export function gitRootOf(dir, fallback) {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    if (existsSync(join(at, '.git'))) return at;
+    if (dirname(at) === at) return fallback;
+  }
 }
 
 /**

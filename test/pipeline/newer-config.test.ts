@@ -5,8 +5,10 @@
  * 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkNewest, configPaths, githubBranch, gitlabBranch, SupersededError } from '../../pipeline/newer-config.mjs';
+import { join } from 'node:path';
+import { checkNewest, configPaths, gitRootOf, githubBranch, gitlabBranch, SupersededError } from '../../pipeline/newer-config.mjs';
 import { startFakeGithub, startFakeGitlab, type FakeForge } from '../support/fake-forges.js';
+import { makeWorkspace } from '../support/workspace.js';
 
 const OLD = '1'.repeat(40);
 const NEW = '2'.repeat(40);
@@ -40,6 +42,15 @@ describe('configPaths', () => {
     ]);
     // Outside the repository: the whole of it counts.
     expect(configPaths(['-f', '../elsewhere.yaml'], '/repo', '/repo')).toEqual(['']);
+  });
+});
+
+describe('gitRootOf', () => {
+  it('is where .git is above the directory (a checkout into a subdirectory has its own), else the fallback', async () => {
+    const workspace = await makeWorkspace({ 'repo/.git/HEAD': 'ref: refs/heads/main\n', 'repo/infra/orgs.yaml': 'version: 1\n', 'plain/orgs.yaml': 'version: 1\n' });
+    expect(gitRootOf(join(workspace, 'repo', 'infra'), workspace)).toBe(join(workspace, 'repo'));
+    expect(configPaths(['-f', 'orgs.yaml'], join(workspace, 'repo', 'infra'), gitRootOf(join(workspace, 'repo', 'infra'), workspace))).toEqual(['infra/orgs.yaml']);
+    expect(gitRootOf(join(workspace, 'plain'), '/fallback')).toBe('/fallback');
   });
 });
 
