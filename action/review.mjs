@@ -14,19 +14,21 @@
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { asSentence, checkToken } from '../pipeline/forge-api.mjs';
+import { checkNewest, configPaths, gitRootOf, githubBranch, SupersededError } from '../pipeline/newer-config.mjs';
 import { decideApply, githubMergedPullRequest } from '../pipeline/reviewed-plan.mjs';
 import { commentMarker, githubThread } from '../pipeline/sticky-comment.mjs';
 import { ActionError, runStep, setOutputs, warningCommand } from './github-runner.mjs';
-import { markerKey, readInputs } from './read-inputs.mjs';
+import { markerKey, orgformArguments, readInputs } from './read-inputs.mjs';
 
 async function main() {
   const env = process.env;
   const inputs = readInputs(env);
   if (inputs.command !== 'apply') return;
   const event = env.GITHUB_EVENT_PATH ? JSON.parse(readFileSync(env.GITHUB_EVENT_PATH, 'utf8')) : {};
-  const branch = (env.GITHUB_REF ?? event.ref ?? '').replace(/^refs\/heads\//, '');
+  const ref = env.GITHUB_REF ?? event.ref ?? '';
+  const branch = ref.replace(/^refs\/heads\//, '');
   const sha = env.GITHUB_SHA ?? '';
   if (!env.GITHUB_TOKEN) throw new ActionError('github-token is empty: the apply needs a token that may read the merged pull request and write its comment');
   let decided;
@@ -35,9 +37,13 @@ async function main() {
     const apiUrl = env.GITHUB_API_URL || 'https://api.github.com';
     const repository = env.GITHUB_REPOSITORY ?? '';
     const dir = mkdtempSync(join(env.RUNNER_TEMP || tmpdir(), 'orgform-review-'));
+    const runDir = resolve(env.GITHUB_WORKSPACE || process.cwd(), inputs.workingDirectory);
+    const config = configPaths(orgformArguments(inputs, ''), runDir, gitRootOf(runDir, env.GITHUB_WORKSPACE || process.cwd()));
     decided = await decideApply({
       expectDigest: inputs.expectDigest,
       applyUnreviewed: inputs.applyUnreviewed,
+      // A run for a branch (a push, a run by hand), not a tag's or a pull request's: only while its configuration is the branch's newest.
+      checkNewest: ref.startsWith('refs/heads/') ? () => checkNewest({ sha, branch, config, ...githubBranch({ apiUrl, repository, token, branch, sha }) }) : undefined,
       mergedPullRequest: () => githubMergedPullRequest({ apiUrl, repository, token, sha, branch }),
       threadOf: (pr) =>
         githubThread({
@@ -57,6 +63,7 @@ async function main() {
       },
     });
   } catch (err) {
+    if (err instanceof SupersededError) throw new ActionError(err.message);
     throw new ActionError(`could not find the reviewed plan, so nothing was applied: ${asSentence(/** @type {Error} */ (err).message)}${/** @type {{ status?: number }} */ (err).status === 403 ? ' The job needs `permissions: pull-requests: write`.' : ''}`);
   }
   const { mode, pullRequest, reason } = decided;

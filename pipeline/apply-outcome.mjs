@@ -19,8 +19,11 @@ import { errorLines, fenced, linkPlanPageIfAble, MAX_COMMENT_LENGTH } from './st
  *   | { kind: 'applied' | 'nothing' | 'failed', summary: Summary, failures: Failure[] }
  *   | { kind: 'refused', refusal: Refusal }
  *   | { kind: 'not-started', error: string }
+ *   | { kind: 'cut-short', applied: string[], unknown: string[], failures: Failure[], error: string }
  *   | { kind: 'unreviewed-plan', markdown: string, digest?: string, reason: string }
- * )} ApplyOutcome  `unreviewed-plan`: no reviewed plan was found, so only a plan was made; this is what would be applied
+ * )} ApplyOutcome  `unreviewed-plan`: no reviewed plan was found, so only a plan was made; this is what would be applied.
+ *   `cut-short`: orgform was stopped after it started applying and before its summary (cancelled past its grace, killed, crashed):
+ *   the changes it said were applied, and those it started without saying how they ended
  */
 
 /** The events' lines, each an object with a `type`; anything else (a line cut short) is left out. @param {string} ndjson */
@@ -62,12 +65,19 @@ export function readApplyOutcome(ndjson, stderr) {
     };
   }
   const end = all.find((e) => e.type === 'apply_end');
-  if (end === undefined || typeof end.summary !== 'object') return { kind: 'not-started', error: errorText(stderr) };
-  /** @type {Summary} */
-  const summary = end.summary;
   const failures = all
     .filter((e) => e.type === 'change_end' && ['failed', 'stale', 'not_started'].includes(e.outcome))
     .map((e) => ({ address: String(e.address), outcome: String(e.outcome), message: failureMessage(e) }));
+  if (end === undefined || typeof end.summary !== 'object') {
+    // Stopped before its summary: once it started applying, some changes may have been written.
+    if (!all.some((e) => e.type === 'apply_start')) return { kind: 'not-started', error: errorText(stderr) };
+    const ended = new Set(all.filter((e) => e.type === 'change_end').map((e) => String(e.address)));
+    const applied = all.filter((e) => e.type === 'change_end' && e.outcome === 'applied').map((e) => String(e.address));
+    const unknown = all.filter((e) => e.type === 'change_start' && !ended.has(String(e.address))).map((e) => String(e.address));
+    return { kind: 'cut-short', applied, unknown, failures, error: errorText(stderr) };
+  }
+  /** @type {Summary} */
+  const summary = end.summary;
   const failed = summary.failed > 0 || summary.stale > 0 || summary.not_started > 0 || summary.interrupted === true;
   return { kind: failed ? 'failed' : summary.total === 0 ? 'nothing' : 'applied', summary, failures };
 }
@@ -117,6 +127,8 @@ export function describeOutcome(outcome) {
       return 'orgform: nothing to apply: the service already matches the configuration.';
     case 'failed':
       return `orgform: the apply failed: ${outcome.summary.applied} applied, ${outcome.summary.failed} failed, ${outcome.summary.stale} stale, ${outcome.summary.not_started} not started.`;
+    case 'cut-short':
+      return `orgform: the apply stopped before its end: ${outcome.applied.length} applied, ${outcome.unknown.length} not known to have ended.`;
     case 'refused':
       return `orgform: nothing was applied: ${outcome.refusal.message}`;
     case 'unreviewed-plan':
@@ -171,6 +183,18 @@ function resultBody(input, outcome) {
         `❌ **orgform apply: failed.** ${counts(outcome.summary)}.\n`,
         failureList(outcome.failures),
         '\n**To finish:** fix the cause the failures name, then re-run this job. Once part of the plan is applied, what remains is no longer the plan reviewed: the re-run applies nothing, and shows the plan that remains with its digest; ',
+        `after reviewing it, ${input.applyByDigest('<that digest>')}.\n`,
+      ].join('');
+    case 'cut-short':
+      return [
+        `❌ **orgform apply: stopped before its end.** ${outcome.applied.length} applied, ${outcome.unknown.length} started and not known to have ended; the rest not started.\n`,
+        failureList([
+          ...outcome.applied.map((address) => ({ address, outcome: 'applied', message: 'done' })),
+          ...outcome.unknown.map((address) => ({ address, outcome: 'unknown', message: 'sent, or about to be, when orgform stopped' })),
+          ...outcome.failures,
+        ]),
+        `\norgform stopped (the job was cancelled or timed out, or orgform was killed) before it said how the run ended. It said:\n\n${fenced(outcome.error)}`,
+        '\n**To finish:** re-run this job. What remains is no longer the plan reviewed: the re-run applies nothing, and shows the plan that remains with its digest; ',
         `after reviewing it, ${input.applyByDigest('<that digest>')}.\n`,
       ].join('');
     case 'refused':

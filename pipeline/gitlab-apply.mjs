@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeResultComment, describeOutcome, planOnlyOutcome, readApplyOutcome } from './apply-outcome.mjs';
 import { asSentence, checkToken } from './forge-api.mjs';
+import { checkNewest, configPaths, gitlabBranch, SupersededError } from './newer-config.mjs';
 import { applyArguments, decideApply, gitlabMergedRequest } from './reviewed-plan.mjs';
 import { runOrgform } from './run-orgform.mjs';
 import { commentMarker, gitlabThread, upsertComment } from './sticky-comment.mjs';
@@ -49,6 +50,7 @@ async function applyOnGitlab(argv, env) {
   const dir = mkdtempSync(join(tmpdir(), 'orgform-apply-'));
   const planJob = env.ORGFORM_PLAN_JOB || 'orgform-plan';
   const branch = env.CI_COMMIT_BRANCH ?? '';
+  const sha = env.CI_COMMIT_SHA ?? '';
   let token;
   try {
     token = env.GITLAB_API_TOKEN ? checkToken('GITLAB_API_TOKEN', env.GITLAB_API_TOKEN) : undefined;
@@ -63,7 +65,12 @@ async function applyOnGitlab(argv, env) {
     decided = await decideApply({
       expectDigest,
       applyUnreviewed: env.ORGFORM_APPLY_UNREVIEWED === 'true',
-      mergedPullRequest: async () => (token === undefined ? undefined : gitlabMergedRequest({ ...api, token, sha: env.CI_COMMIT_SHA ?? '', branch })),
+      // Without the token the branch cannot be asked (nothing reviewed is found then either); the job's rules run it only for a branch.
+      checkNewest:
+        token === undefined || branch === ''
+          ? undefined
+          : () => checkNewest({ sha, branch, config: configPaths(argv, process.cwd(), env.CI_PROJECT_DIR || process.cwd()), ...gitlabBranch({ ...api, token, branch, sha }) }),
+      mergedPullRequest: async () => (token === undefined ? undefined : gitlabMergedRequest({ ...api, token, sha, branch })),
       threadOf: (mr) => gitlabThread({ ...api, mergeRequestIid: String(mr.number), token: token ?? '', username: env.ORGFORM_NOTE_AUTHOR || undefined }),
       commentMarker: commentMarker(planJob),
       review: 'merge request',
@@ -74,11 +81,13 @@ async function applyOnGitlab(argv, env) {
       },
     });
   } catch (err) {
-    console.error(`orgform: could not find the reviewed plan, so nothing was applied: ${asSentence(/** @type {Error} */ (err).message)}`);
+    if (err instanceof SupersededError) console.error(`orgform: ${err.message}`);
+    else console.error(`orgform: could not find the reviewed plan, so nothing was applied: ${asSentence(/** @type {Error} */ (err).message)}`);
     return 1;
   }
   const { mode, pullRequest } = decided;
   const reason = token === undefined && mode.mode === 'no-review' ? 'GITLAB_API_TOKEN is not set, so the merge request and its plan note cannot be read' : (decided.reason ?? '');
+  if (token === undefined && mode.mode !== 'no-review') console.error(`orgform: GITLAB_API_TOKEN is not set, so whether this commit is still the head of ${branch} cannot be asked: run this only for the newest commit.`);
   if (mode.mode === 'unreviewed') console.error('orgform: ORGFORM_APPLY_UNREVIEWED is true: a fresh plan is applied without a reviewed plan to compare it with.');
   if (mode.mode === 'no-review') console.error(`orgform: no reviewed plan (${reason}): this job only plans, and applies nothing.`);
   if (mode.mode === 'reviewed') console.log(`orgform: applying ${expectDigest !== '' ? 'the plan with the digest given' : 'the reviewed plan'}, ${mode.digest}${pullRequest === undefined ? '' : ` of merge request !${pullRequest.number}`}.`);

@@ -55,26 +55,42 @@ export function reviewedDigestOf(body, commentMarker) {
 /**
  * @typedef {import('./sticky-comment.mjs').CommentThread} CommentThread
  * @typedef {{ commentId: number | string, digest: string, marker: string }} Review
- * @typedef {'unknown-identity' | 'no-plan-comment' | 'no-digest'} NoReview
+ * @typedef {'unknown-identity' | 'no-plan-comment' | 'no-digest' | 'changed-after-merge'} NoReview
  */
 
 /**
  * orgform's plan comment on the thread and its digest: the one the plan job keeps up to date, so the
  * same one upsertComment updates (the oldest of the token's own identity's with the marker). A later
  * one, written while the identity could not be told, is no longer updated: its plan may be old.
+ * With `mergedAt`, a comment changed after that moment is not the review: nobody reviewed it before
+ * the merge (a plan job re-run on the merged pull request, against the service as it is now, or an edit).
  * @param {CommentThread} thread
  * @param {string} commentMarker  the plan comment's marker (the same directory and files as the plan job)
+ * @param {string} [mergedAt]     when the pull request was merged (ISO 8601)
  * @returns {Promise<{ review: Review } | { missing: NoReview }>}
  */
-export async function findReview(thread, commentMarker) {
+export async function findReview(thread, commentMarker, mergedAt) {
   const author = await thread.author();
   if (author === undefined) return { missing: 'unknown-identity' };
   for await (const comment of thread.writtenBy(author)) {
     if (typeof comment.body !== 'string' || !comment.body.startsWith(`${commentMarker}\n`)) continue;
+    if (mergedAt !== undefined && !changedBy(comment, mergedAt)) return { missing: 'changed-after-merge' };
     const found = reviewedDigestOf(comment.body, commentMarker);
     return found === undefined ? { missing: 'no-digest' } : { review: { commentId: comment.id, ...found } };
   }
   return { missing: 'no-plan-comment' };
+}
+
+/**
+ * Whether the comment was last changed by `time`, as the forge says (both forges give `updated_at`;
+ * one that says nothing cannot be told to have been).
+ * @param {{ updated_at?: unknown, created_at?: unknown }} comment
+ * @param {string} time
+ */
+function changedBy(comment, time) {
+  const changed = Date.parse(String(comment.updated_at ?? comment.created_at ?? ''));
+  const by = Date.parse(time);
+  return Number.isFinite(changed) && Number.isFinite(by) && changed <= by;
 }
 
 /**
@@ -91,13 +107,15 @@ export function noReviewReason(why, review = 'pull request') {
       return "the token cannot tell whose the comments are, so none of them can be taken for orgform's plan";
     case 'no-plan-comment':
       return `the ${review} has no plan comment of orgform's (for this directory and these files)`;
+    case 'changed-after-merge':
+      return `orgform's plan comment on the ${review} was changed after it was merged (a plan job run again, or an edit), so what it shows is not what was reviewed before the merge`;
     default:
       return `orgform's plan comment on the ${review} holds no plan (the last plan failed, or was made by an orgform without digests)`;
   }
 }
 
 /**
- * @typedef {{ number: number, url: string }} PullRequest
+ * @typedef {{ number: number, url: string, mergedAt?: string }} PullRequest  `mergedAt`: when it was merged (ISO 8601), when the forge says
  */
 
 /**
@@ -112,7 +130,7 @@ export async function githubMergedPullRequest(options) {
   const { body } = await requestJson("GET the commit's pull requests", `${api}/repos/${options.repository}/commits/${encodeURIComponent(options.sha)}/pulls?per_page=100`, { headers });
   const pulls = Array.isArray(body) ? body : [];
   const merged = pulls.find((p) => typeof p?.number === 'number' && p.merged_at && p.merge_commit_sha === options.sha && p.base?.ref === options.branch);
-  return merged === undefined ? undefined : { number: merged.number, url: String(merged.html_url ?? '') };
+  return merged === undefined ? undefined : { number: merged.number, url: String(merged.html_url ?? ''), ...mergedAtOf(merged) };
 }
 
 /**
@@ -134,7 +152,12 @@ export async function gitlabMergedRequest(options) {
       m.target_branch === options.branch &&
       (m.merge_commit_sha === options.sha || m.squash_commit_sha === options.sha || (!m.merge_commit_sha && !m.squash_commit_sha && m.sha === options.sha)),
   );
-  return merged === undefined ? undefined : { number: merged.iid, url: String(merged.web_url ?? '') };
+  return merged === undefined ? undefined : { number: merged.iid, url: String(merged.web_url ?? ''), ...mergedAtOf(merged) };
+}
+
+/** @param {{ merged_at?: unknown }} request */
+function mergedAtOf(request) {
+  return typeof request.merged_at === 'string' && request.merged_at !== '' ? { mergedAt: request.merged_at } : {};
 }
 
 /**
@@ -171,22 +194,25 @@ export function applyArguments(mode, common) {
  * @property {string} commentMarker     the plan comment's marker
  * @property {string} [review]          what the forge calls what is reviewed ('pull request' by default, GitLab's 'merge request')
  * @property {(marker: string) => string} saveMarker  writes the reviewed plan's marker where orgform reads it (--reviewed), and says where
+ * @property {(() => Promise<void>) | undefined} checkNewest  throws when a newer configuration is on the branch (newer-config.mjs); undefined when it cannot be asked
  */
 
 /**
  * What the apply after a merge does, and on which pull request it reports: the digest a person gave;
  * else, asked for by name, a plan without review; else the merged pull request's reviewed plan; else
- * (a direct push, no plan comment, no digest in it) nothing but a plan, with the reason.
+ * (a direct push, no plan comment, no digest in it) nothing but a plan, with the reason. Whichever,
+ * only while this commit's configuration is the branch's newest: otherwise checkNewest throws.
  * @param {DecideOptions} options
  * @returns {Promise<{ mode: ApplyMode, pullRequest?: PullRequest, reason?: string }>}
  */
 export async function decideApply(options) {
+  await options.checkNewest?.();
   const pullRequest = await options.mergedPullRequest();
   const on = pullRequest === undefined ? {} : { pullRequest };
   if (options.expectDigest !== '') return { mode: { mode: 'reviewed', digest: options.expectDigest }, ...on };
   if (options.applyUnreviewed) return { mode: { mode: 'unreviewed' }, ...on };
   if (pullRequest === undefined) return { mode: { mode: 'no-review' }, reason: noReviewReason('no-pull-request', options.review) };
-  const found = await findReview(options.threadOf(pullRequest), options.commentMarker);
+  const found = await findReview(options.threadOf(pullRequest), options.commentMarker, pullRequest.mergedAt);
   if ('missing' in found) return { mode: { mode: 'no-review' }, pullRequest, reason: noReviewReason(found.missing, options.review) };
   return { mode: { mode: 'reviewed', digest: found.review.digest, reviewedFile: options.saveMarker(found.review.marker) }, pullRequest };
 }

@@ -156,7 +156,7 @@ export function fenced(text) {
 }
 
 /**
- * @typedef {{ id: number | string, body: string }} Comment
+ * @typedef {{ id: number | string, body: string, created_at?: string, updated_at?: string }} Comment  as the forge answers it (both give the times)
  * @typedef {{ login: string, id?: number | string }} Author  who writes the comments: a login, and the account's id when known
  * @typedef {object} CommentThread  one conversation's comments, as one forge serves them
  * @property {string} name                                  for messages: "pull request #7 comments"

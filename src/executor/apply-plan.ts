@@ -44,6 +44,11 @@ export interface ApplyOptions {
   rereadMode?: RereadMode;
   /** A read older than this is read again by id before a write is built from it (ORGFORM_READ_MAX_AGE_MS). */
   maxReadAgeMs?: number;
+  /**
+   * The organisation active when the plan was read (Plan.observedActiveId): a set-active change is
+   * written only while it still is, read again just before (set-active.ts). Undefined: not checked.
+   */
+  activeFrom?: string | null;
 }
 
 const ignore: ApplyListener = () => undefined;

@@ -17,6 +17,7 @@ import type { StateJournal } from '../state/state-backend.js';
 import { acceptInvitation } from './accept-invitation.js';
 import { APPLIED, ChangeFailedError, describeFailure, errorMessage, type ChangeOutcome, type Done } from './change-outcome.js';
 import { deleteTarget } from './delete-target.js';
+import { setActive } from './set-active.js';
 import type { ApplyListener, ChangeResult, Outcome } from './events.js';
 import { waitsFor, type WaitOptions } from './membership.js';
 import { groupIndexes, type OrganisationGroups } from './organisation-groups.js';
@@ -28,12 +29,17 @@ import type { Work, WorkEnd } from './work-queue.js';
 import { MAX_BILLING_BUILDS, readAgeFailure, writeBilling, type BillingContext } from './write-billing.js';
 
 /** What every change of a run is executed with; built once a run. */
-export type ExecutionContext = BillingContext;
+export interface ExecutionContext extends BillingContext {
+  /** The organisation active when the plan was read: a set-active change is written only while it still is (undefined: not checked). */
+  activeFrom?: string | null;
+}
 
 export interface ExecutionOptions extends WaitOptions {
   /** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS). */
   maxReadAgeMs?: number;
   now?: () => number;
+  /** The plan's observedActiveId, for set-active changes (set-active.ts). */
+  activeFrom?: string | null;
 }
 
 export function executionContext(client: OrganisationsClient, options: ExecutionOptions = {}): ExecutionContext {
@@ -43,6 +49,7 @@ export function executionContext(client: OrganisationsClient, options: Execution
     now: options.now ?? Date.now,
     maxReadAgeMs: options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS,
     sendWindowMs: sendWindowMs(options.maxReadAgeMs),
+    ...(options.activeFrom === undefined ? {} : { activeFrom: options.activeFrom }),
   };
 }
 
@@ -58,6 +65,7 @@ export async function executeChange(change: ApplicableChange, context: Execution
       case 'billing':
         return await writeBilling(change, context, reread);
       case 'set-active':
+        if (context.activeFrom !== undefined) return await setActive(change, context, context.activeFrom);
         await context.client.setActiveOrganisation(change.organisation.id, { idempotencyKey: randomUUID(), label: change.address });
         return APPLIED;
       case 'accept-invitation':

@@ -239,7 +239,7 @@ describe('action.yml: apply without a reviewed plan, asked for by name', { timeo
     expect(step(applied, 'run').stdout).toContain('orgform: applied 5 changes.');
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
     // No merged pull request: nothing to write the result on.
-    expect(github.requests.filter((r) => !r.includes('/pulls'))).toEqual([]);
+    expect(github.requests.filter((r) => !r.includes('/pulls'))).toEqual(['GET /repos/acme/config/git/ref/heads/main']);
 
     const planned = await runAction({});
     expect(planned.outputs).toMatchObject({ exitcode: '0', 'has-changes': 'false' });

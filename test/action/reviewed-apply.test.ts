@@ -6,6 +6,8 @@
  * Each case first runs the pull request's plan job, as the workflow does, so that the comment read
  * back is the one the action wrote.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ActionRun } from '../support/composite-action.js';
 import { changeBillingByHand } from '../support/emulator-workspace.js';
@@ -13,6 +15,7 @@ import { runnerAnnotations } from '../support/github-runner.js';
 import { artifactUrl, startActionJob, type ActionJob, type JobOptions } from '../support/action-job.js';
 
 const MERGE = '5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed';
+const REVERT = 'feedfacefeedfacefeedfacefeedfacefeedface';
 const SCHEDULE = { eventName: 'schedule', event: { schedule: '17 6 * * 1' } };
 const RUN = { GITHUB_REF: 'refs/heads/main', GITHUB_RUN_ID: '99', GITHUB_SERVER_URL: 'https://github.test', GITHUB_WORKFLOW: 'orgform' };
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -36,14 +39,14 @@ async function planOnPullRequest(): Promise<string> {
   return plan.outputs.digest!;
 }
 
-/** GitHub's answer for MERGE: pull request 7, merged into main with it as the merge commit. */
+/** GitHub's answer for MERGE: pull request 7, merged into main with it as the merge commit, now. */
 function merged(): void {
-  job.github.pullsOf.set(MERGE, [{ number: 7, merged_at: '2026-01-02T03:04:05Z', merge_commit_sha: MERGE, base: { ref: 'main' }, html_url: 'https://github.test/acme/config/pull/7' }]);
+  job.github.pullsOf.set(MERGE, [{ number: 7, merged_at: new Date().toISOString(), merge_commit_sha: MERGE, base: { ref: 'main' }, html_url: 'https://github.test/acme/config/pull/7' }]);
 }
 
 /** The apply job of the push to main that MERGE made. */
-function applyMerge(inputs: Record<string, string> = {}, env: Record<string, string> = {}) {
-  const options: JobOptions = { eventName: 'push', event: { ref: 'refs/heads/main' }, sha: MERGE, env: { ...RUN, ...env } };
+function applyMerge(inputs: Record<string, string> = {}, env: Record<string, string> = {}, more: JobOptions = {}) {
+  const options: JobOptions = { eventName: 'push', event: { ref: 'refs/heads/main' }, sha: MERGE, env: { ...RUN, ...env }, ...more };
   return job.run({ command: 'apply', ...inputs }, options);
 }
 
@@ -147,6 +150,46 @@ describe('action.yml: apply after a merge, only the reviewed plan', { timeout: 1
     const allowed = await applyMerge({ 'apply-unreviewed': 'true' });
     expect(allowed.failed, log(allowed)).toBe(false);
     expect(acmeEmail()).toBe('finance@acme.example');
+  });
+
+  it('never takes a plan comment changed after the merge for the review: a plan job re-run on the merged pull request after a change by hand applies nothing', async () => {
+    await planOnPullRequest();
+    merged();
+    await changeBillingByHand(job.emulator, 'org_acme', { billingEmail: 'hand@acme.example' });
+    // Someone re-runs the pull request's plan job after the merge: the comment now holds a plan nobody reviewed, the change by hand undone in it.
+    const rerun = await job.run({});
+    expect(rerun.outputs.exitcode).toBe('2');
+    expect(comments('<!-- orgform-plan -->')[0]!.body).toContain('hand@acme.example');
+    const run = await applyMerge();
+    expect(run.failed).toBe(true);
+    expect(acmeEmail()).toBe('hand@acme.example');
+    expect(step(run, 'review').stdout).toContain("orgform: no reviewed plan (orgform's plan comment on the pull request was changed after it was merged");
+    expect(comments('<!-- orgform-apply -->')[0]!.body).toContain('⛔ **orgform apply: not started.** No reviewed plan');
+  });
+
+  it('never applies an old commit’s reviewed plan once a newer merge is on main: a re-run of the old apply after a revert applies nothing', async () => {
+    // Pull request 7 sets acme's e-mail; it is reviewed, merged and applied.
+    const merge7 = 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n';
+    await writeFile(join(job.workspace, 'orgs.yaml'), merge7);
+    const reviewed = await planOnPullRequest();
+    merged();
+    expect((await applyMerge()).failed).toBe(false);
+    expect(acmeEmail()).toBe('finance@acme.example');
+    // A revert is merged and applied (by hand here): main now says acme's e-mail is billing@ again.
+    await writeFile(join(job.workspace, 'orgs.yaml'), merge7.replace('finance@acme.example', 'billing@acme.example'));
+    const revert = await job.run({ command: 'apply', 'apply-unreviewed': 'true' }, { eventName: 'push', event: { ref: 'refs/heads/main' }, sha: REVERT, env: RUN });
+    expect(revert.failed, log(revert)).toBe(false);
+    expect(acmeEmail()).toBe('billing@acme.example');
+
+    // Someone re-runs the old apply of 7's merge: its checkout is 7's configuration, and its plan is again exactly the one reviewed.
+    await writeFile(join(job.workspace, 'orgs.yaml'), merge7);
+    job.github.changes.set(`${MERGE}...${REVERT}`, ['orgs.yaml']);
+    const old = await applyMerge({}, { GITHUB_RUN_ATTEMPT: '3' }, { head: REVERT });
+    expect(old.failed).toBe(true);
+    expect(acmeEmail()).toBe('billing@acme.example');
+    expect(step(old, 'review').stdout + step(old, 'review').stderr).toContain(`this commit, 5e1ec7e, is no longer the head of main, which is now ${REVERT.slice(0, 7)}, and the configuration changed since (orgs.yaml)`);
+    expect(step(old, 'run').outputs).toEqual({});
+    expect(reviewed).toMatch(DIGEST);
   });
 
   it('a failed apply writes on the pull request which changes failed and how to finish, and fails the job', async () => {

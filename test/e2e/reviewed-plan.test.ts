@@ -120,4 +120,33 @@ describe('the plan digest against the emulator', () => {
     }
     expect(billingOf(emulator, 'org_acme')).toMatchObject({ billingEmail: 'hand@acme.example', customerId: 'cus_hand' });
   });
+  it('never reverts another active organisation chosen by hand while the merge’s apply runs: setting the active one is then stale', async () => {
+    const config = 'version: 1\nactiveOrganisation: acme\norganisations:\n  acme: {}\n  umbrella: {}\n';
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': config });
+    let armed = false;
+    let done = false;
+    // Once armed, after apply's plan has read the listing: just before the next listing read (setting acme active reads it again) or, failing that, the write itself, someone makes umbrella active by hand.
+    let listings = 0;
+    const middle = await relay(emulator.url, async (method, path) => {
+      if (!armed || done) return;
+      if (method === 'GET' && /\/organisations(\?|$)/.test(path)) listings += 1;
+      if (!(listings >= 2 || (method === 'PUT' && path.endsWith('/active')))) return;
+      done = true;
+      const res = await fetch(`${emulator.url}/api/organisations/v1/organisations/org_umbrella/active`, { method: 'PUT', headers: { authorization: 'Bearer demo-token' } });
+      expect(res.status).toBe(200);
+    });
+    try {
+      const through = { ...env, ORGFORM_BASE_URL: middle.url };
+      const reviewed = await jsonDigest(cwd, through);
+      armed = true;
+      const apply = await spawnCli(['apply', '--expect-digest', reviewed, '--no-color'], { cwd, env: through });
+      expect(done).toBe(true);
+      expect(apply.code).toBe(1);
+      expect(apply.stdout + apply.stderr).toContain('the active organisation changed on the service since the plan, from "org_initech" to "org_umbrella"');
+    } finally {
+      await middle.close();
+    }
+    expect(emulator.store.dump().users.find((u) => u.token === 'demo-token')?.active).toBe('org_umbrella');
+    expect(emulator.requestLog.filter((r) => r.method === 'PUT' && r.path.endsWith('/org_acme/active'))).toEqual([]);
+  });
 });

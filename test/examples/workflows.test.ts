@@ -171,7 +171,9 @@ describe('examples/github-actions/orgform.yml', () => {
 
     it('the apply job of the merge applies the plan reviewed on the pull request, writes its result there, and the next plan finds nothing to do', async () => {
       const planned = await runStep('plan');
-      github.pullsOf.set(MERGE, [{ number: 7, merged_at: '2026-01-02T03:04:05Z', merge_commit_sha: MERGE, base: { ref: 'main' } }]);
+      // Merged now, after the plan job's comment; main's head is the merge.
+      github.pullsOf.set(MERGE, [{ number: 7, merged_at: new Date().toISOString(), merge_commit_sha: MERGE, base: { ref: 'main' } }]);
+      github.heads.set('main', MERGE);
       const applied = await runStep('apply');
       expect(applied.failed, applied.steps.map((s) => s.stdout + s.stderr).join('\n')).toBe(false);
       expect(applied.outputs).toMatchObject({ digest: planned.outputs.digest, 'pull-request': '7' });

@@ -50,6 +50,28 @@ describe('readApplyOutcome', () => {
   });
 });
 
+describe('an apply stopped before its end (cancelled past its grace, killed, crashed)', () => {
+  // What orgform had written when it was stopped: one change applied, one on the wire, no apply_end.
+  const cut = lines(
+    { type: 'apply_start', at: 1, total: 3, parallelism: 2 },
+    { type: 'change_start', at: 2, address: 'organisations.acme.billing', organisation: 'acme', kind: 'billing' },
+    { type: 'change_start', at: 2, address: 'organisations.globex.billing', organisation: 'globex', kind: 'billing' },
+    { type: 'change_end', at: 3, address: 'organisations.acme.billing', organisation: 'acme', kind: 'billing', outcome: 'applied' },
+  );
+
+  it('is never reported as not started with nothing applied: it names what was applied and what may have been', () => {
+    const outcome = readApplyOutcome(cut, 'Killed\n');
+    expect(outcome).toEqual({ kind: 'cut-short', applied: ['organisations.acme.billing'], unknown: ['organisations.globex.billing'], failures: [], error: 'Killed' });
+    const body = composeResultComment({ ...input, outcome });
+    expect(body).not.toContain('Nothing was applied');
+    expect(body).toContain('❌ **orgform apply: stopped before its end.** 1 applied, 1 started and not known to have ended; the rest not started.');
+    expect(body).toContain('applied  organisations.acme.billing');
+    expect(body).toContain('unknown  organisations.globex.billing');
+    expect(body).toContain('**To finish:** re-run this job.');
+    expect(describeOutcome(outcome)).toBe('orgform: the apply stopped before its end: 1 applied, 1 not known to have ended.');
+  });
+});
+
 describe('planOnlyOutcome', () => {
   it('without a reviewed plan: nothing to apply, the unreviewed plan and its digest, or the error', () => {
     expect(planOnlyOutcome(0, 'No changes.\n', '', 'no pull request')).toMatchObject({ kind: 'nothing' });

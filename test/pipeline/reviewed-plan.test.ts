@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyArguments, decideApply, findReview, githubMergedPullRequest, gitlabMergedRequest, noReviewReason, reviewedDigestOf } from '../../pipeline/reviewed-plan.mjs';
+import { SupersededError } from '../../pipeline/newer-config.mjs';
 import { commentMarker, composePlanComment, githubThread, gitlabThread } from '../../pipeline/sticky-comment.mjs';
 import { startFakeGithub, startFakeGitlab, type FakeForge } from '../support/fake-forges.js';
 
@@ -86,6 +87,19 @@ describe('findReview', () => {
     expect(await findReview(thread, MARKER)).toMatchObject({ review: { commentId: 3, digest: DIGEST } });
   });
 
+  it('with the merge’s time, takes no plan comment changed after it: a plan job run again on the merged pull request, or an edit, is not what was reviewed', async () => {
+    const MERGED = '2026-03-01T12:00:00Z';
+    const before = { createdAt: '2026-03-01T10:00:00Z', updatedAt: '2026-03-01T12:00:00Z' };
+    const after = { createdAt: '2026-03-01T10:00:00Z', updatedAt: '2026-03-01T12:00:01Z' };
+    expect(await findReview((await github([{ id: 1, body: planComment(DIGEST), author: 'Bot', ...before }])).thread, MARKER, MERGED)).toMatchObject({ review: { digest: DIGEST } });
+    expect(await findReview((await github([{ id: 1, body: planComment(DIGEST), author: 'Bot', ...after }])).thread, MARKER, MERGED)).toEqual({ missing: 'changed-after-merge' });
+    expect(await findReview((await gitlab([{ id: 1, body: planComment(DIGEST), author: 9, ...after }])).thread, MARKER, MERGED)).toEqual({ missing: 'changed-after-merge' });
+    // A plan comment the API gives no time for cannot be told to be from before the merge.
+    const timeless = { name: 't', author: async () => ({ login: 'github-actions[bot]' }), async *writtenBy() { yield { id: 1, body: planComment(DIGEST) }; }, create: async () => ({ id: 1, body: '' }), update: async () => ({ id: 1, body: '' }) };
+    expect(await findReview(timeless, MARKER, MERGED)).toEqual({ missing: 'changed-after-merge' });
+    expect(noReviewReason('changed-after-merge')).toBe("orgform's plan comment on the pull request was changed after it was merged (a plan job run again, or an edit), so what it shows is not what was reviewed before the merge");
+  });
+
   it('when the token cannot tell whose it is, takes no comment for the review', async () => {
     const thread = {
       name: 'test',
@@ -114,14 +128,14 @@ describe('the merged pull request', () => {
     ]);
     expect(await githubMergedPullRequest(options)).toBeUndefined();
     fake.pullsOf.get(SHA)!.push({ number: 7, merged_at: '2026-01-01T00:00:00Z', merge_commit_sha: SHA, base: { ref: 'main' }, html_url: 'https://github.test/acme/config/pull/7' });
-    expect(await githubMergedPullRequest(options)).toEqual({ number: 7, url: 'https://github.test/acme/config/pull/7' });
+    expect(await githubMergedPullRequest(options)).toEqual({ number: 7, url: 'https://github.test/acme/config/pull/7', mergedAt: '2026-01-01T00:00:00Z' });
     expect(fake.requests.at(-1)).toBe(`GET /repos/acme/config/commits/${SHA}/pulls?per_page=100`);
   });
 
   it('on GitLab, is the merge request merged into the branch by this commit: its merge commit, its squash commit, or its last commit when fast-forwarded', async () => {
     const { fake } = await gitlab();
     const options = { apiUrl: `${fake.url}/api/v4`, projectId: '42', token: 'glpat-api', sha: SHA, branch: 'main' };
-    const merged = { state: 'merged', target_branch: 'main', merge_commit_sha: null, squash_commit_sha: null, sha: '3'.repeat(40) };
+    const merged = { state: 'merged', target_branch: 'main', merge_commit_sha: null, squash_commit_sha: null, sha: '3'.repeat(40), merged_at: '2026-01-01T00:00:00Z' };
     fake.pullsOf.set(SHA, [
       { ...merged, iid: 1, state: 'opened', merge_commit_sha: SHA },
       { ...merged, iid: 2, target_branch: 'release', merge_commit_sha: SHA },
@@ -130,17 +144,24 @@ describe('the merged pull request', () => {
     expect(await gitlabMergedRequest(options)).toBeUndefined();
     for (const [iid, fields] of [[7, { merge_commit_sha: SHA }], [8, { squash_commit_sha: SHA }], [9, { sha: SHA }]] as const) {
       fake.pullsOf.set(SHA, [{ ...merged, iid, ...fields }]);
-      expect(await gitlabMergedRequest(options)).toMatchObject({ number: iid });
+      expect(await gitlabMergedRequest(options)).toMatchObject({ number: iid, mergedAt: '2026-01-01T00:00:00Z' });
     }
   });
 });
 
 describe('decideApply', () => {
   const PR = { number: 7, url: '' };
-  async function decide(options: { pr?: typeof PR; expectDigest?: string; applyUnreviewed?: boolean; comments?: Array<{ id: number; body: string; author: string }> }) {
+  async function decide(options: {
+    pr?: typeof PR;
+    expectDigest?: string;
+    applyUnreviewed?: boolean;
+    comments?: Array<{ id: number; body: string; author: string }>;
+    newest?: () => Promise<void>;
+  }) {
     const { thread } = await github(options.comments ?? [{ id: 1, body: planComment(DIGEST), author: 'Bot' }]);
     const saved: string[] = [];
     const decided = await decideApply({
+      checkNewest: options.newest,
       expectDigest: options.expectDigest ?? '',
       applyUnreviewed: options.applyUnreviewed ?? false,
       mergedPullRequest: async () => options.pr,
@@ -165,6 +186,14 @@ describe('decideApply', () => {
     expect((await decide({ applyUnreviewed: true })).decided).toEqual({ mode: { mode: 'unreviewed' } });
     expect((await decide({ pr: PR, applyUnreviewed: true })).decided).toEqual({ mode: { mode: 'unreviewed' }, pullRequest: PR });
     expect((await decide({ pr: PR, expectDigest: FORGED })).decided).toEqual({ mode: { mode: 'reviewed', digest: FORGED }, pullRequest: PR });
+  });
+  it('decides nothing, whatever the review, the digest given or apply-unreviewed, when a newer configuration is on the branch (a re-run of an old job)', async () => {
+    const superseded = async () => {
+      throw new SupersededError('1'.repeat(40), '2'.repeat(40), 'main', ['orgs.yaml']);
+    };
+    for (const options of [{ pr: PR }, { pr: PR, expectDigest: DIGEST }, { applyUnreviewed: true }]) {
+      await expect(decide({ ...options, newest: superseded })).rejects.toBeInstanceOf(SupersededError);
+    }
   });
 });
 

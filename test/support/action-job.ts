@@ -29,6 +29,8 @@ export interface JobOptions {
   event?: Record<string, unknown>;
   /** GITHUB_SHA: the commit the job runs for. */
   sha?: string;
+  /** The commit the job's branch points at while it runs (a newer merge since): by default the job's own. */
+  head?: string;
   env?: Record<string, string>;
 }
 
@@ -86,6 +88,10 @@ export async function startActionJob(options: { comments?: FakeComment[]; config
     },
     async run(inputs, runOptions = {}) {
       const runnerTemp = await makeWorkspace();
+      const sha = runOptions.sha ?? 'fedcba9876543210';
+      // The branch as GitHub has it when the job runs: at this job's commit, unless the test merged more since.
+      const branch = String(runOptions.env?.GITHUB_REF ?? runOptions.event?.ref ?? '').replace(/^refs\/heads\//, '');
+      if (branch !== '') github.heads.set(branch, runOptions.head ?? sha);
       const run = await runCompositeAction({
         actionDir: ROOT,
         with: inputs,
@@ -105,7 +111,7 @@ export async function startActionJob(options: { comments?: FakeComment[]; config
           event: runOptions.event ?? pullRequestEvent(),
           repository: 'acme/config',
           apiUrl: github.url,
-          sha: runOptions.sha ?? 'fedcba9876543210',
+          sha,
         },
         uses: job.uses,
       });

@@ -34,9 +34,10 @@ export interface ComponentJobs {
   release: FakeRelease;
   /**
    * The job `name` of the project in `cwd`, with `project` over the example's CI/CD variables and
-   * `predefined` over GitLab's own for a job (a merge request pipeline's, commit abc1234def567890).
+   * `predefined` over GitLab's own for a job (a merge request pipeline's, commit abc1234def567890);
+   * `head`: the commit the job's branch points at while it runs (a newer merge since), by default the job's own.
    */
-  run(cwd: string, name: string, project?: Record<string, string>, predefined?: Record<string, string>): Promise<Run>;
+  run(cwd: string, name: string, project?: Record<string, string>, predefined?: Record<string, string>, head?: string): Promise<Run>;
   close(): Promise<void>;
 }
 
@@ -50,11 +51,11 @@ export async function startComponentJobs(options: { comments?: FakeComment[] } =
     emulator,
     gitlab,
     release,
-    async run(cwd, name, project = {}, predefined = {}) {
+    async run(cwd, name, project = {}, predefined = {}, head) {
       const ci = await readFile(join(cwd, '.gitlab-ci.yml'), 'utf8');
       if (!previews.has(ci)) previews.set(ci, previewPipeline(cwd));
       const pipeline = await previews.get(ci)!;
-      const gitlabSets = {
+      const gitlabSets: Record<string, string> = {
         PATH: process.env.PATH ?? '',
         TMPDIR: await makeWorkspace(),
         CI: 'true',
@@ -69,9 +70,12 @@ export async function startComponentJobs(options: { comments?: FakeComment[] } =
         CI_COMMIT_SHA: 'abc1234def567890',
         CI_MERGE_REQUEST_IID: '7',
       };
+      // The branch as GitLab has it when the job runs: at this job's commit, unless the test merged more since.
+      const job = { ...gitlabSets, ...predefined };
+      if (job.CI_COMMIT_BRANCH) gitlab.heads.set(job.CI_COMMIT_BRANCH, head ?? job.CI_COMMIT_SHA ?? '');
       // Split as the example sets them up: plan reads with ORGFORM_PLAN_TOKEN, apply writes with ORGFORM_TOKEN.
       const example = { ORGFORM_RELEASES_URL: release.url, ORGFORM_BASE_URL: emulator.url, ORGFORM_PLAN_TOKEN: 'demo-token', ORGFORM_TOKEN: 'demo-token', GITLAB_API_TOKEN: 'glpat-note' };
-      return runJob(pipeline[name] as Json, cwd, { ...gitlabSets, ...predefined }, { ...example, ...project });
+      return runJob(pipeline[name] as Json, cwd, job, { ...example, ...project });
     },
     async close() {
       await emulator.stop();

@@ -7,7 +7,7 @@
  * job, so that the note read back is the one the component wrote.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { componentProject, startComponentJobs, type ComponentJobs } from '../support/component-job.js';
@@ -15,6 +15,7 @@ import { changeBillingByHand } from '../support/emulator-workspace.js';
 import { listJobs } from '../support/gitlab-ci.js';
 
 const MERGE = '5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed';
+const REVERT = 'feedfacefeedfacefeedfacefeedfacefeedface';
 /** What GitLab sets for a job of a pipeline on main for MERGE (no merge request there). */
 const ON_MAIN = { CI_COMMIT_SHA: MERGE, CI_COMMIT_BRANCH: 'main', CI_DEFAULT_BRANCH: 'main', CI_MERGE_REQUEST_IID: '', CI_JOB_URL: 'https://gitlab.test/acme/config/-/jobs/77' };
 const RESULT = '<!-- orgform-apply orgform-plan -->';
@@ -38,9 +39,11 @@ async function planOnMergeRequest(cwd: string): Promise<string> {
   return digest!;
 }
 
-/** GitLab's answer for MERGE: merge request 7, merged into main with it as its merge commit. */
+/** GitLab's answer for MERGE: merge request 7, merged into main with it as its merge commit, now. */
 function merged(): void {
-  jobs.gitlab.pullsOf.set(MERGE, [{ iid: 7, state: 'merged', target_branch: 'main', merge_commit_sha: MERGE, squash_commit_sha: null, sha: 'abc1234def567890', web_url: 'https://gitlab.test/acme/config/-/merge_requests/7' }]);
+  jobs.gitlab.pullsOf.set(MERGE, [
+    { iid: 7, state: 'merged', target_branch: 'main', merge_commit_sha: MERGE, squash_commit_sha: null, sha: 'abc1234def567890', merged_at: new Date().toISOString(), web_url: 'https://gitlab.test/acme/config/-/merge_requests/7' },
+  ]);
 }
 
 const applyMerge = (cwd: string, project: Record<string, string> = {}, predefined: Record<string, string> = {}) => jobs.run(cwd, 'orgform-apply', project, { ...ON_MAIN, ...predefined });
@@ -108,6 +111,40 @@ describe('templates/orgform.yml: the apply job, only the reviewed plan', { timeo
     // No page of a plan nobody may apply: its links lead to the job, whose log has it.
     expect(notes(RESULT)[0]!.body).toContain('[the plan page](https://gitlab.test/acme/config/-/jobs/77)');
     expect(notes(RESULT)[0]!.body).not.toContain('#orgform-plan-page');
+  });
+
+  it('never takes a plan note changed after the merge for the review: the plan job retried on the merged merge request after a change by hand applies nothing', async () => {
+    const cwd = await componentProject([{}]);
+    await planOnMergeRequest(cwd);
+    merged();
+    await changeBillingByHand(jobs.emulator, 'org_acme', { billingEmail: 'hand@acme.example' });
+    expect((await jobs.run(cwd, 'orgform-plan')).code).toBe(0);
+    expect(notes('<!-- orgform-plan orgform-plan -->')[0]!.body).toContain('hand@acme.example');
+    const run = await applyMerge(cwd);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("orgform: no reviewed plan (orgform's plan comment on the merge request was changed after it was merged");
+    expect(acmeEmail()).toBe('hand@acme.example');
+  });
+
+  it('never applies an old commit’s reviewed plan once a newer merge is on main: a retry of the old apply job after a revert applies nothing', async () => {
+    const merge7 = 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: finance@acme.example\n';
+    const cwd = await componentProject([{}], { files: { 'orgs.yaml': merge7 } });
+    await planOnMergeRequest(cwd);
+    merged();
+    expect((await applyMerge(cwd)).code).toBe(0);
+    expect(acmeEmail()).toBe('finance@acme.example');
+    // A revert is merged and applied (a pipeline run by hand here): main says billing@ again.
+    await writeFile(join(cwd, 'orgs.yaml'), merge7.replace('finance@acme.example', 'billing@acme.example'));
+    expect((await applyMerge(cwd, { ORGFORM_APPLY_UNREVIEWED: 'true' }, { CI_COMMIT_SHA: REVERT })).code).toBe(0);
+    expect(acmeEmail()).toBe('billing@acme.example');
+
+    // The old pipeline's apply job retried: 7's checkout, whose plan is again exactly the one reviewed.
+    await writeFile(join(cwd, 'orgs.yaml'), merge7);
+    jobs.gitlab.changes.set(`${MERGE}...${REVERT}`, ['orgs.yaml']);
+    const old = await jobs.run(cwd, 'orgform-apply', {}, ON_MAIN, REVERT);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toContain(`orgform: this commit, 5e1ec7e, is no longer the head of main, which is now ${REVERT.slice(0, 7)}, and the configuration changed since (orgs.yaml)`);
+    expect(acmeEmail()).toBe('billing@acme.example');
   });
 
   it('refuses a direct push: nothing applied, no note, the job fails saying why; ORGFORM_APPLY_UNREVIEWED=true applies it', async () => {

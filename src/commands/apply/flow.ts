@@ -116,7 +116,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return { kind: 'cancelled' };
   }
   if (!('changes' in prepared)) return prepared;
-  const { client, state, lock, journal, serviceKey, changes, rereadMode } = prepared;
+  const { client, state, lock, journal, serviceKey, changes, rereadMode, activeFrom } = prepared;
   try {
     // Apply: every change, in order within each organisation; every event to the view, which has
     // heard the client since Connect.
@@ -135,6 +135,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
         ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
         rereadMode,
         maxReadAgeMs: maxReadAge(inputs),
+        activeFrom,
       });
     } finally {
       view.applyStopped();
@@ -184,6 +185,8 @@ interface Prepared {
   changes: ApplicableChange[];
   /** How their billing is read again after approval. */
   rereadMode: RereadMode;
+  /** The organisation active when the plan was read: the active organisation is set only while it still is. */
+  activeFrom: string | null;
 }
 
 async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, halt: Halt): Promise<Prepared | ApplyOutcome> {
@@ -252,7 +255,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
       maxPageSize: DEFAULT_PAGE_SIZE,
     });
     handedOver = true;
-    return { client, state, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), rereadMode };
+    return { client, state, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), rereadMode, activeFrom: plan.observedActiveId };
   } finally {
     if (!handedOver) {
       try {
