@@ -2,8 +2,9 @@
 // @ts-check
 /**
  * The GitLab component's merge request note (templates/orgform.yml, job `orgform-plan`): one note
- * per merge request and job, updated on every push, holding the Markdown plan or, when plan failed
- * before making one, its error.
+ * per merge request and job, updated on every push, holding the Markdown plan (up to GitLab's
+ * 1,000,000 characters, which orgform plan keeps to in GitLab CI) or, when plan failed before making
+ * one, its error.
  *
  *   node gitlab-note.mjs PLAN_MARKDOWN_FILE PLAN_STDERR_FILE EXIT_CODE
  *
@@ -15,7 +16,7 @@
  * written fails the job (exit 1), since a note left showing an older plan would mislead the review.
  */
 import { asSentence, checkToken } from './forge-api.mjs';
-import { commentMarker, composePlanComment, gitlabThread, readIfWritten, upsertComment } from './sticky-comment.mjs';
+import { commentMarker, composePlanComment, gitlabThread, GITLAB_NOTE_LENGTH, readIfWritten, upsertComment } from './sticky-comment.mjs';
 
 /**
  * @param {string[]} argv
@@ -50,6 +51,7 @@ async function postGitlabNote(argv, env, log) {
     stderr: readIfWritten(stderrFile),
     exitCode: Number(code),
     commit: env.CI_COMMIT_SHA ?? env.CI_COMMIT_SHORT_SHA ?? '',
+    maxLength: GITLAB_NOTE_LENGTH,
   });
   try {
     const token = checkToken('GITLAB_API_TOKEN', env.GITLAB_API_TOKEN);

@@ -11,11 +11,25 @@
 
 import { readFileSync } from 'node:fs';
 import { ForgeApiError, readPages, requestJson } from './forge-api.mjs';
+import { splitDigestMarker } from './reviewed-plan.mjs';
 
 export { ForgeApiError } from './forge-api.mjs';
 
-/** GitHub refuses a comment body longer than this; GitLab allows 1,000,000. */
+/** GitHub refuses a comment body longer than this; GitLab a note longer than GITLAB_NOTE_LENGTH. */
 export const MAX_COMMENT_LENGTH = 65_536;
+export const GITLAB_NOTE_LENGTH = 1_000_000;
+
+/**
+ * Where the Markdown plan's links to the plan page point until its address is known (orgform's
+ * text/plan/render-grouped-markdown.ts writes them so). The Markdown escapes `[` and `]` in every
+ * value and writes no code block, so `](` + this is only ever one of its own links.
+ */
+export const PLAN_PAGE_PLACEHOLDER = '#orgform-plan-page';
+/**
+ * The longest address linkPlanPage puts in its place: the Markdown keeps this much room for each
+ * link (render-grouped-markdown.ts's PLAN_PAGE_URL_MAX_LENGTH), so a linked plan still fits.
+ */
+export const PLAN_PAGE_URL_MAX_LENGTH = 300;
 
 /** What the failure text keeps of orgform's stderr, at most. */
 const MAX_ERROR_TEXT = 60_000;
@@ -23,12 +37,13 @@ const MAX_ERROR_TEXT = 60_000;
 /**
  * The hidden first line that finds the comment again. `key` tells apart several plans on one pull
  * request (another directory, another job); it is reduced to characters that cannot end the HTML
- * comment early.
+ * comment early. `kind`: the plan's comment, the one an apply after the merge writes, or the drift issue.
  * @param {string} key
+ * @param {'plan' | 'apply' | 'drift'} [kind]
  */
-export function commentMarker(key) {
+export function commentMarker(key, kind = 'plan') {
   const safe = key.replace(/[^A-Za-z0-9._/:=@+ -]/g, '_').replace(/-{2,}/g, '-').trim();
-  return safe === '' ? '<!-- orgform-plan -->' : `<!-- orgform-plan ${safe} -->`;
+  return safe === '' ? `<!-- orgform-${kind} -->` : `<!-- orgform-${kind} ${safe} -->`;
 }
 
 /**
@@ -38,31 +53,76 @@ export function commentMarker(key) {
  * @property {string} stderr       what it wrote to stderr
  * @property {number} exitCode
  * @property {string} commit       the commit planned (shown shortened)
+ * @property {number} [maxLength]  the forge's limit: MAX_COMMENT_LENGTH (GitHub, the default) or GITLAB_NOTE_LENGTH
  */
 
 /**
  * The comment: the Markdown plan, or, when plan failed before making one, its error text (without
  * the workflow-command lines, which the runner has already turned into annotations); then a footer
- * naming the commit. Never longer than MAX_COMMENT_LENGTH.
+ * naming the commit. The plan's digest marker (the last line orgform wrote) goes right after the
+ * comment's own marker, the one place the merge's apply reads it from (reviewed-plan.mjs): a
+ * marker quoted anywhere else in the plan is text. Never longer than `maxLength`
+ * (MAX_COMMENT_LENGTH unless given).
  * @param {PlanCommentInput} input
  */
 export function composePlanComment(input) {
+  const max = input.maxLength ?? MAX_COMMENT_LENGTH;
   const footer = `\n<sub>orgform plan for ${input.commit.slice(0, 7) || 'this commit'}; updated on every push.</sub>\n`;
+  const { text: markdown, marker: digest } = splitDigestMarker(input.markdown);
+  const head = `${input.marker}\n${digest === undefined ? '' : `${digest}\n`}`;
   let text;
-  if (input.markdown.trim() !== '') {
-    text = input.markdown.endsWith('\n') ? input.markdown : `${input.markdown}\n`;
+  if (markdown.trim() !== '') {
+    text = markdown.endsWith('\n') ? markdown : `${markdown}\n`;
   } else {
-    const lines = stripAnsi(input.stderr)
-      .split('\n')
-      .filter((line) => !line.trimStart().startsWith('::'))
-      .join('\n')
-      .trim();
+    const lines = errorLines(input.stderr);
     const shown = lines.length > MAX_ERROR_TEXT ? `${lines.slice(0, MAX_ERROR_TEXT)}\n…` : lines;
     text = `**orgform plan failed** (exit code ${input.exitCode})\n\n${fenced(shown || 'orgform printed nothing.')}`;
   }
-  const body = `${input.marker}\n${text}${footer}`;
-  if (body.length <= MAX_COMMENT_LENGTH) return body;
-  return `${input.marker}\n**orgform plan:** the plan is too long for a comment (${text.length.toLocaleString('en')} characters): see the job's summary and log.\n${footer}`;
+  const body = `${head}${text}${footer}`;
+  if (body.length <= max) return body;
+  return `${head}**orgform plan:** the plan is too long for a comment (${text.length.toLocaleString('en')} characters): see the job's summary and log.\n${footer}`;
+}
+
+/**
+ * What orgform wrote to stderr as text to show: without colours, and without the workflow-command
+ * lines (which the runner has already turned into annotations).
+ * @param {string} stderr
+ */
+export function errorLines(stderr) {
+  return stripAnsi(stderr)
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('::'))
+    .join('\n')
+    .trim();
+}
+
+/**
+ * The Markdown plan with its links to the plan page pointing at `url`, once the page's address is
+ * known (an artifact's URL comes after the plan). `url` must be an http or https URL of printable
+ * ASCII (what would end a link target is percent-encoded), at most PLAN_PAGE_URL_MAX_LENGTH long;
+ * anything else throws, and nothing is linked.
+ * @param {string} markdown
+ * @param {string} url
+ */
+export function linkPlanPage(markdown, url) {
+  if (!/^[\x21-\x7e]+$/.test(url) || !/^https?:\/\/[^/?#]+/i.test(url)) throw new Error(`the plan page's address must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`);
+  const target = url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  if (target.length > PLAN_PAGE_URL_MAX_LENGTH) throw new Error(`the plan page's address must be at most ${PLAN_PAGE_URL_MAX_LENGTH} characters (the room the plan keeps for it), not ${target.length}`);
+  return markdown.replaceAll(`](${PLAN_PAGE_PLACEHOLDER})`, `](${target})`);
+}
+
+/**
+ * linkPlanPage, or the Markdown as it is when `url` is not an address it takes (none, say): links
+ * that lead nowhere are no reason to lose the plan.
+ * @param {string} markdown
+ * @param {string | undefined} url
+ */
+export function linkPlanPageIfAble(markdown, url) {
+  try {
+    return url ? linkPlanPage(markdown, url) : markdown;
+  } catch {
+    return markdown;
+  }
 }
 
 /**
@@ -89,14 +149,14 @@ function stripAnsi(text) {
 }
 
 /** A code block whose fence is longer than any run of backticks in the text, so nothing ends it early. @param {string} text */
-function fenced(text) {
+export function fenced(text) {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}text\n${text}\n${fence}\n`;
 }
 
 /**
- * @typedef {{ id: number | string, body: string }} Comment
+ * @typedef {{ id: number | string, body: string, created_at?: string, updated_at?: string }} Comment  as the forge answers it (both give the times)
  * @typedef {{ login: string, id?: number | string }} Author  who writes the comments: a login, and the account's id when known
  * @typedef {object} CommentThread  one conversation's comments, as one forge serves them
  * @property {string} name                                  for messages: "pull request #7 comments"
@@ -196,7 +256,7 @@ export function githubThread(options) {
  * @param {Record<string, string>} headers
  * @returns {Promise<Author | undefined>}
  */
-async function githubAuthor(options, api, headers) {
+export async function githubAuthor(options, api, headers) {
   if (options.jobToken) return { login: GITHUB_ACTIONS_LOGIN };
   try {
     const user = (await requestJson("GET the token's user", `${api}/user`, { headers })).body;
@@ -238,15 +298,7 @@ export function gitlabThread(options) {
   const name = `merge request !${options.mergeRequestIid}'s notes`;
   return {
     name,
-    async author() {
-      try {
-        const me = (await requestJson("GET the token's user", `${api}/user`, { headers })).body;
-        if (typeof me?.username === 'string') return { login: me.username, id: me.id };
-      } catch (err) {
-        if (!(err instanceof ForgeApiError) || err.status !== 403 || err.rateLimited) throw err;
-      }
-      return options.username ? { login: options.username } : undefined;
-    },
+    author: () => gitlabAuthor(api, headers, options.username),
     async *writtenBy(author) {
       const all = readPages(name, `${notes}?per_page=100&sort=asc&order_by=created_at`, headers, 'count');
       for await (const note of /** @type {AsyncGenerator<Comment & { system?: boolean, author?: { id?: number, username?: string } }>} */ (all)) {
@@ -256,4 +308,21 @@ export function gitlabThread(options) {
     create: async (body) => (await requestJson(`POST ${name}`, notes, { method: 'POST', headers, body: JSON.stringify({ body }) })).body,
     update: async (id, body) => (await requestJson(`PUT ${name}`, `${notes}/${id}`, { method: 'PUT', headers, body: JSON.stringify({ body }) })).body,
   };
+}
+
+/**
+ * The GitLab token's user (GET /user), else the username given (ORGFORM_NOTE_AUTHOR); undefined when neither.
+ * @param {string} api
+ * @param {Record<string, string>} headers
+ * @param {string | undefined} username
+ * @returns {Promise<Author | undefined>}
+ */
+export async function gitlabAuthor(api, headers, username) {
+  try {
+    const me = (await requestJson("GET the token's user", `${api}/user`, { headers })).body;
+    if (typeof me?.username === 'string') return { login: me.username, id: me.id };
+  } catch (err) {
+    if (!(err instanceof ForgeApiError) || err.status !== 403 || err.rateLimited) throw err;
+  }
+  return username ? { login: username } : undefined;
 }

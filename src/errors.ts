@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'PLAN_STALE'
   | 'PLAN_INVALID'
   | 'PLAN_UNSAFE'
+  | 'PLAN_NOT_REVIEWED'
   | 'STATE_INVALID'
   | 'STATE_LOCKED'
   | 'STATE_UNAVAILABLE'

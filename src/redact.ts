@@ -1,6 +1,7 @@
 /**
  * Removes secrets from text before it goes into an error. Errors are redacted where they are
- * made (see http.ts), so that nothing later can leak what was never stored.
+ * made, in their constructors (a Redactor is handed to each), so that nothing later can leak what
+ * was never stored.
  *
  * Secrets, not words: every token handed out is removed wherever it stands, and beyond those only
  * what has the shape of a credential: a JWT, the value of an Authorization header or a
@@ -124,7 +125,8 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
       .replace(new RegExp(`(authorization\\s*[:=]\\s*)((?:bearer|basic|token)\\s+)?(${TOKEN68})`, 'gi'), (all, head: string, scheme: string | undefined, value: string) =>
         scheme !== undefined || looksLikeCredential(value) ? `${head}${scheme ?? ''}${redactValue(value)}` : all,
       )
-      .replace(new RegExp(`(\\bbearer\\s+)(${TOKEN68})`, 'gi'), (all, head: string, value: string) => (looksLikeCredential(value) ? `${head}${redactValue(value)}` : all))
+      // A credential after `Bearer` or `Basic` (a header quoted by a proxy or a state server).
+      .replace(new RegExp(`(\\b(?:bearer|basic)\\s+)(${TOKEN68})`, 'gi'), (all, head: string, value: string) => (looksLikeCredential(value) ? `${head}${redactValue(value)}` : all))
       // The v2 endpoint's cookie.
       .replace(/(bearerToken=)[^;\s"']+/g, '$1[REDACTED]')
       // Addresses: their user information and every query value but the harmless ones; then, in
@@ -155,4 +157,64 @@ export function sanitizeCause(err: unknown, secrets: readonly string[]): Error |
   }
   safe.stack = `${safe.name}: ${safe.message}`;
   return safe;
+}
+
+/** `text` on one line, cut to `max` characters (an ellipsis marks the cut). */
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+/**
+ * What a run knows to keep out of everything it shows: the secrets it was given (a token, a state's
+ * password, a proxy's credentials) and, whatever it was given, every credential's shape. Live: a
+ * list handed over (a token command's tokens) is read each time, so a token that comes later is
+ * redacted too. Errors take one and redact in their constructors; nothing else needs to.
+ */
+export class Redactor {
+  readonly #own: string[] = [];
+  readonly #lists: (readonly string[])[];
+
+  /** `lists`: secret lists that grow as the run goes (kept, not copied). */
+  constructor(...lists: readonly (readonly string[])[]) {
+    this.#lists = [this.#own, ...lists];
+  }
+
+  /** Secrets to redact from now on (under 4 characters: not looked for, as in redactSecrets). */
+  add(...secrets: readonly string[]): this {
+    for (const secret of secrets) if (secret.length >= 4 && !this.#own.includes(secret)) this.#own.push(secret);
+    return this;
+  }
+
+  /** Every secret known now. */
+  get secrets(): string[] {
+    return this.#lists.flat();
+  }
+
+  text(text: string): string {
+    return redactSecrets(text, this.secrets);
+  }
+
+  /** Redacted, then on one line and cut to `max`: a cut made first could fall inside a secret and leave its start. */
+  short(text: string, max: number): string {
+    return oneLine(this.text(text), max);
+  }
+
+  /** An address as orgform shows one (redactAddress), less any secret it knows. */
+  address(raw: string): string {
+    return this.text(redactAddress(raw));
+  }
+
+  /** An underlying error made safe to keep as a cause (sanitizeCause). */
+  cause(err: unknown): Error | undefined {
+    return sanitizeCause(err, this.secrets);
+  }
+
+  /** Whether `text` holds a known secret, as it is or percent-encoded: checked on every answer, so it builds nothing. */
+  holds(text: string): boolean {
+    for (const list of this.#lists) {
+      for (const secret of list) if (secret.length >= 4 && (text.includes(secret) || text.includes(encodeURIComponent(secret)))) return true;
+    }
+    return false;
+  }
 }

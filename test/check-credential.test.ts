@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkCredential } from '../src/check-credential.js';
-import { openHttpState } from '../src/state/http-state.js';
+import { TerraformHttpState } from '../src/state/http/terraform-http-state.js';
 import { parseStateSpec } from '../src/state/parse-state-spec.js';
 import { readSettings, readStateSettings } from '../src/cli/settings.js';
 
@@ -25,7 +25,7 @@ describe('checkCredential', () => {
     expect(() => readSettings({ ORGFORM_PLAN_KEY: `${SECRET}\n` }, {}, ['planKey'])).toThrow(/^ORGFORM_PLAN_KEY holds a control character/);
     const spec = parseStateSpec('https://state.example/s', '/repo');
     if (spec.kind !== 'http') throw new Error('not an http spec');
-    const open = (env: Record<string, string>) => openHttpState(spec, { settings: readStateSettings(env), describe: () => ({ command: 'plan', pid: 1, host: 'h', who: 'u@h', startedAt: '' }), network: {} });
+    const open = (env: Record<string, string>) => new TerraformHttpState(spec, { settings: readStateSettings(env), describe: () => ({ command: 'plan', pid: 1, host: 'h', who: 'u@h', startedAt: '' }), network: {} });
     expect(() => open({ ORGFORM_STATE_USERNAME: 'gitlab-ci-token', ORGFORM_STATE_PASSWORD: `${SECRET}\r` })).toThrow(/^ORGFORM_STATE_PASSWORD holds a control character/);
     expect(() => open({ ORGFORM_STATE_USERNAME: `ci\u0007`, ORGFORM_STATE_PASSWORD: SECRET })).toThrow(/^ORGFORM_STATE_USERNAME holds a control character/);
     expect(() => parseStateSpec(`postgres://ada:${encodeURIComponent(`${SECRET}\n`)}@db/ops`, '/repo')).toThrow(/^The password in the postgres:\/\/ state address holds a control character/);

@@ -22,7 +22,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['state', 'plan', 'config', 'emulator'],
   ['api/connect'],
   ['api'],
-  ['api/rate', 'transport', 'check-credential'],
+  ['api/rate'],
+  ['transport', 'check-credential'],
   ['errors'],
   ['cli-io', 'model', 'work-tree', 'redact', 'version'],
 ];

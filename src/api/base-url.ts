@@ -20,11 +20,13 @@ const API_ROOTS = ['/api/organisations/v1', '/api/v2'];
  * endpoint's) is refused, naming the base URL to use.
  */
 export function parseBaseUrl(raw: string): URL {
+  // As messages show it: made once, here.
+  const shown = redactAddress(raw);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new OrgformError('USAGE', `The base URL "${redactAddress(raw)}" is not a URL. Pass e.g. --base-url https://api.example.com`);
+    throw new OrgformError('USAGE', `The base URL "${shown}" is not a URL. Pass e.g. --base-url https://api.example.com`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new OrgformError('USAGE', `The base URL must use https:// (got ${url.protocol}//).`);
@@ -52,7 +54,7 @@ export function parseBaseUrl(raw: string): URL {
       const base = `${url.origin}${url.pathname.slice(0, at)}`;
       throw new OrgformError(
         'USAGE',
-        `The base URL "${redactAddress(raw)}" is the address of an endpoint: orgform adds ${root} and the rest itself. Pass the service's base URL: --base-url ${base}`,
+        `The base URL "${shown}" is the address of an endpoint: orgform adds ${root} and the rest itself. Pass the service's base URL: --base-url ${base}`,
       );
     }
   }

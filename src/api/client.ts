@@ -1,26 +1,30 @@
 /**
- * A typed client for the eight operations of the Organisations interface. Responses are read
- * tolerantly (unknown fields ignored, any 2xx accepted where the interface leaves the answer open)
- * but what orgform relies on is checked at this boundary.
+ * A typed client for the eight operations of the Organisations interface, on the transport: the
+ * bearer token (a token command's replaced once when the service refuses it), the idempotency key
+ * of a write, the request id, the shared rate gate, and the service's answers read into data or
+ * errors that say what to do next (service-answer.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { NotSentError, TransportError, type ApiError } from './api-error.js';
-import { createDispatcher, DEFAULT_TIMEOUTS, type DispatcherOptions, type RetryingDispatcher, type Timeouts } from './dispatcher.js';
-import { encodePathSegment } from './encode-segment.js';
-import { createHttp, type Http, type HttpResponse } from './http.js';
-import { ListingGuard } from './listing-guard.js';
-import { resolveNextPage } from './next-page-url.js';
-import { parseBaseUrl } from './base-url.js';
-import { proxySecrets, type ProxySettings } from './proxy-settings.js';
-import { DEFAULT_NO_PROGRESS_MS, RateGate, type LimiterClock, type RateEvent, type RateStatus } from './rate/rate-gate.js';
 import { OrgformError } from '../errors.js';
-import { redactSecrets } from '../redact.js';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+import { Redactor } from '../redact.js';
+import { DEFAULT_TIMEOUTS, type Timeouts } from '../transport/connection-pool.js';
+import { proxySecrets, type ProxySettings } from '../transport/proxy-settings.js';
+import { ACCEPT_ENCODING } from '../transport/read-answer.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../transport/retry-policy.js';
+import { Transport, type AttemptEvent, type RetryEvent, type TransportOptions } from '../transport/transport.js';
+import { ApiError, NotSentError, TransportError } from './api-error.js';
+import { parseBaseUrl } from './base-url.js';
+import { encodePathSegment } from './encode-segment.js';
+import { listPages, type ListingPage, type PageReader } from './listing-pages.js';
+import { DEFAULT_NO_PROGRESS_MS, RateGate, type LimiterClock, type RateEvent, type RateStatus } from './rate/rate-gate.js';
+import { badShape, checkOrganisation, notJson, optionalOrganisation, readServiceAnswer, type AnsweredRequest, type AnswerContext, type ServiceResponse } from './service-answer.js';
 import { fixedTokenSource, type TokenSource } from './token-source.js';
-import type { WaitEvent } from './wait-event.js';
-import type { WaitWatchClock } from './wait-watch.js';
-import type { BillingDetails } from '../model/billing.js';
 import { toBillingUpdate, type OperationId, type Organisation, type OrganisationList, type SlugAvailability } from './types.js';
+import type { WaitEvent } from './wait-event.js';
+import { describeWait, WaitWatch, type WaitWatchClock } from './wait-watch.js';
+import type { BillingDetails } from '../model/billing.js';
+
+export type { ListingPage } from './listing-pages.js';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -68,9 +72,12 @@ export interface ClientOptions {
    * that is more). Unset, the pool holds 64 connections.
    */
   parallelism?: number;
-  /** Injected for tests: a dispatcher of your own (for instance with a fake clock). */
-  transport?: RetryingDispatcher;
-  onRetry?: DispatcherOptions['onRetry'];
+  /** Injected for tests: the connections to send on, instead of undici's Agent (one that never answers). */
+  pool?: TransportOptions['pool'];
+  /** Told of every retry, for progress output and tests. */
+  onRetry?: (event: RetryEvent) => void;
+  /** Told of every attempt that went out, as it ends: when it was sent, when it ended, its status (TransportOptions.onAttempt). */
+  onAttempt?: (event: AttemptEvent) => void;
   random?: () => number;
   /** The clock the retry budget is measured with. */
   now?: () => number;
@@ -108,15 +115,6 @@ export interface WriteOptions extends RequestOptions {
   notAfter?: number;
 }
 
-/**
- * A page of the listing, and when the request that brought it was sent (the client's clock, the
- * attempt that was answered): the page shows the service as it was at that moment or later, so a
- * read's age counts from then, however long the answer took or waited (read ahead) to be used.
- */
-export interface ListingPage extends OrganisationList {
-  sentAt: number;
-}
-
 /** An organisation read by id, and when the request that read it was sent (as ListingPage's `sentAt`). */
 export interface OrganisationRead {
   organisation: Organisation;
@@ -147,241 +145,275 @@ export const DEFAULT_PAGE_SIZE = 500;
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 const SLUG_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 60_000, bodyMs: 30_000, totalMs: 120_000 };
 
-/** `detail` may quote the service's answer, which may echo the token: redacted here, where the error is made. */
-function badResponse(operation: OperationId, target: string, detail: string, secrets: readonly string[]): TransportError {
-  return new TransportError({
-    operation,
-    target: redactSecrets(target, secrets),
-    failure: 'bad-response',
-    detail: redactSecrets(`the answer is not what the interface describes: ${detail}`, secrets),
-    attempts: 1,
-  });
-}
-
-function checkOrganisation(value: unknown, operation: OperationId, target: string, secrets: readonly string[]): Organisation {
-  const org = value as Organisation | null;
-  if (typeof org !== 'object' || org === null || Array.isArray(org)) throw badResponse(operation, target, 'expected an Organisation object', secrets);
-  if (typeof org.id !== 'string' || org.id === '') throw badResponse(operation, target, 'the organisation has no "id"', secrets);
-  if (typeof org.slug !== 'string' || org.slug === '') throw badResponse(operation, target, `organisation "${org.id}" has no "slug"`, secrets);
-  // `billing: null` is read as absent. A billing that is not an object is kept as it came: the
-  // state reader marks its values unknown for that one organisation instead of failing them all.
-  if (org.billing === null) delete (org as { billing?: unknown }).billing;
-  return org;
-}
-
-/** Says why a 2xx had no usable body when it was not JSON at all. */
-function notJson(response: HttpResponse): string {
-  return response.unparsed === undefined ? '' : `, got HTTP ${response.status} with a body that is not JSON (${response.unparsed})`;
-}
-
-function optionalOrganisation(value: unknown, operation: OperationId, target: string, secrets: readonly string[]): Organisation | undefined {
-  // Operations whose success body is not shown: a body that looks like an Organisation is used, anything else ignored.
-  const v = value as Partial<Organisation> | undefined;
-  if (v && typeof v === 'object' && typeof v.id === 'string' && typeof v.slug === 'string') return checkOrganisation(v, operation, target, secrets);
-  return undefined;
+/** One request to the service, as an operation makes it. */
+interface ServiceRequest {
+  operation: OperationId;
+  method: 'GET' | 'PUT' | 'DELETE';
+  /** Absolute URL (already checked to be on the base URL's origin). */
+  url: URL;
+  /** Names what the request is about, for messages: `organisation "acme"`. */
+  target: string;
+  /** The request in words, for a line saying what the run waits for. */
+  what: string;
+  body?: unknown;
+  idempotencyKey?: string;
+  label?: string;
+  notAfter?: number;
 }
 
 /** Why the run stops after a 401 that no fresh token can answer, and what to do. */
 function tokenRefusedError(tokens: TokenSource, err: ApiError): OrgformError {
   const from = tokens.source === undefined ? '' : ` from ${tokens.source}`;
   const answer = `HTTP 401${err.serviceCode === undefined ? '' : ` ${err.serviceCode}`}`;
-  return tokens.kind === 'fixed'
-    ? new OrgformError(
-        'API_ERROR',
-        `The service refused the token${from} (${answer}), and a fixed token cannot be replaced during a run: nothing more is sent. What was done is recorded. Check the token, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh one, and run again.`,
-      )
-    : new OrgformError(
-        'API_ERROR',
-        `The service refused the token${from} (${answer}) even just after the command gave it: nothing more is sent. What was done is recorded. Check what the command prints, and run again.`,
-      );
+  const [why, check] =
+    tokens.kind === 'fixed'
+      ? [', and a fixed token cannot be replaced during a run', 'the token, or set ORGFORM_TOKEN_COMMAND (or --token-command) to a command that prints a fresh one']
+      : [' even just after the command gave it', 'what the command prints'];
+  return new OrgformError('API_ERROR', `The service refused the token${from} (${answer})${why}: nothing more is sent. What was done is recorded. Check ${check}, and run again.`);
 }
 
 /**
  * The connection pool for `parallelism` requests in flight. The callers bound the requests (apply's
  * workers, the state reader's and export's p-limit, the sequential listing); the pool is sized above
  * that, because a pool of exactly N connections makes each request wait for a connection the
- * previous answer is still releasing: measured at 1.54 against 1.25 × the ideal on apply 10,000.
+ * previous answer is still releasing (docs/performance.md).
  */
-function poolSize(parallelism: number | undefined): number | undefined {
-  return parallelism === undefined ? undefined : Math.max(64, parallelism * 2);
+function poolSize(parallelism: number | undefined): number {
+  return parallelism === undefined ? 64 : Math.max(64, parallelism * 2);
+}
+
+/** What messages call an organisation: `organisation "org_acme"`. */
+function organisationTarget(id: string): string {
+  return `organisation ${JSON.stringify(id)}`;
 }
 
 export function createClient(options: ClientOptions): OrganisationsClient {
-  const baseUrl = parseBaseUrl(options.baseUrl);
-  if (options.tokens === undefined && options.token === undefined) throw new TypeError('createClient needs a token or a token source');
-  const tokens = options.tokens ?? fixedTokenSource(options.token!);
-  // Live: grows with every token the source hands out.
-  const secrets = tokens.secrets;
-  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  const slugTimeouts: Timeouts = { ...SLUG_TIMEOUTS, ...options.slugTimeouts };
-  const noProgressMs = options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS;
-  // One limiter for every request of this client, on both dispatchers: all workers share one rate.
-  const limiter = new RateGate({
-    settings: { maxRps: options.maxRps ?? Infinity },
-    noProgressMs,
-    ...(options.limiterClock === undefined ? {} : { clock: options.limiterClock }),
-    ...(options.onRate === undefined ? {} : { onRate: options.onRate }),
-    ...(options.onHalt === undefined ? {} : { onStall: options.onHalt }),
-  });
-  // An interrupt: what waits its turn is not sent. (What is on the wire finishes.)
-  const onAbort = () => limiter.stop(new NotSentError({ why: 'interrupted' }));
-  if (options.signal?.aborted) onAbort();
-  else options.signal?.addEventListener('abort', onAbort, { once: true });
-  // A token refused that no fresh one can replace: every request would be refused too, so nothing more is sent.
-  const onTokenRefused = (err: ApiError) => {
-    if (limiter.stoppedBy) return;
-    limiter.stop(new NotSentError({ why: 'the run stopped, as the service refused the token (HTTP 401)' }));
-    options.onHalt?.(tokenRefusedError(tokens, err));
-  };
-  // What both dispatchers share: the proxies and the watch over waits.
-  const shared = {
-    ...(options.proxy === undefined ? {} : { proxy: options.proxy }),
-    ...(options.onWait === undefined ? {} : { onWait: options.onWait }),
-    ...(options.waitClock === undefined ? {} : { waitClock: options.waitClock }),
-  };
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, maxRetryAfterMs: noProgressMs, ...options.retryPolicy };
-  const transport =
-    options.transport ??
-    createDispatcher({ policy, timeouts, onRetry: options.onRetry, random: options.random, now: options.now, limiter, connections: poolSize(options.parallelism), ...shared });
-  // What a failure names: the proxy (redacted: its credentials join the secrets) and NODE_EXTRA_CA_CERTS;
-  // and the interrupt, which lets go of the reads on the wire.
-  const network = {
-    ...(options.signal === undefined ? {} : { interrupt: options.signal }),
-    ...(options.proxy === undefined ? {} : { proxy: options.proxy, extraSecrets: proxySecrets(options.proxy) }),
-    ...(options.extraCaCerts === undefined ? {} : { extraCaCerts: options.extraCaCerts }),
-  };
-  const http: Http = createHttp({
-    baseUrl,
-    tokens,
-    transport,
+  return new ServiceClient(options);
+}
+
+/** A transport of the client: its timeouts, on the shared gate, watched for waits when someone listens. */
+function openTransport(options: ClientOptions, gate: RateGate, redactor: Redactor, timeouts: Timeouts): Transport {
+  const watch = options.onWait === undefined ? undefined : new WaitWatch((at) => describeWait(transport, gate, at), options.onWait, options.waitClock);
+  const transport: Transport = new Transport({
+    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: timeouts.totalMs, maxRetryAfterMs: gate.noProgressMs, ...options.retryPolicy },
     timeouts,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-    onTokenRefused,
-    ...network,
+    redactor,
+    peer: { name: 'the service', address: 'the base URL' },
+    connections: poolSize(options.parallelism),
+    proxy: options.proxy,
+    extraCaCerts: options.extraCaCerts,
+    gate,
+    watch,
+    now: options.now,
+    random: options.random,
+    onRetry: options.onRetry,
+    onAttempt: options.onAttempt,
+    pool: options.pool,
+    // The interrupt lets go of the reads on the wire; the gate, stopped by it, sends nothing more.
+    interrupt: options.signal,
   });
-  // undici applies header and body timeouts per dispatcher, not per request: the slow slug check
-  // gets a dispatcher of its own, so that its own timeouts (and budget) are the ones that fire.
-  const slugTransport =
-    options.transport ??
-    createDispatcher({
-      policy: { ...DEFAULT_RETRY_POLICY, budgetMs: slugTimeouts.totalMs, maxRetryAfterMs: noProgressMs, ...options.retryPolicy },
-      timeouts: slugTimeouts,
-      onRetry: options.onRetry,
-      random: options.random,
-      now: options.now,
-      limiter,
-      // Its own pool of the same size: only `slugs check` sends here, and it sends nothing else.
-      connections: poolSize(options.parallelism),
-      ...shared,
-    });
-  const slugHttp: Http =
-    slugTransport === transport
-      ? http
-      : createHttp({ baseUrl, tokens, transport: slugTransport, timeouts: slugTimeouts, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, onTokenRefused, ...network });
-  // '' for a bare host: the pathname of a URL is never empty, it is '/'.
-  const basePath = baseUrl.pathname.replace(/\/+$/, '');
-  const orgApi = (path: string) => new URL(`${basePath}/api/organisations/v1${path}`, baseUrl.origin);
-  const v2Api = (path: string) => new URL(`${basePath}/api/v2${path}`, baseUrl.origin);
-  const org = (id: string) => encodePathSegment(id, 'organisation id');
-  const orgTarget = (id: string) => `organisation ${JSON.stringify(id)}`;
+  return transport;
+}
 
-  async function* listOrganisationPages(list: ListOptions = {}): AsyncIterable<ListingPage> {
-    const first = orgApi('/organisations');
-    first.searchParams.set('limit', String(list.pageSize ?? options.pageSize ?? DEFAULT_PAGE_SIZE));
+class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
+  readonly baseUrl: URL;
+  readonly redactor: Redactor;
+  readonly tokens: TokenSource;
+  readonly #options: ClientOptions;
+  readonly #gate: RateGate;
+  readonly #transport: Transport;
+  /** undici applies header and body timeouts per pool: the slow slug check has a transport of its own, on the same gate. */
+  readonly #slugTransport: Transport;
+  /** '' for a bare host: the pathname of a URL is never empty, it is '/'. */
+  readonly #basePath: string;
+  readonly #onAbort = () => this.#gate.stop(new NotSentError({ why: 'interrupted' }));
+
+  constructor(options: ClientOptions) {
+    this.baseUrl = parseBaseUrl(options.baseUrl);
+    if (options.tokens === undefined && options.token === undefined) throw new TypeError('createClient needs a token or a token source');
+    this.#options = options;
+    this.tokens = options.tokens ?? fixedTokenSource(options.token!);
+    // Live: grows with every token the source hands out; the proxies' credentials too.
+    this.redactor = new Redactor(this.tokens.secrets).add(...proxySecrets(options.proxy));
+    this.#gate = new RateGate({
+      settings: { maxRps: options.maxRps ?? Infinity },
+      noProgressMs: options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS,
+      ...(options.limiterClock === undefined ? {} : { clock: options.limiterClock }),
+      ...(options.onRate === undefined ? {} : { onRate: options.onRate }),
+      ...(options.onHalt === undefined ? {} : { onStall: options.onHalt }),
+    });
+    this.#transport = openTransport(options, this.#gate, this.redactor, { ...DEFAULT_TIMEOUTS, ...options.timeouts });
+    this.#slugTransport = openTransport(options, this.#gate, this.redactor, { ...SLUG_TIMEOUTS, ...options.slugTimeouts });
+    this.#basePath = this.baseUrl.pathname.replace(/\/+$/, '');
+    // An interrupt: what waits its turn is not sent. (What is on the wire finishes.)
+    if (options.signal?.aborted) this.#onAbort();
+    else options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  #orgApi(path: string): URL {
+    return new URL(`${this.#basePath}/api/organisations/v1${path}`, this.baseUrl.origin);
+  }
+
+  /** `/organisations/ID` (and `rest` after it) under the organisations API. */
+  #organisationUrl(id: string, rest = ''): URL {
+    return this.#orgApi(`/organisations/${encodePathSegment(id, 'organisation id')}${rest}`);
+  }
+
+  listOrganisationPages(list: ListOptions = {}): AsyncIterable<ListingPage> {
+    const first = this.#orgApi('/organisations');
+    first.searchParams.set('limit', String(list.pageSize ?? this.#options.pageSize ?? DEFAULT_PAGE_SIZE));
     if (list.filter !== undefined && list.filter !== '') first.searchParams.set('filter', list.filter);
-    const target = list.filter ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)';
-    const readPage = async (pageUrl: URL, number: number): Promise<ListingPage> => {
-      const response = await http({ operation: 'getOrganisations', method: 'GET', url: pageUrl, target, what: number === 1 ? `the first page of the listing ${target}` : `page ${number} of the listing ${target}` });
-      const listing = response.body as OrganisationList | undefined;
-      if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
-        throw badResponse('getOrganisations', target, `expected an object with an "organisations" array${notJson(response)}`, secrets);
+    const filtered = list.filter !== undefined && list.filter !== '';
+    return listPages(this, first, { target: filtered ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)', headed: !filtered, readAhead: list.readAhead === true });
+  }
+
+  async readPage(url: URL, number: number, target: string): Promise<ListingPage> {
+    const what = number === 1 ? `the first page of the listing ${target}` : `page ${number} of the listing ${target}`;
+    const response = await this.#send({ operation: 'getOrganisations', method: 'GET', url, target, what });
+    const listing = response.body as OrganisationList | undefined;
+    if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
+      throw badShape({ operation: 'getOrganisations', target }, `expected an object with an "organisations" array${notJson(response)}`, this.redactor);
+    }
+    return Object.assign(listing, { sentAt: response.sentAt });
+  }
+
+  async *listOrganisations(list?: ListOptions): AsyncIterable<Organisation> {
+    for await (const page of this.listOrganisationPages(list)) yield* page.organisations;
+  }
+
+  async getOrganisation(id: string): Promise<Organisation> {
+    return (await this.readOrganisation(id)).organisation;
+  }
+
+  async readOrganisation(id: string): Promise<OrganisationRead> {
+    const target = organisationTarget(id);
+    const request: ServiceRequest = { operation: 'getOrganisation', method: 'GET', url: this.#organisationUrl(id), target, what: `the read of ${target}` };
+    const response = await this.#send(request);
+    if (response.body === undefined) throw badShape(request, `expected an Organisation object${notJson(response)}`, this.redactor);
+    return { organisation: checkOrganisation(response.body, request, this.redactor), sentAt: response.sentAt };
+  }
+
+  async setActiveOrganisation(id: string, write: WriteOptions = {}): Promise<Organisation | undefined> {
+    const target = organisationTarget(id);
+    const url = this.#organisationUrl(id, '/active');
+    const request: ServiceRequest = { operation: 'setActiveOrganisation', method: 'PUT', url, target, what: `setActiveOrganisation ${target}`, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label };
+    return optionalOrganisation((await this.#send(request)).body, request, this.redactor);
+  }
+
+  /** Sends the billing details, mapped to the request's spelling (BillingUpdate). */
+  async updateBillingDetails(id: string, details: BillingDetails, write: WriteOptions = {}): Promise<Organisation | undefined> {
+    const target = organisationTarget(id);
+    const url = this.#organisationUrl(id, '/billing');
+    const idempotencyKey = write.idempotencyKey ?? randomUUID();
+    const request: ServiceRequest = { operation: 'updateBillingDetails', method: 'PUT', url, target, what: `updateBillingDetails ${target}`, body: toBillingUpdate(details), idempotencyKey, label: write.label, notAfter: write.notAfter };
+    return optionalOrganisation((await this.#send(request)).body, request, this.redactor);
+  }
+
+  async getSlugAvailability(slug: string): Promise<SlugAvailability> {
+    const target = `slug ${JSON.stringify(slug)}`;
+    const url = this.#orgApi(`/slug/${encodePathSegment(slug, 'slug')}/availability`);
+    const response = await this.#send({ operation: 'getSlugAvailability', method: 'GET', url, target, what: `the check of ${target}` }, this.#slugTransport);
+    const v = response.body as SlugAvailability | undefined;
+    if (!v || typeof v.ok !== 'boolean') throw badShape({ operation: 'getSlugAvailability', target }, `expected a SlugAvailability with a boolean "ok"${notJson(response)}`, this.redactor);
+    const messages = Array.isArray(v.messages) ? v.messages.filter((m): m is string => typeof m === 'string') : [];
+    return { ok: v.ok, messages };
+  }
+
+  async acceptInvitation(id: string, invitationId: string, write: WriteOptions = {}): Promise<void> {
+    const url = this.#organisationUrl(id, `/invitations/${encodePathSegment(invitationId, 'invitation id')}/accept`);
+    const about = `invitation ${JSON.stringify(invitationId)} of ${organisationTarget(id)}`;
+    await this.#send({ operation: 'acceptInvitation', method: 'PUT', url, target: about, what: `acceptInvitation ${about}`, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
+  }
+
+  async deleteInvitation(id: string, invitationId: string, request: RequestOptions = {}): Promise<void> {
+    const url = this.#organisationUrl(id, `/invitations/${encodePathSegment(invitationId, 'invitation id')}`);
+    const about = `invitation ${JSON.stringify(invitationId)} of ${organisationTarget(id)}`;
+    await this.#send({ operation: 'deleteInvitation', method: 'DELETE', url, target: about, what: `deleteInvitation ${about}`, label: request.label });
+  }
+
+  async deleteNotificationChannel(id: string, channelId: string, request: RequestOptions = {}): Promise<void> {
+    const url = new URL(`${this.#basePath}/api/v2/o/${encodePathSegment(id, 'organisation id')}/notification_channels/${encodePathSegment(channelId, 'notification channel id')}`, this.baseUrl.origin);
+    const about = `notification channel ${JSON.stringify(channelId)} of ${organisationTarget(id)}`;
+    await this.#send({ operation: 'deleteNotificationChannel', method: 'DELETE', url, target: about, what: `deleteNotificationChannel ${about}`, label: request.label });
+  }
+
+  rateStatus(): RateStatus {
+    return this.#gate.status();
+  }
+
+  async close(): Promise<void> {
+    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    await Promise.all([this.#transport.close(), this.#slugTransport.close()]);
+  }
+
+  /**
+   * A request with the current token. A 401 with a token from a command gets a fresh token and one
+   * more try (requests refused together share one run of the command; a 401 is never applied, so
+   * sending a write again is safe); a 401 no fresh token can answer stops the client.
+   */
+  async #send(request: ServiceRequest, transport = this.#transport): Promise<ServiceResponse> {
+    const token = (await this.#token(request))!;
+    try {
+      return await this.#sendWith(request, token, false, transport);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 401) throw err;
+      if (this.tokens.kind !== 'command') throw this.#refused(err);
+      const fresh = await this.#token(request, token);
+      if (fresh === undefined) throw err;
+      try {
+        return await this.#sendWith(request, fresh, true, transport);
+      } catch (again) {
+        // Refused even just after the command gave it: another run of the command will not help.
+        throw again instanceof ApiError && again.status === 401 ? this.#refused(again) : again;
       }
-      return Object.assign(listing, { sentAt: response.sentAt });
-    };
-    const guard = new ListingGuard(list.filter === undefined || list.filter === '');
-    let url = first;
-    let ahead: Promise<ListingPage> | undefined;
-    for (let number = 1; ; number += 1) {
-      const listing = await (ahead ?? readPage(url, number));
-      ahead = undefined;
-      // What comes after this page, decided before the caller sees it (so that the next page can be
-      // on its way meanwhile), acted on after, as if decided then.
-      guard.read(listing);
-      const next = resolveNextPage(listing.next, url);
-      const after = next.kind === 'url' ? guard.follow(next.url) : next;
-      if (list.readAhead === true && after.kind === 'url') {
-        ahead = readPage(after.url, number + 1);
-        // Its failure is the caller's when it asks for that page; until then it is not unhandled.
-        ahead.catch(() => undefined);
-      }
-      // Each organisation checked once the next page is on its way: 500 checks a page were on the
-      // chain of pages, which can only be read one after another.
-      listing.organisations = listing.organisations.map((o) => checkOrganisation(o, 'getOrganisations', target, secrets));
-      // An organisation listed again: the links lead back over pages already read.
-      const recorded = guard.record(listing.organisations);
-      if ('stop' in recorded) throw badResponse('getOrganisations', target, recorded.stop, secrets);
-      listing.organisations = recorded.kept;
-      yield listing;
-      if (after.kind === 'end') {
-        const short = guard.end();
-        if (short !== undefined) throw badResponse('getOrganisations', target, short, secrets);
-        return;
-      }
-      if (after.kind === 'refused') throw badResponse('getOrganisations', target, after.reason, secrets);
-      url = after.url;
     }
   }
 
-  async function readOrganisation(id: string): Promise<OrganisationRead> {
-    const url = orgApi(`/organisations/${org(id)}`);
-    const response = await http({ operation: 'getOrganisation', method: 'GET', url, target: orgTarget(id), what: `the read of ${orgTarget(id)}` });
-    if (response.body === undefined) throw badResponse('getOrganisation', orgTarget(id), `expected an Organisation object${notJson(response)}`, secrets);
-    return { organisation: checkOrganisation(response.body, 'getOrganisation', orgTarget(id), secrets), sentAt: response.sentAt };
+  async #sendWith(request: ServiceRequest, token: string, refreshed: boolean, transport: Transport): Promise<ServiceResponse> {
+    const wire = this.#wire(request, token);
+    return readServiceAnswer(await transport.send(wire), wire, refreshed, this);
   }
 
-  return {
-    baseUrl,
-    listOrganisationPages,
-    async *listOrganisations(list) {
-      for await (const page of listOrganisationPages(list)) yield* page.organisations;
-    },
-    getOrganisation: async (id) => (await readOrganisation(id)).organisation,
-    readOrganisation,
-    async setActiveOrganisation(id, write = {}) {
-      const url = orgApi(`/organisations/${org(id)}/active`);
-      const { body } = await http({ operation: 'setActiveOrganisation', method: 'PUT', url, target: orgTarget(id), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
-      return optionalOrganisation(body, 'setActiveOrganisation', orgTarget(id), secrets);
-    },
-    async updateBillingDetails(id, details, write = {}) {
-      const url = orgApi(`/organisations/${org(id)}/billing`);
-      const { body } = await http({ operation: 'updateBillingDetails', method: 'PUT', url, target: orgTarget(id), body: toBillingUpdate(details), idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label, notAfter: write.notAfter });
-      return optionalOrganisation(body, 'updateBillingDetails', orgTarget(id), secrets);
-    },
-    async getSlugAvailability(slug) {
-      const target = `slug ${JSON.stringify(slug)}`;
-      const url = orgApi(`/slug/${encodePathSegment(slug, 'slug')}/availability`);
-      const response = await slugHttp({ operation: 'getSlugAvailability', method: 'GET', url, target, timeouts: slugTimeouts, what: `the check of ${target}` });
-      const v = response.body as SlugAvailability | undefined;
-      if (!v || typeof v.ok !== 'boolean') throw badResponse('getSlugAvailability', target, `expected a SlugAvailability with a boolean "ok"${notJson(response)}`, secrets);
-      const messages = Array.isArray(v.messages) ? v.messages.filter((m): m is string => typeof m === 'string') : [];
-      return { ok: v.ok, messages };
-    },
-    async acceptInvitation(id, invitationId, write = {}) {
-      const url = orgApi(`/organisations/${org(id)}/invitations/${encodePathSegment(invitationId, 'invitation id')}/accept`);
-      await http({ operation: 'acceptInvitation', method: 'PUT', url, target: `invitation ${JSON.stringify(invitationId)} of ${orgTarget(id)}`, idempotencyKey: write.idempotencyKey ?? randomUUID(), label: write.label });
-    },
-    async deleteInvitation(id, invitationId, request = {}) {
-      const url = orgApi(`/organisations/${org(id)}/invitations/${encodePathSegment(invitationId, 'invitation id')}`);
-      await http({ operation: 'deleteInvitation', method: 'DELETE', url, target: `invitation ${JSON.stringify(invitationId)} of ${orgTarget(id)}`, label: request.label });
-    },
-    async deleteNotificationChannel(id, channelId, request = {}) {
-      const url = v2Api(`/o/${org(id)}/notification_channels/${encodePathSegment(channelId, 'notification channel id')}`);
-      await http({ operation: 'deleteNotificationChannel', method: 'DELETE', url, target: `notification channel ${JSON.stringify(channelId)} of ${orgTarget(id)}`, label: request.label });
-    },
-    rateStatus: () => limiter.status(),
-    close: async () => {
-      options.signal?.removeEventListener('abort', onAbort);
-      await Promise.all([transport.close(), ...(slugTransport === transport ? [] : [slugTransport.close()])]);
-    },
-  };
+  #wire(request: ServiceRequest, token: string): AnsweredRequest {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json',
+      'accept-encoding': ACCEPT_ENCODING,
+      'x-request-id': randomUUID(),
+      'user-agent': 'orgform',
+    };
+    if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
+    let body: string | undefined;
+    if (request.body !== undefined) {
+      body = JSON.stringify(request.body);
+      headers['content-type'] = 'application/json';
+    }
+    const { method, url, operation, target, what, label, notAfter } = request;
+    return { method, url, headers, body, operation, target, what, label, notAfter };
+  }
+
+  /**
+   * The token to send, or after `stale` was refused a fresh one. The source's own failure (the token
+   * command's) becomes this request's: it names the operation.
+   */
+  async #token(request: ServiceRequest, stale?: string): Promise<string | undefined> {
+    try {
+      return await (stale === undefined ? this.tokens.current() : this.tokens.refresh(stale));
+    } catch (err) {
+      // Interrupted while the token command ran: the request waited for its token, unsent.
+      if (err instanceof OrgformError && err.code === 'INTERRUPTED') throw new NotSentError({ operation: request.operation, target: request.target, why: 'interrupted', redactor: this.redactor });
+      const message = err instanceof Error ? err.message : String(err);
+      throw new TransportError({ operation: request.operation, target: request.target, failure: 'token', detail: `no token: ${message}`, attempts: 1, cause: err, redactor: this.redactor });
+    }
+  }
+
+  /** A token refused that no fresh one can replace: every request would be refused too, so nothing more is sent. */
+  #refused(err: ApiError): ApiError {
+    if (this.#gate.stoppedBy === undefined) {
+      this.#gate.stop(new NotSentError({ why: 'the run stopped, as the service refused the token (HTTP 401)' }));
+      this.#options.onHalt?.(tokenRefusedError(this.tokens, err));
+    }
+    return err;
+  }
 }

@@ -8,7 +8,8 @@
  * ends ends the wait. A pace already told is not told again until the rate changes: at a rate of
  * one request every few seconds, every request would otherwise be a wait of its own.
  */
-import type { LimiterClock } from './rate/rate-gate.js';
+import type { ExchangeView } from '../transport/transport.js';
+import type { LimiterClock, RateStatus } from './rate/rate-gate.js';
 import { WAIT_NOTICE_MS, type WaitEvent } from './wait-event.js';
 
 /** The rate limiter's kind of clock; the real one's timers here never keep the process alive. */
@@ -94,4 +95,33 @@ export class WaitWatch {
     if (wait.reason === 'pacing') this.pacingTold = wait.rps;
     this.onWait(wait);
   }
+}
+
+/** What describeWait needs: the requests of one transport, and its clock. */
+export interface WaitingRequests {
+  oldest(): ExchangeView | undefined;
+  via(url: URL): string | undefined;
+  now(): number;
+}
+
+/**
+ * What the requests wait for now, told by the oldest of them: the rate limiter's pause (a 429's, or
+ * an empty quota's) or its pace, a backoff before a retry, or else an answer that has not come (or
+ * has begun and not ended); for a retry or an attempt held at the gate, once it has waited
+ * WAIT_NOTICE_MS for it (on the transport's clock): one just sent, as a pause told before ends,
+ * has not made anyone wait yet.
+ */
+export function describeWait(requests: WaitingRequests, gate: { status(): RateStatus }, at: number): WaitEvent | undefined {
+  const oldest = requests.oldest();
+  if (oldest === undefined) return undefined;
+  const status = gate.status();
+  const what = oldest.what;
+  if (status.pausedMs > 0) return { reason: status.pausedBy === 'quota' ? 'quota' : 'rate-limit', what, until: at + status.pausedMs, waiting: status.waiting, at };
+  if (oldest.holding && status.rps !== undefined) return { reason: 'pacing', what, until: at + (Math.max(1, status.waiting) * 1000) / status.rps, waiting: status.waiting, rps: status.rps, at };
+  if (oldest.backoff !== undefined) return { reason: 'retry', what, until: oldest.backoff.until, after: oldest.backoff.after, at };
+  // A retry, or an attempt held at the gate, waits for its answer only from its sending.
+  const resent = oldest.attempts > 1 || oldest.heldMs > 0;
+  if (resent && requests.now() - (oldest.sentAt ?? oldest.startedAt) < WAIT_NOTICE_MS) return undefined;
+  const via = requests.via(oldest.url);
+  return { reason: 'answer', what, until: oldest.startedAt + oldest.budgetMs + oldest.heldMs, ...(oldest.answered ? { begun: true } : {}), ...(via === undefined ? {} : { via }), at };
 }

@@ -15,10 +15,11 @@ import { readOutputSettings, type Env, type OutputSettings } from './output-sett
 import type { AlwaysRead, Settings } from './settings.js';
 import type { SettingGroup } from './settings-table.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../api/rate/parse-max-rps.js';
-import type { ReportSpec } from '../ci/pipeline-output.js';
 // Dependency-free: Terraform's one-dash spellings.
 import { acceptTerraformSpellings, hintForUnknownOption } from './terraform-spellings.js';
 import { VERSION } from '../version.js';
+// Dependency-free: how a plan's digest is written, for --expect-digest.
+import { parseDigest } from '../plan/digest-form.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -71,16 +72,23 @@ function quotaSpec(value: string): string {
 }
 
 /** `--report KIND=FILE`, repeatable; only the kinds the command can write. */
-function reportSpec(kinds: readonly ReportSpec['kind'][]) {
-  return (value: string, previous: ReportSpec[] = []): ReportSpec[] => {
+function reportSpec<K extends string>(kinds: readonly K[]) {
+  return (value: string, previous: Array<{ kind: K; path: string }> = []): Array<{ kind: K; path: string }> => {
     const at = value.indexOf('=');
-    const kind = value.slice(0, Math.max(0, at)) as ReportSpec['kind'];
+    const kind = value.slice(0, Math.max(0, at)) as K;
     const path = value.slice(at + 1);
     if (at < 1 || path === '' || !kinds.includes(kind)) {
       throw new InvalidArgumentError(`--report must be KIND=FILE with KIND one of ${kinds.join(', ')} (got "${value}")`);
     }
     return [...previous, { kind, path }];
   };
+}
+
+/** `sha256:` and 64 hexadecimal digits (or the digits alone), in the one form digests are compared in. */
+function planDigest(value: string): string {
+  const digest = parseDigest(value);
+  if (digest === undefined) throw new InvalidArgumentError(`--expect-digest must be a plan's whole digest, sha256: and 64 hexadecimal digits, as plan prints it (got "${value}")`);
+  return digest;
 }
 
 function maxRps(value: string): number {
@@ -95,6 +103,9 @@ const STATE_COMMAND_HELP = 'state journal: a file, postgres://… or https://…
 const TARGET_HELP = 'only these organisations (repeatable)';
 const SHARD_HELP = 'only shard i of n (deterministic by organisation slug)';
 const PLANFILE_HELP = 'a plan saved by `orgform plan --out`';
+/** Plan's and show's formats: the same plan, shown alike. */
+const planFormat = (): Option => new Option('--format <format>', 'output format: text, json, markdown (the pull request comment) or html (the plan page)').choices(['text', 'json', 'markdown', 'html']).default('text');
+const PAGE_URL_HELP = "with --format markdown: the plan page's address (http or https), which the comment links for what it leaves out";
 
 /** The long options a command takes (`--auto-approve`, `--no-color`, …), its own and commander's. */
 function longOptionNames(command: Command): Set<string> {
@@ -241,6 +252,7 @@ function addInitAndValidate(program: Command, load: Load): void {
     .description('set up a repository: orgs.yaml (exported when a service and token are set), the pipeline, .gitignore; then the steps left')
     .option('--gitlab', 'write .gitlab-ci.yml (the GitLab component) instead of the GitHub workflow')
     .option('--no-workflow', 'write no pipeline, only orgs.yaml and .gitignore')
+    .option('--no-drift', 'write no scheduled drift workflow (GitHub): no weekly plan kept in an issue')
     .option('--force', 'overwrite orgs.yaml and the pipeline file when they exist')
     .action(load('init'));
 
@@ -253,7 +265,8 @@ function addInitAndValidate(program: Command, load: Load): void {
 function addPlanAndApply(program: Command, load: Load): void {
   parallelism(connection(files(program.command('plan'))), 'organisations read by id; the listing is read a page at a time')
     .description('read the current state and show what apply would change; never writes')
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+    .addOption(planFormat())
+    .option('--page-url <url>', PAGE_URL_HELP)
     .option('--out <file>', 'save the plan for `orgform apply PLANFILE` (replaces only an orgform plan)')
     .option('--force', 'let --out replace a file that is not an orgform plan')
     .option('--state <path|url>', STATE_HELP)
@@ -277,6 +290,9 @@ function addPlanAndApply(program: Command, load: Load): void {
     .option('--target <slug>', TARGET_HELP, collect)
     .option('--shard <i/n>', SHARD_HELP)
     .option('--max-changes <n>', 'refuse a plan with more changes than this', nonNegativeInt('--max-changes'))
+    .option('--expect-digest <digest>', 'apply the fresh plan only if its digest is this one (the reviewed plan\'s, sha256:…); else apply nothing', planDigest)
+    .option('--reviewed <file>', 'the reviewed plan (a Markdown plan, or its digest marker), so that a refusal says what differs')
+    .option('--report <kind=file>', 'also write html=FILE: the run as one page (every change with its outcome, failures first; the run over time), written at the end however it ends; repeatable', reportSpec(['html']))
     .option('--no-color', NO_COLOR_HELP)
     .action(load('apply'));
 
@@ -284,7 +300,8 @@ function addPlanAndApply(program: Command, load: Load): void {
     .command('show')
     .description('show a plan saved by `orgform plan --out`, offline: nothing is read from the service')
     .argument('<planfile>', PLANFILE_HELP)
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+    .addOption(planFormat())
+    .option('--page-url <url>', PAGE_URL_HELP)
     .option('--no-color', NO_COLOR_HELP)
     .action(load('show'));
 }

@@ -12,7 +12,7 @@
 import { homedir } from 'node:os';
 import type { ConnectionSettings, TokenSetting } from '../api/connect/resolve-connection.js';
 import type { ClientSettings } from '../api/connect/open-client.js';
-import { readProxySettings, type NetworkSettings } from '../api/proxy-settings.js';
+import { readProxySettings, type NetworkSettings } from '../transport/proxy-settings.js';
 import { MAX_RPS_FORM, parseMaxRps } from '../api/rate/parse-max-rps.js';
 import { pullRequestJob, type CiSettings } from '../ci/ci-settings.js';
 import { checkCredential } from '../check-credential.js';

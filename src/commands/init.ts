@@ -28,6 +28,8 @@ export interface InitFlags extends ConnectionFlags {
   gitlab?: boolean;
   /** false with --no-workflow. */
   workflow?: boolean;
+  /** false with --no-drift: no scheduled drift workflow (GitHub; GitLab's drift job runs on a schedule you add). */
+  drift?: boolean;
   force?: boolean;
   parallelism: number;
 }
@@ -72,6 +74,8 @@ function packageRoot(): string {
 interface Pipeline {
   path: string;
   example: string;
+  /** The scheduled drift check, when it is a file of its own (GitHub's workflow; GitLab's is a job of the component). */
+  drift?: { path: string; example: string };
   /** The secrets and variables to set, for the branch that applies. */
   steps: (branch: string) => string[];
   /** What the forge calls the review that shows the plan. */
@@ -84,9 +88,10 @@ const GITHUB: Pipeline = {
   path: '.github/workflows/orgform.yml',
   review: 'a pull request',
   example: 'examples/github-actions/orgform.yml',
+  drift: { path: '.github/workflows/orgform-drift.yml', example: 'examples/github-actions/orgform-drift.yml' },
   steps: (branch) => [
-    'Add the repository secret ORGFORM_PLAN_TOKEN, a token that can only read, for the plan of every pull request (and ORGFORM_PLAN_STATE, read-only access to a remote state): Settings > Secrets and variables > Actions > New repository secret.',
-    `Create the environment orgform-apply (Settings > Environments), deployment branches limited to ${branch}, and give it the secrets ORGFORM_TOKEN, the token that writes (and ORGFORM_STATE for a remote state): no pull request's job can read them.`,
+    'Add the repository secret ORGFORM_PLAN_TOKEN, a token that can only read, for the plan of every pull request and the weekly drift check (and ORGFORM_PLAN_STATE, read-only access to a remote state): Settings > Secrets and variables > Actions > New repository secret.',
+    `Create the environment orgform-apply (Settings > Environments), deployment branches limited to ${branch}, and give it the secrets ORGFORM_TOKEN, the token that writes (and ORGFORM_STATE for a remote state): no pull request's job can read them. On merge, only the plan reviewed on the pull request is applied.`,
     'Add the variable ORGFORM_BASE_URL (Settings > Secrets and variables > Actions, Variables tab), e.g. https://api.example.com.',
   ],
   atRoot: (root, path, dir) => `GitHub runs only the workflows in .github/workflows at the repository root (${root}): move ${path} there, and give each use of the action \`working-directory: ${dir}\`.`,
@@ -97,9 +102,10 @@ const GITLAB: Pipeline = {
   review: 'a merge request',
   example: 'examples/gitlab-ci.yml',
   steps: (branch) => [
-    'Add the CI/CD variable ORGFORM_PLAN_TOKEN (masked), a token that can only read, for the plan of every merge request, and GITLAB_API_TOKEN for the plan note: Settings > CI/CD > Variables (see the file\'s header).',
-    `Add the CI/CD variable ORGFORM_TOKEN (masked and protected), the token that writes, and keep ${branch} protected: only its pipelines get it.`,
+    'Add the CI/CD variable ORGFORM_PLAN_TOKEN (masked), a token that can only read, for the plan of every merge request, and GITLAB_API_TOKEN for the plan note, the reviewed plan the apply reads back and the drift issue: Settings > CI/CD > Variables (see the file\'s header).',
+    `Add the CI/CD variable ORGFORM_TOKEN (masked and protected), the token that writes, and keep ${branch} protected: only its pipelines get it. On merge, only the plan reviewed on the merge request is applied.`,
     'Add the CI/CD variable ORGFORM_BASE_URL, e.g. https://api.example.com.',
+    `Add a weekly pipeline schedule of ${branch} (Build > Pipeline schedules): its drift job keeps one issue open while the service differs from orgs.yaml.`,
   ],
   atRoot: (root, path, dir) => `GitLab reads .gitlab-ci.yml at the repository root (${root}): move ${path} there, and give the component \`working-directory: ${dir}\`.`,
 };
@@ -137,13 +143,12 @@ export function currentBranch(root: string | undefined): string | undefined {
   }
 }
 
-/** The GitHub example's `branches: [main]` (and its header's words) for the repository's own branch. */
+/** A GitHub example's `branches: [main]`, and `main` in its comments, for the repository's own branch. */
 export function forBranch(workflow: string, branch: string | undefined): string {
   if (branch === undefined || branch === 'main') return workflow;
   return workflow
     .replace(/^(\s*branches: )\[main\]$/m, `$1[${branch}]`)
-    .replace(/apply on merge to main\./, `apply on merge to ${branch}.`)
-    .replace(/deployment branches are main only/, `deployment branches are ${branch} only`);
+    .replace(/^#.*$/gm, (comment) => comment.replace(/\bmain\b/g, branch));
 }
 
 /**
@@ -189,11 +194,14 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
   const pipeline = flags.workflow === false ? undefined : flags.gitlab ? GITLAB : GITHUB;
   const config = resolve(io.cwd, 'orgs.yaml');
   const workflow = pipeline === undefined ? undefined : resolve(io.cwd, pipeline.path);
+  const drift = pipeline?.drift === undefined || flags.drift === false ? undefined : pipeline.drift;
+  const driftPath = drift === undefined ? undefined : resolve(io.cwd, drift.path);
+  const pipelineFiles = [...(workflow === undefined ? [] : [workflow]), ...(driftPath === undefined ? [] : [driftPath])];
 
   // Every file checked before any is written: a refusal leaves the directory as it was.
   const gitignore = resolve(io.cwd, '.gitignore');
-  await refuseLinksAway(io.cwd, [config, ...(workflow === undefined ? [] : [workflow]), gitignore]);
-  const existing = [config, ...(workflow === undefined ? [] : [workflow])].filter(entryExists);
+  await refuseLinksAway(io.cwd, [config, ...pipelineFiles, gitignore]);
+  const existing = [config, ...pipelineFiles].filter(entryExists);
   if (existing.length > 0 && !flags.force) {
     const names = existing.map((path) => path.slice(resolve(io.cwd).length + 1));
     throw new UsageError(describeExisting(names, 'run init in another directory'));
@@ -206,6 +214,7 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
   const below = root === undefined ? '' : relative(root, resolve(io.cwd));
   const branch = currentBranch(root);
   const workflowText = example === undefined ? undefined : forDirectory(pipeline === GITHUB ? forBranch(example, branch) : example, below);
+  const driftText = drift === undefined ? undefined : forBranch(await readFile(join(packageRoot(), drift.example), 'utf8'), branch);
 
   // Then what could still fail (.github a file, .gitignore a directory), before any file is written.
   const written: string[] = [];
@@ -227,12 +236,16 @@ export async function run(flags: InitFlags, io: CliIO, _args: string[], settings
     await attempt(pipeline!.path, () => writeFile(workflow, workflowText));
     written.push(pipeline!.path);
   }
+  if (drift !== undefined && driftPath !== undefined && driftText !== undefined) {
+    await attempt(drift.path, () => writeFile(driftPath, driftText));
+    written.push(`${drift.path} (a plan of ${branch ?? 'main'} every Monday: one issue open while the service differs)`);
+  }
   const ignored = await attempt('.gitignore', () => addGitignoreLines(gitignore, ignoredText));
   if (ignored.length > 0) written.push(`.gitignore (${ignored.join(', ')})`);
 
-  const files = ['orgs.yaml', ...(pipeline === undefined ? [] : [pipeline.path]), '.gitignore'];
+  const files = ['orgs.yaml', ...(pipeline === undefined ? [] : [pipeline.path]), ...(drift === undefined ? [] : [drift.path]), '.gitignore'];
   const steps = [
-    ...(pipeline !== undefined && root !== undefined && below !== '' ? [pipeline.atRoot(root, `${below}/${pipeline.path}`, below)] : []),
+    ...(pipeline !== undefined && root !== undefined && below !== '' ? [pipeline.atRoot(root, [pipeline.path, ...(drift === undefined ? [] : [drift.path])].map((p) => `${below}/${p}`).join(' and '), below)] : []),
     ...(pipeline?.steps(branch ?? 'main') ?? ['Set ORGFORM_TOKEN and ORGFORM_BASE_URL where orgform runs.']),
     `Commit and push: git add ${files.join(' ')} && git commit -m "Manage organisations with orgform" && git push${pipeline === undefined ? '' : `, then open ${pipeline.review} to see its plan`}.`,
   ];

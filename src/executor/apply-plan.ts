@@ -4,7 +4,8 @@
  * removals at once (see organisation-steps.ts); the active organisation last, after its own
  * organisation's changes.
  * A failure skips only what depends on it. Revocations and channel removals are recorded in the
- * journal as soon as they complete (the file writes each at once, a remote state in batches), and
+ * journal as soon as they complete (each ends once its entry is durable: the file state writes what
+ * arrived during a write in the next one, a remote state writes in batches), and
  * one the journal records done is not sent again. On interrupt, nothing new starts and what is in
  * flight finishes.
  *
@@ -44,6 +45,11 @@ export interface ApplyOptions {
   rereadMode?: RereadMode;
   /** A read older than this is read again by id before a write is built from it (ORGFORM_READ_MAX_AGE_MS). */
   maxReadAgeMs?: number;
+  /**
+   * The organisation active when the plan was read (Plan.observedActiveId): a set-active change is
+   * written only while it still is, read again just before (set-active.ts). Undefined: not checked.
+   */
+  activeFrom?: string | null;
 }
 
 const ignore: ApplyListener = () => undefined;

@@ -17,6 +17,7 @@ import type { StateJournal } from '../state/state-backend.js';
 import { acceptInvitation } from './accept-invitation.js';
 import { APPLIED, ChangeFailedError, describeFailure, errorMessage, type ChangeOutcome, type Done } from './change-outcome.js';
 import { deleteTarget } from './delete-target.js';
+import { setActive } from './set-active.js';
 import type { ApplyListener, ChangeResult, Outcome } from './events.js';
 import { isMember, SharedMembership, waitsFor, type Membership, type WaitOptions } from './membership.js';
 import type { OrganisationGroups } from './organisation-groups.js';
@@ -28,12 +29,17 @@ import type { OpenOrganisation, Work, WorkEnd } from './work-queue.js';
 import { MAX_BILLING_BUILDS, readAgeFailure, writeBilling, type BillingContext } from './write-billing.js';
 
 /** What every change of a run is executed with; built once a run. */
-export type ExecutionContext = BillingContext;
+export interface ExecutionContext extends BillingContext {
+  /** The organisation active when the plan was read: a set-active change is written only while it still is (undefined: not checked). */
+  activeFrom?: string | null;
+}
 
 export interface ExecutionOptions extends WaitOptions {
   /** The oldest read a billing write may be built from (ORGFORM_READ_MAX_AGE_MS). */
   maxReadAgeMs?: number;
   now?: () => number;
+  /** The plan's observedActiveId, for set-active changes (set-active.ts). */
+  activeFrom?: string | null;
 }
 
 export function executionContext(client: OrganisationsClient, options: ExecutionOptions = {}): ExecutionContext {
@@ -43,6 +49,7 @@ export function executionContext(client: OrganisationsClient, options: Execution
     now: options.now ?? Date.now,
     maxReadAgeMs: options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS,
     sendWindowMs: sendWindowMs(options.maxReadAgeMs),
+    ...(options.activeFrom === undefined ? {} : { activeFrom: options.activeFrom }),
   };
 }
 
@@ -65,6 +72,7 @@ export async function executeChange(change: ApplicableChange, context: Execution
       case 'billing':
         return await writeBilling(change, context, reads.reread);
       case 'set-active':
+        if (context.activeFrom !== undefined) return await setActive(change, context, context.activeFrom);
         await context.client.setActiveOrganisation(change.organisation.id, { idempotencyKey: randomUUID(), label: change.address });
         return APPLIED;
       case 'accept-invitation':
@@ -135,7 +143,7 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
   /** Runs change `index`, or ends it as `decided` says, or as not started; resolves to how it ended. */
   private async runChange(index: number, decided: Decided | undefined, reads: OrganisationReads, turn: Turn): Promise<Outcome> {
     const change = this.options.changes[index]!;
-    const early = decided ?? this.notToStart(change);
+    const early = decided ?? this.notToStart(change) ?? (await this.lockLost(change));
     if (early !== undefined) return this.end(index, { outcome: early.outcome, reason: early.reason, durationMs: 0 });
     const { context, now } = this.options;
     const startedAt = now();
@@ -169,6 +177,19 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
     }
     if (isRecordedDone(change, this.isJournaled)) return { outcome: 'already-done', reason: 'recorded in the state journal' };
     return undefined;
+  }
+
+  /** Whether the lock on the state was lost unheard of (a file state's force-unlock): then nothing more starts, this change included. */
+  private async lockLost(change: ApplicableChange): Promise<{ outcome: Outcome; reason: string } | undefined> {
+    if (this.options.journal.checkHeld === undefined) return undefined;
+    try {
+      await this.options.journal.checkHeld();
+      return undefined;
+    } catch (err) {
+      // A lost lock halts the run (an interrupt, said at the end); any other failure is the journal's.
+      this.journalFailure ??= errorMessage(err).replace(/\.$/, '');
+      return this.notToStart(change);
+    }
   }
 
   /**

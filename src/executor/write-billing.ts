@@ -31,7 +31,7 @@ export interface BillingContext {
 export const MAX_BILLING_BUILDS = 3;
 
 /**
- * The failure of a billing change whose write was held too long each of MAX_BILLING_BUILDS times.
+ * The failure of a billing (or set-active) change whose write was held too long each of MAX_BILLING_BUILDS times.
  * `late`: how many of those reads were answered already too old to build a write from.
  */
 export function readAgeFailure(change: ApplicableChange, sendWindowMs: number, late = 0): ChangeFailedError {
@@ -39,9 +39,11 @@ export function readAgeFailure(change: ApplicableChange, sendWindowMs: number, l
     late === MAX_BILLING_BUILDS
       ? `each time the read itself was answered more than ${sendWindowMs} ms after it was sent (the service is slow to answer), too late to build a write from`
       : `each time its write was held (rate limit, retries${late > 0 ? ', or the read came late' : ''}) until the read was older than ${sendWindowMs} ms`;
+  const active = change.kind === 'set-active';
+  const what = `${active ? 'the active organisation, before setting' : 'the billing of'} organisation ${JSON.stringify(change.organisation.slug)} (${change.organisation.id})`;
   return new ChangeFailedError(
-    'updateBillingDetails',
-    `the billing of organisation ${JSON.stringify(change.organisation.slug)} (${change.organisation.id}) was read ${MAX_BILLING_BUILDS} times, and ${why}, so it was not sent. Nothing was written; run orgform apply again later`,
+    active ? 'setActiveOrganisation' : 'updateBillingDetails',
+    `${what} was read ${MAX_BILLING_BUILDS} times, and ${why}, so it was not sent. Nothing was written; run orgform apply again later`,
     // Not the NotSentError: that would report the change as not started, as an interrupt does.
     undefined,
   );
@@ -84,8 +86,8 @@ export async function writeBilling(change: ApplicableChange, context: BillingCon
   }
 }
 
-/** Why a billing change was not written: the reason of a `stale` outcome. */
-function staleReason(what: string): string {
+/** Why a change was not written: the reason of a `stale` outcome (set-active.ts's too). */
+export function staleReason(what: string): string {
   return `${what}; nothing was written for this organisation. Run orgform plan again to review it`;
 }
 

@@ -4,6 +4,11 @@
  * every request was held back. What the apply report's chart and the job summary's draw
  * (text/plan/render-run-chart-*.ts). Pure: the recorder is told the time of each thing; it reads
  * no clock.
+ *
+ * A timeline counts request attempts (its `unit` is `request`) where the transport tells each one;
+ * where it does not, it counts changes (`change`): `sent` is then the changes started, `answered`
+ * the changes ended, `failed` the changes that failed, in flight and latency those of changes,
+ * while the 429 answers, the rate held to and the time held back stay the client's, of every request.
  */
 
 /** One bucket (a second, unless coarsened) of a run. */
@@ -27,9 +32,13 @@ export interface TimelineBucket {
   pausedMs: number;
 }
 
+/** What a timeline's counts count (see the head of this file). */
+export type TimelineUnit = 'request' | 'change';
+
 export interface RunTimeline {
   /** When the first bucket starts (epoch milliseconds). */
   startedAt: number;
+  unit: TimelineUnit;
   /** Each bucket's length in milliseconds: 1000 as recorded. */
   bucketMs: number;
   buckets: TimelineBucket[];
@@ -51,9 +60,11 @@ export class RunTimelineRecorder {
 
   constructor(
     private readonly startedAt: number,
+    private readonly unit: TimelineUnit = 'request',
     private readonly bucketMs = 1000,
   ) {}
 
+  /** A request attempt was sent (or, counting changes, a change started). */
   requestSent(at: number): void {
     const bucket = this.at(at);
     this.inFlight += 1;
@@ -63,15 +74,23 @@ export class RunTimelineRecorder {
 
   /** An attempt ended: with its answer's status, or without one (`status` undefined: a network failure). */
   requestEnded(at: number, answer: { status?: number; latencyMs: number }): void {
-    // The bucket first: one that starts now starts with this request still in flight.
-    const bucket = this.at(at);
-    this.inFlight = Math.max(0, this.inFlight - 1);
-    if (answer.status === undefined || answer.status >= 500) bucket.failed += 1;
-    if (answer.status === undefined) return;
-    bucket.answered += 1;
-    if (answer.status === 429) bucket.throttled += 1;
-    bucket.latencySumMs += answer.latencyMs;
-    bucket.latencyMaxMs = Math.max(bucket.latencyMaxMs, answer.latencyMs);
+    const failed = answer.status === undefined || answer.status >= 500;
+    this.ended(at, { answered: answer.status !== undefined, failed, throttled: answer.status === 429, latencyMs: answer.latencyMs });
+  }
+
+  /** A change started (a timeline of changes). */
+  changeStarted(at: number): void {
+    this.requestSent(at);
+  }
+
+  /** A change ended, after `durationMs`, failed or not (a timeline of changes). */
+  changeEnded(at: number, change: { failed: boolean; durationMs: number }): void {
+    this.ended(at, { answered: true, failed: change.failed, throttled: false, latencyMs: change.durationMs });
+  }
+
+  /** `count` answers were 429, as the client counted them (a timeline of changes: its own ends are not answers). */
+  throttledAnswers(at: number, count: number): void {
+    if (count > 0) this.at(at).throttled += count;
   }
 
   /** The rate orgform holds itself to from now on; undefined when nothing limits it. */
@@ -92,7 +111,19 @@ export class RunTimelineRecorder {
   /** The timeline so far, up to `at` (the buckets that nothing happened in included). */
   timeline(at: number): RunTimeline {
     this.at(at);
-    return { startedAt: this.startedAt, bucketMs: this.bucketMs, buckets: this.buckets.map((b) => ({ ...b })) };
+    return { startedAt: this.startedAt, unit: this.unit, bucketMs: this.bucketMs, buckets: this.buckets.map((b) => ({ ...b })) };
+  }
+
+  private ended(at: number, end: { answered: boolean; failed: boolean; throttled: boolean; latencyMs: number }): void {
+    // The bucket first: one that starts now starts with this one still in flight.
+    const bucket = this.at(at);
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    if (end.failed) bucket.failed += 1;
+    if (!end.answered) return;
+    bucket.answered += 1;
+    if (end.throttled) bucket.throttled += 1;
+    bucket.latencySumMs += end.latencyMs;
+    bucket.latencyMaxMs = Math.max(bucket.latencyMaxMs, end.latencyMs);
   }
 
   private index(at: number): number {
@@ -118,7 +149,7 @@ export function coarsenTimeline(timeline: RunTimeline, maxBuckets: number): RunT
   if (per === 1) return timeline;
   const buckets: TimelineBucket[] = [];
   for (let i = 0; i < timeline.buckets.length; i += per) buckets.push(timeline.buckets.slice(i, i + per).reduce(mergeBuckets));
-  return { startedAt: timeline.startedAt, bucketMs: timeline.bucketMs * per, buckets };
+  return { startedAt: timeline.startedAt, unit: timeline.unit, bucketMs: timeline.bucketMs * per, buckets };
 }
 
 function mergeBuckets(a: TimelineBucket, b: TimelineBucket): TimelineBucket {

@@ -33,6 +33,11 @@ export interface SavedPlanBody {
   desired: DesiredState;
   selection: { targets: string[]; shard: string | null };
   plan: Plan;
+  /**
+   * The plan's digest (plan-digest.ts) as plan printed it, for tools and people comparing it with a
+   * reviewed one. Never read back: orgform computes a plan's digest from its changes when it needs one.
+   */
+  digest?: string;
 }
 
 export interface SavedPlan extends SavedPlanBody {

@@ -2,7 +2,7 @@
  * The state of a plan or an apply: `--state`, else ORGFORM_STATE, else the journal file beside the
  * first config file. The flows' one seam onto state/open-state.ts.
  */
-import type { NetworkSettings } from '../api/proxy-settings.js';
+import type { NetworkSettings } from '../transport/proxy-settings.js';
 import type { DesiredState } from '../model/desired-state.js';
 import type { LockEnvironment } from './lock-environment.js';
 import { lockRequest, openState } from './open-state.js';
@@ -28,7 +28,7 @@ export interface StateWorld {
 export function openStateFor(state: string | undefined, desired: DesiredState | undefined, world: StateWorld, base: string = world.cwd): Promise<StateBackend> {
   return openState({
     ...(state === undefined ? {} : { state }),
-    defaultPath: statePathFor(undefined, desired, base),
+    defaultPath: statePathFor(desired, base),
     cwd: world.cwd,
     ...(world.stateSettings === undefined ? {} : { settings: world.stateSettings }),
     ...(world.network === undefined ? {} : { network: world.network }),

@@ -9,12 +9,11 @@ import { OrgformError } from '../errors.js';
 import { describeEscape, findWorkTree } from '../work-tree.js';
 import { FileState } from './file/file-state.js';
 import { StateFiles } from './file/state-files.js';
-import { adaptLegacyBackend, type LegacyStateBackend } from './legacy-backend.js';
 import { defaultLockEnvironment, type LockEnvironment } from './lock-environment.js';
 import { parseStateSpec, type StateSpec } from './parse-state-spec.js';
 import type { LockRequest, Partition, StateBackend } from './state-backend.js';
 import { DEFAULT_STATE_SETTINGS, type StateSettings } from './state-settings.js';
-import type { NetworkSettings } from '../api/proxy-settings.js';
+import type { NetworkSettings } from '../transport/proxy-settings.js';
 
 export interface StateOptions {
   /** --state, as given. */
@@ -45,24 +44,20 @@ export async function openState(options: StateOptions): Promise<StateBackend> {
     const { PostgresState } = await import('./postgres/postgres-state.js');
     return new PostgresState(spec, { settings: options.settings ?? DEFAULT_STATE_SETTINGS, ...(options.signal === undefined ? {} : { signal: options.signal }) });
   }
-  if (spec.kind !== 'file') return adaptLegacyBackend(await openLegacyState(options));
+  if (spec.kind === 'http') {
+    const { TerraformHttpState } = await import('./http/terraform-http-state.js');
+    const local = options.lockEnvironment ?? defaultLockEnvironment();
+    return new TerraformHttpState(spec, {
+      settings: options.settings ?? DEFAULT_STATE_SETTINGS,
+      describe: (command) => lockRequest(command, options),
+      network: options.network ?? {},
+      // A registered run whose process ended on this host is gone, as a file lock's holder is.
+      isGone: (holder) => holder.host === local.host && holder.pid !== undefined && !local.isAlive(holder.pid),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+  }
   await checkJournalPaths(spec.path, options.cwd);
   return new FileState(spec.path, options.lockEnvironment ?? defaultLockEnvironment());
-}
-
-/** The remote backends before issue 36's rewrite, as they were (their tests use them directly until each is rewritten). */
-export async function openLegacyState(options: StateOptions): Promise<LegacyStateBackend> {
-  const spec = stateSpecFor(options);
-  const settings = options.settings ?? DEFAULT_STATE_SETTINGS;
-  const describe = (command: string) => lockRequest(command, options);
-  switch (spec.kind) {
-    case 'http': {
-      const { openHttpState } = await import('./http-state.js');
-      return openHttpState(spec, { settings, describe, network: options.network ?? {}, ...(options.signal === undefined ? {} : { signal: options.signal }) });
-    }
-    default:
-      throw new Error(`no legacy backend for a ${spec.kind} state`);
-  }
 }
 
 /**

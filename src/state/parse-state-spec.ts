@@ -39,19 +39,18 @@ export function parseStateSpec(raw: string, cwd: string): StateSpec {
   if (raw.trim() === '') throw new UsageError('--state (or ORGFORM_STATE) is empty: give a file path, a postgres:// URL or an https:// address.');
   const scheme = SCHEME.exec(raw)?.[1]?.toLowerCase();
   if (scheme === undefined) return fileSpec(resolve(cwd, raw));
+  if (scheme === 'file') return fileSpec(fileURLToPath(raw));
+  // The address as every message about it shows it: made once, here.
+  const shown = redactAddress(raw);
   switch (scheme) {
-    case 'file':
-      return fileSpec(fileURLToPath(raw));
     case 'postgres':
     case 'postgresql':
-      return postgresSpec(raw);
+      return postgresSpec(raw, shown);
     case 'http':
     case 'https':
-      return httpSpec(raw);
+      return httpSpec(raw, shown);
     default:
-      throw new UsageError(
-        `--state ${redactAddress(raw)}: orgform keeps state in a file, in PostgreSQL (postgres://…) or in a Terraform HTTP backend (https://…), not ${scheme}://.`,
-      );
+      throw new UsageError(`--state ${shown}: orgform keeps state in a file, in PostgreSQL (postgres://…) or in a Terraform HTTP backend (https://…), not ${scheme}://.`);
   }
 }
 
@@ -59,16 +58,16 @@ function fileSpec(path: string): StateSpec {
   return { kind: 'file', path, location: path };
 }
 
-function parseUrl(raw: string): URL {
+function parseUrl(raw: string, shown: string): URL {
   try {
     return new URL(raw);
   } catch {
-    throw new UsageError(`--state ${redactAddress(raw)} is not a valid URL.`);
+    throw new UsageError(`--state ${shown} is not a valid URL.`);
   }
 }
 
-function postgresSpec(raw: string): StateSpec {
-  const url = parseUrl(raw);
+function postgresSpec(raw: string, shown: string): StateSpec {
+  const url = parseUrl(raw, shown);
   // Only a password with an unescaped `#` makes one, and the URL then splits inside the password:
   // part of it would show as a host or port, so none of the URL is shown.
   if (url.hash !== '' || raw.includes('#')) {
@@ -82,16 +81,16 @@ function postgresSpec(raw: string): StateSpec {
   url.searchParams.delete('state');
   url.searchParams.delete('schema');
   if (name === '' || name.length > 200 || /[\u0000-\u001f\u007f]/.test(name)) {
-    throw new UsageError(`--state ${redactAddress(raw)}: the state name (state=…) must be 1 to 200 printable characters.`);
+    throw new UsageError(`--state ${shown}: the state name (state=…) must be 1 to 200 printable characters.`);
   }
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
-    throw new UsageError(`--state ${redactAddress(raw)}: schema=${schema} must be a lower-case SQL name (letters, digits and _, not starting with a digit).`);
+    throw new UsageError(`--state ${shown}: schema=${schema} must be a lower-case SQL name (letters, digits and _, not starting with a digit).`);
   }
   const sslmode = url.searchParams.get('sslmode');
   if (sslmode !== null && VERIFIED_IN_FULL.has(sslmode) && url.searchParams.get('uselibpqcompat') !== 'true') url.searchParams.set('sslmode', 'verify-full');
-  const shown = new URL(raw);
-  if (!shown.searchParams.has('state')) shown.searchParams.set('state', name);
-  return { kind: 'postgres', connectionString: url.toString(), name, schema, location: redactAddress(shown.toString()) };
+  const named = new URL(raw);
+  if (!named.searchParams.has('state')) named.searchParams.set('state', name);
+  return { kind: 'postgres', connectionString: url.toString(), name, schema, location: redactAddress(named.toString()) };
 }
 
 function safeDecode(text: string): string {
@@ -102,15 +101,15 @@ function safeDecode(text: string): string {
   }
 }
 
-function httpSpec(raw: string): StateSpec {
-  const url = parseUrl(raw);
+function httpSpec(raw: string, shown: string): StateSpec {
+  const url = parseUrl(raw, shown);
   if (url.username !== '' || url.password !== '') {
     throw new UsageError(
-      `--state ${redactAddress(raw)}: an HTTP state address must not carry a user name or password (they would show in logs); set ORGFORM_STATE_USERNAME and ORGFORM_STATE_PASSWORD instead.`,
+      `--state ${shown}: an HTTP state address must not carry a user name or password (they would show in logs); set ORGFORM_STATE_USERNAME and ORGFORM_STATE_PASSWORD instead.`,
     );
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(`--state ${redactAddress(raw)}: refusing plain http:// to ${url.hostname}, the state's credentials would travel unencrypted. Use https://.`);
+    throw new UsageError(`--state ${shown}: refusing plain http:// to ${url.hostname}, the state's credentials would travel unencrypted. Use https://.`);
   }
   if (url.hash !== '' || raw.includes('#')) throw new UsageError(`--state ${url.protocol}//…: an HTTP state address must not hold a "#" (a #fragment, or an unescaped "#" in a password, which would show here).`);
   // GitLab also takes a token as ?private_token=…: shown nowhere.

@@ -50,6 +50,13 @@ export interface StateJournal extends JournalIndex {
    * takes one write, and the worker waits for it, so that a failure stops the next change.
    */
   readonly batched?: boolean;
+  /**
+   * Where a lock can be broken without this process hearing of it (a file state's force-unlock):
+   * throws, and tells the loss (HeldState.onLost), once the lock is no longer the run's. Asked
+   * before each change is sent, so that a run whose lock was broken starts nothing more on the
+   * organisations another run may hold by then.
+   */
+  checkHeld?(): Promise<void>;
 }
 
 /** Who holds a lock, as far as the backend can say (a Terraform HTTP backend may say only some of it). */

@@ -7,7 +7,7 @@
  *   ORGFORM_STATE_FLUSH_MS    longest wait before a recorded entry is written, 10–60000 (default 2000)
  *   ORGFORM_STATE_TIMEOUT_MS  connecting, and each request or statement, 100–600000 (default 30000)
  *   ORGFORM_STATE_USERNAME, _PASSWORD, _LOCK_ADDRESS, _LOCK_METHOD, _UNLOCK_ADDRESS, _UNLOCK_METHOD
- *                             a Terraform HTTP backend's (state/http-state.ts)
+ *                             a Terraform HTTP backend's (state/http/http-document-port.ts)
  */
 import { DEFAULT_BATCH_POLICY, type BatchPolicy } from './batched-journal.js';
 import type { WaitEvent } from '../api/wait-event.js';

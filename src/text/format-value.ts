@@ -48,6 +48,11 @@ export function plural(n: number, singular: string, pluralForm = `${singular}s`)
   return `${n} ${n === 1 ? singular : pluralForm}`;
 }
 
+/** `Requests sent a second`: words that begin a sentence or a heading. */
+export function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 type ChangeGroups = { organisations: Array<{ slug: string; id: string; changes: Change[] }>; setActive: Change[] };
 
 /**

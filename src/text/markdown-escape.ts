@@ -107,3 +107,41 @@ export function codeBlock(info: string, lines: readonly string[]): Markdown {
   const fence = '`'.repeat(Math.max(3, longest + 1));
   return make(`${fence}${terminalSafe(info)}\n${body}\n${fence}`);
 }
+
+/**
+ * An inline code span (`` `orgs_a.yaml:3:5` ``): the text shown as written, on one line
+ * (terminal-safe), since neither Markdown nor character references reach inside a code span, nor
+ * do mentions, references or links. Its delimiter is longer than any run of backticks inside, with
+ * a space inside each end where the text starts or ends with a backtick or a space (CommonMark
+ * takes one off each end). Not for a table cell: GitHub splits a row at `|` even in a code span.
+ */
+export function codeSpan(text: string): Markdown {
+  const body = terminalSafe(text);
+  if (body === '') return EMPTY;
+  let longest = 0;
+  for (const run of body.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence = '`'.repeat(longest + 1);
+  const pad = /^[` ]|[` ]$/.test(body) ? ' ' : '';
+  return make(`${fence}${pad}${body}${pad}${fence}`);
+}
+
+/** Why `url` cannot be a link's target, or undefined when it can: an http or https URL of printable ASCII. */
+export function describeBadLinkTarget(url: string): string | undefined {
+  if (/^[\x21-\x7e]+$/.test(url) && /^https?:\/\/[^/?#]+/i.test(url)) return undefined;
+  return `it must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`;
+}
+
+/**
+ * `url` as a link's target: an http or https URL (checked: throws otherwise) or a fragment of the
+ * caller's own (`#name`), with what could end a link target percent-encoded.
+ */
+export function linkTarget(url: string): string {
+  const bad = /^#[\w-]+$/.test(url) ? undefined : describeBadLinkTarget(url);
+  if (bad !== undefined) throw new Error(`A link's target: ${bad}`);
+  return url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** `[text](url)`: the text escaped unless it is Markdown already, the target as linkTarget makes it. */
+export function markdownLink(text: Markdown | string, url: string): Markdown {
+  return make(`[${text instanceof Markdown ? text.text : escapeMarkdown(text).text}](${linkTarget(url)})`);
+}

@@ -9,7 +9,7 @@
  */
 import type { ConfigProblem } from '../model/config-problem.js';
 import { plural } from './format-value.js';
-import { joinMarkdown, md, type Markdown } from './markdown-escape.js';
+import { codeSpan, joinMarkdown, md, type Markdown } from './markdown-escape.js';
 
 export interface StepSummaryOptions {
   /** Organisations (and problems) named before "…and N more". */
@@ -32,7 +32,7 @@ export const BLANK = md``;
 export function renderConfigStepSummary(command: string, problems: readonly ConfigProblem[], options: StepSummaryOptions = {}): string {
   const cap = options.maxOrganisations ?? DEFAULT_SUMMARY_ORGANISATIONS;
   const files = new Set(problems.map((p) => p.file)).size;
-  const items = problems.map((p) => md`- \`${p.file}:${p.line}:${p.col}\`: ${p.message}`);
+  const items = problems.map((p) => md`- ${codeSpan(`${p.file}:${p.line}:${p.col}`)}: ${p.message}`);
   const out = [
     md`### orgform ${command}`,
     BLANK,

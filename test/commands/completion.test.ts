@@ -79,7 +79,7 @@ describe('orgform completion bash', () => {
 
   it("offers an option's choices after it, and the shells after completion", async () => {
     const file = await script('bash');
-    expect(await bash(file, 'plan', '--format', '')).toEqual(['text', 'json', 'markdown']);
+    expect(await bash(file, 'plan', '--format', '')).toEqual(['text', 'json', 'markdown', 'html']);
     expect(await bash(file, 'emulator', '--profile', '')).toEqual(['lenient', 'strict']);
     expect(await bash(file, 'completion', '')).toEqual(['bash', 'zsh', 'fish']);
   });
@@ -99,7 +99,7 @@ describe('orgform completion zsh', () => {
     expect(await zsh(file, '')).toEqual(TOP);
     expect(await zsh(file, 'state', '')).toEqual(command('state').commands.map((c) => c.name()));
     expect(await zsh(file, 'plan', '--fo')).toEqual(flags(command('plan')));
-    expect(await zsh(file, 'plan', '--format', '')).toEqual(['text', 'json', 'markdown']);
+    expect(await zsh(file, 'plan', '--format', '')).toEqual(['text', 'json', 'markdown', 'html']);
     expect(await zsh(file, 'apply', '')).toEqual(['(files)']);
   });
 });
@@ -111,7 +111,7 @@ describe('orgform completion fish', () => {
     expect(await fish(file, 'orgform pl')).toEqual(['plan']);
     expect((await fish(file, 'orgform state ')).sort()).toEqual(command('state').commands.map((c) => c.name()).sort());
     expect(await fish(file, 'orgform plan --fo')).toEqual(['--force', '--format']);
-    expect((await fish(file, 'orgform plan --format ')).sort()).toEqual(['json', 'markdown', 'text']);
+    expect((await fish(file, 'orgform plan --format ')).sort()).toEqual(['html', 'json', 'markdown', 'text']);
   });
 });
 

@@ -24,9 +24,11 @@ describe('orgform init', () => {
     expect(init.code).toBe(0);
     expect(init.stdout).toContain('orgs.yaml (a starter: no service or token set to export from)');
     expect(init.stdout).toMatch(
-      /Left to do:\n {2}1\. Add the repository secret ORGFORM_PLAN_TOKEN, a token that can only read.*\n {2}2\. Create the environment orgform-apply \(Settings > Environments\), deployment branches limited to main, and give it the secrets ORGFORM_TOKEN.*\n {2}3\. Add the variable ORGFORM_BASE_URL.*\n {2}4\. Commit and push: git add orgs.yaml \.github\/workflows\/orgform\.yml \.gitignore/,
+      /Left to do:\n {2}1\. Add the repository secret ORGFORM_PLAN_TOKEN, a token that can only read.*\n {2}2\. Create the environment orgform-apply \(Settings > Environments\), deployment branches limited to main, and give it the secrets ORGFORM_TOKEN.*\n {2}3\. Add the variable ORGFORM_BASE_URL.*\n {2}4\. Commit and push: git add orgs.yaml \.github\/workflows\/orgform\.yml \.github\/workflows\/orgform-drift\.yml \.gitignore/,
     );
     expect(await read(cwd, '.github/workflows/orgform.yml')).toBe(await read(ROOT, 'examples/github-actions/orgform.yml'));
+    expect(await read(cwd, '.github/workflows/orgform-drift.yml')).toBe(await read(ROOT, 'examples/github-actions/orgform-drift.yml'));
+    expect(init.stdout).toContain('.github/workflows/orgform-drift.yml (a plan of main every Monday: one issue open while the service differs)');
     expect(await read(cwd, 'orgs.yaml')).toMatch(/^# yaml-language-server: \$schema=\.\/node_modules\/orgform\/schemas\/orgs\.schema\.json\n/);
     expect((await read(cwd, '.gitignore')).split('\n')).toEqual(expect.arrayContaining(['node_modules/', '.orgform/', 'plan.bin']));
     expect(init.stdout).toContain('git push, then open a pull request to see its plan.');
@@ -44,8 +46,10 @@ describe('orgform init', () => {
     const workflow = await read(cwd, '.github/workflows/orgform.yml');
     expect(workflow).toMatch(/^\s*branches: \[master\]$/m);
     expect(workflow).not.toMatch(/\[main\]/);
-    expect(workflow).toContain('apply on merge to master.');
+    expect(workflow).toContain('on merge to master only the\n# plan reviewed there is applied');
     expect(workflow).toContain('deployment branches are master only');
+    expect(workflow).toContain('run this workflow by hand on master with the digest you reviewed');
+    expect(await read(cwd, '.github/workflows/orgform-drift.yml')).toContain('a plan of master against the service');
   });
 
   it('writes a workflow with split credentials, every action pinned by commit (its own by this release, stamped at release), no persisted checkout credentials and a paths filter', async () => {
@@ -59,6 +63,25 @@ describe('orgform init', () => {
     expect(splitCredentialProblems(workflow, ['plan'])).toEqual([]);
     expect(workflow.jobs.plan.permissions).toEqual({ contents: 'read', 'pull-requests': 'write' });
     expect(workflow.on.pull_request.paths).toEqual(['orgs.yaml', '.github/workflows/orgform.yml']);
+  });
+
+  it('writes a scheduled drift workflow: weekly, read-only secrets, issues write only, pinned; none with --no-drift', async () => {
+    const cwd = await makeWorkspace();
+    expect((await runCli(['init'], { cwd, env: {} })).code).toBe(0);
+    const text = await read(cwd, '.github/workflows/orgform-drift.yml');
+    const workflow = parse(text) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(workflow.on.schedule).toEqual([{ cron: '17 6 * * 1' }]);
+    expect(workflow.permissions).toEqual({});
+    expect(workflow.jobs.drift.permissions).toEqual({ contents: 'read', issues: 'write' });
+    expect(workflow.jobs.drift.steps[1]).toMatchObject({ with: { command: 'drift' }, env: { ORGFORM_TOKEN: '${{ secrets.ORGFORM_PLAN_TOKEN }}' } });
+    expect(splitCredentialProblems(workflow, ['drift'])).toEqual([]);
+    expect(pinningProblems(text, `v${VERSION}`)).toEqual([]);
+    expect(checkoutProblems(workflow)).toEqual([]);
+
+    const none = await makeWorkspace();
+    expect((await runCli(['init', '--no-drift'], { cwd: none, env: {} })).code).toBe(0);
+    expect(existsSync(join(none, '.github', 'workflows', 'orgform.yml'))).toBe(true);
+    expect(existsSync(join(none, '.github', 'workflows', 'orgform-drift.yml'))).toBe(false);
   });
 
   it('writes the GitLab configuration with --gitlab, and no pipeline with --no-workflow', async () => {
@@ -181,7 +204,7 @@ describe('orgform init', () => {
     const repo = await makeWorkspace({ '.git/HEAD': 'ref: refs/heads/main\n', 'infra/keep': '' });
     const github = await runCli(['init'], { cwd: join(repo, 'infra'), env: {} });
     expect(github.code).toBe(0);
-    expect(github.stdout).toContain(`GitHub runs only the workflows in .github/workflows at the repository root (${repo}): move infra/.github/workflows/orgform.yml there, and give each use of the action \`working-directory: infra\`.`);
+    expect(github.stdout).toContain(`GitHub runs only the workflows in .github/workflows at the repository root (${repo}): move infra/.github/workflows/orgform.yml and infra/.github/workflows/orgform-drift.yml there, and give each use of the action \`working-directory: infra\`.`);
 
     expect(await read(join(repo, 'infra'), '.github/workflows/orgform.yml')).toMatch(/^ {4}paths: \[infra\/orgs\.yaml, \.github\/workflows\/orgform\.yml\]$/m);
 

@@ -34,10 +34,12 @@ describe('apply output in a log, above the compact threshold', () => {
     const out = result.stdout;
     const lines = out.trimEnd().split('\n');
 
-    // The plan's digest: counts, the first changes, where to see them all; not the whole plan.
+    // The plan's digest: counts, the same change said once (a few of the single changes), where to see them all; not the whole plan.
     expect(out).toContain(`orgform will perform ${ORGANISATIONS} changes:\n  ~ update  ${ORGANISATIONS}: ${ORGANISATIONS} billing updates\n`);
-    expect(out).toContain('  ~ organisations.org-00001.billing: billingEmail "billing+00001@example.com" → "finance+org-00001@example.com"\n');
-    expect(out).toContain(`  … and ${ORGANISATIONS - 10} more. See them all with \`orgform plan\``);
+    expect(out).toContain(`  ~ Billing: billingEmail — ${ORGANISATIONS} organisations: ${ORGANISATIONS} single changes\n`);
+    expect(out).toContain('      org-00001: "billing+00001@example.com" → "finance+org-00001@example.com"\n');
+    expect(out).toContain(`      … and ${ORGANISATIONS - 5} more single changes\n`);
+    expect(out).toContain('See every change with `orgform plan`');
     expect(out).not.toContain(`organisations.org-${String(ORGANISATIONS).padStart(5, '0')}.billing: billingEmail`);
     expect(out).toContain(`Plan: ${ORGANISATIONS} to change, 0 to remove, 0 to accept.`);
 

@@ -40,8 +40,8 @@ describe('invisible characters in what people read', () => {
 
     const markdown = await runCli(['plan', '--format', 'markdown'], { cwd, env });
     expect(markdown.stdout).not.toMatch(HIDDEN);
-    expect(markdown.stdout).toContain('+     subscriptionID: "sub\\u200B_acme" (contains invisible characters)');
-    expect(markdown.stdout).toContain('~ set active: evil&#92;u202Egnp.exe (contains invisible characters) → acme');
+    expect(markdown.stdout).toContain('| &quot;sub&#95;acme&quot; → &quot;sub&#92;u200B&#95;acme&quot; (contains invisible characters) | acme |');
+    expect(markdown.stdout).toContain('| evil&#92;u202Egnp.exe (contains invisible characters) → acme | acme |');
 
     const json = JSON.parse((await runCli(['plan', '--format', 'json'], { cwd, env })).stdout);
     expect(json.changes[0].after).toEqual({ subscriptionID: 'sub\u200b_acme' });

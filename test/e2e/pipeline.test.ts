@@ -123,7 +123,9 @@ describe('plan in GitHub Actions', () => {
     const summary = await readFile(join(cwd, 'step-summary.md'), 'utf8');
     expect(summary.startsWith('### an earlier step\n### orgform plan\n')).toBe(true);
     expect(summary).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.** · 1 unchanged');
-    expect(summary).toContain('**Organisations changed (2):**\n\n- acme: 3 changes\n- globex: 1 change\n\n**Active organisation:** → acme');
+    // The same change said once, as the comment says it, its headings a level down.
+    expect(summary).toContain('| Kind and field | Changes | Organisations | Groups | Single changes |');
+    expect(summary).toContain('#### + Invitations to accept — 1 organisation: 1 single change\n\n| Change | Organisations |\n| --- | --- |\n| inv&#95;globex&#95;ada | globex |');
     expect(result.stdout.startsWith('::group::Plan: 2 to change, 2 to remove, 1 to accept.\n::stop-commands::')).toBe(true);
     expect(runnerCommands(result.stdout).map((c) => c.command)).toEqual(['group', 'stop-commands', expect.stringMatching(/^[0-9a-f]{32}$/), 'endgroup']);
     expect(result.stdout).toContain('organisations.globex.invitations.accept.inv_globex_ada');
@@ -138,7 +140,7 @@ describe('plan in GitHub Actions', () => {
     const [annotation] = runnerAnnotations(result.stdout);
     expect(annotation).toMatchObject({ command: 'error', properties: { file: 'orgs.yaml', line: '6', col: '3' } });
     expect(annotation?.data).toMatch(/nowhere-inc/);
-    expect(await readFile(join(cwd, 'step-summary.md'), 'utf8')).toContain('**Problems (1):**');
+    expect(await readFile(join(cwd, 'step-summary.md'), 'utf8')).toContain('#### ⚠️ Problems (1)\n\nThese could not be read; their changes are missing from this plan.');
 
     const codeQuality = await readFile(join(cwd, 'cq.json'), 'utf8');
     expect(codeQualityErrors(codeQuality)).toEqual([]);

@@ -78,9 +78,11 @@ describe.each(MATRIX_PROFILES)('orgform plan (%s)', (name) => {
   it('shows the same changes as Markdown for a pull request', async () => {
     const { cwd, env } = await setup(CHANGING_CONFIG);
     const result = await runCli(['plan', '--format', 'markdown'], { cwd, env });
-    expect(result.stdout).toContain('<details>');
-    expect(result.stdout).toContain('inv_globex_ada');
-    expect(result.stdout).toContain('chn_acme_slack');
+    // The comment: the counts, every kind and field at a glance, then their changes, values escaped for Markdown.
+    expect(result.stdout).toMatch(/^\*\*orgform plan:\*\* 2 to change, 2 to remove, 1 to accept/);
+    expect(result.stdout).toContain('| Kind and field | Changes | Organisations | Groups | Single changes |');
+    expect(result.stdout).toContain('inv&#95;globex&#95;ada');
+    expect(result.stdout).toContain('chn&#95;acme&#95;slack');
   });
 
   it('never writes to the service', async () => {

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/api/api-error.js';
 import { createClient } from '../../src/api/client.js';
-import { readProxySettings } from '../../src/api/proxy-settings.js';
+import { readProxySettings } from '../../src/transport/proxy-settings.js';
 import { startProxy, type TestProxy } from '../support/http-proxy.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli, spawnCli } from '../support/run-cli.js';

@@ -11,9 +11,10 @@ import { spawnSync } from 'node:child_process';
 import { lstat, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '../reliability/support.js';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
+import { startFaultProxy, startWorld, waitFor, type FaultProxy } from '../reliability/support.js';
 import { applyOn, expectNoChanges, expectPerShardNamesMerge, holdWrites, shardWorld } from '../support/shard-world.js';
-import { SHARED_STATE_BACKENDS } from '../support/shared-state-backends.js';
+import { FILE_BACKEND, SHARED_STATE_BACKENDS } from '../support/shared-state-backends.js';
 import { spawnCli, watchCli } from '../support/run-cli.js';
 
 const BACKENDS = SHARED_STATE_BACKENDS;
@@ -75,6 +76,42 @@ describe.each(BACKENDS)('shards on one $name state', (backend) => {
     const again = await applyOn(world, state, '--shard', '1/2').done;
     expect(again.code).toBe(0);
     await expectNoChanges(world, state);
+  });
+});
+
+describe('a file state run whose lock is broken (force-unlock) while it applies', () => {
+  it('starts nothing more, not even a change that records nothing (billing): the next run has those organisations alone', async () => {
+    const data = generateEmulatorData({ organisations: 8 });
+    const lines = ['version: 1', 'organisations:'];
+    for (const o of data.organisations) lines.push(`  ${o.slug}:`, '    billing:', `      billingEmail: new-${o.id}@example.com`);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let proxy!: FaultProxy;
+    const world = await startWorld({
+      config: `${lines.join('\n')}\n`,
+      emulator: { data },
+      baseUrl: async (emulator) => {
+        proxy = await startFaultProxy(emulator.url, (method) => (method === 'GET' ? { kind: 'pass' } : { kind: 'hold', until: released }));
+        return proxy.url;
+      },
+    });
+    const writes = () => proxy.records.filter((r) => r.method !== 'GET').length;
+    const state = await FILE_BACKEND.state(world.cwd);
+    const broken = applyOn(world, state);
+    expect(await waitFor(() => writes() >= 1, 30_000)).toBe(true);
+    const [holder] = await FILE_BACKEND.holders(state);
+    expect((await world.cli(['force-unlock', holder!.id, '--state', state])).code).toBe(0);
+    const next = applyOn(world, state);
+    expect(await waitFor(() => writes() >= 2, 30_000)).toBe(true);
+    release();
+    const [first, second] = [await broken.done, await next.done];
+    // Only the change in flight when its lock was broken; it used to apply all 8 alongside the next run.
+    expect(first.stdout).toContain('1 applied, 0 already done, 0 skipped, 7 not started, 0 failed');
+    expect(first.stderr).toContain(`Lost the lock on the state at ${state}: the lock ${holder!.id} was broken (orgform force-unlock)`);
+    expect(first.code).toBe(1);
+    expect(second.stdout).toContain('8 applied, 0 already done');
+    expect(second.code).toBe(0);
+    expect(writes()).toBe(9);
   });
 });
 

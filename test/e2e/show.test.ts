@@ -12,7 +12,7 @@ import { CHANGING_CONFIG } from '../support/workspace.js';
 describe('orgform show PLANFILE', () => {
   it('shows a saved plan exactly as plan showed it, in each format, without a request to the service', async () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
-    for (const format of ['text', 'json', 'markdown']) {
+    for (const format of ['text', 'json', 'markdown', 'html'] as const) {
       const planned = await runCli(['plan', '--format', format, '--no-color', '--out', 'plan.json', '--force'], { cwd, env });
       expect(planned.code).toBe(0);
       const before = emulator.counters.total;
@@ -20,10 +20,28 @@ describe('orgform show PLANFILE', () => {
       const shown = await runCli(['show', 'plan.json', '--format', format, '--no-color'], { cwd, env: {} });
       expect(shown.code).toBe(0);
       expect(shown.stdout).toBe(planned.stdout);
-      expect(shown.stdout).toContain('organisations.acme');
+      expect(shown.stdout).toContain({ text: 'organisations.acme', json: 'organisations.acme', markdown: '| acme |', html: '"acme"' }[format]);
       expect(shown.stderr).toContain('orgform apply plan.json reads the service again first');
       expect(emulator.counters.total).toBe(before);
     }
+  });
+
+  it('writes the comment’s links to the page’s address with --page-url, and refuses an address that is not http or https before anything is read', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    const url = 'https://gitlab.example/acme/config/-/jobs/7/artifacts/file/plan.html';
+    const planned = await runCli(['plan', '--format', 'markdown', '--page-url', url, '--out', 'plan.json'], { cwd, env });
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toContain(`[the plan page](${url})`);
+    const shown = await runCli(['show', 'plan.json', '--format', 'markdown', '--page-url', url], { cwd, env: {} });
+    expect(shown.stdout).toBe(planned.stdout);
+    const before = emulator.counters.total;
+    for (const args of [['plan'], ['show', 'plan.json']]) {
+      const refused = await runCli([...args, '--format', 'markdown', '--page-url', 'javascript:alert(1)'], { cwd, env });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('--page-url: it must be an http or https URL of printable ASCII, not "javascript:alert(1)"');
+      expect(refused.stdout).toBe('');
+    }
+    expect(emulator.counters.total).toBe(before);
   });
 
   it('refuses a plan file edited by hand, naming it, as apply would', async () => {

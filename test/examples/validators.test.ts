@@ -82,6 +82,7 @@ describe('examples/gitlab-ci.yml, with the component it includes, passes gitlab-
     expect(rows.map((line) => line.split(/\s+/).slice(0, 2))).toEqual([
       ['orgform-validate', 'test'],
       ['orgform-plan', 'test'],
+      ['orgform-drift', 'test'],
       ['orgform-apply', 'deploy'],
     ]);
   });
@@ -96,12 +97,14 @@ describe('examples/gitlab-ci.yml, with the component it includes, passes gitlab-
 });
 
 describe('what `orgform init` writes passes the same validators', { timeout: 120_000 }, () => {
-  it('its GitHub workflow passes action-validator', async () => {
+  it('its GitHub workflows, plan and apply and the weekly drift check, pass action-validator', async () => {
     const cwd = await makeWorkspace();
     expect((await runCli(['init'], { cwd, env: {} })).code).toBe(0);
-    const result = await run(process.execPath, [ACTION_VALIDATOR, join(cwd, '.github', 'workflows', 'orgform.yml')], cwd);
-    expect(result.code).toBe(0);
-    expect(result.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('WARNING: Glob validation is not yet supported'))).toEqual([]);
+    for (const name of ['orgform.yml', 'orgform-drift.yml']) {
+      const result = await run(process.execPath, [ACTION_VALIDATOR, join(cwd, '.github', 'workflows', name)], cwd);
+      expect(result.code, name).toBe(0);
+      expect(result.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('WARNING: Glob validation is not yet supported'))).toEqual([]);
+    }
   });
 
   it('its GitLab configuration, with the component it includes, passes gitlab-ci-local --list-all', async () => {

@@ -12,10 +12,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
-import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import type { Emulator } from '../../src/emulator/server.js';
+import { startActionJob, type ActionJob } from '../support/action-job.js';
 import { runCompositeAction } from '../support/composite-action.js';
-import { startFakeGithub, type FakeForge } from '../support/fake-forges.js';
-import { startFakeRelease, type FakeRelease } from '../support/fake-release.js';
+import type { FakeForge } from '../support/fake-forges.js';
+import type { FakeRelease } from '../support/fake-release.js';
 import { checkoutProblems, pinningProblems, splitCredentialProblems } from '../support/workflow-checks.js';
 import { gitlabProject, listJobs, MERGE_REQUEST_PIPELINE, previewPipeline } from '../support/gitlab-ci.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
@@ -24,6 +25,8 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const GITHUB_WORKFLOW = join(ROOT, 'examples', 'github-actions', 'orgform.yml');
+const GITHUB_DRIFT_WORKFLOW = join(ROOT, 'examples', 'github-actions', 'orgform-drift.yml');
+const MERGE = '5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed';
 const GITLAB_PIPELINE = join(ROOT, 'examples', 'gitlab-ci.yml');
 const VERSION = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -40,16 +43,21 @@ const orgformStep = (workflow: Json, job: string): Json => (workflow.jobs[job].s
 // GitHub Actions
 
 describe('examples/github-actions/orgform.yml', () => {
-  it('is at most 45 lines: plan on pull requests and apply on pushes to main, when orgs.yaml or the workflow changes, through this release of the action', async () => {
+  it('is at most 50 lines: plan on pull requests and apply on pushes to main, when orgs.yaml or the workflow changes, through this release of the action; by hand, with a digest or apply-unreviewed', async () => {
     const text = await readFile(GITHUB_WORKFLOW, 'utf8');
-    expect(text.trimEnd().split('\n').length).toBeLessThanOrEqual(45);
+    expect(text.trimEnd().split('\n').length).toBeLessThanOrEqual(50);
     const workflow = await readYaml(GITHUB_WORKFLOW);
     const paths = ['orgs.yaml', '.github/workflows/orgform.yml'];
-    expect(workflow.on).toEqual({ pull_request: { paths }, push: { branches: ['main'], paths } });
+    expect(workflow.on).toMatchObject({ pull_request: { paths }, push: { branches: ['main'], paths } });
+    expect(Object.keys(workflow.on.workflow_dispatch.inputs)).toEqual(['digest', 'apply-unreviewed']);
+    expect(workflow.on.workflow_dispatch.inputs['apply-unreviewed']).toMatchObject({ type: 'boolean', default: false });
     expect(workflow.jobs.plan.if).toBe("github.event_name == 'pull_request'");
-    expect(workflow.jobs.apply.if).toBe("github.event_name == 'push'");
+    expect(workflow.jobs.apply.if).toBe("github.event_name == 'push' || github.event_name == 'workflow_dispatch'");
     expect(orgformStep(workflow, 'plan')).toMatchObject({ uses: `orgform/orgform@v${VERSION}`, with: { command: 'plan' } });
-    expect(orgformStep(workflow, 'apply')).toMatchObject({ uses: `orgform/orgform@v${VERSION}`, with: { command: 'apply', 'max-changes': 50 } });
+    expect(orgformStep(workflow, 'apply')).toMatchObject({
+      uses: `orgform/orgform@v${VERSION}`,
+      with: { command: 'apply', 'max-changes': 50, 'expect-digest': '${{ inputs.digest }}', 'apply-unreviewed': '${{ inputs.apply-unreviewed }}' },
+    });
   });
 
   it('pins every action by commit with its tag as the comment (orgform’s own: this release’s tag, stamped with its commit at release), and checks out without keeping credentials', async () => {
@@ -80,11 +88,11 @@ describe('examples/github-actions/orgform.yml', () => {
     ]);
   });
 
-  it('needs no write access to the repository: nothing is pushed, and only the plan job may write, its comment', async () => {
+  it('needs no write access to the repository: nothing is pushed; the jobs write pull request comments only (the plan, the result)', async () => {
     const workflow = await readYaml(GITHUB_WORKFLOW);
     expect(workflow.permissions).toEqual({});
     expect(workflow.jobs.plan.permissions).toEqual({ contents: 'read', 'pull-requests': 'write' });
-    expect(workflow.jobs.apply.permissions).toEqual({ contents: 'read' });
+    expect(workflow.jobs.apply.permissions).toEqual({ contents: 'read', 'pull-requests': 'write' });
     expect(await readFile(GITHUB_WORKFLOW, 'utf8')).not.toMatch(/contents: write|git push/);
   });
 
@@ -101,48 +109,51 @@ describe('examples/github-actions/orgform.yml', () => {
   });
 
   describe('run, with this repository’s action', { timeout: 120_000 }, () => {
+    let job: ActionJob;
     let emulator: Emulator;
     let github: FakeForge;
     let release: FakeRelease;
     let workspace: string;
+    let uses: ActionJob['uses'];
     beforeEach(async () => {
-      emulator = await startEmulator({ slugDelayMs: 0 });
-      github = await startFakeGithub({ repository: 'acme/config', number: 7, token: 'ghs_job_token' });
-      release = await startFakeRelease(VERSION);
-      workspace = await makeWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+      job = await startActionJob();
+      ({ emulator, github, release, workspace, uses } = job);
     });
-    afterEach(async () => {
-      await emulator?.stop();
-      await github?.close();
-      await release?.close();
-    });
+    afterEach(async () => job?.close());
 
-    /** The job's orgform step, with the workflow's expressions as GitHub would give them (no ORGFORM_STATE secret set). */
-    async function runStep(job: 'plan' | 'apply') {
-      const workflow = await readYaml(GITHUB_WORKFLOW);
+    /**
+     * The job's orgform step, with the workflow's expressions as GitHub would give them (no
+     * ORGFORM_STATE secret set; on a push, no workflow_dispatch inputs): the plan on pull request 7,
+     * the apply on the push of its merge commit MERGE, drift on a schedule.
+     */
+    async function runStep(job: 'plan' | 'apply' | 'drift') {
+      const workflow = await readYaml(job === 'drift' ? GITHUB_DRIFT_WORKFLOW : GITHUB_WORKFLOW);
       const step = orgformStep(workflow, job);
       // Apply's token is not the plan's: a plan job that took the wrong one fails.
-      const known: Record<string, string> = { 'vars.ORGFORM_BASE_URL': emulator.url, 'secrets.ORGFORM_PLAN_TOKEN': job === 'plan' ? 'demo-token' : 'x', 'secrets.ORGFORM_PLAN_STATE': '', 'secrets.ORGFORM_TOKEN': job === 'apply' ? 'demo-token' : 'x', 'secrets.ORGFORM_STATE': '' };
+      const known: Record<string, string> = {
+        'vars.ORGFORM_BASE_URL': emulator.url,
+        'secrets.ORGFORM_PLAN_TOKEN': job === 'apply' ? 'x' : 'demo-token',
+        'secrets.ORGFORM_PLAN_STATE': '',
+        'secrets.ORGFORM_TOKEN': job === 'apply' ? 'demo-token' : 'x',
+        'secrets.ORGFORM_STATE': '',
+        'inputs.digest': '',
+        'inputs.apply-unreviewed': '',
+      };
       const expand = (value: unknown) => String(value).replace(/\$\{\{\s*(.+?)\s*\}\}/g, (_, expr: string) => {
         if (!(expr in known)) throw new Error(`the test does not know \${{ ${expr} }}`);
         return known[expr]!;
       });
       const env = Object.fromEntries(Object.entries({ ...workflow.env, ...step.env }).map(([k, v]) => [k, expand(v)]));
       const inputs = Object.fromEntries(Object.entries(step.with as Json).map(([k, v]) => [k, expand(v)]));
+      const events = { plan: ['pull_request', { pull_request: { number: 7, head: { sha: '0123456789abcdef' } } }], apply: ['push', { ref: 'refs/heads/main' }], drift: ['schedule', { schedule: '17 6 * * 1' }] } as const;
       return runCompositeAction({
         actionDir: ROOT,
         with: inputs,
         workspace,
         runnerTemp: await makeWorkspace(),
-        env: { PATH: process.env.PATH ?? '', HOME: workspace, ORGFORM_RELEASES_URL: release.url, ...env },
-        github: {
-          token: 'ghs_job_token',
-          eventName: job === 'plan' ? 'pull_request' : 'push',
-          event: job === 'plan' ? { pull_request: { number: 7, head: { sha: '0123456789abcdef' } } } : { ref: 'refs/heads/main' },
-          repository: 'acme/config',
-          apiUrl: github.url,
-          sha: '0123456789abcdef',
-        },
+        env: { PATH: process.env.PATH ?? '', HOME: workspace, ORGFORM_RELEASES_URL: release.url, GITHUB_REF: 'refs/heads/main', ...env },
+        github: { token: 'ghs_job_token', eventName: events[job][0], event: events[job][1], repository: 'acme/config', apiUrl: github.url, sha: job === 'apply' ? MERGE : '0123456789abcdef' },
+        uses,
       });
     }
 
@@ -151,21 +162,47 @@ describe('examples/github-actions/orgform.yml', () => {
       expect(run.failed).toBe(false);
       expect(run.outputs).toMatchObject({ exitcode: '2', 'has-changes': 'true' });
       expect(github.comments).toHaveLength(1);
-      expect(github.comments[0]!.body).toMatch(/^<!-- orgform-plan -->\n\*\*orgform plan:\*\* 2 to change, 2 to remove, 1 to accept/);
+      expect(github.comments[0]!.body).toMatch(/^<!-- orgform-plan -->\n<!-- orgform-digest sha256:[0-9a-f]{64} [A-Za-z0-9_-]+ -->\n\*\*orgform plan:\*\* 2 to change, 2 to remove, 1 to accept/);
       const upload = ((await readYaml(GITHUB_WORKFLOW)).jobs.plan.steps as Json[]).find((s) => String(s.uses).startsWith('actions/upload-artifact@'))!;
       expect(upload).toMatchObject({ if: "always() && steps.plan.outputs.plan-file != ''", with: { path: '${{ steps.plan.outputs.plan-file }}' } });
       expect(orgformStep(await readYaml(GITHUB_WORKFLOW), 'plan').id).toBe('plan');
       expect(existsSync(run.outputs['plan-file']!)).toBe(true);
     });
 
-    it('the apply job applies, and the next plan finds nothing to do', async () => {
+    it('the apply job of the merge applies the plan reviewed on the pull request, writes its result there, and the next plan finds nothing to do', async () => {
+      const planned = await runStep('plan');
+      // Merged now, after the plan job's comment; main's head is the merge.
+      github.pullsOf.set(MERGE, [{ number: 7, merged_at: new Date().toISOString(), merge_commit_sha: MERGE, base: { ref: 'main' } }]);
+      github.heads.set('main', MERGE);
       const applied = await runStep('apply');
       expect(applied.failed, applied.steps.map((s) => s.stdout + s.stderr).join('\n')).toBe(false);
+      expect(applied.outputs).toMatchObject({ digest: planned.outputs.digest, 'pull-request': '7' });
       expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
-      const planned = await runStep('plan');
-      expect(planned.outputs).toMatchObject({ exitcode: '0', 'has-changes': 'false' });
+      expect(github.comments[1]!.body).toMatch(/^<!-- orgform-apply -->\n✅ \*\*orgform apply: applied\*\* the reviewed plan: 5 applied\./);
+      const again = await runStep('plan');
+      expect(again.outputs).toMatchObject({ exitcode: '0', 'has-changes': 'false' });
       expect(github.comments[0]!.body).toContain('No changes');
     });
+
+    it('the drift workflow opens one issue while the service differs from main', async () => {
+      const run = await runStep('drift');
+      expect(run.failed, run.steps.map((s) => s.stdout + s.stderr).join('\n')).toBe(false);
+      expect(github.issues).toEqual([expect.objectContaining({ number: 1, state: 'open', title: 'orgform: the service differs from main' })]);
+    });
+  });
+});
+
+describe('examples/github-actions/orgform-drift.yml', () => {
+  it('plans main every week and by hand, with the read-only credentials, and may write issues only', async () => {
+    const text = await readFile(GITHUB_DRIFT_WORKFLOW, 'utf8');
+    const workflow = await readYaml(GITHUB_DRIFT_WORKFLOW);
+    expect(workflow.on).toEqual({ schedule: [{ cron: '17 6 * * 1' }], workflow_dispatch: {} });
+    expect(workflow.permissions).toEqual({});
+    expect(workflow.jobs.drift.permissions).toEqual({ contents: 'read', issues: 'write' });
+    expect(orgformStep(workflow, 'drift')).toMatchObject({ uses: `orgform/orgform@v${VERSION}`, with: { command: 'drift', state: '${{ secrets.ORGFORM_PLAN_STATE }}' }, env: { ORGFORM_TOKEN: '${{ secrets.ORGFORM_PLAN_TOKEN }}' } });
+    expect(text).not.toMatch(/secrets\.ORGFORM_(TOKEN|STATE|PLAN_KEY)\b/);
+    expect(pinningProblems(text, `v${VERSION}`)).toEqual([]);
+    expect(checkoutProblems(workflow)).toEqual([]);
   });
 });
 
@@ -184,7 +221,9 @@ describe('examples/gitlab-ci.yml', { timeout: 120_000 }, () => {
   it('includes the component of this release, with max-changes, and runs only when orgs.yaml or itself changes', async () => {
     const pipeline = await readYaml(GITLAB_PIPELINE);
     expect(pipeline.include).toEqual([{ remote: COMPONENT_URL, inputs: { 'max-changes': '50' } }]);
-    expect(pipeline.workflow.rules.map((rule: Json) => rule.changes)).toEqual([['orgs.yaml', '.gitlab-ci.yml'], ['orgs.yaml', '.gitlab-ci.yml']]);
+    expect(pipeline.workflow.rules.map((rule: Json) => rule.changes)).toEqual([['orgs.yaml', '.gitlab-ci.yml'], undefined, ['orgs.yaml', '.gitlab-ci.yml']]);
+    // Scheduled pipelines (drift) and those a person runs (a digest, or apply-unreviewed) whatever changed.
+    expect(pipeline.workflow.rules[1].if).toBe('$CI_PIPELINE_SOURCE == "schedule" || $CI_PIPELINE_SOURCE == "web"');
   });
 
   it('splits the credentials: the merge request’s plan reads with ORGFORM_PLAN_TOKEN and the job’s own token; ORGFORM_TOKEN is protected, for apply', async () => {
@@ -198,15 +237,16 @@ describe('examples/gitlab-ci.yml', { timeout: 120_000 }, () => {
     expect(JSON.stringify(pipeline)).not.toContain('ORGFORM_PLAN_KEY');
   });
 
-  it('a merge request pipeline runs validate and plan; a default-branch pipeline validate and apply; another branch’s push runs no pipeline', async () => {
+  it('a merge request pipeline runs validate and plan; a default-branch pipeline validate and apply; a scheduled one drift; another branch’s push runs no pipeline', async () => {
     expect((await listJobs(await project('feature'), MERGE_REQUEST_PIPELINE)).map((j) => j.name)).toEqual(['orgform-validate', 'orgform-plan']);
     expect((await listJobs(await project())).map((j) => j.name)).toEqual(['orgform-validate', 'orgform-apply']);
+    expect((await listJobs(await project(), ['--variable', 'CI_PIPELINE_SOURCE=schedule'])).map((j) => j.name)).toEqual(['orgform-drift']);
     expect(await listJobs(await project('feature'))).toEqual([]);
   });
 
-  it('no job pushes to git, and only the note uses GITLAB_API_TOKEN', async () => {
+  it('no job pushes to git, and only the pipeline scripts (the notes, the drift issue) use GITLAB_API_TOKEN', async () => {
     const pipeline = await previewPipeline(await project());
-    const scripts = JSON.stringify(['orgform-validate', 'orgform-plan', 'orgform-apply'].map((name) => pipeline[name]));
+    const scripts = JSON.stringify(['orgform-validate', 'orgform-plan', 'orgform-apply', 'orgform-drift'].map((name) => pipeline[name]));
     expect(scripts).not.toMatch(/git (push|commit)/);
     expect(scripts).not.toContain('GITLAB_API_TOKEN');
     expect(pipeline['orgform-apply']).toMatchObject({ resource_group: 'orgform', interruptible: false });

@@ -37,6 +37,14 @@ describe('pipeline/gitlab-note.mjs', { timeout: 60_000 }, () => {
     expect(gitlab.comments.map((c) => c.body.split('\n')[1])).toEqual(['planted', 'system', '**orgform plan:** 1 to change']);
   });
 
+  it('posts a plan longer than GitHub’s 65,536 characters whole: GitLab takes 1,000,000', async () => {
+    const long = `**orgform plan:** 1 to change\n${'| row | acme |\n'.repeat(20_000)}`;
+    dir = await makeWorkspace({ 'plan.md': long, 'plan.err': '' });
+    expect((await note({})).code).toBe(0);
+    expect(gitlab.comments[0]!.body).toBe(`<!-- orgform-plan orgform-plan -->\n${long}\n<sub>orgform plan for abc1234; updated on every push.</sub>\n`);
+    expect(gitlab.comments[0]!.body.length).toBeGreaterThan(300_000);
+  });
+
   it('finds its note among many pages of notes', async () => {
     for (let i = 0; i < 250; i += 1) gitlab.comments.push({ id: i + 1, body: `comment ${i}`, author: i === 230 ? 9 : 3 });
     gitlab.comments[230]!.body = '<!-- orgform-plan orgform-plan -->\nold';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commentMarker, composePlanComment, isAuthor, MAX_COMMENT_LENGTH, upsertComment } from '../../pipeline/sticky-comment.mjs';
+import { commentMarker, composePlanComment, GITLAB_NOTE_LENGTH, isAuthor, MAX_COMMENT_LENGTH, upsertComment } from '../../pipeline/sticky-comment.mjs';
 
 const MARKER = commentMarker('');
 
@@ -31,6 +31,12 @@ describe('composePlanComment', () => {
     const longPlan = composePlanComment({ marker: MARKER, markdown: 'p'.repeat(70_000), stderr: '', exitCode: 2, commit: 'abc' });
     expect(longPlan.length).toBeLessThanOrEqual(MAX_COMMENT_LENGTH);
     expect(longPlan).toContain('the plan is too long for a comment (70,001 characters)');
+  });
+
+  it('takes a plan up to the forge’s limit it is given: GitLab’s notes hold 1,000,000 characters', () => {
+    const plan = 'p'.repeat(900_000);
+    expect(composePlanComment({ marker: MARKER, markdown: plan, stderr: '', exitCode: 2, commit: 'abc', maxLength: GITLAB_NOTE_LENGTH })).toContain(plan);
+    expect(composePlanComment({ marker: MARKER, markdown: `${plan}${plan}`, stderr: '', exitCode: 2, commit: 'abc', maxLength: GITLAB_NOTE_LENGTH }).length).toBeLessThanOrEqual(GITLAB_NOTE_LENGTH);
   });
 });
 

@@ -6,9 +6,12 @@
  *   runner would only warn and the value would be lost);
  * - each step's `if:` (by default success(): skipped after a failed step), `env:`, `working-directory:`
  *   and `run:` through `bash --noprofile --norc -eo pipefail FILE`, as `shell: bash` runs it;
+ * - a `uses:` step through the test's stand-in for that action (`uses`, by the action's name without
+ *   its ref), given its `with:` expanded; and `continue-on-error: true`, whose failure fails nothing;
  * - the runner's environment for a step (GITHUB_ACTIONS, GITHUB_ACTION_PATH, GITHUB_WORKSPACE,
- *   GITHUB_EVENT_PATH, GITHUB_EVENT_NAME, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_STEP_SUMMARY,
- *   GITHUB_SHA, RUNNER_TEMP) and a fresh GITHUB_OUTPUT file per step, read back as the step's outputs;
+ *   GITHUB_EVENT_PATH, GITHUB_EVENT_NAME, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL,
+ *   GITHUB_RUN_ID, GITHUB_STEP_SUMMARY, GITHUB_SHA, RUNNER_TEMP; the job's env may name another
+ *   server and run) and a fresh GITHUB_OUTPUT file per step, read back as the step's outputs;
  * - `${{ }}` for the expressions the action uses (inputs.*, steps.*.outputs.*, github.token,
  *   github.action_path): any other expression fails the test, so the action cannot quietly grow one
  *   that this runner would get wrong.
@@ -33,7 +36,7 @@ export interface StepRun {
 export interface ActionRun {
   steps: StepRun[];
   outputs: Record<string, string>;
-  /** Whether a step failed, which fails the job. */
+  /** Whether a step failed (and was not allowed to: continue-on-error), which fails the job. */
   failed: boolean;
 }
 
@@ -48,6 +51,8 @@ export interface ActionRunOptions {
   /** The job's and the step's env (PATH included). */
   env: Record<string, string>;
   github: { token: string; eventName: string; event: Json; repository: string; apiUrl: string; sha: string };
+  /** Stand-ins for the actions the steps use, by name (`actions/upload-artifact`): the step's `with:` in, its outputs and exit code out. */
+  uses?: Record<string, (inputs: Record<string, string>) => Promise<{ code: number; outputs: Record<string, string> }>>;
 }
 
 /** GITHUB_OUTPUT's two forms: `name=value` and `name<<DELIMITER` … `DELIMITER`. */
@@ -122,26 +127,38 @@ export async function runCompositeAction(options: ActionRunOptions): Promise<Act
     RUNNER_TEMP: options.runnerTemp,
   };
 
+  // The run's own, unless the job's env names another run (a re-run, another server).
+  const run = { GITHUB_SERVER_URL: 'https://github.example', GITHUB_RUN_ID: '4242' };
+
   const runs: StepRun[] = [];
   let failed = false;
   for (const [index, step] of (action.runs.steps as Json[]).entries()) {
-    if (step.uses !== undefined || step.shell !== 'bash') throw new Error('the test runner runs `shell: bash` run steps only');
-    const name = expand(step.name ?? step.run);
+    if (step.uses === undefined && step.shell !== 'bash') throw new Error('the test runner runs `shell: bash` run steps and the `uses:` it is given stand-ins for');
+    const name = expand(step.name ?? step.run ?? step.uses);
     if (!condition(step.if, failed)) {
       runs.push({ id: step.id, name, code: undefined, stdout: '', stderr: '', outputs: {} });
+      continue;
+    }
+    if (step.uses !== undefined) {
+      const standIn = options.uses?.[String(step.uses).replace(/@.*$/, '')];
+      if (standIn === undefined) throw new Error(`the test gave no stand-in for ${String(step.uses)}`);
+      const result = await standIn(Object.fromEntries(Object.entries((step.with ?? {}) as Json).map(([k, v]) => [k, expand(v)])));
+      if (step.id !== undefined) steps[step.id] = { outputs: result.outputs };
+      runs.push({ id: step.id, name, code: result.code, stdout: '', stderr: '', outputs: result.outputs });
+      if (result.code !== 0 && step['continue-on-error'] !== true) failed = true;
       continue;
     }
     const outputFile = join(options.runnerTemp, `output-${index}`);
     const script = join(options.runnerTemp, `step-${index}.sh`);
     await writeFile(outputFile, '');
     await writeFile(script, String(step.run));
-    const env = { ...options.env, ...runner, GITHUB_OUTPUT: outputFile, ...Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)])) };
+    const env = { ...run, ...options.env, ...runner, GITHUB_OUTPUT: outputFile, ...Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)])) };
     const cwd = resolve(options.workspace, expand(step['working-directory'] ?? '.'));
     const result = await bash(script, cwd, env);
     const outputs = parseOutputFile(await readFile(outputFile, 'utf8'));
     if (step.id !== undefined) steps[step.id] = { outputs };
     runs.push({ id: step.id, name, ...result, outputs });
-    if (result.code !== 0) failed = true;
+    if (result.code !== 0 && step['continue-on-error'] !== true) failed = true;
   }
   const outputs = Object.fromEntries(Object.entries((action.outputs ?? {}) as Record<string, { value: string }>).map(([k, v]) => [k, expand(v.value)]));
   return { steps: runs, outputs, failed };

@@ -19,6 +19,12 @@ export interface EmulatorWorkspace {
   env: Record<string, string>;
 }
 
+/** Changes an organisation's billing as someone would in the service's own UI (response spelling): the emulator's own endpoint. */
+export async function changeBillingByHand(emulator: Emulator, organisation: string, billing: Record<string, string | null>): Promise<void> {
+  const res = await fetch(`${emulator.url}/__emulator/billing`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ organisation, billing }) });
+  if (res.status !== 200) throw new Error(`the emulator refused the change by hand: HTTP ${res.status} ${await res.text()}`);
+}
+
 export async function setupEmulatorWorkspace(files: Record<string, string> = {}, options: EmulatorOptions = {}): Promise<EmulatorWorkspace> {
   const emulator = await startEmulator({ slugDelayMs: 0, ...options });
   running.push(emulator);

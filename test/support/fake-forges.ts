@@ -1,11 +1,13 @@
 /**
  * Fakes of the two forges' APIs on 127.0.0.1, as much of them as orgform's pipelines use:
- * GitHub's issue comments (list by page, create, update; github-actions[bot] writes them), and
- * GitLab's merge request notes (the token's user, list by page, create, update) and its managed
- * Terraform state (Terraform's HTTP backend as GitLab serves it: GET, POST ?ID= with a JSON body
- * holding an integer `serial`, POST and DELETE …/lock answering 409 with the holder, basic auth as
- * gitlab-ci-token with the job token). Each records the requests it was sent and checks the token,
- * and can be told to refuse writes (a read-only token).
+ * GitHub's issue comments (list by page, create, update; github-actions[bot] writes them), the pull
+ * requests of a commit, the commit a branch points at and the files changed between two commits, and the repository's issues (list open ones by page, create, update, comment,
+ * close); GitLab's merge request notes (the token's user, list by page, create, update), the merge
+ * requests of a commit, the commit a branch points at and the files changed between two commits, the project's issues (list by page, create, update, note, close) and its
+ * managed Terraform state (Terraform's HTTP backend as GitLab serves it: GET, POST ?ID= with a JSON
+ * body holding an integer `serial`, POST and DELETE …/lock answering 409 with the holder, basic auth
+ * as gitlab-ci-token with the job token). Each records the requests it was sent and checks the
+ * token, and can be told to refuse writes (a read-only token).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,11 +18,45 @@ export interface FakeComment {
   /** GitHub: 'Bot' (github-actions[bot]), 'User', or another bot's login. GitLab: author.id. */
   author: string | number;
   system?: boolean;
+  /** When it was written and last changed (ISO 8601), as both forges answer them: a comment seeded without them was written long ago. */
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+/** When a seeded comment without times was written: before anything a test does. */
+const LONG_AGO = '2020-01-01T00:00:00.000Z';
+const times = (c: FakeComment) => ({ created_at: c.createdAt ?? LONG_AGO, updated_at: c.updatedAt ?? c.createdAt ?? LONG_AGO });
+const stamp = (): Pick<FakeComment, 'createdAt' | 'updatedAt'> => {
+  const now = new Date().toISOString();
+  return { createdAt: now, updatedAt: now };
+};
+
+/** An issue; `author` as a comment's. */
+export interface FakeIssue {
+  number: number;
+  title: string;
+  body: string;
+  state: 'open' | 'closed';
+  author: string | number;
+  /** The notes or comments written on it, in order. */
+  notes: string[];
 }
 
 export interface FakeForge {
   url: string;
   comments: FakeComment[];
+  /** The repository's or project's issues. */
+  issues: FakeIssue[];
+  /**
+   * The pull requests (GitHub: `{ number, merged_at, merge_commit_sha, base: { ref } }`) or merge
+   * requests (GitLab: `{ iid, state, merge_commit_sha, squash_commit_sha, sha, target_branch }`)
+   * of each commit, by its SHA, as the API answers them.
+   */
+  pullsOf: Map<string, Array<Record<string, unknown>>>;
+  /** The commit each branch points at now, by the branch's name; a branch not in it is not found (404). */
+  heads: Map<string, string>;
+  /** The files changed between two commits, by `FROM...TO` (GitHub's compare, GitLab's); a pair not in it is not found (404). */
+  changes: Map<string, string[]>;
   /** GitLab's Terraform states by name: the stored text, and the lock's ID when locked. */
   states: Map<string, { text?: string; lock?: { ID: string } & Record<string, unknown> }>;
   /** `METHOD /path?query` of every request, in order. */
@@ -64,20 +100,39 @@ function page<T>(items: T[], url: URL, base: string): [T[], Record<string, strin
 
 /** GitHub's REST API for pull request `number` of `repository`, answering `token` only. */
 export async function startFakeGithub(options: { repository: string; number: number; token: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], states: new Map(), requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), heads: new Map(), changes: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
   const list = `/repos/${options.repository}/issues/${options.number}/comments`;
   const one = new RegExp(`^/repos/${options.repository}/issues/comments/(\\d+)$`);
+  const pulls = new RegExp(`^/repos/${options.repository}/commits/([^/]+)/pulls$`);
+  const ref = new RegExp(`^/repos/${options.repository}/git/ref/heads/(.+)$`);
+  const compare = new RegExp(`^/repos/${options.repository}/compare/([^/]+)$`);
   // author 'Bot' is github-actions[bot] (the job's token), 'User' someone; any other string is that bot's login.
-  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: { login: c.author === 'Bot' ? 'github-actions[bot]' : c.author === 'User' ? 'someone' : c.author, type: c.author === 'User' ? 'User' : 'Bot' } });
+  const user = (author: string | number) => ({ login: author === 'Bot' ? 'github-actions[bot]' : author === 'User' ? 'someone' : String(author), type: author === 'User' ? 'User' : 'Bot' });
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, user: user(c.author), ...times(c) });
+  const issues = githubIssues(options.repository, state, user);
   return listen((req, url, body, reply) => {
     if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { message: 'Bad credentials' });
+    const commit = pulls.exec(url.pathname);
+    if (req.method === 'GET' && commit) return reply(200, state.pullsOf.get(decodeURIComponent(commit[1]!)) ?? []);
+    const branch = ref.exec(url.pathname);
+    if (req.method === 'GET' && branch) {
+      const name = branch[1]!.split('/').map(decodeURIComponent).join('/');
+      const sha = state.heads.get(name);
+      return sha === undefined ? reply(404, { message: 'Not Found' }) : reply(200, { ref: `refs/heads/${name}`, object: { sha, type: 'commit' } });
+    }
+    const range = compare.exec(url.pathname);
+    if (req.method === 'GET' && range) {
+      const files: string[] | undefined = state.changes.get(decodeURIComponent(range[1]!));
+      return files === undefined ? reply(404, { message: 'Not Found' }) : reply(200, { status: files.length === 0 ? 'identical' : 'ahead', files: files.map((filename) => ({ filename, status: 'modified' })) });
+    }
+    if (issues(req.method ?? 'GET', url, body, reply, `http://${req.headers.host}`)) return;
     if (req.method === 'GET' && url.pathname === list) {
       const [items, headers] = page(state.comments, url, `http://${req.headers.host}`);
       return reply(200, items.map(show), headers);
     }
     if (req.method !== 'GET' && state.readOnly) return reply(403, { message: 'Resource not accessible by integration' });
     if (req.method === 'POST' && url.pathname === list) {
-      const comment = { id: 1000 + state.comments.length, body: JSON.parse(body).body as string, author: 'Bot' };
+      const comment = { id: 1000 + state.comments.length, body: JSON.parse(body).body as string, author: 'Bot', ...stamp() };
       state.comments.push(comment);
       return reply(201, show(comment));
     }
@@ -85,6 +140,7 @@ export async function startFakeGithub(options: { repository: string; number: num
     const comment = state.comments.find((c) => match !== null && c.id === Number(match[1]));
     if (req.method === 'PATCH' && comment) {
       comment.body = JSON.parse(body).body;
+      comment.updatedAt = new Date().toISOString();
       return reply(200, show(comment));
     }
     return reply(404, { message: 'Not Found' });
@@ -96,11 +152,14 @@ export async function startFakeGithub(options: { repository: string; number: num
  * access token `token`, whose user has id `userId`; Terraform states with `jobToken`.
  */
 export async function startFakeGitlab(options: { projectId: string; iid: string; token: string; userId: number; jobToken: string; comments?: FakeComment[] }): Promise<FakeForge> {
-  const state = { comments: options.comments ?? [], states: new Map(), requests: [] as string[], readOnly: false };
+  const state = { comments: options.comments ?? [], issues: [] as FakeIssue[], pullsOf: new Map(), heads: new Map(), changes: new Map(), states: new Map(), requests: [] as string[], readOnly: false };
+  const commitRequests = new RegExp(`^/api/v4/projects/${options.projectId}/repository/commits/([^/]+)/merge_requests$`);
+  const branches = new RegExp(`^/api/v4/projects/${options.projectId}/repository/branches/([^/]+)$`);
+  const issues = gitlabIssues(options.projectId, options.userId, state);
   const notes = `/api/v4/projects/${options.projectId}/merge_requests/${options.iid}/notes`;
   const terraform = new RegExp(`^/api/v4/projects/${options.projectId}/terraform/state/([^/]+)(/lock)?$`);
   const jobAuth = `Basic ${Buffer.from(`gitlab-ci-token:${options.jobToken}`).toString('base64')}`;
-  const show = (c: FakeComment) => ({ id: c.id, body: c.body, system: c.system ?? false, author: { id: c.author, username: c.author === options.userId ? 'project_42_bot' : `user_${c.author}` } });
+  const show = (c: FakeComment) => ({ id: c.id, body: c.body, system: c.system ?? false, author: { id: c.author, username: c.author === options.userId ? 'project_42_bot' : `user_${c.author}` }, ...times(c) });
   return listen((req, url, body, reply) => {
     const tf = terraform.exec(url.pathname);
     if (tf) {
@@ -142,21 +201,115 @@ export async function startFakeGitlab(options: { projectId: string; iid: string;
     }
     if (req.headers['private-token'] !== options.token) return reply(401, { message: '401 Unauthorized' });
     if (req.method === 'GET' && url.pathname === '/api/v4/user') return reply(200, { id: options.userId, username: 'project_42_bot' });
+    const commit = commitRequests.exec(url.pathname);
+    if (req.method === 'GET' && commit) return reply(200, state.pullsOf.get(decodeURIComponent(commit[1]!)) ?? []);
+    const branch = branches.exec(url.pathname);
+    if (req.method === 'GET' && branch) {
+      const name = decodeURIComponent(branch[1]!);
+      const sha = state.heads.get(name);
+      return sha === undefined ? reply(404, { message: '404 Branch Not Found' }) : reply(200, { name, commit: { id: sha } });
+    }
+    if (req.method === 'GET' && url.pathname === `/api/v4/projects/${options.projectId}/repository/compare`) {
+      const files: string[] | undefined = state.changes.get(`${url.searchParams.get('from')}...${url.searchParams.get('to')}`);
+      return files === undefined ? reply(404, { message: '404 Not Found' }) : reply(200, { commits: [], diffs: files.map((path) => ({ old_path: path, new_path: path })), compare_timeout: false });
+    }
+    if (issues(req.method ?? 'GET', url, body, reply, `http://${req.headers.host}`)) return;
     if (req.method === 'GET' && url.pathname === notes) {
       const [items, headers] = page(state.comments, url, `http://${req.headers.host}`);
       return reply(200, items.map(show), headers);
     }
     if (req.method !== 'GET' && state.readOnly) return reply(403, { message: '403 Forbidden' });
     if (req.method === 'POST' && url.pathname === notes) {
-      const note = { id: 100 + state.comments.length, body: JSON.parse(body).body as string, author: options.userId };
+      const note = { id: 100 + state.comments.length, body: JSON.parse(body).body as string, author: options.userId, ...stamp() };
       state.comments.push(note);
       return reply(201, show(note));
     }
     const note = state.comments.find((c) => url.pathname === `${notes}/${c.id}`);
     if (req.method === 'PUT' && note) {
       note.body = JSON.parse(body).body;
+      note.updatedAt = new Date().toISOString();
       return reply(200, show(note));
     }
     return reply(404, { message: '404 Not Found' });
   }, state);
+}
+
+type Reply = (status: number, value: unknown, headers?: Record<string, string>) => void;
+
+/** GitHub's issues of `repository`: open ones listed by page (pull requests none), created, edited, commented on and closed. */
+function githubIssues(repository: string, state: { issues: FakeIssue[]; readOnly: boolean }, user: (author: string | number) => unknown) {
+  const base = `/repos/${repository}/issues`;
+  const one = new RegExp(`^${base}/(\\d+)(/comments)?$`);
+  const show = (i: FakeIssue) => ({ id: 5000 + i.number, number: i.number, title: i.title, body: i.body, state: i.state, user: user(i.author) });
+  return (method: string, url: URL, body: string, reply: Reply, origin: string): boolean => {
+    if (method === 'GET' && url.pathname === base) {
+      const open = state.issues.filter((i) => url.searchParams.get('state') !== 'open' || i.state === 'open');
+      const [items, headers] = page(open, url, origin);
+      reply(200, items.map(show), headers);
+      return true;
+    }
+    const match = one.exec(url.pathname);
+    if (method === 'POST' && url.pathname === base) {
+      if (state.readOnly) return (reply(403, { message: 'Resource not accessible by integration' }), true);
+      const { title, body: text } = JSON.parse(body) as { title: string; body: string };
+      const issue: FakeIssue = { number: state.issues.length + 1, title, body: text, state: 'open', author: 'Bot', notes: [] };
+      state.issues.push(issue);
+      reply(201, show(issue));
+      return true;
+    }
+    const issue = match === null ? undefined : state.issues.find((i) => i.number === Number(match[1]));
+    if (issue === undefined || match === null) return false;
+    if (method === 'POST' && match[2] === '/comments') {
+      issue.notes.push((JSON.parse(body) as { body: string }).body);
+      reply(201, { id: 1, body: '' });
+      return true;
+    }
+    if (method === 'PATCH' && match[2] === undefined) {
+      const change = JSON.parse(body) as Partial<{ title: string; body: string; state: 'open' | 'closed' }>;
+      Object.assign(issue, change);
+      reply(200, show(issue));
+      return true;
+    }
+    return false;
+  };
+}
+
+/** GitLab's issues of project `projectId`: opened ones listed by page (filtered by author_id), created, edited, noted and closed. */
+function gitlabIssues(projectId: string, userId: number, state: { issues: FakeIssue[] }) {
+  const base = `/api/v4/projects/${projectId}/issues`;
+  const one = new RegExp(`^${base}/(\\d+)(/notes)?$`);
+  const show = (i: FakeIssue) => ({ id: 7000 + i.number, iid: i.number, title: i.title, description: i.body, state: i.state === 'open' ? 'opened' : 'closed', author: { id: i.author, username: i.author === userId ? 'project_42_bot' : `user_${i.author}` } });
+  return (method: string, url: URL, body: string, reply: Reply, origin: string): boolean => {
+    if (method === 'GET' && url.pathname === base) {
+      const author = url.searchParams.get('author_id');
+      const open = state.issues.filter((i) => (url.searchParams.get('state') !== 'opened' || i.state === 'open') && (author === null || String(i.author) === author));
+      const [items, headers] = page(open, url, origin);
+      reply(200, items.map(show), headers);
+      return true;
+    }
+    if (method === 'POST' && url.pathname === base) {
+      const { title, description } = JSON.parse(body) as { title: string; description: string };
+      const issue: FakeIssue = { number: state.issues.length + 1, title, body: description, state: 'open', author: userId, notes: [] };
+      state.issues.push(issue);
+      reply(201, show(issue));
+      return true;
+    }
+    const match = one.exec(url.pathname);
+    const issue = match === null ? undefined : state.issues.find((i) => i.number === Number(match[1]));
+    if (issue === undefined || match === null) return false;
+    if (method === 'POST' && match[2] === '/notes') {
+      issue.notes.push((JSON.parse(body) as { body: string }).body);
+      reply(201, { id: 1, body: '' });
+      return true;
+    }
+    if (method === 'PUT' && match[2] === undefined) {
+      const change = JSON.parse(body) as Partial<{ title: string; description: string; state_event: string }>;
+      if (change.title !== undefined) issue.title = change.title;
+      if (change.description !== undefined) issue.body = change.description;
+      if (change.state_event === 'close') issue.state = 'closed';
+      reply(200, show(issue));
+      return true;
+    }
+    return false;
+  };
 }

@@ -1,12 +1,14 @@
 /**
  * The states that shards share, as the shared-state tests (e2e and the property) use them: a fresh
- * address, the runs holding it now, and every key it holds, for the file state and PostgreSQL.
+ * address, the runs holding it now, and every key it holds, for the file state, PostgreSQL and a
+ * Terraform HTTP backend (test/support/terraform-http-backend.mjs, one a state, open to anyone).
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readJournalFile } from './file-state.js';
 import { createTestDatabase, query } from './postgres.js';
+import { startBackend } from './terraform-backends.js';
 
 export interface SharedStateBackend {
   name: string;
@@ -72,4 +74,26 @@ export const POSTGRES_BACKEND: SharedStateBackend = {
   },
 };
 
-export const SHARED_STATE_BACKENDS: SharedStateBackend[] = [FILE_BACKEND, POSTGRES_BACKEND];
+/** The document an HTTP state holds now, as orgform wrote it (none yet: nothing in it). */
+async function documentOf(state: string): Promise<{ orgform?: { services?: Record<string, Record<string, unknown>>; runs?: Record<string, { partition?: { index: number; count: number } }> } }> {
+  const answer = await fetch(state);
+  return answer.status === 200 ? ((await answer.json()) as object) : {};
+}
+
+export const HTTP_BACKEND: SharedStateBackend = {
+  name: 'http',
+  state: async (_cwd, name = 'state') => `${(await startBackend({ anonymous: true })).url}/api/v4/projects/42/terraform/state/${name}`,
+  // The runs registered in the document (a killed run's stays until the next run on this host sees its pid gone).
+  holders: async (state) =>
+    Object.entries((await documentOf(state)).orgform?.runs ?? {}).map(([id, run]) => ({ id, ...(run.partition === undefined ? {} : { shard: `${run.partition.index}/${run.partition.count}` }) })),
+  keys: async (state) => {
+    const keys = new Set<string>();
+    for (const [service, entries] of Object.entries((await documentOf(state)).orgform?.services ?? {})) for (const key of Object.keys(entries)) keys.add(`${service} ${key}`);
+    return keys;
+  },
+  shown: (state) => state,
+  // A run's registration is taken out before it ends; a killed one's, by the next run.
+  settle: async () => undefined,
+};
+
+export const SHARED_STATE_BACKENDS: SharedStateBackend[] = [FILE_BACKEND, POSTGRES_BACKEND, HTTP_BACKEND];

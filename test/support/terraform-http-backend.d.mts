@@ -28,4 +28,6 @@ export function startTerraformBackend(options?: {
   holdLocks?: boolean;
   /** false: every write is stored whoever holds the lock (default true: a write must name the lock's ID). */
   enforceLocks?: boolean;
+  /** No Basic auth needed (a run carrying no credentials). */
+  anonymous?: boolean;
 }): Promise<TerraformBackend>;

@@ -15,13 +15,14 @@
 //                         only (Gitea): 200, or 409 when the ID is not the holder's
 //   DELETE {state}        removes it
 //
-// Basic auth: every request needs one of `users` (name → password), else 401.
+// Basic auth: every request needs one of `users` (name → password), else 401; with `anonymous`,
+// none is needed (a server behind a job's own network, for the tests whose runs carry no credentials).
 import { createServer } from 'node:http';
 
 const LOCK_FIELDS = ['ID', 'Operation', 'Info', 'Who', 'Version', 'Created', 'Path'];
 
 /**
- * @param {{ users?: Record<string, string>, flavour?: 'gitlab' | 'gitea', lockedStatus?: 409 | 423, maxBytes?: number, holdLocks?: boolean, enforceLocks?: boolean }} options
+ * @param {{ users?: Record<string, string>, anonymous?: boolean, flavour?: 'gitlab' | 'gitea', lockedStatus?: 409 | 423, maxBytes?: number, holdLocks?: boolean, enforceLocks?: boolean }} options
  */
 export async function startTerraformBackend(options = {}) {
   const users = options.users ?? { 'gitlab-ci-token': 'job-token-123' };
@@ -56,8 +57,8 @@ export async function startTerraformBackend(options = {}) {
       // GitLab: the holder's ID, Who and Created, the rest as the request gave it.
       return json(res, lockedStatus, { ...info, ID: target.lock.ID, Who: target.lock.Who, Created: target.lock.Created });
     }
-    target.lock = { ID: info.ID, Who: user, Created: new Date().toISOString() };
-    return json(res, 200, { ...info, Who: user });
+    target.lock = { ID: info.ID, Who: user ?? 'anonymous', Created: new Date().toISOString() };
+    return json(res, 200, { ...info, Who: user ?? 'anonymous' });
   };
 
   const server = createServer((req, res) => {
@@ -69,7 +70,7 @@ export async function startTerraformBackend(options = {}) {
       const auth = /^Basic (.+)$/.exec(req.headers.authorization ?? '');
       const [user, password] = auth ? Buffer.from(auth[1], 'base64').toString('utf8').split(/:(.*)/s) : [];
       requests.push({ method: req.method, path: url.pathname, query: url.search, user, bytes: body.length });
-      if (user === undefined || users[user] !== password) return error(res, 401, '401 Unauthorized');
+      if (options.anonymous !== true && (user === undefined || users[user] !== password)) return error(res, 401, '401 Unauthorized');
       if (options.maxBytes !== undefined && body.length > options.maxBytes) return error(res, 413, 'Request Entity Too Large');
 
       const isLock = url.pathname.endsWith('/lock');

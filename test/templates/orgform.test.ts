@@ -3,36 +3,27 @@
  * and resolved by gitlab-ci-local as GitLab would: which jobs each pipeline runs, what the inputs
  * change, and the jobs' scripts run through bash against the emulator, GitLab's API faked on
  * 127.0.0.1 (the merge request notes, the managed Terraform state) and the release the jobs download
- * by another (test/support/fake-release.ts), whose address the project variable
- * ORGFORM_RELEASES_URL gives, as a project variable wins over the component's.
+ * by another (test/support/component-job.ts). The apply of a merge and the drift job:
+ * orgform-reviewed.test.ts.
  */
 import { existsSync } from 'node:fs';
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { startFakeGitlab, type FakeForge } from '../support/fake-forges.js';
-import { startFakeRelease, type FakeRelease } from '../support/fake-release.js';
-import { gitlabCiLocal, gitlabProject, listJobs, MERGE_REQUEST_PIPELINE, previewPipeline, runJob } from '../support/gitlab-ci.js';
+import type { Emulator } from '../../src/emulator/server.js';
+import { componentProject, PACKAGE_VERSION, startComponentJobs, type ComponentJobs } from '../support/component-job.js';
+import type { FakeForge } from '../support/fake-forges.js';
+import type { FakeRelease } from '../support/fake-release.js';
+import { gitlabCiLocal, listJobs, MERGE_REQUEST_PIPELINE, previewPipeline } from '../support/gitlab-ci.js';
 import { codeQualityErrors, gitlabTerraformErrors } from '../support/report-schemas.js';
 import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const COMPONENT = await readFile(join(ROOT, 'templates', 'orgform.yml'), 'utf8');
-const PACKAGE_VERSION = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const BROKEN_CONFIG = 'version: 1\norganisations:\n  acme:\n    billing:\n      customerId: cus_1\n';
-
-/** A project whose .gitlab-ci.yml includes the component once per entry of `includes`, with those inputs. */
-async function project(includes: Array<Record<string, unknown>>, options: { branch?: string; files?: Record<string, string> } = {}): Promise<string> {
-  const ci = stringify({ include: includes.map((inputs) => ({ local: 'templates/orgform.yml', inputs })) });
-  return gitlabProject({ '.gitlab-ci.yml': ci, 'templates/orgform.yml': COMPONENT, 'orgs.yaml': CHANGING_CONFIG, ...options.files }, options.branch ? { branch: options.branch } : {});
-}
+const project = componentProject;
 
 // gitlab-ci-local takes a second or more a run, several runs a test.
 describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 120_000 }, () => {
@@ -102,53 +93,18 @@ describe('templates/orgform.yml: the jobs of each pipeline', { timeout: 120_000 
 });
 
 describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
+  let jobs: ComponentJobs;
   let emulator: Emulator;
   let gitlab: FakeForge;
   let release: FakeRelease;
   beforeEach(async () => {
-    emulator = await startEmulator({ slugDelayMs: 0 });
-    gitlab = await startFakeGitlab({ projectId: '42', iid: '7', token: 'glpat-note', userId: 9, jobToken: 'job-token', comments: [{ id: 1, body: 'Please double-check acme', author: 3 }] });
-    release = await startFakeRelease(PACKAGE_VERSION);
+    jobs = await startComponentJobs({ comments: [{ id: 1, body: 'Please double-check acme', author: 3 }] });
+    ({ emulator, gitlab, release } = jobs);
   });
-  afterEach(async () => {
-    await emulator?.stop();
-    await gitlab?.close();
-    await release?.close();
-  });
-
-  /** What GitLab sets for a job, and the project's CI/CD variables of the example's setup. */
-  async function variables(cwd: string, job: string): Promise<{ predefined: Record<string, string>; project: Record<string, string> }> {
-    return {
-      predefined: {
-        PATH: process.env.PATH ?? '',
-        TMPDIR: await makeWorkspace(),
-        CI: 'true',
-        GITLAB_CI: 'true',
-        CI_PROJECT_DIR: cwd,
-        CI_PROJECT_ID: '42',
-        CI_API_V4_URL: `${gitlab.url}/api/v4`,
-        CI_JOB_ID: '1234',
-        CI_JOB_NAME: job,
-        CI_JOB_TOKEN: 'job-token',
-        CI_COMMIT_SHA: 'abc1234def567890',
-        CI_MERGE_REQUEST_IID: '7',
-      },
-      // Split as the example sets them up: plan reads with ORGFORM_PLAN_TOKEN, apply writes with ORGFORM_TOKEN.
-      project: { ORGFORM_RELEASES_URL: release.url, ORGFORM_BASE_URL: emulator.url, ORGFORM_PLAN_TOKEN: 'demo-token', ORGFORM_TOKEN: 'demo-token', GITLAB_API_TOKEN: 'glpat-note' },
-    };
-  }
-
-  /** --preview shows every job whatever its rules, and depends on .gitlab-ci.yml alone: once per text. */
-  const previews = new Map<string, Promise<Json>>();
+  afterEach(async () => jobs?.close());
 
   /** The job as GitLab would run it, with `project` over the example's CI/CD variables. */
-  async function runComponentJob(cwd: string, name: string, project: Record<string, string> = {}, commit = 'abc1234def567890') {
-    const ci = await readFile(join(cwd, '.gitlab-ci.yml'), 'utf8');
-    if (!previews.has(ci)) previews.set(ci, previewPipeline(cwd));
-    const pipeline = await previews.get(ci)!;
-    const env = await variables(cwd, name);
-    return runJob(pipeline[name] as Json, cwd, { ...env.predefined, CI_COMMIT_SHA: commit }, { ...env.project, ...project });
-  }
+  const runComponentJob = (cwd: string, name: string, project: Record<string, string> = {}, commit?: string) => jobs.run(cwd, name, project, commit === undefined ? {} : { CI_COMMIT_SHA: commit });
 
   it('refuses a release tarball that its SHA256SUMS, or the sha256 input, does not name, and runs nothing', async () => {
     const cwd = await project([{}], { branch: 'feature' });
@@ -176,9 +132,11 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     const plan = await runComponentJob(cwd, 'orgform-plan', { ORGFORM_TOKEN: 'write-token-plan-must-not-use' });
     expect(plan.code).toBe(0);
     expect(await readFile(join(cwd, 'plan.md'), 'utf8')).toMatch(/^\*\*orgform plan:\*\* 2 to change/);
-    const apply = await runComponentJob(cwd, 'orgform-apply', { ORGFORM_PLAN_TOKEN: 'read-token-apply-must-not-use' });
+    const apply = await runComponentJob(cwd, 'orgform-apply', { ORGFORM_PLAN_TOKEN: 'read-token-apply-must-not-use', ORGFORM_APPLY_UNREVIEWED: 'true' });
     expect(apply.code).toBe(0);
-    expect(apply.stdout).toMatch(/Apply complete: 5 applied/);
+    expect(apply.stdout).toContain('orgform: applied 5 changes.');
+    // The apply report, kept as the job's artifact.
+    expect(await readFile(join(cwd, 'apply.html'), 'utf8')).toContain('<p><strong>Complete: 5 changes applied, 0 already done.</strong></p>');
   });
 
   it('plan without ORGFORM_PLAN_TOKEN says that it uses ORGFORM_TOKEN, which a merge request should not hold', async () => {
@@ -220,11 +178,28 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     expect(gitlabTerraformErrors(counts)).toEqual([]);
     expect(JSON.parse(counts)).toEqual({ create: 1, update: 2, delete: 2 });
     expect(gitlab.comments.map((c) => c.body.split('\n')[0])).toEqual(['Please double-check acme', '<!-- orgform-plan orgform-plan -->']);
-    expect(gitlab.comments[1]!.body).toBe(`<!-- orgform-plan orgform-plan -->\n${markdown}\n<sub>orgform plan for 89abcde; updated on every push.</sub>\n`);
+    // The plan's digest marker, the last line of plan.md, right after the note's own marker: where the apply reads it.
+    const digestMarker = markdown.trimEnd().split('\n').at(-1)!;
+    expect(digestMarker).toMatch(/^<!-- orgform-digest sha256:[0-9a-f]{64} [A-Za-z0-9_-]+ -->$/);
+    const shown = markdown.trimEnd().split('\n').slice(0, -1).join('\n').trimEnd();
+    expect(gitlab.comments[1]!.body).toBe(`<!-- orgform-plan orgform-plan -->\n${digestMarker}\n${shown}\n\n<sub>orgform plan for 89abcde; updated on every push.</sub>\n`);
     expect(gitlab.requests.filter((r) => r.includes('/notes') && !r.startsWith('GET'))).toEqual([
       'POST /api/v4/projects/42/merge_requests/7/notes',
       'PUT /api/v4/projects/42/merge_requests/7/notes/101',
     ]);
+  });
+
+  it('plan writes the plan page beside the plan, exposes it in the merge request, and the note links it', async () => {
+    const cwd = await project([{}], { branch: 'feature' });
+    const plan = await runComponentJob(cwd, 'orgform-plan');
+    expect(plan.code).toBe(0);
+    const page = await readFile(join(cwd, 'plan.html'), 'utf8');
+    expect(page).toMatch(/^<!doctype html>[^]*<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;;/);
+    expect(page).toContain('"acme"');
+    expect(gitlab.comments[1]!.body).toContain('[the plan page](https://gitlab.example/acme/config/-/jobs/1234/artifacts/file/plan.html)');
+    expect(gitlab.comments[1]!.body).not.toContain('#orgform-plan-page');
+    const pipeline = await previewPipeline(cwd);
+    expect(pipeline['orgform-plan'].artifacts).toMatchObject({ expose_as: 'orgform plan', paths: ['plan.html', 'plan.md', 'plan.bin'] });
   });
 
   it('plan on a broken configuration writes the error into the note, then fails', async () => {
@@ -251,8 +226,8 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     const plan = await runComponentJob(cwd, 'orgform-plan');
     expect(plan.code).toBe(0);
     expect(await readFile(join(cwd, 'plan.md'), 'utf8')).toMatch(/^\*\*orgform plan:\*\* 0 to change, 0 to remove, 1 to accept/);
-    const apply = await runComponentJob(cwd, 'orgform-apply');
-    expect(apply.stdout).toMatch(/Apply complete: 1 applied/);
+    const apply = await runComponentJob(cwd, 'orgform-apply', { ORGFORM_APPLY_UNREVIEWED: 'true' });
+    expect(apply.stdout).toContain('orgform: applied 1 change.');
     expect(apply.code).toBe(0);
   });
 
@@ -261,7 +236,7 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     const plan = await runComponentJob(cwd, 'orgform-plan');
     expect(plan.code).toBe(1);
     expect(gitlab.comments[1]!.body).toContain('**orgform plan:** 2 to change, 2 to remove, 1 to accept');
-    const apply = await runComponentJob(cwd, 'orgform-apply');
+    const apply = await runComponentJob(cwd, 'orgform-apply', { ORGFORM_APPLY_UNREVIEWED: 'true' });
     expect(apply.code).toBe(1);
     expect(apply.stdout + apply.stderr).toMatch(/max-changes/);
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('billing@acme.example');
@@ -301,6 +276,7 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
     // file of the runner that a redirect would overwrite.
     await symlink('/proc/self/environ', join(cwd, 'plan.err'));
     await symlink(join(outside, 'victim.txt'), join(cwd, 'plan.md'));
+    await symlink(join(outside, 'victim.txt'), join(cwd, 'plan.html'));
     const result = await runComponentJob(cwd, 'orgform-plan');
     expect(result.code).toBe(1);
     expect(await readFile(join(outside, 'victim.txt'), 'utf8')).toBe('untouched\n');
@@ -312,8 +288,8 @@ describe('templates/orgform.yml: the jobs, run', { timeout: 120_000 }, () => {
 
   it('apply applies the configuration from the working directory, keeps the journal in GitLab-managed Terraform state, and the next plan finds nothing to do', async () => {
     const cwd = await project([{ 'working-directory': 'orgs' }], { files: { 'orgs/orgs.yaml': CHANGING_CONFIG } });
-    const applied = await runComponentJob(cwd, 'orgform-apply');
-    expect(applied.stdout).toMatch(/Apply complete: 5 applied/);
+    const applied = await runComponentJob(cwd, 'orgform-apply', { ORGFORM_APPLY_UNREVIEWED: 'true' });
+    expect(applied.stdout).toContain('orgform: applied 5 changes.');
     expect(applied.code).toBe(0);
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codeBlock, escapeMarkdown, joinMarkdown, md } from '../../src/text/markdown-escape.js';
+import { codeBlock, codeSpan, describeBadLinkTarget, escapeMarkdown, joinMarkdown, markdownLink, md } from '../../src/text/markdown-escape.js';
 
 describe('escapeMarkdown', () => {
   it('turns every character with a meaning in Markdown or HTML into a character reference', () => {
@@ -51,5 +51,29 @@ describe('md', () => {
 describe('codeBlock', () => {
   it('fences lines as written, each on one line, with a fence longer than any run of backticks inside', () => {
     expect(codeBlock('diff', ['+ "```"', '- @octocat\u202E\nx']).text).toBe('````diff\n+ "```"\n- @octocat\\u202E\\nx\n````');
+  });
+});
+
+describe('markdownLink', () => {
+  it('links escaped text to an http or https address, with what could end the target percent-encoded', () => {
+    expect(markdownLink('the [plan] page', 'https://ci.example/a(b)?c=<d>&e="f"').text).toBe('[the &#91;plan&#93; page](https://ci.example/a%28b%29?c=%3Cd%3E&e=%22f%22)');
+    expect(markdownLink(md`**page**`, '#orgform-plan-page').text).toBe('[**page**](#orgform-plan-page)');
+  });
+
+  it('refuses any other target: a script, data, a bare word, a control or a space', () => {
+    for (const bad of ['javascript:alert(1)', 'data:text/html,x', 'https://', 'page.html', 'https://x/\u202e', 'https://x y', '#a b']) {
+      expect(() => markdownLink('x', bad), bad).toThrow(/http or https URL of printable ASCII/);
+      if (!bad.startsWith('#')) expect(describeBadLinkTarget(bad)).toContain(JSON.stringify(bad));
+    }
+    expect(describeBadLinkTarget('http://ci.example/plan.html')).toBeUndefined();
+  });
+});
+
+describe('codeSpan', () => {
+  it('shows the text as written, on one line, in a span that no backtick inside can end', () => {
+    expect(codeSpan('orgs/team_a.yaml:3:5').text).toBe('`orgs/team_a.yaml:3:5`');
+    expect(codeSpan('a``b @octocat <b>\nc\u202E').text).toBe('```a``b @octocat <b>\\nc\\u202E```');
+    expect(codeSpan('`x` ').text).toBe('`` `x`  ``');
+    expect(codeSpan('').text).toBe('');
   });
 });

@@ -43,12 +43,8 @@ const OWNED_ELSEWHERE: Readonly<Record<string, number>> = {
   'Nothing was changed': 2,
   'is not a JSON object': 2,
   'Cannot remove the state lock': 2,
-  'the host name could not be resolved': 2,
   '(check the user and the password: in the URL, PGPASSWORD or ~/.pgpass)': 2,
   // api/ and the transport (issue 32 P3).
-  'could not connect in time': 3,
-  "the proxy's host name could not be resolved": 2,
-  'What was done is recorded': 2,
   'Nothing was read from it': 2,
   // executor/ and plan/read/ (issue 32 P2).
   'Nothing was written; run orgform apply again': 3,

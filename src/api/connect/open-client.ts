@@ -6,8 +6,8 @@
  * the view as an event of the run, the way the flow's own events do.
  */
 import type { OrganisationsClient } from '../client.js';
-import type { RetryEvent } from '../dispatcher.js';
-import type { NetworkSettings } from '../proxy-settings.js';
+import type { AttemptEvent, RetryEvent } from '../../transport/transport.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { RateEvent } from '../rate/rate-gate.js';
 import type { JwtExpiry } from '../read-jwt-expiry.js';
 import type { TokenSource } from '../token-source.js';
@@ -36,6 +36,8 @@ export interface ClientHooks {
   onHalt?(error: OrgformError): void;
   /** When a fixed token is a JWT: its expiry (never the token itself); clientOpener hands it back. */
   onTokenExpiry?(expiry: JwtExpiry): void;
+  /** Each request attempt, sent and ended: for a view that records the run over time (apply's report). */
+  onAttempt?(event: AttemptEvent): void;
 }
 
 export interface OpenedClient {
@@ -126,6 +128,7 @@ export async function openClient(settings: OpenClientSettings, world: ClientWorl
     ...(noProgressMs === undefined ? {} : { noProgressMs }),
     onRate: (event) => told?.onRate(event),
     onHalt: (error) => hooks.onHalt?.(error),
+    ...(hooks.onAttempt === undefined ? {} : { onAttempt: hooks.onAttempt }),
     ...(told === undefined ? {} : { onWait: told.onWait, onRetry: told.onRetry }),
     signal: world.signal,
     ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),

@@ -245,67 +245,16 @@ export function recordAnswer(state: RateState, settings: RateSettings, facts: An
 
   if (facts.throttled) {
     next = pause(next, now, now + Math.max(0, facts.retryAfterMs ?? 0));
+    // A new congestion event (429s for requests sent before the last cut belong to that one).
     if (facts.sentAt > next.throttledAt) {
-      // A new congestion event. Only an attempt sent while the client was being paced says
-      // anything about the limit: unpaced, it shows only that a burst was too much.
-      const paced = facts.sentAt >= next.pacedSince;
-      const sent = meterRate(next.sent);
-      const admitted = meterRate(next.admitted);
-      // The meters measure the rate only once they have closed a bucket since the last cut, and
-      // only the service's limit while the client sent about as fast as it was allowed (or was in
-      // slow start, measuring): a client that sent less showed its own demand, not the limit.
-      const measured = paced && next.sent.closed > next.closedAtCut && sent > 0 && admitted > 0;
-      const saturated = measured && (next.slowStartRps !== undefined || sent >= next.rps * SATURATED);
-      let cut: Pick<RateState, 'wMax' | 'k' | 'rps' | 'slowStartRps' | 'probeSlowdown'>;
-      if (paced && Number.isFinite(next.rps)) {
-        // Cut below the rate the event happened at: the rate allowed, or less if less was sent
-        // (or admitted) over the last buckets.
-        const at = saturated ? Math.min(next.rps, sent, admitted) : next.rps;
-        const metAt = Math.max(settings.minRps, at);
-        const rps = Math.max(settings.minRps, metAt * settings.beta);
-        const comparable = saturated && next.wMax > 0 && next.slowStartRps === undefined;
-        // The limit met where it was met last time, after a steady spell: it is steady, so probe
-        // above it less often. A throttle soon after the last is contention: probe as before.
-        const sameLevel = comparable && Math.abs(metAt - next.wMax) <= next.wMax * 0.1 && now - next.throttledAt >= settings.steadyGapMs;
-        const probeSlowdown = sameLevel ? Math.min(settings.maxProbeSlowdown, next.probeSlowdown * settings.probeBackoff) : settings.probeSlowdown;
-        // CUBIC's fast convergence (RFC 9438, 4.7): met well below where it was met last time, the
-        // limit is being shared with clients that came since; aim below the measure, at (1 + β) / 2
-        // of it, so that the share is given up within a few cuts rather than held on to.
-        const wMax = comparable && metAt < next.wMax * 0.9 ? (metAt * (1 + settings.beta)) / 2 : metAt;
-        // K: the time for C·(t−K)³ + headroom·W_max to climb from β·W_max back to the plateau.
-        cut = { wMax, k: Math.cbrt(Math.max(0, wMax * settings.headroom - rps) / settings.scale), rps, slowStartRps: undefined, probeSlowdown };
-      } else if (Number.isFinite(next.announcedRps)) {
-        // A burst before the announced rate was known: after the pause, go at it (W_max 0: the caps alone).
-        cut = { wMax: 0, k: 0, rps: cap(next, settings), slowStartRps: undefined, probeSlowdown: settings.probeSlowdown };
-      } else {
-        // Nothing measured: start below what the client sent or the service let through, and
-        // double from there.
-        const base = Math.max(sent, admitted, next.admitted.count, next.sent.count, 1);
-        const rps = Math.min(settings.maxRps, Math.max(settings.minSlowStartRps, settings.minRps, base * settings.beta));
-        cut = { wMax: rps, k: 0, rps, slowStartRps: rps, probeSlowdown: settings.probeSlowdown };
-      }
-      next = { ...next, ...cut, throttledAt: now, closedAtCut: next.sent.closed, cubicFrom: next.pauseUntil };
+      next = { ...next, ...cutAfterThrottle(next, settings, facts), throttledAt: now, closedAtCut: next.sent.closed, cubicFrom: next.pauseUntil };
       change = 'throttled';
     }
   } else {
-    next = { ...next, admitted: tickMeter(next.admitted, settings, now, next.pausedMs) };
-    if (next.wMax > 0) {
-      // Grow along the cubic, but never past twice what is actually sent: a client held back by
-      // its own parallelism must not bank a rate it never tried.
-      let rps = cubicRate(next, settings, now);
-      const sent = meterRate(next.sent);
-      if (sent > 0) rps = Math.min(rps, Math.max(next.rps, sent * settings.maxGrowth));
-      next = { ...next, rps };
-    }
-    const hint = facts.hint;
-    if (hint?.remaining !== undefined && hint.remaining <= 0 && hint.resetMs !== undefined && hint.resetMs >= settings.minQuotaPauseMs) {
-      // A quota used up until a reset well ahead (a fixed window): waiting is all that helps.
-      const pauseUntil = now + hint.resetMs;
-      if (pauseUntil > next.pauseUntil + 1000) {
-        next = pause(next, now, pauseUntil);
-        if (change === 'none') change = 'quota-empty';
-      }
-    }
+    const admitted = admit(next, settings, facts);
+    // Only an empty quota pauses on an answer let through.
+    if (admitted.pauseUntil > next.pauseUntil && change === 'none') change = 'quota-empty';
+    next = admitted;
   }
 
   // Before any throttle only the caps limit the rate (Infinity when there are none).
@@ -314,4 +263,66 @@ export function recordAnswer(state: RateState, settings: RateSettings, facts: An
   if (rps !== next.rps) next = { ...next, rps };
   if (!Number.isFinite(state.rps) && Number.isFinite(next.rps)) next = { ...next, pacedSince: now };
   return { state: next, change };
+}
+
+type Cut = Pick<RateState, 'wMax' | 'k' | 'rps' | 'slowStartRps' | 'probeSlowdown'>;
+
+/** Where a new congestion event puts the rate: below where it was met, or (nothing measured) a slow start. */
+function cutAfterThrottle(next: RateState, settings: RateSettings, facts: AnswerFacts): Cut {
+  const { now } = facts;
+  // Only an attempt sent while the client was being paced says anything about the limit:
+  // unpaced, it shows only that a burst was too much.
+  const paced = facts.sentAt >= next.pacedSince;
+  const sent = meterRate(next.sent);
+  const admitted = meterRate(next.admitted);
+  if (paced && Number.isFinite(next.rps)) {
+    // The meters measure the rate only once they have closed a bucket since the last cut, and
+    // only the service's limit while the client sent about as fast as it was allowed (or was in
+    // slow start, measuring): a client that sent less showed its own demand, not the limit.
+    const measured = next.sent.closed > next.closedAtCut && sent > 0 && admitted > 0;
+    const saturated = measured && (next.slowStartRps !== undefined || sent >= next.rps * SATURATED);
+    // Cut below the rate the event happened at: the rate allowed, or less if less was sent
+    // (or admitted) over the last buckets.
+    const at = saturated ? Math.min(next.rps, sent, admitted) : next.rps;
+    const metAt = Math.max(settings.minRps, at);
+    const rps = Math.max(settings.minRps, metAt * settings.beta);
+    const comparable = saturated && next.wMax > 0 && next.slowStartRps === undefined;
+    // The limit met where it was met last time, after a steady spell: it is steady, so probe
+    // above it less often. A throttle soon after the last is contention: probe as before.
+    const sameLevel = comparable && Math.abs(metAt - next.wMax) <= next.wMax * 0.1 && now - next.throttledAt >= settings.steadyGapMs;
+    const probeSlowdown = sameLevel ? Math.min(settings.maxProbeSlowdown, next.probeSlowdown * settings.probeBackoff) : settings.probeSlowdown;
+    // CUBIC's fast convergence (RFC 9438, 4.7): met well below where it was met last time, the
+    // limit is being shared with clients that came since; aim below the measure, at (1 + β) / 2
+    // of it, so that the share is given up within a few cuts rather than held on to.
+    const wMax = comparable && metAt < next.wMax * 0.9 ? (metAt * (1 + settings.beta)) / 2 : metAt;
+    // K: the time for C·(t−K)³ + headroom·W_max to climb from β·W_max back to the plateau.
+    return { wMax, k: Math.cbrt(Math.max(0, wMax * settings.headroom - rps) / settings.scale), rps, slowStartRps: undefined, probeSlowdown };
+  }
+  // A burst before the announced rate was known: after the pause, go at it (W_max 0: the caps alone).
+  if (Number.isFinite(next.announcedRps)) return { wMax: 0, k: 0, rps: cap(next, settings), slowStartRps: undefined, probeSlowdown: settings.probeSlowdown };
+  // Nothing measured: start below what the client sent or the service let through, and double from there.
+  const base = Math.max(sent, admitted, next.admitted.count, next.sent.count, 1);
+  const rps = Math.min(settings.maxRps, Math.max(settings.minSlowStartRps, settings.minRps, base * settings.beta));
+  return { wMax: rps, k: 0, rps, slowStartRps: rps, probeSlowdown: settings.probeSlowdown };
+}
+
+/** An answer let through: counted, the rate grown along the cubic, and an empty quota waited out. */
+function admit(state: RateState, settings: RateSettings, facts: AnswerFacts): RateState {
+  const { now } = facts;
+  let next: RateState = { ...state, admitted: tickMeter(state.admitted, settings, now, state.pausedMs) };
+  if (next.wMax > 0) {
+    // Grow along the cubic, but never past twice what is actually sent: a client held back by
+    // its own parallelism must not bank a rate it never tried.
+    let rps = cubicRate(next, settings, now);
+    const sent = meterRate(next.sent);
+    if (sent > 0) rps = Math.min(rps, Math.max(next.rps, sent * settings.maxGrowth));
+    next = { ...next, rps };
+  }
+  const hint = facts.hint;
+  if (hint?.remaining !== undefined && hint.remaining <= 0 && hint.resetMs !== undefined && hint.resetMs >= settings.minQuotaPauseMs) {
+    // A quota used up until a reset well ahead (a fixed window): waiting is all that helps.
+    const pauseUntil = now + hint.resetMs;
+    if (pauseUntil > next.pauseUntil + 1000) return pause(next, now, pauseUntil);
+  }
+  return next;
 }

@@ -15,8 +15,12 @@
  * Both would need the same code around them as this does without them.
  */
 import { OrgformError } from '../../errors.js';
+import type { Headers } from '../../transport/read-answer.js';
+import { parseRetryAfter } from '../../transport/retry-policy.js';
+import type { RequestGate } from '../../transport/transport.js';
 import { MAX_TIMER_MS, timerDelay } from './timer-delay.js';
 import { DEFAULT_RATE_SETTINGS, initialRateState, recordAnswer, recordSend, type RateChange, type RateLimitHint, type RateSettings, type RateState } from './adaptive-rate.js';
+import { parseRateLimitHeaders } from './rate-limit-headers.js';
 
 export interface LimiterClock {
   now(): number;
@@ -124,7 +128,8 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-export class RateGate {
+/** The transport's gate (RequestGate) for a client's requests. */
+export class RateGate implements RequestGate {
   readonly settings: RateSettings;
   readonly noProgressMs: number;
   private readonly clock: LimiterClock;
@@ -240,6 +245,18 @@ export class RateGate {
     const now = this.clock.now();
     this.state = recordSend(this.state, this.settings, now);
     return now;
+  }
+
+  /** What an attempt sent at `sentAt` was answered: a 429's Retry-After and the rate-limit headers of any answer. */
+  recordResponse(sentAt: number, status: number, headers: Headers): void {
+    const get = (name: string) => {
+      const v = headers[name];
+      return Array.isArray(v) ? v.join(', ') : v;
+    };
+    const at = this.clock.now();
+    const retryAfterMs = status === 429 ? parseRetryAfter(get('retry-after'), at) : undefined;
+    const hint = parseRateLimitHeaders(get, at);
+    this.recordAnswer({ sentAt, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(hint === undefined ? {} : { hint }) });
   }
 
   recordAnswer(answer: { sentAt: number; status: number; retryAfterMs?: number; hint?: RateLimitHint }): void {

@@ -17,6 +17,7 @@ import { openPipelineOutput } from '../../ci/pipeline-output.js';
 import type { ConfigVariables } from '../../config/interpolate.js';
 import { withApplyPipeline } from './views/ci-apply-view.js';
 import type { StateSettings } from '../../state/state-settings.js';
+import { RunRecording, type HtmlReportSpec } from './record-run.js';
 
 import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
 
@@ -32,6 +33,12 @@ export interface ApplyFlags extends ConnectionFlags {
   color?: boolean;
   /** Terraform's `-input=false`: never ask, even on a terminal. */
   input?: 'true' | 'false';
+  /** Apply the fresh plan only if it has this digest (checked by the grammar: `sha256:` and 64 digits). */
+  expectDigest?: string;
+  /** The reviewed plan: a file ending with its digest marker (a Markdown plan, or the marker alone). */
+  reviewed?: string;
+  /** `--report html=FILE`: the run as a page, written at its end however it ends. */
+  report?: HtmlReportSpec[];
 }
 
 /**
@@ -69,22 +76,28 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[], settings
           ...(progressIntervalMs === undefined ? {} : { progressIntervalMs }),
         });
 
-  const outcome = await runApply(
-    inputs,
-    {
-      cwd: io.cwd,
-      configVariables: settings.config,
-      checkout: jobCheckout(settings.ci),
-      now: io.now,
-      signal: io.signal,
-      openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io),
-      confirmation: flags.input === 'false' ? { unavailable: 'input is turned off (-input=false)' } : confirmationFor(io, human),
-      stateSettings: settings.state,
-      network: settings.network,
-    },
-    withApplyPipeline(view, pipeline, human),
-  );
+  // Checked before anything is read: a report path that cannot be written stops nothing half-way.
+  const recording = await RunRecording.open({ cwd: io.cwd, now: io.now, pages: flags.report ?? [], timeline: settings.ci.githubStepSummary !== undefined, baseUrl: settings.connection.baseUrl });
+  const deps = {
+    cwd: io.cwd,
+    configVariables: settings.config,
+    checkout: jobCheckout(settings.ci),
+    now: io.now,
+    signal: io.signal,
+    openClient: clientOpener({ ...settings, parallelism: flags.parallelism }, io),
+    confirmation: flags.input === 'false' ? { unavailable: 'input is turned off (-input=false)' } : confirmationFor(io, human),
+    stateSettings: settings.state,
+    network: settings.network,
+  };
+  let outcome: ApplyOutcome;
+  try {
+    outcome = await runApply(inputs, deps, recording.watch(withApplyPipeline(view, pipeline, human, () => recording.timeline())));
+  } catch (error) {
+    await recording.finish({ error }, (message) => io.stderr.write(`Warning: ${message}\n`));
+    throw error;
+  }
   if (outcome.kind === 'applied' && outcome.halted) io.stderr.write(formatError(outcome.halted));
+  await recording.finish({ outcome }, () => undefined);
   return exitCodeFor(outcome);
 }
 
@@ -94,6 +107,12 @@ export function applyInputs(flags: ApplyFlags, args: readonly string[], backoffB
   if (planFile !== undefined && ((flags.file?.length ?? 0) > 0 || (flags.target?.length ?? 0) > 0 || flags.shard !== undefined)) {
     throw new UsageError('A saved plan already fixes the files, targets and shard it covers: drop -f, --target and --shard when applying PLANFILE.');
   }
+  if (planFile !== undefined && flags.expectDigest !== undefined) {
+    throw new UsageError('A saved plan is applied exactly as it was saved: drop --expect-digest when applying PLANFILE (it is for a fresh plan).');
+  }
+  if (flags.reviewed !== undefined && flags.expectDigest === undefined) {
+    throw new UsageError('--reviewed says what differs from the plan named by --expect-digest: give --expect-digest too.');
+  }
   return {
     ...(planFile === undefined ? {} : { planFile }),
     selection: { files: flags.file ?? [], targets: flags.target ?? [], ...(flags.shard === undefined ? {} : { shard: flags.shard }) },
@@ -101,6 +120,8 @@ export function applyInputs(flags: ApplyFlags, args: readonly string[], backoffB
     parallelism: flags.parallelism,
     ...(flags.maxChanges === undefined ? {} : { maxChanges: flags.maxChanges }),
     autoApprove: flags.autoApprove === true,
+    ...(flags.expectDigest === undefined ? {} : { expectDigest: flags.expectDigest }),
+    ...(flags.reviewed === undefined ? {} : { reviewedFile: flags.reviewed }),
     ...(backoffBaseMs === undefined ? {} : { backoffBaseMs }),
   };
 }

@@ -29,10 +29,11 @@ import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js
 import { journalKey } from '../../model/journal-key.js';
 import type { ApplyView } from './view.js';
 import type { LockEnvironment } from '../../state/lock-environment.js';
-import type { NetworkSettings } from '../../api/proxy-settings.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import type { HeldState, StateBackend, StateJournal } from '../../state/state-backend.js';
-import { checkPlanSafety } from '../../plan/check-plan-safety.js';
+import { checkPlanSafety, type SafetyLimits } from '../../plan/check-plan-safety.js';
+import { readReviewedPlan } from '../../plan/read/read-reviewed-plan.js';
 import { hashFiles } from './hash-files.js';
 import { loadDesiredState, type FileWorld, type Selection } from '../../plan/read/load-desired-state.js';
 import { makePlan } from '../../plan/read/make-plan.js';
@@ -60,6 +61,13 @@ export interface ApplyInputs {
   maxReadAgeMs?: number;
   /** ORGFORM_PLAN_KEY: a saved plan must be signed with it. */
   planKey?: string;
+  /**
+   * --expect-digest: the digest of the plan that was reviewed. The fresh plan is applied, without a
+   * question, only when it is that plan (or has no changes at all); otherwise nothing is written.
+   */
+  expectDigest?: string;
+  /** --reviewed: a file ending with the reviewed plan's marker, so that a refusal can say what differs. */
+  reviewedFile?: string;
 }
 
 /** Who approves a fresh plan: someone at a terminal, or no one (and why not). */
@@ -87,7 +95,7 @@ export type ApplyOutcome =
 
 export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<ApplyOutcome> {
   // Never wait for an answer that cannot come: refuse before anything is read.
-  if (inputs.planFile === undefined && !inputs.autoApprove && 'unavailable' in deps.confirmation) {
+  if (inputs.planFile === undefined && !inputs.autoApprove && inputs.expectDigest === undefined && 'unavailable' in deps.confirmation) {
     return refused(inputs, { kind: 'cannot-confirm', why: deps.confirmation.unavailable });
   }
 
@@ -108,11 +116,11 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
     return { kind: 'cancelled' };
   }
   if (!('changes' in prepared)) return prepared;
-  const { client, state, lock, journal, serviceKey, changes, rereadMode } = prepared;
+  const { client, state, lock, journal, serviceKey, changes, rereadMode, activeFrom } = prepared;
   try {
     // Apply: every change, in order within each organisation; every event to the view, which has
     // heard the client since Connect.
-    view.applyStarting(client);
+    view.applyStarting(client, { changes, serviceKey });
     let summary: ApplySummary;
     try {
       summary = await applyPlan(changes, {
@@ -127,6 +135,7 @@ export async function runApply(inputs: ApplyInputs, deps: ApplyDeps, view: Apply
         ...(inputs.backoffBaseMs === undefined ? {} : { backoffBaseMs: inputs.backoffBaseMs }),
         rereadMode,
         maxReadAgeMs: maxReadAge(inputs),
+        activeFrom,
       });
     } finally {
       view.applyStopped();
@@ -176,14 +185,18 @@ interface Prepared {
   changes: ApplicableChange[];
   /** How their billing is read again after approval. */
   rereadMode: RereadMode;
+  /** The organisation active when the plan was read: the active organisation is set only while it still is. */
+  activeFrom: string | null;
 }
 
 async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, halt: Halt): Promise<Prepared | ApplyOutcome> {
   // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
+  // With --expect-digest, the reviewed plan too: a file that is not the reviewed plan is refused now.
   const source = await load(inputs, deps, view);
+  const expect = await expected(inputs, deps);
 
   // Connect: from here on the client tells the view itself (its waits while the plan is read too).
-  const hooks: ClientHooks = { events: view, onHalt: halt.stop };
+  const hooks: ClientHooks = { events: view, onHalt: halt.stop, ...(view.attempt === undefined ? {} : { onAttempt: view.attempt.bind(view) }) };
   const { client, tokenExpiry } = await deps.openClient(hooks);
   let state: StateBackend | undefined;
   let lock: HeldState | undefined;
@@ -205,7 +218,11 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
     const made = saved ? await replanSaved(inputs, deps, source, saved, read) : await planFresh(inputs, source, read, view);
     if ('kind' in made) return made;
     const { plan, listed } = made;
-    const safety = checkPlanSafety(plan, { staleReasons: made.staleReasons, ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }) });
+    const safety = checkPlanSafety(plan, {
+      staleReasons: made.staleReasons,
+      ...(inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges }),
+      ...(expect === undefined ? {} : { expect }),
+    });
     const hazard = safety.hazards[0];
     if (hazard !== undefined) {
       await view.planRefused?.(plan, hazard, source.selected);
@@ -213,7 +230,8 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
     }
 
     // Confirm, when there is something to write: the budget, any warning, then the question
-    // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made).
+    // (a fresh plan only, unless --auto-approve: a saved plan was reviewed when it was made, and
+    // one applied by its digest is the plan reviewed).
     if (plan.changes.length > 0) {
       if (safety.budget) view.budgetChecked(safety.budget);
       const warning =
@@ -221,7 +239,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
           ? undefined
           : tokenExpiryWarning({ expiresAt: tokenExpiry.expiresAt, now: deps.now(), changes: plan.changes.length, rps: client.rateStatus().rps ?? ASSUMED_RPS });
       if (warning !== undefined) view.warn(warning);
-      if (!saved && !inputs.autoApprove && !(await approve(deps.confirmation, plan.changes.length))) {
+      if (!saved && !inputs.autoApprove && expect === undefined && !(await approve(deps.confirmation, plan.changes.length))) {
         view.cancelled();
         return { kind: 'cancelled' };
       }
@@ -237,7 +255,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
       maxPageSize: DEFAULT_PAGE_SIZE,
     });
     handedOver = true;
-    return { client, state, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), rereadMode };
+    return { client, state, lock, journal: lock.journal, serviceKey, changes: dropDisplays(plan.changes), rereadMode, activeFrom: plan.observedActiveId };
   } finally {
     if (!handedOver) {
       try {
@@ -248,6 +266,13 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
       }
     }
   }
+}
+
+/** --expect-digest, with the reviewed plan's essence when --reviewed names a file whose marker carries its record. */
+async function expected(inputs: ApplyInputs, deps: ApplyDeps): Promise<SafetyLimits['expect']> {
+  if (inputs.expectDigest === undefined) return undefined;
+  const reviewed = inputs.reviewedFile === undefined ? undefined : await readReviewedPlan(inputs.reviewedFile, deps.cwd, inputs.expectDigest);
+  return { digest: inputs.expectDigest, ...(reviewed === undefined ? {} : { reviewed }) };
 }
 
 /**

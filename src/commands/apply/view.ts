@@ -9,13 +9,28 @@ import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import type { ConfigProblem } from '../../model/config-problem.js';
 import type { ChangeBudget, PlanHazard } from '../../plan/check-plan-safety.js';
-import type { Plan } from '../../plan/types.js';
+import type { ApplicableChange, Plan } from '../../plan/types.js';
 import type { EventSink } from '../../model/event-sink.js';
 import { NOTHING_CHANGED } from '../../text/plan/plan-headline.js';
 
 /** What a view may ask while changes run: how the client is being paced (for the live line and progress lines). */
 export interface RateGauge {
   rateStatus(): RateStatus;
+}
+
+/**
+ * What the transport tells of each request attempt (transport/attempts.ts, through ClientHooks.onAttempt),
+ * first attempts and retries, reads and writes alike: when it went on the wire, and when it ended,
+ * with the answer's status, or none for an attempt that ended without an answer (a network
+ * failure, a timeout). Once one is told, the timeline counts requests instead of changes.
+ */
+export type AttemptEvent = { type: 'attempt-sent'; at: number } | { type: 'attempt-ended'; at: number; sentAt: number; status?: number };
+
+/** What apply is about to run: its changes in plan order (apply lets each go as it ends: copy what is kept), and the service. */
+export interface ApplyRun {
+  changes: readonly ApplicableChange[];
+  /** The service's base URL, as plans and the journal name it. */
+  serviceKey: string;
 }
 
 export interface ApplyView extends EventSink<ApplyEvent> {
@@ -34,7 +49,7 @@ export interface ApplyView extends EventSink<ApplyEvent> {
   /** The answer was not yes. */
   cancelled(): void;
   /** Changes are about to run; `meter` may be read until applyStopped. */
-  applyStarting(meter: RateGauge): void;
+  applyStarting(meter: RateGauge, run: ApplyRun): void;
   /**
    * Every event of the run, in order, from Connect to the end: applyPlan's, and the client's (a
    * retry of a change's request, a rate change, a wait of 2 s for the service, its rate limit, the
@@ -42,6 +57,11 @@ export interface ApplyView extends EventSink<ApplyEvent> {
    * only while changes run).
    */
   event(event: ApplyEvent): void;
+  /**
+   * Each request attempt as it goes on the wire and as it ends (the plan's reads included), for a
+   * view that records the run over time; a view without it is not told (nothing is made per attempt).
+   */
+  attempt?(event: AttemptEvent): void;
   /** The apply is over, normally or not: stop timers, close what is open. */
   applyStopped(): void;
   /** The outcome, once the journal is written. */

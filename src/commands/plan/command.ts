@@ -3,7 +3,7 @@
  * then maps the outcome to an exit code. Never writes to the service.
  */
 import { runPlan, type PlanInputs, type PlanOutcome } from './flow.js';
-import { createPlanView } from './view.js';
+import { commentOptions, createPlanView, type PlanFormat } from './view.js';
 import { clientOpener, type OpenClientSettings } from '../../api/connect/open-client.js';
 import { useColor, type ColorSettings } from '../../text/ansi.js';
 import type { CliIO, ExitCode } from '../../cli-io.js';
@@ -18,7 +18,9 @@ import type { ConnectionFlags } from '../../api/connect/resolve-connection.js';
 export interface PlanFlags extends ConnectionFlags {
   file?: string[];
   parallelism: number;
-  format: 'text' | 'json' | 'markdown';
+  format: PlanFormat;
+  /** --page-url: where the plan page will be, for the Markdown comment's links. */
+  pageUrl?: string;
   out?: string;
   force?: boolean;
   state?: string;
@@ -40,12 +42,14 @@ export interface PlanSettings extends Omit<OpenClientSettings, 'parallelism'> {
 }
 
 export async function run(flags: PlanFlags, io: CliIO, _args: string[], settings: PlanSettings): Promise<ExitCode> {
+  const comment = commentOptions(flags, settings.ci);
   const pipeline = await openPipelineOutput(io, settings.ci);
-  const view = withPlanPipeline(createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, settings.color, io.stdout), frame: pipeline.frame }), pipeline, {
-    // The log's stream: stdout holds the plan itself for json and markdown.
+  const view = withPlanPipeline(createPlanView({ format: flags.format, out: io.stdout, err: io.stderr, color: useColor(flags, settings.color, io.stdout), frame: pipeline.frame, comment }), pipeline, {
+    // The log's stream: stdout holds the plan itself for json, markdown and html.
     log: flags.format === 'text' ? io.stdout : io.stderr,
     reports: flags.report ?? [],
     files: flags.file ?? [],
+    ...(comment.pageUrl === undefined ? {} : { pageUrl: comment.pageUrl }),
   });
   const planKey = settings.planKey;
   const inputs = { ...planInputs(flags), ...(planKey === undefined ? {} : { planKey }) };

@@ -12,8 +12,9 @@ import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError } from '../../errors.js';
 import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../../plan/saved-plan.js';
 import type { Plan } from '../../plan/types.js';
+import { digestPlan } from '../../plan/plan-digest.js';
 import type { PlanView } from './view.js';
-import type { NetworkSettings } from '../../api/proxy-settings.js';
+import type { NetworkSettings } from '../../transport/proxy-settings.js';
 import type { StateSettings } from '../../state/state-settings.js';
 import { writeFileAtomically } from '../../state/write-file-atomically.js';
 import { findWorkTree } from '../../work-tree.js';
@@ -97,6 +98,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
         desired: selected,
         selection: { targets: [...(inputs.selection.targets ?? [])], shard: inputs.selection.shard ?? null },
         plan,
+        digest: digestPlan(plan),
       }, inputs.planKey);
       // Again: a file may have appeared there while the service was read.
       await checkPlanOut(out.path, out.shown, { force: inputs.force === true, tree: out.tree });

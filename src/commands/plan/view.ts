@@ -1,7 +1,7 @@
 /**
  * What plan's flow tells the reader: the plan in the format asked for (text, the JSON document,
- * Markdown), the change budget under a text plan, where a saved plan went, and whether the plan is
- * over budget. The document formats keep standard output to the document alone; views/ci-plan-view.ts wraps the
+ * Markdown, the page), the change budget under a text plan, where a saved plan went, and whether the
+ * plan is over budget. The document formats keep standard output to the document alone; views/ci-plan-view.ts wraps the
  * view for CI (annotations, the job summary, report files).
  */
 import type { DesiredState } from '../../model/desired-state.js';
@@ -13,7 +13,11 @@ import { terminalSafe } from '../../text/ansi.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../text/log-frame.js';
 import { describeChangeBudget, describeOverBudget, planHeadline } from '../../text/plan/plan-headline.js';
 import { renderJson } from '../../text/plan/render-json.js';
-import { renderMarkdown } from '../../text/plan/render-markdown.js';
+import { DEFAULT_GROUPED_MARKDOWN_LENGTH, GITLAB_GROUPED_MARKDOWN_LENGTH, renderGroupedMarkdown } from '../../text/plan/render-grouped-markdown.js';
+import { withDigestFooter } from '../../text/plan/describe-digest.js';
+import { describeBadLinkTarget } from '../../text/markdown-escape.js';
+import { UsageError } from '../../errors.js';
+import { renderPlanPage } from '../../text/plan/render-plan-page.js';
 import { renderText, renderTextPieces } from '../../text/plan/render-text.js';
 import { shellWord } from '../../text/describe-files.js';
 import { formatWait } from '../../text/format-wait.js';
@@ -32,17 +36,34 @@ export interface PlanView extends EventSink<ClientEvent> {
   planChecked(plan: Plan, hazards: readonly PlanHazard[], desired: DesiredState): Promise<void>;
 }
 
-/** Text for people, the versioned JSON document for pipelines, Markdown for pull requests. */
-export type PlanFormat = 'text' | 'json' | 'markdown';
+/** Text for people, the versioned JSON document for pipelines, Markdown for pull requests, the page (HTML) for reviewing a bulk plan. */
+export type PlanFormat = 'text' | 'json' | 'markdown' | 'html';
+
+/** How the Markdown comment is made: the plan page's address (its links), and the forge's length limit. */
+export interface CommentOptions {
+  pageUrl?: string;
+  maxLength?: number;
+}
+
+/**
+ * The comment's options from --page-url (checked before anything is read: a usage error) and the
+ * CI service (CiSettings' `gitlabCi`): in GitLab CI the comment is a merge request note, whose limit is GitLab's.
+ */
+export function commentOptions(flags: { pageUrl?: string }, ci: { gitlabCi: boolean }): CommentOptions {
+  const bad = flags.pageUrl === undefined ? undefined : describeBadLinkTarget(flags.pageUrl);
+  if (bad !== undefined) throw new UsageError(`--page-url: ${bad}. Give the address the plan page (--format html) will have, such as the CI job's artifact URL.`);
+  return { ...(flags.pageUrl === undefined ? {} : { pageUrl: flags.pageUrl }), ...(ci.gitlabCi ? { maxLength: GITLAB_GROUPED_MARKDOWN_LENGTH } : {}) };
+}
 
 export interface PlanViewOptions {
   format: PlanFormat;
-  /** Standard output: the plan (for json and markdown, nothing else). */
+  /** Standard output: the plan (for json, markdown and html, nothing else). */
   out: TextSink;
   /** Standard error. */
   err: TextSink;
   color: boolean;
   frame?: LogFrame;
+  comment?: CommentOptions;
 }
 
 export function createPlanView(options: PlanViewOptions): PlanView {
@@ -54,7 +75,7 @@ export function createPlanView(options: PlanViewOptions): PlanView {
         // Written as it is rendered: a large plan's text is never held whole.
         for (const piece of renderTextPieces(plan, { color: options.color })) out.write(piece);
       } else {
-        const rendered = renderPlan(plan, format, options.color);
+        const rendered = renderPlan(plan, format, { color: options.color, safety, ...options.comment });
         if (format !== 'text') {
           out.write(rendered);
           return;
@@ -89,15 +110,24 @@ export function describeSavedPlan(saved: Pick<SavedPlan, 'createdAt' | 'baseUrl'
   );
 }
 
+export interface RenderPlanOptions extends CommentOptions {
+  color: boolean;
+  /** What the plan's checks found: the page marks the changes of a stale saved plan. */
+  safety?: PlanSafety;
+}
+
 /** A plan in the format asked for. (The plan as apply shows it is text/plan/render-plan-for-review.ts.) */
-export function renderPlan(plan: Plan, format: PlanFormat, color: boolean): string {
+export function renderPlan(plan: Plan, format: PlanFormat, options: RenderPlanOptions): string {
   switch (format) {
     case 'json':
       return renderJson(plan);
     case 'markdown':
-      return renderMarkdown(plan);
+      // The digest's footer ends it: pipelines read the marker on its last line.
+      return withDigestFooter(plan, (p, { maxLength }) => renderGroupedMarkdown(p, { ...(options.pageUrl === undefined ? {} : { pageUrl: options.pageUrl }), maxLength }), options.maxLength ?? DEFAULT_GROUPED_MARKDOWN_LENGTH);
+    case 'html':
+      return renderPlanPage(plan, options.safety === undefined ? {} : { safety: options.safety });
     case 'text':
-      return renderText(plan, { color });
+      return renderText(plan, { color: options.color });
     default: {
       const unreachable: never = format;
       throw new Error(`unknown format ${String(unreachable)}`);

@@ -60,6 +60,12 @@ export class FileJournal implements StateJournal {
     while (this.writing !== null) await this.writing;
   }
 
+  /** Throws, as a failed write does, once the lock is no longer the run's (or a write has failed). */
+  async checkHeld(): Promise<void> {
+    if (this.failure === undefined) await this.options.checkHeld().catch((err: unknown) => this.fail(err, []));
+    if (this.failure !== undefined) throw this.failure;
+  }
+
   /** Waits for what is recorded, then closes the log: nothing is appended to it after this. */
   async close(): Promise<void> {
     await this.flush();
@@ -77,6 +83,10 @@ export class FileJournal implements StateJournal {
         let text = '';
         for (const p of batch) text += `${p.line}\n`;
         await this.log.append(Buffer.from(text));
+        // Again once the bytes are on disk: a run force-unlocked while it appended may have had its
+        // log folded and removed by then, these bytes with it (a fold takes the logs of runs out
+        // of the table). Still held now means out of the table only after the bytes went.
+        await this.options.checkHeld();
         this.written.appends += 1;
         this.written.entries += batch.length;
         for (const p of batch) {

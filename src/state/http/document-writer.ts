@@ -11,7 +11,8 @@
  * serial). A failed check stops the run. The protocol has no compare-and-swap: between the read and
  * the write only a writer that ignores the lock can come in, and docs/state.md says so.
  *
- * Transport-agnostic: the requests go through a DocumentPort (terraform-http-state.ts is one).
+ * Transport-agnostic: the requests go through a DocumentPort (http-document-port.ts is the one on
+ * the transport; the tests have one on fetch).
  */
 import { randomBytes } from 'node:crypto';
 import { OrgformError } from '../../errors.js';
@@ -52,6 +53,8 @@ export class DocumentWriter {
   private lineage: string | undefined;
   /** The serial of this run's last write, checked before the next one when the run holds the whole state. */
   private serial: number | undefined;
+  /** The end of the last write under the server's lock. */
+  private turn: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly port: DocumentPort,
@@ -82,14 +85,23 @@ export class DocumentWriter {
     });
   }
 
-  /** Takes the run's registration out of the document (nothing to do when a force-unlock already did). */
+  /**
+   * Takes the run's registration out of the document (nothing to do when a force-unlock already did),
+   * and lets go of the server's lock: a failure to do either throws, for either would stand in every
+   * later run's way.
+   */
   async unregister(holder: LockHolder): Promise<void> {
-    await this.underLock(holder, 'letting go of the state', async () => {
-      const doc = await this.port.read();
-      if (doc.lineage !== this.lineage || doc.runs[holder.id] === undefined) return;
-      delete doc.runs[holder.id];
-      await this.post(doc, holder);
-    });
+    await this.underLock(
+      holder,
+      'letting go of the state',
+      async () => {
+        const doc = await this.port.read();
+        if (doc.lineage !== this.lineage || doc.runs[holder.id] === undefined) return;
+        delete doc.runs[holder.id];
+        await this.post(doc, holder);
+      },
+      true,
+    );
   }
 
   /**
@@ -127,14 +139,33 @@ export class DocumentWriter {
     this.serial = doc.serial;
   }
 
-  /** Runs `work` holding the server's lock, waited for while another run's write holds it; always lets go after. */
-  private async underLock<T>(holder: LockHolder, what: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` holding the server's lock, waited for while another run's write holds it; always lets
+   * go after. A lock this run could not let go of is taken again by its next write (the server names
+   * this run as the holder); `strict`, for the last one, such a failure throws.
+   */
+  private underLock<T>(holder: LockHolder, what: string, work: () => Promise<T>, strict = false): Promise<T> {
+    // One at a time: a lock the server says this run holds is then one left from an earlier write.
+    const turn = this.turn.then(() => this.lockedWork(holder, what, work, strict));
+    this.turn = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  private async lockedWork<T>(holder: LockHolder, what: string, work: () => Promise<T>, strict: boolean): Promise<T> {
     await this.take(holder, what);
+    let result: T;
     try {
-      return await work();
-    } finally {
+      result = await work();
+    } catch (err) {
       await this.port.unlock(holder.id).catch(() => undefined);
+      throw err;
     }
+    const letGo = this.port.unlock(holder.id);
+    await (strict ? letGo : letGo.catch(() => undefined));
+    return result;
   }
 
   private async take(holder: LockHolder, what: string): Promise<void> {
@@ -144,7 +175,8 @@ export class DocumentWriter {
     const until = now() + this.options.timeoutMs;
     for (let attempt = 0; ; attempt += 1) {
       const other = await this.port.lock(holder, what);
-      if (other === undefined) return;
+      // Held already by this run: an earlier write's unlock failed.
+      if (other === undefined || other.id === holder.id) return;
       const wait = random() * Math.min(LONGEST_WAIT_MS, FIRST_WAIT_MS * 2 ** attempt);
       if (now() + wait > until) {
         throw new OrgformError(

@@ -9,6 +9,7 @@
 import type { Client, ClientConfig, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { OrgformError } from '../../errors.js';
 import { redactSecrets } from '../../redact.js';
+import { describeSocketError } from '../../transport/describe-failure.js';
 import type { StateSpec } from '../parse-state-spec.js';
 import { stateUnavailableError } from '../state-backend.js';
 import type { StateSettings } from '../state-settings.js';
@@ -50,6 +51,8 @@ export class PostgresSession {
   private closing = false;
   /** Statements sent and not answered yet. */
   private running = 0;
+  /** When the statements under way were last heard of: the first sent, or the last answered (performance.now()). */
+  private heardAt = 0;
   private lostListener: ((why: string) => void) | undefined;
 
   private constructor(
@@ -104,11 +107,19 @@ export class PostgresSession {
     return this.counted(this.client.query({ text, query_timeout: timeoutMs } as QueryConfig));
   }
 
-  /** Whether the server still answers, within `timeoutMs` (a held session's check while the run is quiet). */
-  async probe(timeoutMs: number): Promise<void> {
-    // A statement under way answers for the connection (and a probe queued behind a slow one would time out for nothing).
-    if (this.running > 0) return;
-    await this.counted(this.client.query({ text: 'SELECT 1', query_timeout: timeoutMs } as QueryConfig));
+  /**
+   * Whether the server still answers for this session, within `timeoutMs` (a held session's
+   * check): false when it does not hold the session any more. A statement under way holds the
+   * connection (a probe queued behind it would wait for it): one heard of within `timeoutMs`
+   * answers for the connection; past that, `elsewhere` asks through a connection of its own, for a
+   * server that ended the session may let another run take its lock while this connection waits.
+   */
+  async probe(timeoutMs: number, elsewhere: () => Promise<boolean>): Promise<boolean> {
+    if (this.running === 0) {
+      await this.counted(this.client.query({ text: 'SELECT 1', query_timeout: timeoutMs } as QueryConfig));
+      return true;
+    }
+    return performance.now() - this.heardAt < timeoutMs || elsewhere();
   }
 
   /** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
@@ -150,11 +161,13 @@ export class PostgresSession {
   }
 
   private async counted<T>(query: Promise<T>): Promise<T> {
+    if (this.running === 0) this.heardAt = performance.now();
     this.running += 1;
     try {
       return await query;
     } finally {
       this.running -= 1;
+      this.heardAt = performance.now();
     }
   }
 
@@ -188,8 +201,8 @@ export class PgErrorWords {
     if (e?.code === '57014' || /timeout expired|connection timeout|query read timeout/i.test(e?.message ?? '')) {
       return `no answer in time (ORGFORM_STATE_TIMEOUT_MS is ${this.settings.timeoutMs} ms)`;
     }
-    if (e?.code === 'ECONNREFUSED') return 'connection refused (is the database up, and are the host and port right?)';
-    if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'the host name could not be resolved';
+    const socket = describeSocketError(err, { name: 'the database', address: 'the URL' }, 'never');
+    if (socket !== undefined) return socket;
     const message = typeof e?.message === 'string' && e.message !== '' ? e.message : String(err);
     const hint = (e?.code !== undefined && this.hint(e.code, message)) || '';
     return redactSecrets(`${message}${e?.code && !message.includes(e.code) ? ` [${e.code}]` : ''}${hint}`, this.secrets);

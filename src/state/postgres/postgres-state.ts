@@ -14,7 +14,7 @@ import { OrgformError } from '../../errors.js';
 import { BatchedJournal, LockLoss, RemoteHold } from '../batched-journal.js';
 import type { LoggedEntry } from '../journal-entry.js';
 import { KeyIndex } from '../journal-index.js';
-import { lockLostError, type HeldState, type Interest, type JournalIndex, type LockHolder, type LockRequest, type StateBackend } from '../state-backend.js';
+import { lockLostError, StateUnavailableError, type HeldState, type Interest, type JournalIndex, type LockHolder, type LockRequest, type StateBackend } from '../state-backend.js';
 import { journalNotWrittenError, noLockError, unwrittenAfter } from '../state-errors.js';
 import type { StateSettings } from '../state-settings.js';
 import { insertRows, selectKeysOf, streamRows } from './journal-rows.js';
@@ -85,6 +85,17 @@ export class PostgresState implements StateBackend {
     });
   }
 
+  /** Whether the session of the run `id` (its application_name names it) is still on the server, asked through a connection of its own within `timeoutMs`. */
+  private async sessionLives(id: string, timeoutMs: number): Promise<boolean> {
+    const session = await PostgresSession.open(this.spec, { ...this.options.settings, timeoutMs });
+    try {
+      const { rows } = await session.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [`orgform run ${id}`]);
+      return rows.length > 0;
+    } finally {
+      await session.close();
+    }
+  }
+
   /** Every use but a run's opens its own connection and closes it: nothing is left to close. */
   async close(): Promise<void> {}
 
@@ -115,8 +126,21 @@ export class PostgresState implements StateBackend {
     });
     // A connection that stops answering is given up, as lost: its locks may be gone on the server.
     const every = this.options.heartbeatMs ?? HEARTBEAT_MS;
-    const probe = () => session.probe(Math.min(every, this.options.settings.timeoutMs));
-    const heartbeat = setInterval(() => void probe().catch((err: unknown) => session.abandon(`the database stopped answering (${session.describe(err)})`)), every);
+    const limit = Math.min(every, this.options.settings.timeoutMs);
+    let checking = false;
+    const check = async () => {
+      if (checking) return;
+      checking = true;
+      try {
+        const held = await session.probe(limit, () => this.sessionLives(taken.holder.id, limit));
+        if (!held) await session.abandon('the database ended its session, and the lock went with it, while a write waited for an answer');
+      } catch (err) {
+        await session.abandon(`the database stopped answering (${err instanceof StateUnavailableError ? err.why : session.describe(err)})`);
+      } finally {
+        checking = false;
+      }
+    };
+    const heartbeat = setInterval(() => void check(), every);
     heartbeat.unref();
     session.onLost((why) => {
       clearInterval(heartbeat);

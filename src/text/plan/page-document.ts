@@ -23,7 +23,8 @@ export interface PageTable {
   columns: Array<{ label: string; type: 'name' | 'action' | 'outcome' | 'code' | 'text'; hidden?: boolean }>;
   rows: PageCell[][];
   marks: PageMark[];
-  filters: Array<{ id: string; type: 'search'; columns: number[] } | { id: string; type: 'select'; column: number }>;
+  /** A search of the cells' text, a search of their marks' labels, or a choice of one cell's text. */
+  filters: Array<{ id: string; type: 'search' | 'marks'; columns: number[] } | { id: string; type: 'select'; column: number }>;
   /** The hidden column that the buttons with `data-group` filter on. */
   groupColumn?: number;
   noun: [singular: string, plural: string];

@@ -10,8 +10,9 @@
  * - `columns`: `{ label, type: 'name' | 'action' | 'outcome' | 'code' | 'text', hidden? }`;
  * - `rows`: arrays of cells, a cell being its text or `[text, mark, …]`, marks indexing `marks`;
  * - `marks`: `{ label, tone: 'warn' | 'info' | 'bad' | 'good' }`, shown as badges after the text;
- * - `filters`: `{ id, type: 'search', columns }` or `{ id, type: 'select', column }`, each read from
- *   the form control with `data-filter="id"`; `groupColumn`: the hidden column that buttons with
+ * - `filters`: `{ id, type: 'search', columns }` (the cells' text), `{ id, type: 'marks', columns }`
+ *   (the labels of the cells' marks) or `{ id, type: 'select', column }`, each read from the form
+ *   control with `data-filter="id"`; `groupColumn`: the hidden column that buttons with
  *   `data-group` filter on; `noun`: `[singular, plural]`; `pageSize`.
  */
 export const PAGE_SCRIPT = String.raw`
@@ -46,6 +47,24 @@ export const PAGE_SCRIPT = String.raw`
     return lowered[c];
   }
 
+  // Per row, the labels of its marks in the filter's columns, lower-cased: what a marks filter searches.
+  function lowerMarks(f) {
+    var key = 'marks ' + f.id;
+    if (!lowered[key]) {
+      var out = new Array(rows.length);
+      for (var i = 0; i < rows.length; i++) {
+        var labels = '';
+        for (var k = 0; k < f.columns.length; k++) {
+          var cell = rows[i][f.columns[k]];
+          if (typeof cell !== 'string') for (var m = 1; m < cell.length; m++) labels += marks[cell[m]].label.toLowerCase() + '\n';
+        }
+        out[i] = labels;
+      }
+      lowered[key] = out;
+    }
+    return lowered[key];
+  }
+
   function control(id) { return form ? form.querySelector('[data-filter="' + id + '"]') : null; }
 
   function checks() {
@@ -54,10 +73,10 @@ export const PAGE_SCRIPT = String.raw`
       var el = control(f.id);
       var value = el ? el.value : '';
       if (value === '') return;
-      if (f.type === 'search') {
+      if (f.type === 'search' || f.type === 'marks') {
         var needle = value.trim().toLowerCase();
         if (needle === '') return;
-        var cols = f.columns.map(lowerColumn);
+        var cols = f.type === 'marks' ? [lowerMarks(f)] : f.columns.map(lowerColumn);
         list.push(function (i) { for (var k = 0; k < cols.length; k++) if (cols[k][i].indexOf(needle) !== -1) return true; return false; });
       } else {
         var c = f.column;

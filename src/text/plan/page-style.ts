@@ -25,7 +25,8 @@ export const PAGE_STYLE = `${columnWidths()}
 }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif; }
-main { max-width: 1280px; margin: 0 auto; padding: 1.5rem 1.25rem 4rem; }
+/* A value without a space (a slug of 512 characters, an id, a service's message) wraps where it must: never wider than the page. */
+main { max-width: 1280px; margin: 0 auto; padding: 1.5rem 1.25rem 4rem; overflow-wrap: anywhere; }
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.25rem; margin: 2rem 0 .75rem; padding-bottom: .3rem; border-bottom: 1px solid var(--line); }
 h3 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
@@ -33,7 +34,8 @@ p { margin: .5rem 0; }
 a { color: var(--link); }
 code, .value { font-family: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, monospace; font-size: .9em; overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
-.name { white-space: nowrap; }
+/* A name kept whole on its line, unless it is longer than the line. */
+.name { display: inline-block; max-width: 100%; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .skip { position: absolute; left: -999px; top: 0; background: var(--bg); padding: .5rem; }
 .skip:focus { left: .5rem; }
@@ -53,6 +55,8 @@ thead th { background: var(--panel); font-weight: 600; }
 table.rows thead th { position: sticky; top: 0; z-index: 1; }
 tbody th { font-weight: 500; }
 td.num, th.num { text-align: right; }
+/* Headings and counts are ours, and whole words: a column is never narrower than they are. */
+thead th, .num { overflow-wrap: normal; }
 tr.repeat > th { color: var(--muted); }
 .groups td:first-child { width: 45%; }
 table.overview { width: auto; min-width: 40rem; margin: .5rem 0 1rem; }

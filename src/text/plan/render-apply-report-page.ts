@@ -13,13 +13,14 @@ import type { RunTimeline } from '../../model/run-timeline.js';
 import type { Action } from '../../plan/types.js';
 import { terminalSafe } from '../ansi.js';
 import { formatDuration } from '../format-duration.js';
+import { capitalise } from '../format-value.js';
 import { counted, KIND_LABEL, thousands } from './describe-change-group.js';
 import { html, type Html } from './html.js';
 import { renderPageDocument, type PageCell, type PageTable } from './page-document.js';
 import { renderTableSection } from './page-table.js';
 import { NO_CHANGES } from './plan-headline.js';
 import { renderRunChartSvg } from './render-run-chart-svg.js';
-import { describeRun, rate, runSeries } from './run-chart-series.js';
+import { describeRun, rate, runSeries, UNIT_WORDS } from './run-chart-series.js';
 
 export type ReportedOutcome = 'applied' | 'already-done' | 'skipped' | 'not-started' | 'stale' | 'failed';
 
@@ -69,6 +70,12 @@ export interface ApplyReport {
   summary: ReportedSummary;
   /** What the client recorded of its requests; absent when none was. */
   timeline?: RunTimeline;
+  /**
+   * Why the run stopped before its end, when something stopped it (an error, a refusal, the client
+   * giving up after only 429s, a lost lock): the page leads with it. Absent when it ended by itself or
+   * was interrupted.
+   */
+  stopped?: string;
 }
 
 /** The outcomes in the order the page lists them: what needs someone first. */
@@ -85,17 +92,26 @@ const OUTCOMES: ReadonlyArray<{ outcome: ReportedOutcome; label: string; tone: '
 const FAILURES_SHOWN = 100;
 
 
+/** Why the run stopped, a line each: a refusal's details hold line breaks (what differs from the reviewed plan), which are not text to escape. */
+function stoppedLines(stopped: string): Html[] {
+  return stopped.split('\n').map((line, i) => html`${i === 0 ? '' : html`<br>`}${terminalSafe(line)}`);
+}
+
 export function renderApplyReportPage(report: ApplyReport): string {
   const s = report.summary;
-  const failures = s.notApplied.filter((r) => r.outcome === 'failed');
-  const body = html`<header>
+  const title = headline(s, report);
+  const head = html`<header>
 <h1>orgform apply</h1>
 <p class="muted">for <code>${terminalSafe(report.baseUrl)}</code>, started ${new Date(report.startedAt).toISOString().replace('T', ' ').slice(0, 19)} UTC, took ${formatDuration(s.elapsedMs)}</p>
 </header>
-<p><strong>${headline(s)}</strong></p>
+<p><strong>${title}</strong></p>
+${report.stopped === undefined ? html`` : html`<div class="banner bad"><strong>Why apply stopped:</strong> ${stoppedLines(report.stopped)}</div>`}`;
+  // Stopped before any change was handed to it: there is nothing more to show.
+  if (report.stopped !== undefined && report.changes.length === 0) return renderPageDocument({ title: `orgform apply: ${title}`, body: head });
+  const body = html`${head}
 <ul class="summary" aria-label="Outcomes">${OUTCOMES.map(({ outcome, label }) => html`<li><span class="n">${count(s, outcome).toLocaleString('en')}</span> ${label}</li>`)}</ul>
 ${chartSection(report.timeline)}
-${failuresSection(failures)}
+${failuresSection(s.notApplied.filter((r) => r.outcome === 'failed'))}
 ${renderTableSection({
   id: 'every-change',
   heading: 'Every change',
@@ -116,7 +132,7 @@ ${renderTableSection({
     ['Took', 8],
   ],
 })}`;
-  return renderPageDocument({ title: `orgform apply: ${headline(s)}`, body, table: outcomeTable(report) });
+  return renderPageDocument({ title: `orgform apply: ${title}`, body, table: outcomeTable(report) });
 }
 
 function count(s: ReportedSummary, outcome: ReportedOutcome): number {
@@ -140,7 +156,9 @@ function count(s: ReportedSummary, outcome: ReportedOutcome): number {
   }
 }
 
-function headline(s: ReportedSummary): string {
+function headline(s: ReportedSummary, report: Pick<ApplyReport, 'stopped' | 'changes'>): string {
+  if (report.stopped !== undefined && report.changes.length === 0) return 'Apply stopped before it changed anything.';
+  if (report.stopped !== undefined) return `Stopped part way: ${s.applied} applied, ${s.failed} failed, ${s.notStarted} not started; run orgform apply again to finish.`;
   if (s.total === 0) return NO_CHANGES;
   if (s.interrupted) return `Interrupted: ${s.applied} applied, ${s.notStarted} not started; run orgform apply again to finish.`;
   if (s.failed > 0) return `Finished with ${counted(s.failed, 'failure', thousands)}; run orgform apply again to retry what is left.`;
@@ -151,19 +169,20 @@ function headline(s: ReportedSummary): string {
 function chartSection(timeline: RunTimeline | undefined): Html {
   if (timeline === undefined || timeline.buckets.length === 0) return html`<section aria-labelledby="run-heading"><h2 id="run-heading">The run over time</h2><p>No requests were recorded.</p></section>`;
   const words = describeRun(timeline);
+  const unit = UNIT_WORDS[timeline.unit];
   return html`<section aria-labelledby="run-heading">
 <h2 id="run-heading">The run over time</h2>
 <ul>${words.map((w) => html`<li>${w}</li>`)}</ul>
 <ul class="legend" aria-label="Legend">
-<li><span class="key sent"></span>requests sent a second</li>
+<li><span class="key sent"></span>${unit.sentKey}</li>
 <li><span class="key throttled"></span>429 answers a second</li>
 <li><span class="key limit"></span>the rate orgform held itself to</li>
 <li><span class="key pause"></span>every request held back</li>
-<li><span class="key flight"></span>requests in flight</li>
-<li><span class="key latency"></span>mean latency</li>
-<li><span class="key latency-max"></span>slowest answer</li>
+<li><span class="key flight"></span>${unit.inFlight.toLowerCase()}</li>
+<li><span class="key latency"></span>${unit.meanKey}</li>
+<li><span class="key latency-max"></span>${unit.slowestKey}</li>
 </ul>
-${renderRunChartSvg(timeline, { title: 'The run over time: requests, 429 answers, the rate held to, requests in flight and latency', description: words.join(' ') })}
+${renderRunChartSvg(timeline, { title: `The run over time: ${unit.sentKey}, 429 answers, the rate held to, ${unit.inFlight.toLowerCase()} and ${unit.meanKey}`, description: words.join(' ') })}
 ${numbersTable(timeline)}
 </section>`;
 }
@@ -175,8 +194,9 @@ function numbersTable(timeline: RunTimeline): Html {
     (at, i) =>
       html`<tr><td>${formatDuration(at * 1000, 'clock')}</td><td class="num">${rate(s.sentPerSecond[i]!)}</td><td class="num">${rate(s.throttledPerSecond[i]!)}</td><td class="num">${s.rateLimit[i] === null ? 'none' : rate(s.rateLimit[i]!)}</td><td class="num">${s.inFlight[i]!}</td><td class="num">${s.latencyMean[i] === null ? '' : Math.round(s.latencyMean[i]!)}</td><td class="num">${Math.round(s.latencyMax[i]!)}</td><td class="num">${Math.round(s.paused[i]! * 100)} %</td></tr>\n`,
   );
+  const unit = UNIT_WORDS[timeline.unit];
   return html`<details><summary>The chart's numbers (${formatDuration(s.seconds * 1000, 'rounded')} a row)</summary>
-<table><thead><tr><th scope="col">From</th><th scope="col" class="num">Sent a second</th><th scope="col" class="num">429s a second</th><th scope="col" class="num">Rate held to</th><th scope="col" class="num">Most in flight</th><th scope="col" class="num">Mean latency (ms)</th><th scope="col" class="num">Slowest (ms)</th><th scope="col" class="num">Held back</th></tr></thead><tbody>
+<table><thead><tr><th scope="col">From</th><th scope="col" class="num">${unit.perSecond}</th><th scope="col" class="num">429s a second</th><th scope="col" class="num">Rate held to</th><th scope="col" class="num">Most in flight</th><th scope="col" class="num">${capitalise(unit.meanKey)} (ms)</th><th scope="col" class="num">Slowest (ms)</th><th scope="col" class="num">Held back</th></tr></thead><tbody>
 ${rows}</tbody></table></details>`;
 }
 

@@ -15,6 +15,10 @@ export interface GroupedLinesOptions {
   color: boolean;
   /** Organisations named per group before "and N more" (default NAMES_PER_GROUP). */
   names?: number;
+  /** Groups listed per section before "… and N more groups" (default all). */
+  maxGroups?: number;
+  /** Single changes listed per section before "… and N more single changes" (default all). */
+  maxSingles?: number;
 }
 
 /** The lines, unindented by the caller's standard (two spaces, as the text plan indents its changes), without line ends. */
@@ -27,8 +31,17 @@ export function renderGroupedChangeLines(changes: readonly Change[], options: Gr
     lines.push(`  ${paint(symbol, style, color)} ${paint(sectionTitle(section), 'bold', color)} — ${sectionCounts(section)}`);
     const notes = sectionNotes(section);
     for (const note of notes) lines.push(`      ${paint(`note: ${terminalSafe(note)}`, 'dim', color)}`);
-    for (const group of section.groups) lines.push(`      ${groupLine(group, names)}`);
-    for (const single of section.singles) lines.push(`      ${formatName(single.organisations[0] ?? '')}: ${describeGroupChange(single)}`);
+    const groups = section.groups.slice(0, options.maxGroups ?? section.groups.length);
+    for (const group of groups) lines.push(`      ${groupLine(group, names)}`);
+    const moreGroups = section.groups.slice(groups.length);
+    if (moreGroups.length > 0) {
+      const organisations = moreGroups.reduce((n, g) => n + g.members.length, 0);
+      lines.push(`      … and ${plural(moreGroups.length, 'more group')} (${plural(organisations, 'organisation')})`);
+    }
+    const singles = section.singles.slice(0, options.maxSingles ?? section.singles.length);
+    for (const single of singles) lines.push(`      ${formatName(single.organisations[0] ?? '')}: ${describeGroupChange(single)}`);
+    const moreSingles = section.singles.length - singles.length;
+    if (moreSingles > 0) lines.push(`      … and ${plural(moreSingles, 'more single change')}`);
   }
   return lines;
 }

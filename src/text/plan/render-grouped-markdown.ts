@@ -9,24 +9,33 @@
  * cuts the text short.)
  *
  * Every outside value goes through the `md` tag (markdown-escape.ts), and nothing here is written in
- * a code block: so `](` + PLAN_PAGE_PLACEHOLDER can only be this module's own links, which
- * linkPlanPage fills in once the page's address is known (a CI artifact's URL comes after the plan).
+ * a code block: so `](` + PLAN_PAGE_PLACEHOLDER can only be this module's own links, which the
+ * GitHub Action fills in once the page's address is known (an artifact's URL comes after the plan:
+ * pipeline/sticky-comment.mjs's linkPlanPage); where it is known before, `pageUrl` says it.
  */
 import { summarisePlan, type Plan } from '../../plan/types.js';
 import { ACTION_MARKER, formatName, invisibleMark, plural } from '../format-value.js';
-import { joinMarkdown, md, type Markdown } from '../markdown-escape.js';
+import { joinMarkdown, markdownLink, md, type Markdown } from '../markdown-escape.js';
 import { describeGroupChange, describeOrganisations, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
 import { groupSameChanges, type ChangeGroup, type ChangeSection } from './group-same-changes.js';
-import { NO_CHANGES, NO_CHANGES_READ, planCounts, PROBLEMS_MISSING } from './plan-headline.js';
+import { NO_CHANGES, NO_CHANGES_READ, planCounts, planHeadline, PROBLEMS_MISSING } from './plan-headline.js';
 
 /** GitHub refuses a comment longer than this; GitLab a note longer than GITLAB_NOTE_LIMIT. */
 export const GITHUB_COMMENT_LIMIT = 65_536;
 export const GITLAB_NOTE_LIMIT = 1_000_000;
 /** The default: GitHub's limit, less room for the sticky comment's marker and footer (pipeline/sticky-comment.mjs). */
 export const DEFAULT_GROUPED_MARKDOWN_LENGTH = 65_000;
+/** In GitLab CI: GitLab's limit, less the same room. */
+export const GITLAB_GROUPED_MARKDOWN_LENGTH = GITLAB_NOTE_LIMIT - (GITHUB_COMMENT_LIMIT - DEFAULT_GROUPED_MARKDOWN_LENGTH);
 
-/** Where the plan page's links point until linkPlanPage says where the page is. */
+/** Where the plan page's links point until the page's address is known (pipeline/sticky-comment.mjs's PLAN_PAGE_PLACEHOLDER). */
 export const PLAN_PAGE_PLACEHOLDER = '#orgform-plan-page';
+/**
+ * The longest address the placeholder is replaced with (pipeline/sticky-comment.mjs refuses a longer
+ * one): the room each placeholder link keeps, so that the comment stays within its limit once linked.
+ * An artifact's address in a repository of the longest owner and name GitHub allows is about 230.
+ */
+export const PLAN_PAGE_URL_MAX_LENGTH = 300;
 
 export interface GroupedMarkdownOptions {
   maxLength?: number;
@@ -34,6 +43,35 @@ export interface GroupedMarkdownOptions {
   pageUrl?: string;
   /** Organisations named per group (default NAMES_PER_GROUP). */
   names?: number;
+  /**
+   * The job summary's form: under a `### orgform plan` heading, the verdict in bold, each kind and
+   * field one heading level down, rows left out "to fit the job summary"; and without `pageUrl`, the
+   * page named by the command that writes it rather than linked.
+   */
+  jobSummary?: boolean;
+}
+
+/** How the comment and the job summary differ (GroupedMarkdownOptions.jobSummary). */
+interface Form {
+  head: (plan: Plan, sections: readonly ChangeSection[]) => Markdown;
+  level: Markdown;
+  fits: string;
+  link: Markdown;
+  /** What each link may grow by once the placeholder is replaced (PLAN_PAGE_URL_MAX_LENGTH). */
+  linkGrowth: number;
+}
+
+function formOf(options: GroupedMarkdownOptions): Form {
+  if (options.jobSummary !== true) {
+    const linkGrowth = options.pageUrl === undefined ? PLAN_PAGE_URL_MAX_LENGTH - PLAN_PAGE_PLACEHOLDER.length : 0;
+    return { head: (plan, sections) => md`**orgform plan:** ${headline(plan, sections)}\n`, level: md`###`, fits: 'the comment', link: pageLink(options.pageUrl), linkGrowth };
+  }
+  const link = options.pageUrl === undefined ? md`the plan page (\`orgform show PLANFILE --format html\`)` : pageLink(options.pageUrl);
+  const head = (plan: Plan, sections: readonly ChangeSection[]): Markdown => {
+    const rest = headline(plan, sections, { verdict: false });
+    return md`### orgform plan\n\n**${planHeadline(plan)}**${rest.length > 0 ? md` · ${rest}` : EMPTY}\n`;
+  };
+  return { head, level: md`####`, fits: 'the job summary', link, linkGrowth: 0 };
 }
 
 /** A list of Markdown pieces made as they are asked for: a plan of 100,000 single changes shows a few hundred. */
@@ -62,50 +100,27 @@ const TABLE_HEAD = md`| Change | Organisations |\n| --- | --- |\n`;
 
 export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOptions = {}): string {
   const max = options.maxLength ?? DEFAULT_GROUPED_MARKDOWN_LENGTH;
-  const link = pageLink(options.pageUrl);
+  const form = formOf(options);
+  const { link } = form;
   const names = options.names ?? NAMES_PER_GROUP;
   const grouped = groupSameChanges(plan.changes);
-  const head = md`${headline(plan, grouped.sections)}\n`;
+  const head = form.head(plan, grouped.sections);
   const footer = plan.changes.length > 0 || plan.problems.length > 0 ? md`\n_Every change by organisation, with filters: ${link}._\n` : EMPTY;
   const problems: Items = { count: plan.problems.length, at: (i) => problemLine(plan.problems[i]!) };
-  const problemsHead = problems.count === 0 ? EMPTY : md`\n### ⚠️ Problems (${problems.count})\n\n${PROBLEMS_MISSING}\n\n`;
+  const problemsHead = problems.count === 0 ? EMPTY : md`\n${form.level} ⚠️ Problems (${problems.count})\n\n${PROBLEMS_MISSING}\n\n`;
   const problemsNote = (left: number) => md`- _…and ${plural(left, 'more problem')}: see ${link}._\n`;
-  const sections = sectionParts(grouped.sections, names);
+  const sections = sectionParts(grouped.sections, names, form.level);
   const glance = overview(grouped.sections);
 
   const fixed = [head, glance, problemsHead, footer, ...sections.map((s) => s.head)].reduce((n, m) => n + m.length, 0);
   // Room for each section's table heads, its fold and its note at its longest (everything left out).
-  const notes = sections.reduce((n, s) => n + leftOutNote(s.section, { groups: s.groups.count, inGroups: s.section.items, singles: s.singles.count }, link).length + 2 * TABLE_HEAD.length + fold(s.singles.count).length, 0);
-  let budget = max - fixed - notes;
+  const notes = sections.reduce((n, s) => n + leftOutNote(s.section, { groups: s.groups.count, inGroups: s.section.items, singles: s.singles.count }, form).length + 2 * TABLE_HEAD.length + fold(s.singles.count).length, 0);
+  // Room for the links to grow: the footer's, each section's note's and the problems' note's.
+  const links = (footer.length > 0 ? 1 : 0) + sections.length + (problems.count > 0 ? 1 : 0);
+  const budget = max - fixed - notes - links * form.linkGrowth;
   // Problems first (their changes are missing: a reviewer must see that), up to half of what is left.
   const keptProblems = fitPrefix(problems, Math.max(0, Math.floor(budget / 2)) - problemsNote(problems.count).length);
-  budget -= keptProblems.reduce((n, m) => n + m.length, 0);
-  // Then every group, in order, then the single changes: a group says more per character. A row too
-  // long to fit (a long value from the service) leaves out itself, not every row after it; a run of
-  // misses ends the search, so that 100,000 single changes are not all made to find room for none.
-  let misses = 0;
-  for (const pass of ['groups', 'singles'] as const) {
-    for (const section of sections) {
-      const items = section[pass];
-      for (let i = 0; i < items.count && misses < MAX_MISSES; i++) {
-        const row = items.at(i);
-        if (row.length > budget) {
-          misses += 1;
-          continue;
-        }
-        misses = 0;
-        budget -= row.length;
-        if (pass === 'singles') {
-          section.keptSingleRows.push(row);
-          section.keptSingles += 1;
-        } else {
-          section.keptGroupRows.push(row);
-          section.keptGroups += 1;
-          section.keptInGroups += section.section.groups[i]!.members.length;
-        }
-      }
-    }
-  }
+  fillRows(sections, budget - keptProblems.reduce((n, m) => n + m.length, 0));
 
   const left = problems.count - keptProblems.length;
   const out = joinMarkdown([
@@ -117,7 +132,7 @@ export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOption
     ...sections.flatMap((s) => {
       const inGroups = s.section.groups.reduce((n, g) => n + g.members.length, 0);
       const left = { groups: s.groups.count - s.keptGroups, inGroups: inGroups - s.keptInGroups, singles: s.singles.count - s.keptSingles };
-      return [s.head, ...table(s.keptGroupRows), ...foldedSingles(s.keptSingleRows, s.singles.count, s.keptGroupRows.length > 0), left.groups + left.singles > 0 ? leftOutNote(s.section, left, link) : EMPTY];
+      return [s.head, ...table(s.keptGroupRows), ...foldedSingles(s.keptSingleRows, s.singles.count, s.keptGroupRows.length > 0), left.groups + left.singles > 0 ? leftOutNote(s.section, left, form) : EMPTY];
     }),
     footer,
   ]).text;
@@ -125,46 +140,60 @@ export function renderGroupedMarkdown(plan: Plan, options: GroupedMarkdownOption
 }
 
 /**
- * The Markdown with the plan page's links pointing at `url` (http or https), for a comment written
- * before the page's address was known.
+ * Every group, then the single changes, while they fit in `budget`: a group says more per
+ * character. Each pass takes the sections' rows in turn (the first row of each, then the second…),
+ * so that when not all fit, every kind and field shows some of its own rather than the first taking
+ * all the room. A row too long to fit (a long value from the service) leaves out itself, not every
+ * row after it; a run of misses ends the search, so that 100,000 single changes are not all made to
+ * find room for none.
  */
-export function linkPlanPage(markdown: string, url: string): string {
-  return markdown.replaceAll(`](${PLAN_PAGE_PLACEHOLDER})`, `](${checkedUrl(url)})`);
+function fillRows(sections: SectionParts[], budget: number): void {
+  let misses = 0;
+  for (const pass of ['groups', 'singles'] as const) {
+    const rows = Math.max(0, ...sections.map((s) => s[pass].count));
+    for (let i = 0; i < rows && misses < MAX_MISSES; i++) {
+      for (const section of sections) {
+        if (i >= section[pass].count || misses >= MAX_MISSES) continue;
+        const row = section[pass].at(i);
+        if (row.length > budget) {
+          misses += 1;
+          continue;
+        }
+        misses = 0;
+        budget -= row.length;
+        keep(section, pass, i, row);
+      }
+    }
+  }
+}
+
+function keep(section: SectionParts, pass: 'groups' | 'singles', index: number, row: Markdown): void {
+  if (pass === 'singles') {
+    section.keptSingleRows.push(row);
+    section.keptSingles += 1;
+  } else {
+    section.keptGroupRows.push(row);
+    section.keptGroups += 1;
+    section.keptInGroups += section.section.groups[index]!.members.length;
+  }
 }
 
 function pageLink(url: string | undefined): Markdown {
-  const target = url === undefined ? PLAN_PAGE_PLACEHOLDER : checkedUrl(url);
-  // The target is checked (or our own): trusted, like the template's text.
-  return md`[the plan page](${trusted(target)})`;
+  return markdownLink('the plan page', url ?? PLAN_PAGE_PLACEHOLDER);
 }
 
-/** An address of the page as a link target: http(s), printable ASCII only, with what would end a link target percent-encoded. */
-function checkedUrl(url: string): string {
-  if (!/^[\x21-\x7e]+$/.test(url) || !/^https?:\/\/[^/?#]+/i.test(url)) throw new Error(`the plan page's address must be an http or https URL of printable ASCII, not ${JSON.stringify(url)}`);
-  return url.replace(/[()<>"'`\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-/** Text made Markdown as it is: only for what this module checked itself. */
-function trusted(text: string): Markdown {
-  const strings = Object.assign([text], { raw: [text] }) as unknown as TemplateStringsArray;
-  return md(strings);
-}
-
-function headline(plan: Plan, sections: readonly ChangeSection[]): Markdown {
+/** `2 to change, 2 to remove, 1 to accept · said in … · 2 unchanged · …`; without the verdict, what follows it. */
+function headline(plan: Plan, sections: readonly ChangeSection[], options: { verdict: boolean } = { verdict: true }): Markdown {
   const s = summarisePlan(plan);
   const groups = sections.reduce((n, x) => n + x.groups.length, 0);
   const singles = sections.reduce((n, x) => n + x.singles.length, 0);
   const parts: string[] = [];
-  if (plan.changes.length > 0) {
-    parts.push(planCounts(s));
-    parts.push(`said in ${plural(groups, 'group')} of the same change and ${plural(singles, 'single change')}`);
-  } else {
-    parts.push(s.problems > 0 ? NO_CHANGES_READ : NO_CHANGES);
-  }
+  if (options.verdict) parts.push(plan.changes.length > 0 ? planCounts(s) : s.problems > 0 ? NO_CHANGES_READ : NO_CHANGES);
+  if (groups > 0) parts.push(`said in ${plural(groups, 'group')} of the same change${singles > 0 ? ` and ${plural(singles, 'single change')}` : ''}`);
   if (s.unchanged > 0) parts.push(`${s.unchanged} unchanged`);
   if (plan.journaled.length > 0) parts.push(`${plan.journaled.length} already done (journal)`);
   if (s.problems > 0) parts.push(`⚠️ ${plural(s.problems, 'problem')}`);
-  return md`**orgform plan:** ${parts.join(' · ')}`;
+  return md`${parts.join(' · ')}`;
 }
 
 function problemLine(p: Plan['problems'][number]): Markdown {
@@ -173,11 +202,11 @@ function problemLine(p: Plan['problems'][number]): Markdown {
 }
 
 /** Each section's heading and notes, its rows made as asked. */
-function sectionParts(sections: readonly ChangeSection[], names: number): SectionParts[] {
+function sectionParts(sections: readonly ChangeSection[], names: number, level: Markdown): SectionParts[] {
   return sections.map((section) => {
     const marker = ACTION_MARKER[section.action].symbol;
     const notes = sectionNotes(section);
-    const head = joinMarkdown([md`\n### ${marker} ${sectionTitle(section)} — ${sectionCounts(section)}\n\n`, ...notes.map((n) => md`> ${n}\n`), notes.length > 0 ? md`\n` : EMPTY]);
+    const head = joinMarkdown([md`\n${level} ${marker} ${sectionTitle(section)} — ${sectionCounts(section)}\n\n`, ...notes.map((n) => md`> ${n}\n`), notes.length > 0 ? md`\n` : EMPTY]);
     return {
       section,
       head,
@@ -232,13 +261,13 @@ function singleRow(single: ChangeGroup): Markdown {
 }
 
 /** `_5 groups (1200 organisations) and 30 single changes of this section are left out to fit the comment: every one is on [the plan page](…)._` */
-function leftOutNote(section: ChangeSection, left: { groups: number; inGroups: number; singles: number }, link: Markdown): Markdown {
+function leftOutNote(section: ChangeSection, left: { groups: number; inGroups: number; singles: number }, form: Pick<Form, 'fits' | 'link'>): Markdown {
   const parts = [
     ...(left.groups > 0 ? [`${plural(left.groups, 'group')} (${plural(left.inGroups, 'organisation')})`] : []),
     ...(left.singles > 0 ? [plural(left.singles, 'single change')] : []),
   ];
   const are = left.groups + left.singles === 1 ? 'is' : 'are';
-  return md`\n_${parts.join(' and ')} of ${sectionTitle(section)} ${are} left out to fit the comment: every one is on ${link}._\n`;
+  return md`\n_${parts.join(' and ')} of ${sectionTitle(section)} ${are} left out to fit ${form.fits}: every one is on ${form.link}._\n`;
 }
 
 /** The longest prefix of `items` within `budget`. */

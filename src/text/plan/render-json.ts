@@ -6,9 +6,10 @@
  */
 import type { ChangeKind } from '../../model/change-kind.js';
 import { summarisePlan, type Action, type Change, type Plan } from '../../plan/types.js';
+import { digestPlan } from '../../plan/plan-digest.js';
 
-/** 1.1: a billing change may be `known_after` another change, with `before` null (not read yet). */
-export const JSON_FORMAT_VERSION = '1.1';
+/** 1.2: the plan's `digest` (1.1: a billing change may be `known_after` another change, with `before` null, not read yet). */
+export const JSON_FORMAT_VERSION = '1.2';
 
 export type WireAction = 'accept' | 'update' | 'delete';
 export type WireKind =
@@ -75,6 +76,7 @@ export function renderJson(plan: Plan): string {
   const document = {
     format_version: JSON_FORMAT_VERSION,
     base_url: plan.baseUrl,
+    digest: digestPlan(plan),
     summary: { change: s.change, remove: s.remove, accept: s.accept, unchanged: s.unchanged, problems: s.problems },
     changes: plan.changes.map(toWireChange),
     unchanged: [...plan.unchanged],

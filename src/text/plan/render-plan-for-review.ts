@@ -1,7 +1,7 @@
 /**
  * The plan as apply shows it for review: whole on a terminal, and a digest in a long log (more
- * than COMPACT_THRESHOLD changes): the counts by action and kind, the first changes one line each,
- * and where to see all of them. There it is the apply's record, not its review: the whole plan is
+ * than COMPACT_THRESHOLD changes): the counts by action and kind, the same change said once (the
+ * first groups and single changes of each kind and field), and where to see all of them. There it is the apply's record, not its review: the whole plan is
  * what `orgform plan` is for (and what was reviewed), and in a CI log 100,000 changes listed before
  * the apply starts bury everything that follows. Text only, so that a text apply loads neither the
  * JSON nor the Markdown renderer. Pure.
@@ -9,7 +9,8 @@
 import type { ChangeKind } from '../../model/change-kind.js';
 import type { Action, Change, Plan } from '../../plan/types.js';
 import { paint, terminalSafe } from '../ansi.js';
-import { ACTION_MARKER, formatChangeLine, groupChanges, plural } from '../format-value.js';
+import { ACTION_MARKER, plural } from '../format-value.js';
+import { renderGroupedChangeLines } from './render-grouped-change-lines.js';
 import { closingLines, COMPACT_THRESHOLD, problemsHeading, renderText } from './render-text.js';
 
 export interface ReviewOptions {
@@ -27,12 +28,14 @@ export function renderPlanForReview(plan: Plan, options: ReviewOptions): string 
 
 export interface PlanDigestOptions {
   color: boolean;
-  /** How many changes (and problems) are listed before "… and N more"; default DIGEST_FIRST_CHANGES. */
+  /** How many groups and single changes per kind and field are listed before "… and N more"; default DIGEST_FIRST_CHANGES. */
   firstChanges?: number;
 }
 
 /** Enough to see what kind of change this is and that the values are the intended ones. */
-export const DIGEST_FIRST_CHANGES = 10;
+export const DIGEST_FIRST_CHANGES = 5;
+/** Problems listed before "… and N more". */
+const DIGEST_FIRST_PROBLEMS = 10;
 
 /** In the order the counts are shown: the order of the legend. */
 const ACTIONS: readonly Action[] = ['accept', 'update', 'delete'];
@@ -55,29 +58,19 @@ export function renderPlanDigest(plan: Plan, options: PlanDigestOptions): string
 
   if (plan.changes.length > 0) {
     lines.push(`orgform will perform ${plural(plan.changes.length, 'change')}:`, ...countLines(plan.changes, color), '');
-    // The plan's display order (by organisation, the active organisation last), as `orgform plan` lists them.
-    const groups = groupChanges(plan.changes);
-    const ordered = [...groups.organisations.flatMap((g) => g.changes), ...groups.setActive];
-    const shown = ordered.slice(0, first);
-    if (shown.length > 0) {
-      lines.push(shown.length === ordered.length ? 'The changes:' : `The first ${shown.length}:`);
-      for (const change of shown) lines.push(`  ${formatChangeLine(change, color)}`);
-    }
-    const more = ordered.length - shown.length;
-    if (more > 0) {
-      lines.push(
-        `  … and ${more} more. See them all with \`orgform plan\` (same files and options), or save them with \`orgform plan --out FILE\` and apply exactly those with \`orgform apply FILE\`.`,
-      );
-    }
-    lines.push('');
+    lines.push('The changes, the same change said once:', ...renderGroupedChangeLines(plan.changes, { color, maxGroups: first, maxSingles: first }), '');
+    lines.push(
+      'See every change with `orgform plan` (same files and options), or save them with `orgform plan --out FILE` and apply exactly those with `orgform apply FILE`.',
+      '',
+    );
   }
 
   if (plan.problems.length > 0) {
     lines.push(bold(problemsHeading(plan.problems.length)));
-    for (const p of plan.problems.slice(0, first)) {
+    for (const p of plan.problems.slice(0, DIGEST_FIRST_PROBLEMS)) {
       lines.push(`  ${paint('!', 'red', color)} ${terminalSafe(p.organisation ?? p.address)}: ${terminalSafe(p.message)}`);
     }
-    if (plan.problems.length > first) lines.push(`  … and ${plan.problems.length - first} more (\`orgform plan\` lists them all).`);
+    if (plan.problems.length > DIGEST_FIRST_PROBLEMS) lines.push(`  … and ${plan.problems.length - DIGEST_FIRST_PROBLEMS} more (\`orgform plan\` lists them all).`);
     lines.push('');
   }
 

@@ -109,6 +109,8 @@ function hazards(plan: Plan, safety: PlanSafety | undefined): Html {
         return html`<div class="banner bad" role="alert"><strong>This saved plan is stale:</strong> what it was made from changed since, so apply refuses it. Run orgform plan again.<ul>${h.changed.map((r) => html`<li>${terminalSafe(r)}</li>`)}</ul></div>`;
       case 'incomplete':
         return html`<div class="banner warn"><strong>This plan is incomplete:</strong> ${counted(h.problems.length, 'organisation', thousands)} could not be read (see Problems), so apply refuses it.</div>`;
+      case 'not-reviewed':
+        return html`<div class="banner bad" role="alert"><strong>Not the reviewed plan:</strong> its digest is ${h.actual}, not ${h.expected}, so apply refuses it.</div>`;
       case 'over-budget':
         return html`<div class="banner warn"><strong>Over budget:</strong> ${counted(h.changes, 'change', thousands)}, more than --max-changes ${h.maxChanges}; apply refuses it.</div>`;
       default: {
@@ -264,7 +266,8 @@ function planTable(plan: Plan, grouped: GroupedChanges, marks: Marks, stale: Map
       { id: 'action', type: 'select', column: 1 },
       { id: 'kind', type: 'select', column: 2 },
       { id: 'field', type: 'select', column: 3 },
-      { id: 'marks', type: 'search', columns: [6] },
+      // Every column that carries marks: a name or a value holding invisible characters, and the notes.
+      { id: 'marks', type: 'marks', columns: [0, 4, 5, 6] },
     ],
     groupColumn: GROUP_COLUMN,
     noun: ['row', 'rows'],

@@ -9,7 +9,7 @@
 import type { RunTimeline } from '../../model/run-timeline.js';
 import { formatDuration } from '../format-duration.js';
 import { html, type Html } from './html.js';
-import { runSeries, type RunSeries } from './run-chart-series.js';
+import { runSeries, UNIT_WORDS, type RunSeries } from './run-chart-series.js';
 
 /** Buckets drawn at most: more than the plot has room for in bars is merged (coarsenTimeline). */
 const MAX_BARS = 600;
@@ -28,17 +28,20 @@ interface Panel {
 
 export function renderRunChartSvg(timeline: RunTimeline, options: { title: string; description: string }): Html {
   const s = runSeries(timeline, MAX_BARS);
+  const words = UNIT_WORDS[timeline.unit];
   const n = Math.max(1, s.at.length);
   const bar = PLOT / n;
   const x = (i: number) => LEFT + i * bar;
-  const requests: Panel = { title: 'Requests a second', top: 28, height: 190, max: niceCeil(Math.max(1, ...s.sentPerSecond, ...s.rateLimit.map((r) => r ?? 0))) };
-  const flight: Panel = { title: 'Requests in flight', top: 262, height: 90, max: niceCeil(Math.max(1, ...s.inFlight)) };
-  const latency: Panel = { title: 'Latency (ms)', top: 396, height: 110, max: niceCeil(Math.max(1, ...s.latencyMax)) };
+  const requests: Panel = { title: words.perSecond, top: 28, height: 190, max: niceCeil(Math.max(1, ...s.sentPerSecond, ...s.rateLimit.map((r) => r ?? 0))) };
+  const flight: Panel = { title: words.inFlight, top: 262, height: 90, max: niceCeil(Math.max(1, ...s.inFlight)) };
+  const latency: Panel = { title: words.latency, top: 396, height: 110, max: niceCeil(Math.max(1, ...s.latencyMax)) };
   const y = (p: Panel, v: number) => round(p.top + p.height - (Math.min(v, p.max) / p.max) * p.height);
   const height = latency.top + latency.height + 36;
   const panels = [requests, flight, latency];
 
-  const pauses = s.paused.flatMap((f, i) => (f > 0 ? panels.map((p) => html`<rect class="pause" x="${round(x(i))}" y="${p.top}" width="${round(Math.max(1, bar * f))}" height="${p.height}"/>`) : []));
+  // A part of a bucket held back ends it when the next bucket is held back too (the wait began in it), else begins it.
+  const pauseX = (f: number, i: number) => ((s.paused[i + 1] ?? 0) > 0 && f < 1 ? x(i) + bar * (1 - f) : x(i));
+  const pauses = s.paused.flatMap((f, i) => (f > 0 ? panels.map((p) => html`<rect class="pause" x="${round(pauseX(f, i))}" y="${p.top}" width="${round(Math.max(1, bar * f))}" height="${p.height}"/>`) : []));
   const sent = s.sentPerSecond.map((v, i) => (v > 0 ? html`<rect class="sent" x="${round(x(i))}" y="${y(requests, v)}" width="${barWidth(bar)}" height="${round(requests.top + requests.height - y(requests, v))}"/>` : html``));
   const throttled = s.throttledPerSecond.map((v, i) => (v > 0 ? html`<rect class="throttled" x="${round(x(i))}" y="${y(requests, v)}" width="${barWidth(bar)}" height="${round(requests.top + requests.height - y(requests, v))}"/>` : html``));
   const limit = stepPath(s.rateLimit, x, bar, (v) => y(requests, v));
@@ -61,7 +64,7 @@ ${limit === '' ? html`` : html`<path class="limit" d="${limit}"/>`}
 ${inFlight === '' ? html`` : html`<path class="flight" d="${inFlight}"/>`}
 ${slowest === '' ? html`` : html`<path class="latency-max" d="${slowest}"/>`}
 ${mean === '' ? html`` : html`<path class="latency" d="${mean}"/>`}
-${timeAxis(s, latency.top + latency.height, x)}
+${timeAxis(s, latency.top + latency.height, x, words.since)}
 </svg>`;
 }
 
@@ -75,7 +78,7 @@ function axes(p: Panel): Html {
 }
 
 /** Ticks at a round step, at most about ten of them, labelled as a clock counts (`1m 30s`). */
-function timeAxis(s: RunSeries, bottom: number, x: (i: number) => number): Html {
+function timeAxis(s: RunSeries, bottom: number, x: (i: number) => number, since: string): Html {
   const total = s.at.length * s.seconds;
   const step = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 86400].find((t) => total / t <= 10) ?? 86400;
   const ticks: Html[] = [];
@@ -83,7 +86,7 @@ function timeAxis(s: RunSeries, bottom: number, x: (i: number) => number): Html 
     const xx = round(x(t / s.seconds));
     ticks.push(html`<line class="axis" x1="${xx}" x2="${xx}" y1="${bottom}" y2="${bottom + 5}"/><text x="${xx}" y="${bottom + 19}" text-anchor="middle">${formatDuration(t * 1000, 'clock')}</text>`);
   }
-  return html`${ticks}<text x="${WIDTH - RIGHT}" y="${bottom + 34}" text-anchor="end">time since the first request</text>`;
+  return html`${ticks}<text x="${WIDTH - RIGHT}" y="${bottom + 34}" text-anchor="end">time since ${since}</text>`;
 }
 
 /** A line held level over each bucket (a rate, a count in flight), broken where there is no value. */
@@ -105,17 +108,19 @@ function stepPath(values: ReadonlyArray<number | null>, x: (i: number) => number
   return d.replace(/(?:H[\d.]+)+(?=H)/g, '');
 }
 
-/** A line through each bucket's middle, broken where there is no value. */
+/**
+ * A line through each bucket's middle, broken where there is no value; a value with none beside it
+ * (a run of one second, an answer between two silent seconds) is a level stroke across its bucket,
+ * since a line of one point draws nothing.
+ */
 function linePath(values: ReadonlyArray<number | null>, x: (i: number) => number, bar: number, y: (v: number) => number): string {
   let d = '';
-  let drawing = false;
   values.forEach((v, i) => {
-    if (v === null) {
-      drawing = false;
-      return;
-    }
-    d += `${drawing ? 'L' : 'M'}${round(x(i) + bar / 2)} ${y(v)}`;
-    drawing = true;
+    if (v === null) return;
+    const before = i > 0 && values[i - 1] !== null;
+    const alone = !before && (i + 1 >= values.length || values[i + 1] === null);
+    if (alone) d += `M${round(x(i) + bar * 0.15)} ${y(v)}H${round(x(i) + bar * 0.85)}`;
+    else d += `${before ? 'L' : 'M'}${round(x(i) + bar / 2)} ${y(v)}`;
   });
   return d;
 }

@@ -2,11 +2,16 @@
  * The human view of a plan, Terraform-like: one block per organisation with changes, field-level
  * billing diffs, notes, then problems, counts and the closing `Plan: …` line. Pure and deterministic.
  * Above COMPACT_THRESHOLD changes, one line per change instead of blocks: still every change (plan
- * is what gets reviewed), but a quarter of the lines, and each line names its address.
+ * is what gets reviewed), but a quarter of the lines, and each line names its address (grep finds
+ * it); then, above the closing line where a terminal leaves the reader, the same changes grouped
+ * (render-grouped-change-lines.ts): the patterns of a bulk plan, each said once.
  */
 import { summarisePlan, type Action, type Change, type Plan } from '../../plan/types.js';
 import { paint, terminalSafe } from '../ansi.js';
 import { planHeadline } from './plan-headline.js';
+import { digestLine } from './describe-digest.js';
+import { digestPlan } from '../../plan/plan-digest.js';
+import { renderGroupedChangeLines } from './render-grouped-change-lines.js';
 import { ACTION_MARKER as MARKER, formatBefore, formatChangeLine, formatFromActive, formatName, formatValue, groupChanges, plural } from '../format-value.js';
 
 /**
@@ -16,6 +21,15 @@ import { ACTION_MARKER as MARKER, formatBefore, formatChangeLine, formatFromActi
  * At or below it, both print what they always did, so small plans and demos keep their shape.
  */
 export const COMPACT_THRESHOLD = 50;
+
+/** Above the grouped changes of a long plan, whose every change is listed one line each just before. */
+const GROUPED_HEADING = 'The same changes, each said once (every change is listed above):';
+
+/**
+ * Groups and single changes listed per kind and field under GROUPED_HEADING: the big patterns whole,
+ * a few of the rest (every one of them is listed above).
+ */
+const GROUPED_CAPS = { maxGroups: 20, maxSingles: 5 };
 
 export interface TextOptions {
   color: boolean;
@@ -56,7 +70,7 @@ export function* renderTextPieces(plan: Plan, options: TextOptions): Generator<s
         if (lines.length >= LINES_PER_PIECE) yield piece();
       }
       for (const change of groups.setActive) lines.push(`  ${formatChangeLine(change, color)}`);
-      lines.push('');
+      lines.push('', bold(GROUPED_HEADING), ...renderGroupedChangeLines(plan.changes, { color, ...GROUPED_CAPS }), '');
     } else {
       for (const group of groups.organisations) {
         lines.push(`  ${bold(`# ${formatName(group.slug)}`)} (${formatName(group.id)})`);
@@ -82,7 +96,10 @@ export function* renderTextPieces(plan: Plan, options: TextOptions): Generator<s
   yield piece();
 }
 
-/** What needs nothing (unchanged, journaled), then the plan line: the end of the full plan and of the digest. */
+/**
+ * What needs nothing (unchanged, journaled), then, when there are changes, the plan's digest (what
+ * `apply --expect-digest` takes), then the plan line: the end of the full plan and of the digest.
+ */
 export function closingLines(plan: Plan, bold: (text: string) => string): string[] {
   const summary = summarisePlan(plan);
   const counts: string[] = [];
@@ -90,7 +107,8 @@ export function closingLines(plan: Plan, bold: (text: string) => string): string
   if (plan.journaled.length > 0) {
     counts.push(`${plural(plan.journaled.length, 'one-shot change')} already done according to the journal, not planned again.`);
   }
-  return [...(counts.length > 0 ? [...counts, ''] : []), bold(closingLine(plan))];
+  const digest = plan.changes.length > 0 ? [digestLine(digestPlan(plan))] : [];
+  return [...(counts.length > 0 ? [...counts, ''] : []), ...digest, bold(closingLine(plan))];
 }
 
 /** The heading of the problems, in the text plan and its digest. */

@@ -4,9 +4,61 @@
  * answers' mean and slowest latency, and the share of it every request was held back; and the run
  * in words, saying where it waited and why. Pure.
  */
-import { coarsenTimeline, type RunTimeline } from '../../model/run-timeline.js';
+import { coarsenTimeline, type RunTimeline, type TimelineUnit } from '../../model/run-timeline.js';
 import { formatDuration } from '../format-duration.js';
-import { plural } from '../format-value.js';
+import { counted, thousands } from './describe-change-group.js';
+
+/** How the charts and words name what a timeline counts: request attempts, or changes (run-timeline.ts). */
+export interface UnitWords {
+  /** One of them: `request`, `change`. */
+  one: string;
+  /** The first panel's title, and its bars in the legend. */
+  perSecond: string;
+  sentKey: string;
+  /** The 429 answers beside them, in the job summary's words. */
+  throttledKey: string;
+  inFlight: string;
+  latency: string;
+  meanKey: string;
+  slowestKey: string;
+  /** The job summary's words under its latency chart. */
+  latencyCaption: string;
+  /** What the time axis counts from. */
+  since: string;
+  failed(n: number): string;
+  took: string;
+}
+
+export const UNIT_WORDS: Readonly<Record<TimelineUnit, UnitWords>> = {
+  request: {
+    one: 'request',
+    perSecond: 'Requests a second',
+    sentKey: 'requests sent a second',
+    throttledKey: 'the 429 answers among them',
+    inFlight: 'Requests in flight',
+    latency: 'Latency (ms)',
+    meanKey: 'mean latency',
+    slowestKey: 'slowest answer',
+    latencyCaption: 'Latency in milliseconds: the mean of the answers in each bar (green), and the slowest (grey).',
+    since: 'the first request',
+    failed: (n) => `${counted(n, 'attempt', thousands)} failed without an answer or with a 5xx`,
+    took: 'Answers took',
+  },
+  change: {
+    one: 'change',
+    perSecond: 'Changes started a second',
+    sentKey: 'changes started a second',
+    throttledKey: 'the 429 answers to their requests',
+    inFlight: 'Changes in flight',
+    latency: 'Time a change took (ms)',
+    meanKey: 'mean time a change took',
+    slowestKey: 'slowest change',
+    latencyCaption: 'How long changes took, in milliseconds: the mean of those that ended in each bar (green), and the slowest (grey).',
+    since: 'the first change',
+    failed: (n) => `${counted(n, 'change', thousands)} failed`,
+    took: 'Changes took',
+  },
+};
 
 export interface RunSeries {
   /** Each bucket's start, in seconds from the run's start. */
@@ -42,8 +94,9 @@ export function runSeries(timeline: RunTimeline, maxBuckets: number): RunSeries 
   };
 }
 
-/** The run in a few sentences: how many requests, the 429s, where it waited and for how long, the rate held to, the latency. */
+/** The run in a few sentences: how many requests (or changes), the 429s, where it waited and for how long, the rate held to, the latency. */
 export function describeRun(timeline: RunTimeline): string[] {
+  const words = UNIT_WORDS[timeline.unit];
   const b = timeline.buckets;
   const sum = (f: (x: (typeof b)[number]) => number) => b.reduce((n, x) => n + f(x), 0);
   const sent = sum((x) => x.sent);
@@ -51,9 +104,9 @@ export function describeRun(timeline: RunTimeline): string[] {
   const throttled = sum((x) => x.throttled);
   const failed = sum((x) => x.failed);
   const pausedMs = sum((x) => x.pausedMs);
-  const lines = [`${plural(sent, 'request')} in ${formatDuration(b.length * timeline.bucketMs, 'rounded')}, at most ${Math.max(0, ...b.map((x) => x.maxInFlight))} in flight.`];
-  if (throttled > 0) lines.push(`${plural(throttled, 'answer')} ${throttled === 1 ? 'was' : 'were'} 429 (too many requests)${failed > 0 ? `, and ${plural(failed, 'attempt')} failed without an answer or with a 5xx` : ''}.`);
-  else if (failed > 0) lines.push(`${plural(failed, 'attempt')} failed without an answer or with a 5xx.`);
+  const lines = [`${counted(sent, words.one, thousands)} in ${formatDuration(b.length * timeline.bucketMs, 'rounded')}, at most ${Math.max(0, ...b.map((x) => x.maxInFlight))} in flight.`];
+  if (throttled > 0) lines.push(`${counted(throttled, 'answer', thousands)} ${throttled === 1 ? 'was' : 'were'} 429 (too many requests)${failed > 0 ? `, and ${words.failed(failed)}` : ''}.`);
+  else if (failed > 0) lines.push(`${words.failed(failed)}.`);
   else lines.push('No answer was 429 (too many requests).');
   const pauses = waits(timeline);
   if (pauses.length > 0) {
@@ -70,7 +123,7 @@ export function describeRun(timeline: RunTimeline): string[] {
   } else {
     lines.push('Nothing limited the rate.');
   }
-  if (answered > 0) lines.push(`Answers took ${formatDuration(sum((x) => x.latencySumMs) / answered)} on average, ${formatDuration(Math.max(...b.map((x) => x.latencyMaxMs)))} at the slowest.`);
+  if (answered > 0) lines.push(`${words.took} ${formatDuration(sum((x) => x.latencySumMs) / answered)} on average, ${formatDuration(Math.max(...b.map((x) => x.latencyMaxMs)))} at the slowest.`);
   return lines;
 }
 

@@ -64,13 +64,23 @@ const sized = (n: number) => makePlan({ changes: Array.from({ length: n }, (_, i
 
 describe('renderPlan', () => {
   it('renders the format asked for', () => {
-    expect(renderPlan(sized(1), 'text', false)).toContain('Plan: 1 to change');
-    expect(JSON.parse(renderPlan(sized(1), 'json', false))).toHaveProperty('format_version');
-    expect(renderPlan(sized(1), 'markdown', false)).toContain('<details>');
+    const plain = { color: false };
+    expect(renderPlan(sized(1), 'text', plain)).toContain('Plan: 1 to change');
+    expect(JSON.parse(renderPlan(sized(1), 'json', plain))).toHaveProperty('format_version');
+    expect(renderPlan(sized(1), 'markdown', plain)).toContain('| Kind and field | Changes | Organisations | Groups | Single changes |');
+    expect(renderPlan(sized(1), 'html', plain)).toMatch(/^<!doctype html>\n[^]*<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;;/);
   });
 
   it('colours text only when asked', () => {
-    expect(renderPlan(sized(1), 'text', true)).toContain('\u001b[');
-    expect(renderPlan(sized(1), 'text', false)).not.toContain('\u001b[');
+    expect(renderPlan(sized(1), 'text', { color: true })).toContain('\u001b[');
+    expect(renderPlan(sized(1), 'text', { color: false })).not.toContain('\u001b[');
+  });
+
+  it('links the plan page from the comment, and marks the changes of a stale saved plan on the page', () => {
+    expect(renderPlan(sized(60), 'markdown', { color: false, pageUrl: 'https://ci.example/jobs/1/artifacts/file/plan.html', maxLength: 1_500 })).toContain('[the plan page](https://ci.example/jobs/1/artifacts/file/plan.html)');
+    const reason = 'organisations.org-3: billingEmail is now c@x.test since the plan';
+    const stale = { hazards: [{ kind: 'stale' as const, changed: [reason] }] };
+    expect(renderPlan(sized(5), 'html', { color: false })).not.toContain(reason);
+    expect(renderPlan(sized(5), 'html', { color: false, safety: stale })).toContain(reason);
   });
 });

@@ -8,7 +8,8 @@ import * as fs from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { journalKey } from '../../../src/model/journal-key.js';
-import { lockFileState, readJournalFile } from '../../support/file-state.js';
+import type { LockEnvironment } from '../../../src/state/lock-environment.js';
+import { fileState, lockFileState, readJournalFile } from '../../support/file-state.js';
 import { rejection } from '../../support/rejection.js';
 import { makeWorkspace } from '../../support/workspace.js';
 
@@ -44,6 +45,9 @@ function nextLogWrites(...writes: Array<(real: Write, buffer: Uint8Array, offset
     return handle;
   });
 }
+
+/** Another run of this host, each its own pid, all alive. */
+const env = (pid: number): LockEnvironment => ({ pid, host: 'runner-1', now: () => Date.now(), isAlive: () => true });
 
 let statePath: string;
 beforeEach(async () => {
@@ -95,5 +99,32 @@ describe('the journal of a run on a file state', () => {
     expect(held.journal.has(SERVICE, key(2))).toBe(false);
     await held.release();
     expect(Object.keys((await readJournalFile(statePath)).services[SERVICE] ?? {})).toEqual([key(1)]);
+  });
+
+  it('acknowledges nothing of an append under way while its run was force-unlocked and its log folded away by another run of the same shard', async () => {
+    const broken = await lockFileState(statePath, { env: env(4242), partition: { index: 1, count: 2 } });
+    let atWrite!: () => void;
+    const reached = new Promise<void>((resolve) => (atWrite = resolve));
+    let letGo!: () => void;
+    const released = new Promise<void>((resolve) => (letGo = resolve));
+    // Its first append is held after the check that the lock is still its own, before its bytes go.
+    nextLogWrites(async (real, buffer, offset, length) => {
+      atWrite();
+      await released;
+      return real(buffer, offset, length, null);
+    });
+    const held = broken.journal.record(SERVICE, key(1), entry('one'));
+    await reached;
+    await fileState(statePath, env(5151)).forceUnlock(broken.lock.id);
+    // The same shard again: it records, ends, and folds the broken run's log (its run is out of the table), removing it.
+    const again = await lockFileState(statePath, { env: env(4343), partition: { index: 1, count: 2 } });
+    await again.journal.record(SERVICE, key(2), entry('two'));
+    await again.release();
+    letGo();
+    const err = await rejection(held);
+    expect(err.code).toBe('STATE_LOCK_LOST');
+    expect(err.message).toContain(`the lock ${broken.lock.id} was broken (orgform force-unlock)`);
+    await broken.release();
+    expect(Object.keys((await readJournalFile(statePath)).services[SERVICE] ?? {})).toEqual([key(2)]);
   });
 });

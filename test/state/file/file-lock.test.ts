@@ -153,6 +153,20 @@ describe('force-unlock on a file state', () => {
     await held.release();
     expect(Object.keys((await readJournalFile(statePath)).services[SERVICE] ?? {})).toEqual([journalKey('remove-channel', 'o1', 'c1')]);
   });
+
+  it('tells a run whose lock was broken when it asks before its next change, with no record to make: the loss, once', async () => {
+    const held = await lockFileState(statePath, { env: env() });
+    const lost: OrgformError[] = [];
+    held.onLost((error) => lost.push(error));
+    await held.journal.checkHeld!();
+    await fileState(statePath, env()).forceUnlock(held.lock.id);
+    const err = await rejection(held.journal.checkHeld!());
+    expect(err.code).toBe('STATE_LOCK_LOST');
+    expect(err.message).toContain(`the lock ${held.lock.id} was broken (orgform force-unlock)`);
+    expect((await rejection(held.journal.checkHeld!())).message).toBe(err.message);
+    expect(lost.map((e) => e.code)).toEqual(['STATE_LOCK_LOST']);
+    await held.release();
+  });
 });
 
 describe('the directory of a file state', () => {

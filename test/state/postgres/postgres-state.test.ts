@@ -19,20 +19,30 @@ async function collect(entries: AsyncIterable<LoggedEntry>): Promise<LoggedEntry
 }
 
 /** A TCP link to the server that can be made to stop passing anything on, both ways (a network partition). */
-async function freezableLink(port: string): Promise<{ port: number; freeze(): void; close(): void }> {
+async function freezableLink(port: string): Promise<{ port: number; freeze(): void; cutOff(): void; close(): void }> {
   const sockets: Socket[] = [];
+  const pairs: Array<{ upstream: Socket; cut: boolean }> = [];
   let frozen = false;
   const server = createServer((client) => {
     const upstream = connect(Number(port), '127.0.0.1');
+    const pair = { upstream, cut: false };
     sockets.push(client, upstream);
-    client.on('data', (chunk) => frozen || upstream.write(chunk));
-    upstream.on('data', (chunk) => frozen || client.write(chunk));
+    pairs.push(pair);
+    client.on('data', (chunk) => frozen || pair.cut || upstream.write(chunk));
+    upstream.on('data', (chunk) => frozen || pair.cut || client.write(chunk));
     for (const socket of [client, upstream]) socket.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as { port: number }).port,
     freeze: () => (frozen = true),
+    // The connections made so far: closed on the server's side, silent on the client's (new ones pass).
+    cutOff: () => {
+      for (const pair of pairs) {
+        pair.cut = true;
+        pair.upstream.destroy();
+      }
+    },
     close: () => {
       for (const socket of sockets) socket.destroy();
       server.close();
@@ -163,6 +173,28 @@ describe('the PostgreSQL state', () => {
     expect((await rejection(held.journal.record(SERVICE, keyOf(1), entry('org-1')))).code).toBe('STATE_LOCK_LOST');
     await held.release();
     link.close();
+  });
+
+  it.each([
+    ['goes silent', 'freeze', 'the database stopped answering (no answer in time'],
+    ['is ended by the server, unheard of by the client (the server may let another run take the lock)', 'cutOff', 'the database ended its session, and the lock went with it, while a write waited for an answer'],
+  ] as const)('stops when the connection %s while a write waits for its answer: its check asks through a connection of its own', async (_name, fault, why) => {
+    const url = await createTestDatabase('pg_cut');
+    const link = await freezableLink(new URL(url).port);
+    const through = new URL(url);
+    through.port = String(link.port);
+    const held = await openPostgres(withState(through.toString(), 'prod'), QUICK_SETTINGS, 50).lock(request('orgform apply'), interest());
+    const lost = new Promise<OrgformError>((resolve) => held.onLost(resolve));
+    link[fault]();
+    // Its write waits for an answer that never comes (ORGFORM_STATE_TIMEOUT_MS is 30 s): it used to be told only then.
+    const unanswered = rejection(held.journal.record(SERVICE, keyOf(1), entry('org-1')));
+    const error = await lost;
+    expect(error.code).toBe('STATE_LOCK_LOST');
+    expect(error.message).toContain(why);
+    expect((await unanswered).message).toContain('did not record it');
+    await held.release();
+    link.close();
+    expect(await count(url)).toBe(0);
   });
 
   it('refuses a schema that a newer orgform made', async () => {

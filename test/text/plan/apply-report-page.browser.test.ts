@@ -29,6 +29,18 @@ describe('the apply report of a run under 429s, in Chromium', () => {
     expect([opened.requests, opened.dialogs, opened.errors]).toEqual([[], [], []]);
   });
 
+  it('keeps a long answer without a space within the page’s width', async () => {
+    const report = sampleApplyReport();
+    const [first, ...rest] = report.summary.notApplied.filter((r) => r.outcome === 'failed');
+    const long = { ...first!, failure: { ...first!.failure!, serviceMessage: 'x'.repeat(2_000), serviceCause: `https://example.test/${'y'.repeat(500)}` } };
+    const notApplied = report.summary.notApplied.map((r) => (r === first ? long : r));
+    const opened = await openPage(browser(), 'apply-report-long-values', renderApplyReportPage({ ...report, summary: { ...report.summary, notApplied } }));
+    expect(rest).toHaveLength(1);
+    const width = await opened.page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]');
+    expect(width).toEqual([1280, 1280]);
+    expect([opened.requests, opened.dialogs, opened.errors]).toEqual([[], [], []]);
+  });
+
   it('has no serious or critical accessibility violation (axe-core), in light and in dark', async () => {
     const opened = await openPage(browser(), 'apply-report-axe', renderApplyReportPage(sampleApplyReport()));
     const light = await findAccessibilityViolations(opened.page);

@@ -11,6 +11,7 @@ import { renderPlanPage } from '../../../src/text/plan/render-plan-page.js';
 import { findAccessibilityViolations, openPage, useBrowser, type OpenedPage } from '../../support/browser.js';
 import { planBulkExample } from './bulk-example-plan.js';
 import { HOSTILE_VALUES, hostilePlan } from './hostile-plan.js';
+import { billing, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
 
 const browser = useBrowser();
 let bulk: Plan;
@@ -86,6 +87,22 @@ describe('the plan page of the 300-organisation example, in Chromium', () => {
 });
 
 describe('the plan page of hostile values, in Chromium', () => {
+  it('keeps a long value without a space (a slug of 500 characters, an id, a message) within the page’s width', async () => {
+    const slug = `${'a'.repeat(300)}-${'b'.repeat(199)}`;
+    const plan = makePlan({
+      changes: [billing(slug, { customerID: [null, 'c'.repeat(600)] }), revokeInvitation(slug, 'i'.repeat(500)), revokeInvitation('acme', 'i'.repeat(500))],
+      problems: [problem(slug, 'm'.repeat(600))],
+    });
+    const opened = await openPage(browser(), 'plan-long-values', renderPlanPage(plan));
+    await opened.screenshot('plan-long-values', { fullPage: true });
+    const width = await opened.page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]');
+    expect(width).toEqual([1280, 1280]);
+    // The group's button stays in view, beside the names.
+    const button = await opened.page.getByRole('button', { name: 'Show these 2' }).boundingBox();
+    expect(button!.x + button!.width).toBeLessThanOrEqual(1280);
+    expectNothingRunOrFetched(opened);
+  });
+
   it('runs no script of theirs, loads nothing, and shows every value as text, escaped as the text plan shows it', async () => {
     const opened = await openPage(browser(), 'plan-hostile', renderPlanPage(hostilePlan()));
     await showAll(opened);
@@ -99,6 +116,23 @@ describe('the plan page of hostile values, in Chromium', () => {
     expect(cells.join('\n')).not.toMatch(/[\u200b\u202e\u2066\u2069\ufeff\u2028]/);
     // The page's own elements only: none made from a value.
     expect(await opened.page.locator('img, iframe, svg, a[href^="javascript"], main script').count()).toBe(0);
+    expectNothingRunOrFetched(opened);
+  });
+
+  it('finds the marked changes by their mark: invisible characters, and what cannot be checked before apply', async () => {
+    const plan = hostilePlan();
+    const opened = await openPage(browser(), 'plan-hostile-marked', renderPlanPage(plan));
+    const marked = opened.page.getByLabel('Marked', { exact: true });
+    await marked.fill('invisible');
+    const invisible = await shownRows(opened);
+    // Each row with a value (or a slug) holding one: the four hostile values, old and new, and the slug zw\u200Bslug.
+    expect(invisible.map((r) => r[0]).sort()).toEqual(['o6', 'o7', 'o8', 'o9', 'p6', 'p7', 'p8', 'p9', 'zw\\u200Bslugcontains invisible characters'].sort());
+    expect(invisible.every((r) => r.join(' ').includes('contains invisible characters'))).toBe(true);
+    await marked.fill('cannot be checked');
+    expect((await shownRows(opened)).map((r) => r[2])).toEqual(['revoke invitation']);
+    await marked.fill('acme');
+    // A mark's words only: not a value that happens to hold them.
+    expect(await shownRows(opened)).toEqual([]);
     expectNothingRunOrFetched(opened);
   });
 

@@ -65,4 +65,28 @@ describe('renderApplyReportPage', () => {
     const one: ReportedResult = result;
     expect([reported.failed, one.outcome]).toEqual([1, 'failed']);
   });
+
+  it('leads with why the run stopped, and of a run stopped before any change says only that', () => {
+    const stopped = renderApplyReportPage({ ...sampleApplyReport(), stopped: 'No request succeeded for 10 min: <the service> kept answering 429.' });
+    expect(stopped).toContain('<p><strong>Stopped part way: 276 applied, 2 failed, 20 not started; run orgform apply again to finish.</strong></p>');
+    expect(stopped).toContain('<div class="banner bad"><strong>Why apply stopped:</strong> No request succeeded for 10 min: &lt;the service&gt; kept answering 429.</div>');
+    const before = renderApplyReportPage({ ...sampleApplyReport(), changes: [], stopped: 'The plan is over budget. Nothing was changed.' });
+    expect(before).toContain('<p><strong>Apply stopped before it changed anything.</strong></p>');
+    expect(before).toContain('The plan is over budget. Nothing was changed.');
+    expect(before).not.toMatch(/<svg|id="orgform-data"|<script>/);
+    // A refusal's difference spans lines: each is its own line on the page, never a literal \n.
+    const refused = renderApplyReportPage({ ...sampleApplyReport(), changes: [], stopped: 'Not the reviewed plan. ~ organisations.acme.billing: changed\n    billingEmail: "a" when reviewed, "b\u202e" now' });
+    expect(refused).toContain('<strong>Why apply stopped:</strong> Not the reviewed plan. ~ organisations.acme.billing: changed<br>    billingEmail: &quot;a&quot; when reviewed, &quot;b\\u202E&quot; now</div>');
+  });
+
+  it('names what a timeline of changes counts: changes started and in flight, how long they took', () => {
+    const timeline = sampleApplyReport().timeline!;
+    const changes = renderApplyReportPage({ ...sampleApplyReport(), timeline: { ...timeline, unit: 'change' } });
+    expect(changes).toContain('<li><span class="key sent"></span>changes started a second</li>');
+    expect(changes).toContain('<li><span class="key flight"></span>changes in flight</li>');
+    expect(changes).toContain('<li>862 changes in 1 min, at most 18 in flight.</li>');
+    expect(changes).toContain('<li>Changes took 677 ms on average, 849 ms at the slowest.</li>');
+    expect(changes).toContain('>Changes started a second</text>');
+    expect(changes).not.toMatch(/requests sent a second|Requests in flight/i);
+  });
 });

@@ -31,6 +31,19 @@ describe('renderGroupedChangeLines', () => {
     expect(renderGroupedChangeLines(changes, { color: false, names: 0 })).toContain('      inv_x: 3 organisations');
   });
 
+  it('lists as many groups and single changes per kind and field as asked, then how many more', () => {
+    const changes = [...['a', 'b', 'c', 'd', 'e', 'f'].map((s, i) => revokeInvitation(s, `inv_${i % 3}`)), ...['g', 'h', 'i'].map((s) => revokeInvitation(s, `inv_${s}`))];
+    expect(renderGroupedChangeLines(changes, { color: false, maxGroups: 1, maxSingles: 2 })).toEqual([
+      '  - Invitations to revoke — 9 organisations: 3 groups and 3 single changes',
+      '      note: cannot be checked before apply: the interface cannot list invitations',
+      '      inv_0: 2 organisations (a, d)',
+      '      … and 2 more groups (4 organisations)',
+      '      g: inv_g',
+      '      h: inv_h',
+      '      … and 1 more single change',
+    ]);
+  });
+
   it('colours the marker and the heading only when asked', () => {
     const [heading] = renderGroupedChangeLines([billing('a', { customerID: ['x', 'y'] })], { color: true });
     expect(heading).toBe('  \u001b[33m~\u001b[39m \u001b[1mBilling: customerID\u001b[22m — 1 organisation: 1 single change');

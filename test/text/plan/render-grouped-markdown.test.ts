@@ -1,8 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { renderPlan } from '../../../src/commands/plan/view.js';
+import { digestPlan } from '../../../src/plan/plan-digest.js';
 import { summarisePlan, type Plan } from '../../../src/plan/types.js';
+import { reviewedDigestOf } from '../../../pipeline/reviewed-plan.mjs';
 import { itemsOf } from '../../../src/text/plan/group-same-changes.js';
-import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, linkPlanPage, PLAN_PAGE_PLACEHOLDER, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
-import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, makePlan, problem, revokeInvitation } from '../../support/plan-fixtures.js';
+import { GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT, PLAN_PAGE_PLACEHOLDER, PLAN_PAGE_URL_MAX_LENGTH, renderGroupedMarkdown } from '../../../src/text/plan/render-grouped-markdown.js';
+import {
+  commentMarker,
+  composePlanComment,
+  GITLAB_NOTE_LENGTH,
+  linkPlanPage,
+  MAX_COMMENT_LENGTH,
+  PLAN_PAGE_PLACEHOLDER as PIPELINE_PLACEHOLDER,
+  PLAN_PAGE_URL_MAX_LENGTH as PIPELINE_URL_MAX_LENGTH,
+} from '../../../pipeline/sticky-comment.mjs';
+import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, problem, removeChannel, revokeInvitation } from '../../support/plan-fixtures.js';
 import { planBulkExample } from './bulk-example-plan.js';
 import { fivePatternPlan, singlesPlan } from './pattern-plans.js';
 
@@ -55,7 +67,7 @@ function expectEveryChangeAccountedFor(markdown: string, plan: Plan): void {
 describe('renderGroupedMarkdown', () => {
   it('says each kind and field with its counts, a row per group and per single change, and links the plan page', () => {
     expect(renderGroupedMarkdown(everyKindPlan())).toMatchInlineSnapshot(`
-      "**orgform plan:** 2 to change, 2 to remove, 1 to accept · said in 0 groups of the same change and 6 single changes · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem
+      "**orgform plan:** 2 to change, 2 to remove, 1 to accept · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem
 
       | Kind and field | Changes | Organisations | Groups | Single changes |
       | --- | ---: | ---: | ---: | ---: |
@@ -149,8 +161,10 @@ describe('renderGroupedMarkdown', () => {
     expect(markdown.length).toBeLessThanOrEqual(65_000);
     expectEveryChangeAccountedFor(markdown, plan);
     expect(markdown).toMatch(/\n_\d+ single changes of Billing: billingEmail are left out to fit the comment: every one is on \[the plan page\]\(#orgform-plan-page\)\._\n/);
-    // The budget is used, not wasted: within a row's length of the limit.
-    expect(markdown.length).toBeGreaterThan(64_000);
+    // The budget is used, not wasted: linked at the longest address, within a row's length of the limit.
+    const linked = linkPlanPage(markdown, 'https://example.test/'.padEnd(PLAN_PAGE_URL_MAX_LENGTH, 'a'));
+    expect(linked.length).toBeGreaterThan(64_000);
+    expect(linked.length).toBeLessThanOrEqual(65_000);
   });
 
   it('shows every row in GitLab’s million characters', () => {
@@ -175,6 +189,53 @@ describe('renderGroupedMarkdown', () => {
     expect(markdown.length).toBeLessThanOrEqual(20_000);
     expect(markdown).toMatch(/\n- _…and \d+ more problems: see \[the plan page\]\(#orgform-plan-page\)\._\n/);
     expectEveryChangeAccountedFor(markdown, plan);
+  });
+
+  it('when not every row fits, shows some of each kind and field rather than the first taking all the room', () => {
+    const plan = largePlan(300);
+    const markdown = renderGroupedMarkdown(plan, { maxLength: 12_000 });
+    const sections = account(markdown);
+    expect(sections).toHaveLength(3);
+    for (const section of sections) expect(section.shown, section.heading).toBeGreaterThan(20);
+    expect(Math.max(...sections.map((s) => s.shown)) - Math.min(...sections.map((s) => s.shown))).toBeLessThanOrEqual(20);
+    expectEveryChangeAccountedFor(markdown, plan);
+  });
+
+  /** Every section too long to show whole, so that each says what it left out with a link, and problems too. */
+  function overfullPlan(): Plan {
+    const changes = Array.from({ length: 8_000 }, (_, i) => {
+      const s = `org-${String(i).padStart(5, '0')}`;
+      return [billing(s, { billingEmail: ['a@x.test', `b${i}@x.test`], customerID: ['c', `c${i}`], subscriptionID: ['s', `s${i}`], platformID: ['p', `p${i}`] }), acceptInvitation(s, `inv_a${i}`), revokeInvitation(s, `inv_r${i}`), removeChannel(s, `chn_${i}`)];
+    }).flat();
+    return makePlan({ changes, problems: Array.from({ length: 3_000 }, (_, i) => problem(`bad-${i}`, 'HTTP 500')) });
+  }
+  /** An artifact's address in a repository with a long name: https://github.com/OWNER/REPO/actions/runs/RUN/artifacts/ID. */
+  const LONG_URL = `https://github.com/${'o'.repeat(39)}/${'r'.repeat(100)}/actions/runs/12345678901/artifacts/2345678901`.padEnd(PLAN_PAGE_URL_MAX_LENGTH, '0');
+
+  it('stays within GitHub’s limit once the Action links the page, however long (within reason) the page’s address', () => {
+    const plan = overfullPlan();
+    const markdown = renderGroupedMarkdown(plan);
+    expect(markdown.split(`](${PLAN_PAGE_PLACEHOLDER})`).length - 1).toBe(9);
+    const url = LONG_URL;
+    const body = composePlanComment({ marker: commentMarker('orgs'), markdown: linkPlanPage(markdown, url), stderr: '', exitCode: 2, commit: 'a'.repeat(40) });
+    expect(body.length).toBeLessThanOrEqual(MAX_COMMENT_LENGTH);
+    expect(body).not.toContain('too long for a comment');
+    expectEveryChangeAccountedFor(body, plan);
+    // A longer address is refused, so that the promise holds (the Action then leaves the links as they are, and warns).
+    expect(PIPELINE_URL_MAX_LENGTH).toBe(PLAN_PAGE_URL_MAX_LENGTH);
+    expect(() => linkPlanPage(markdown, `${url}0`)).toThrow(/at most 300 characters/);
+  });
+
+  it('so does the plan as `plan --format markdown` writes it, the digest’s footer included: linked and in a comment, its digest on the second line for the apply', () => {
+    const plan = overfullPlan();
+    const markdown = renderPlan(plan, 'markdown', { color: false });
+    // A long key, as several files in a directory give: the comment's own marker.
+    const marker = commentMarker('infrastructure/organisations orgs/europe.yaml orgs/americas.yaml orgs/asia-pacific.yaml');
+    const body = composePlanComment({ marker, markdown: linkPlanPage(markdown, LONG_URL), stderr: '', exitCode: 2, commit: 'a'.repeat(40) });
+    expect(body.length).toBeLessThanOrEqual(MAX_COMMENT_LENGTH);
+    expect(body).not.toContain('too long for a comment');
+    expect(reviewedDigestOf(body, marker)?.digest).toBe(digestPlan(plan));
+    expectEveryChangeAccountedFor(body, plan);
   });
 
   it('stays under any limit, however small', () => {
@@ -227,7 +288,9 @@ describe('the grouped comment against hostile values', () => {
     expect(markdown).toContain('| &quot;x&quot; → &quot;acme&#92;u202Egnp.exe&quot; (contains invisible characters) | **2**: o8, p8 |');
   });
 
-  it('links the plan page from its own links only, once its address is known', () => {
+  it('links the plan page from its own links only, once the Action knows its address (pipeline/sticky-comment.mjs)', () => {
+    expect(PIPELINE_PLACEHOLDER).toBe(PLAN_PAGE_PLACEHOLDER);
+    expect([MAX_COMMENT_LENGTH, GITLAB_NOTE_LENGTH]).toEqual([GITHUB_COMMENT_LIMIT, GITLAB_NOTE_LIMIT]);
     const linked = linkPlanPage(markdown, 'https://github.com/o/r/actions/runs/1/artifacts/2');
     expect(linked).not.toContain(`](${PLAN_PAGE_PLACEHOLDER})`);
     expect(linked.match(/\]\(https:\/\/github\.com\/o\/r\/actions\/runs\/1\/artifacts\/2\)/g)).toHaveLength(markdown.split(`](${PLAN_PAGE_PLACEHOLDER})`).length - 1);
@@ -236,6 +299,7 @@ describe('the grouped comment against hostile values', () => {
     expect(renderGroupedMarkdown(plan, { pageUrl: 'https://example.test/a(b)?c=<d>' })).toContain('](https://example.test/a%28b%29?c=%3Cd%3E)');
     for (const bad of ['javascript:alert(1)', 'https://', 'https://x/\u202e', 'data:text/html,x', 'https://x y']) {
       expect(() => linkPlanPage(markdown, bad), bad).toThrow(/must be an http or https URL of printable ASCII/);
+      expect(() => renderGroupedMarkdown(plan, { pageUrl: bad }), bad).toThrow(/must be an http or https URL of printable ASCII/);
     }
   });
 });

@@ -23,8 +23,9 @@ describe('renderJson', () => {
   it('writes the versioned document with wire strings and before/after per kind', () => {
     expect(renderJson(everyKindPlan())).toMatchInlineSnapshot(`
       "{
-        "format_version": "1.1",
+        "format_version": "1.2",
         "base_url": "https://orgs.example.test",
+        "digest": "sha256:326ea549468163654b510d6dd2c8228ff1ff98db678ac5a1e382979efabd39f5",
         "summary": {
           "change": 2,
           "remove": 2,

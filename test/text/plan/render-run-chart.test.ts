@@ -54,6 +54,27 @@ describe('renderRunChartSvg', () => {
     expect([...svg.matchAll(/text-anchor="middle">([^<]+)</g)].map((m) => m[1])).toEqual(['0s', '10s', '20s', '30s', '40s', '50s', '1m 0s']);
   });
 
+  it('draws the latency of a run of one second as a level stroke, not a line of one point that shows nothing', () => {
+    const r = new RunTimelineRecorder(T0);
+    r.requestSent(T0);
+    r.requestEnded(T0 + 90, { status: 200, latencyMs: 90 });
+    const one = renderRunChartSvg(r.timeline(T0 + 100), { title: 't', description: 'd' }).text;
+    expect(/<path class="latency" d="([^"]+)"/.exec(one)![1]).toMatch(/^M[\d.]+ [\d.]+H[\d.]+$/);
+  });
+
+  it('shades a wait where it was: at the end of the second it began in, from the start of the next', () => {
+    const r = new RunTimelineRecorder(T0);
+    r.requestSent(T0);
+    r.paused(T0 + 1_800, T0 + 2_500);
+    r.requestEnded(T0 + 3_900, { status: 200, latencyMs: 3_900 });
+    const svg = renderRunChartSvg(r.timeline(T0 + 3_900), { title: 't', description: 'd' }).text;
+    // Four buckets of 280 units from x = 64: 0.2 of the second bucket at its end, then half of the third from its start.
+    expect([...svg.matchAll(/<rect class="pause" x="([\d.]+)" y="28" width="([\d.]+)"/g)].map((m) => [Number(m[1]), Number(m[2])])).toEqual([
+      [64 + 280 + 224, 56],
+      [64 + 560, 140],
+    ]);
+  });
+
   it('draws an empty run without a number out of place', () => {
     const empty = renderRunChartSvg(new RunTimelineRecorder(T0).timeline(T0), { title: 't', description: 'd' }).text;
     expect(empty).not.toMatch(/NaN|Infinity/);
@@ -65,7 +86,7 @@ describe('renderRunChartSvg', () => {
 });
 
 describe('renderRunChartMermaid', () => {
-  const markdown = renderRunChartMermaid(rateLimitedTimeline());
+  const markdown = renderRunChartMermaid(rateLimitedTimeline()).text;
   const charts = [...markdown.matchAll(/```mermaid\n([\s\S]*?)\n```/g)].map((m) => m[1]!);
 
   it('says the run in words, then three xychart-beta charts on one time axis, each saying what its series are', () => {
@@ -93,8 +114,16 @@ describe('renderRunChartMermaid', () => {
     const r = new RunTimelineRecorder(T0);
     r.requestSent(T0);
     r.requestEnded(T0 + 5, { status: 200, latencyMs: 5 });
-    const plain = renderRunChartMermaid(r.timeline(T0 + 5));
+    const plain = renderRunChartMermaid(r.timeline(T0 + 5)).text;
     expect(plain).not.toContain('orange line');
     expect(plain.match(/^ {2}line /gm)).toHaveLength(3);
+  });
+
+  it('names what a timeline of changes counts, and that its 429s are its requests’', () => {
+    const changes = renderRunChartMermaid({ ...rateLimitedTimeline(), unit: 'change' }).text;
+    expect(changes).toContain('- 862 changes in 1 min, at most 18 in flight.');
+    expect(changes).toContain('_Changes started a second (blue bars), the 429 answers to their requests (red bars, in front), and the rate');
+    expect(changes).toContain('  title "Changes in flight"\n  x-axis "seconds since the first change" 0 --> 62');
+    expect(changes).toContain('_How long changes took, in milliseconds: the mean of those that ended in each bar (green), and the slowest (grey)._');
   });
 });

@@ -31,6 +31,7 @@ describe('renderText', () => {
       2 organisations unchanged.
       1 one-shot change already done according to the journal, not planned again.
 
+      Plan digest: sha256:326ea549468163654b510d6dd2c8228ff1ff98db678ac5a1e382979efabd39f5
       Plan: 2 to change, 2 to remove, 1 to accept.
       "
     `);

@@ -16,9 +16,13 @@ import { joinMarkdown, md, type Markdown } from '../../../text/markdown-escape.j
 import { NO_CHANGES } from '../../../text/plan/plan-headline.js';
 import { BLANK, bytes, capped, DEFAULT_SUMMARY_BYTES, DEFAULT_SUMMARY_ORGANISATIONS, fitBytes, renderConfigStepSummary, type StepSummaryOptions } from '../../../text/step-summary.js';
 import { NO_FAILURE_DETAILS } from './render-apply.js';
+import type { RunTimeline } from '../../../model/run-timeline.js';
 
-/** `log`: the stream annotations go to (standard output for text, else standard error, which carries no document). */
-export function withApplyPipeline(view: ApplyView, pipeline: PipelineOutput, log: OutputStream): ApplyView {
+/**
+ * `log`: the stream annotations go to (standard output for text, else standard error, which carries
+ * no document); `timeline`: the run's, for the job summary's chart, when one is recorded.
+ */
+export function withApplyPipeline(view: ApplyView, pipeline: PipelineOutput, log: OutputStream, timeline: () => RunTimeline | undefined = () => undefined): ApplyView {
   return {
     ...view,
     async configRejected(problems) {
@@ -34,7 +38,7 @@ export function withApplyPipeline(view: ApplyView, pipeline: PipelineOutput, log
       await view.applyReported(summary);
       // After the view: its lines are folded and guarded, and an annotation inside the guard would be ignored.
       await pipeline.annotate(applyFindings(summary), log);
-      await pipeline.appendStepSummary(() => renderApplyStepSummary(summary), log);
+      await pipeline.appendStepSummary(async () => renderApplyStepSummary(summary, { chart: await runChart(timeline()) }), log);
     },
   };
 }
@@ -58,8 +62,12 @@ export function applyFindings(summary: Pick<ApplySummary, 'notApplied'>, max: nu
   return shown;
 }
 
-/** Apply's job summary: the counts by outcome, the organisations changed, what was stale, and every failure in full while they fit. */
-export function renderApplyStepSummary(summary: ApplySummary, options: StepSummaryOptions = {}): string {
+/**
+ * Apply's job summary: the counts by outcome, the run over time (a chart GitHub draws, when the
+ * timeline was recorded and it fits), the organisations changed, what was stale, and every failure
+ * in full while they fit. `chart`: the run over time (render-run-chart-mermaid.ts).
+ */
+export function renderApplyStepSummary(summary: ApplySummary, options: StepSummaryOptions & { chart?: Markdown | undefined } = {}): string {
   const cap = options.maxOrganisations ?? DEFAULT_SUMMARY_ORGANISATIONS;
   const maxBytes = options.maxBytes ?? DEFAULT_SUMMARY_BYTES;
   const out: Markdown[] = [md`### orgform apply`, BLANK, md`**${applyHeadline(summary)}**`, BLANK];
@@ -76,6 +84,9 @@ export function renderApplyStepSummary(summary: ApplySummary, options: StepSumma
     md`| ✗ failed | ${summary.failed} |`,
     BLANK,
   );
+  // Whole or not at all, before the lists that can be cut: a chart cut part way would not be drawn.
+  const { chart } = options;
+  if (chart !== undefined && bytes(joinMarkdown(out, md`\n`).text) + bytes(chart.text) + SUMMARY_TAIL_BYTES <= maxBytes) out.push(chart);
   const { changed } = summary;
   if (changed.organisations > 0) {
     const items = changed.first.map(({ organisation, applied }) => md`- ${markedName(organisation)}: ${plural(applied, 'change')} applied`);
@@ -113,6 +124,15 @@ function applyHeadline(s: ApplySummary): string {
   if (s.stale > 0) return `Apply finished with ${plural(s.stale, 'stale change')} (changed on the service since the plan, not written): ${s.applied} applied, ${s.alreadyDone} already done${took}; run orgform plan again to review them.`;
   return `Apply complete: ${s.applied} applied, ${s.alreadyDone} already done${took}.`;
 }
+
+/** The run over time as the job summary draws it (loaded only then), when there is one. */
+async function runChart(timeline: RunTimeline | undefined): Promise<Markdown | undefined> {
+  if (timeline === undefined || timeline.buckets.length === 0) return undefined;
+  return (await import('../../../text/plan/render-run-chart-mermaid.js')).renderRunChartMermaid(timeline);
+}
+
+/** Room kept after the chart for the lists and the note that says what was left out. */
+const SUMMARY_TAIL_BYTES = 1024;
 
 /** A failure as the log's summary shows it: organisation, address, operation, the Error body. */
 function failureBlock(r: ChangeResult): Markdown[] {

@@ -6,7 +6,8 @@
  */
 import { CANCELLED_TEXT, lockTakenOverText, type ApplyView } from '../view.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../../text/log-frame.js';
-import { formatApplyEventJson } from './render-apply-json.js';
+import { formatApplyEventJson, formatRefusalJson } from './render-apply-json.js';
+import { refusalError } from './refusal-error.js';
 import { renderPlanForReview } from '../../../text/plan/render-plan-for-review.js';
 import { planHeadline } from '../../../text/plan/plan-headline.js';
 
@@ -33,6 +34,10 @@ export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyVie
     async planMade(plan) {
       if (!options.review) return;
       err.write(frame.fold(planHeadline(plan), renderPlanForReview(plan, { tty: err.isTTY === true, color: options.color })));
+    },
+    async planRefused(_plan, hazard) {
+      // The refusal as data, with the words of the error that follows on standard error.
+      out.write(formatRefusalJson(hazard, refusalError(hazard)) + '\n');
     },
     budgetChecked() {
       // The events carry no budget line: the refusal, when over, is the error.

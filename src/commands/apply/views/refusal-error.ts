@@ -5,6 +5,7 @@
 import { OrgformError, UsageError } from '../../../errors.js';
 import { describeOverBudget, NOTHING_CHANGED } from '../../../text/plan/plan-headline.js';
 import type { PlanHazard } from '../../../plan/check-plan-safety.js';
+import { describeDifference, describeNotReviewed } from '../../../text/plan/describe-digest.js';
 
 export type Refusal =
   | PlanHazard
@@ -40,6 +41,12 @@ export function refusalError(refusal: Refusal, planFile?: string): OrgformError 
         { details: refusal.problems.map((p) => p.message) },
       );
     }
+    case 'not-reviewed':
+      return new OrgformError(
+        'PLAN_NOT_REVIEWED',
+        `${describeNotReviewed(refusal)} ${NOTHING_CHANGED} What differs is below. If the plan now is what you want, review it (above) and apply exactly it with orgform apply --expect-digest ${refusal.actual}; otherwise find what changed since the review (the configuration, or the service by hand) and plan again.`,
+        { details: describeDifference(refusal) },
+      );
     case 'over-budget':
       return new OrgformError('PLAN_UNSAFE', describeOverBudget(refusal, { nothingChanged: true }));
     default: {

@@ -4,6 +4,10 @@
  * never reach consumers.
  */
 import type { ApplyEvent, ChangeFailure, Outcome } from '../../../executor/events.js';
+import type { PlanHazard } from '../../../plan/check-plan-safety.js';
+import type { ChangedChange, PlanDifference } from '../../../plan/compare-with-reviewed.js';
+import type { ChangeEssence } from '../../../plan/plan-digest.js';
+import type { OrgformError } from '../../../errors.js';
 import { wireKind } from '../../../text/plan/render-json.js';
 
 export type WireOutcome = 'applied' | 'already_done' | 'skipped' | 'not_started' | 'stale' | 'failed';
@@ -111,4 +115,78 @@ function wireFailure(f: ChangeFailure): Record<string, unknown> {
     service_message: f.serviceMessage,
     service_cause: f.serviceCause,
   };
+}
+
+/** The most changes a `refused` line lists of each of added, gone and changed; the counts are whole. */
+export const MAX_LISTED_DIFFERENCES = 1_000;
+
+/**
+ * `{"type":"refused","reason":"not_reviewed",…}`: why nothing was applied, before the error on
+ * standard error, with the error's own words (`message`, `details`) and, for a plan that is not the
+ * reviewed one, the digests and what differs as data.
+ */
+export function formatRefusalJson(hazard: PlanHazard, error: OrgformError): string {
+  const words = { code: error.code, message: error.message, details: error.details.length > 0 ? [...error.details] : undefined };
+  switch (hazard.kind) {
+    case 'not-reviewed':
+      return JSON.stringify({
+        type: 'refused',
+        reason: 'not_reviewed',
+        expected_digest: hazard.expected,
+        digest: hazard.actual,
+        difference: hazard.difference === undefined ? undefined : wireDifference(hazard.difference),
+        ...words,
+      });
+    case 'stale':
+      return JSON.stringify({ type: 'refused', reason: 'stale', ...words });
+    case 'incomplete':
+      return JSON.stringify({ type: 'refused', reason: 'incomplete', organisations: hazard.problems.map((p) => p.organisation ?? p.address), ...words });
+    case 'over-budget':
+      return JSON.stringify({ type: 'refused', reason: 'over_budget', changes: hazard.changes, max_changes: hazard.maxChanges, ...words });
+    default: {
+      const unreachable: never = hazard;
+      throw new Error(`unknown hazard ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+function wireDifference(d: PlanDifference): Record<string, unknown> {
+  const first = <T>(items: readonly T[]) => items.slice(0, MAX_LISTED_DIFFERENCES);
+  return {
+    service: d.service,
+    added_count: d.added.length,
+    gone_count: d.gone.length,
+    changed_count: d.changed.length,
+    added: first(d.added).map(wireEssence),
+    gone: first(d.gone).map(wireEssence),
+    changed: first(d.changed).map(wireChanged),
+  };
+}
+
+function wireEssence(e: ChangeEssence): Record<string, unknown> {
+  return {
+    address: e.address,
+    kind: wireKind(e.kind),
+    organisation_id: e.organisation,
+    target_id: e.target,
+    declared: e.declared,
+    seen: e.seen,
+    known_after: e.knownAfter,
+    active_from: e.activeFrom,
+  };
+}
+
+const WIRE_ASPECT: Readonly<Record<ChangedChange['values'][number]['aspect'], string>> = {
+  kind: 'kind',
+  organisation: 'organisation_id',
+  target: 'target_id',
+  declared: 'declared',
+  seen: 'seen',
+  knownAfter: 'known_after',
+  activeFrom: 'active_from',
+};
+
+function wireChanged(c: ChangedChange): Record<string, unknown> {
+  const wire = (aspect: string, value: string | null | undefined) => (aspect === 'kind' && typeof value === 'string' ? wireKind(value as ChangeEssence['kind']) : value);
+  return { address: c.address, values: c.values.map((v) => ({ aspect: WIRE_ASPECT[v.aspect], field: v.field, reviewed: wire(v.aspect, v.reviewed), now: wire(v.aspect, v.now) })) };
 }

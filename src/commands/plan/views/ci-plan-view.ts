@@ -7,18 +7,20 @@
 import type { PlanView } from '../view.js';
 import type { OutputStream } from '../../../cli-io.js';
 import type { PipelineOutput, ReportSpec } from '../../../ci/pipeline-output.js';
-import { summarisePlan, type Plan } from '../../../plan/types.js';
+import type { Plan } from '../../../plan/types.js';
 import { configFindings, planFindings } from '../../../text/findings.js';
-import { groupChanges, markedName, plural } from '../../../text/format-value.js';
-import { md, type Markdown } from '../../../text/markdown-escape.js';
-import { planHeadline, PROBLEMS_MISSING } from '../../../text/plan/plan-headline.js';
-import { BLANK, capped, DEFAULT_SUMMARY_BYTES, DEFAULT_SUMMARY_ORGANISATIONS, fitBytes, renderConfigStepSummary, type StepSummaryOptions } from '../../../text/step-summary.js';
+import { renderGroupedMarkdown } from '../../../text/plan/render-grouped-markdown.js';
+import { digestLine } from '../../../text/plan/describe-digest.js';
+import { digestPlan } from '../../../plan/plan-digest.js';
+import { DEFAULT_SUMMARY_BYTES, renderConfigStepSummary, type StepSummaryOptions } from '../../../text/step-summary.js';
 
 export interface PlanPipelineOptions {
   log: OutputStream;
   reports: readonly ReportSpec[];
   /** The -f paths as given: where a report places a finding without a position, when there is no plan. */
   files: readonly string[];
+  /** --page-url: the job summary links the plan page there too. */
+  pageUrl?: string;
 }
 
 export function withPlanPipeline(view: PlanView, pipeline: PipelineOutput, options: PlanPipelineOptions): PlanView {
@@ -37,35 +39,22 @@ export function withPlanPipeline(view: PlanView, pipeline: PipelineOutput, optio
     async planChecked(plan, hazards, desired) {
       const findings = planFindings(plan, desired);
       await pipeline.annotate(findings, log);
-      await pipeline.appendStepSummary(() => renderPlanStepSummary(plan), log);
+      await pipeline.appendStepSummary(() => renderPlanStepSummary(plan, options.pageUrl === undefined ? {} : { pageUrl: options.pageUrl }), log);
       await pipeline.writeReports(reports, { findings, plan, defaultFile: desired.files[0]?.path ?? 'orgs.yaml' });
       await view.planChecked(plan, hazards, desired);
     },
   };
 }
 
-/** The plan's job summary: the counts by action, the organisations changed and the problems, each list capped. */
-export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions = {}): string {
-  const cap = options.maxOrganisations ?? DEFAULT_SUMMARY_ORGANISATIONS;
-  const s = summarisePlan(plan);
-  const notes = [
-    s.unchanged > 0 ? `${s.unchanged} unchanged` : '',
-    plan.journaled.length > 0 ? `${plan.journaled.length} already done (journal)` : '',
-    s.problems > 0 ? `⚠️ ${plural(s.problems, 'problem')}` : '',
-  ].filter(Boolean);
-  const out: Markdown[] = [md`### orgform plan`, BLANK, md`**${planHeadline(plan)}**${notes.length > 0 ? ` · ${notes.join(' · ')}` : ''}`, BLANK];
-
-  if (plan.changes.length > 0) {
-    out.push(md`| Action | Changes |`, md`| --- | ---: |`, md`| + accept | ${s.accept} |`, md`| ~ update | ${s.change} |`, md`| - delete | ${s.remove} |`, BLANK);
-    const grouped = groupChanges(plan.changes);
-    const items = grouped.organisations.map((g) => md`- ${markedName(g.slug)}: ${plural(g.changes.length, 'change')}`);
-    // The count heads exactly the bullets under it: the active organisation is the user's, not an organisation's change.
-    if (items.length > 0) out.push(md`**Organisations changed (${grouped.organisations.length}):**`, BLANK, ...capped(items, cap), BLANK);
-    for (const change of grouped.setActive) out.push(md`**Active organisation:** → ${markedName(change.organisation.slug)}`, BLANK);
-  }
-  if (plan.problems.length > 0) {
-    const items = plan.problems.map((p) => md`- ${markedName(p.organisation ?? p.address)}: ${p.message}`);
-    out.push(md`**Problems (${plan.problems.length}):** ${PROBLEMS_MISSING}`, BLANK, ...capped(items, cap), BLANK);
-  }
-  return fitBytes(out, options.maxBytes ?? DEFAULT_SUMMARY_BYTES);
+/**
+ * The plan's job summary: the plan's verdict, then the same change said once, as the comment says
+ * it (render-grouped-markdown.ts), then the digest whole (what `apply --expect-digest`, the
+ * Action's expect-digest input, takes), within the summary's budget: a UTF-8 byte is at most a
+ * third of a UTF-16 unit's worth, so a third of the budget in characters always fits.
+ */
+export function renderPlanStepSummary(plan: Plan, options: StepSummaryOptions & { pageUrl?: string } = {}): string {
+  const digest = plan.changes.length === 0 ? '' : `\n${digestLine(digestPlan(plan))}\n`;
+  const maxLength = Math.floor((options.maxBytes ?? DEFAULT_SUMMARY_BYTES) / 3) - digest.length;
+  const grouped = renderGroupedMarkdown(plan, { jobSummary: true, maxLength, ...(options.pageUrl === undefined ? {} : { pageUrl: options.pageUrl }) });
+  return `${grouped}${digest}`;
 }

@@ -5,6 +5,8 @@ import { renderApplyStepSummary, withApplyPipeline } from '../../../../src/comma
 import { desiredOrg, desiredState, makePlan, makeSummary, problem, result } from '../../../support/plan-fixtures.js';
 import { recordingApplyView } from '../../../support/recording-view.js';
 import { CONFIG_PROBLEM, githubStep } from '../../../support/github-step.js';
+import { renderRunChartMermaid } from '../../../../src/text/plan/render-run-chart-mermaid.js';
+import { rateLimitedTimeline } from '../../../text/plan/sample-apply-report.js';
 
 const desired = desiredState({ organisations: [desiredOrg({ slug: 'umbrella' })] });
 const configProblem = CONFIG_PROBLEM;
@@ -117,5 +119,19 @@ describe('renderApplyStepSummary', () => {
     const hostile = result({ outcome: 'failed', organisation: 'acme', failure: { operation: 'x', message: 'm', serviceCode: 'c', serviceMessage: '<b>bold</b>\n::set-output name=a::b' } });
     const text = renderApplyStepSummary(makeSummary([hostile]));
     expect(text).toContain('  - error: c: &lt;b&gt;bold&lt;/b&gt;&#92;n::set-output name=a::b');
+  });
+
+  it('draws the run after the outcome table, whole, and leaves it out when it does not fit', () => {
+    const timeline = rateLimitedTimeline();
+    const chart = renderRunChartMermaid(timeline);
+    const summary = makeSummary([result({ outcome: 'applied' }), failure]);
+    const text = renderApplyStepSummary(summary, { chart });
+    expect(text.indexOf('#### The run over time')).toBeGreaterThan(text.indexOf('| ✗ failed | 1 |'));
+    expect(text.indexOf('#### The run over time')).toBeLessThan(text.indexOf('#### Failures (1)'));
+    expect(text).toContain(chart.text);
+    expect(text.match(/```mermaid/g)).toHaveLength(3);
+    const small = renderApplyStepSummary(summary, { chart, maxBytes: Buffer.byteLength(chart.text) });
+    expect(small).not.toContain('mermaid');
+    expect(small).toContain('#### Failures (1)');
   });
 });

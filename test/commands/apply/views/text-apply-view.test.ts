@@ -18,7 +18,7 @@ function view(tty: boolean, options: Partial<TextApplyViewOptions> = {}, rate: P
   const { out, err } = sinks(tty);
   let clock = 0;
   const v = createTextApplyView({ out, err, color: false, now: () => clock, frame: MARKED, ...options });
-  v.applyStarting({ rateStatus: () => ({ rps: undefined, pausedMs: 0, waiting: 0, throttled: 0, ...rate }) });
+  v.applyStarting({ rateStatus: () => ({ rps: undefined, pausedMs: 0, waiting: 0, throttled: 0, ...rate }) }, { changes: [], serviceKey: 'https://orgs.example.test' });
   return { v, out, err, tick: (ms: number) => (clock += ms) };
 }
 

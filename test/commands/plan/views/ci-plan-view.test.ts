@@ -41,53 +41,54 @@ describe('withPlanPipeline', () => {
 });
 
 /**
- * The job summary (GitHub's $GITHUB_STEP_SUMMARY): counts, the organisations changed (capped),
- * problems, within GitHub's size limit, with outside text escaped so that it cannot turn into
- * Markdown or HTML.
+ * The job summary (GitHub's $GITHUB_STEP_SUMMARY): the verdict, then the same change said once, as
+ * the comment says it, within GitHub's size limit, with outside text escaped so that it cannot turn
+ * into Markdown or HTML.
  */
 describe('renderPlanStepSummary', () => {
-  it('heads the organisations changed with exactly the number of bullets under it', () => {
+  it('heads the summary with the plan’s verdict and what else there is, then the kinds and fields at a glance', () => {
     const text = renderPlanStepSummary(everyKindPlan());
-    const [, count, list] = /\*\*Organisations changed \((\d+)\):\*\*\n\n((?:- .*\n)+)/.exec(text) ?? [];
-    expect(list?.trimEnd().split('\n')).toHaveLength(Number(count));
+    expect(text.startsWith('### orgform plan\n\n**Plan: 2 to change, 2 to remove, 1 to accept.** · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem\n')).toBe(true);
+    expect(text).toContain('| Kind and field | Changes | Organisations | Groups | Single changes |');
+    expect(text).toContain('#### ⚠️ Problems (1)');
+    expect(text).toContain('#### - Notification channels to remove — 1 organisation: 1 single change\n\n| Change | Organisations |\n| --- | --- |\n| ch&#95;9 | globex |');
+    expect(text).toContain('- **umbrella**: getOrganisation /organisations/umbrella failed with HTTP 403: forbidden: not a member');
+    expect(text).toContain('_Every change by organisation, with filters: the plan page (`orgform show PLANFILE --format html`)._');
   });
 
-  it('gives the counts by action and names the organisations changed', () => {
-    const text = renderPlanStepSummary(everyKindPlan());
-    expect(text).toContain('### orgform plan');
-    expect(text).toContain('**Plan: 2 to change, 2 to remove, 1 to accept.** · 2 unchanged · 1 already done (journal) · ⚠️ 1 problem');
-    expect(text).toContain('| + accept | 1 |\n| ~ update | 2 |\n| - delete | 2 |');
-    expect(text).toContain('**Organisations changed (2):**\n\n- acme: 3 changes\n- globex: 1 change\n\n**Active organisation:** → acme\n');
-    expect(text).toContain('**Problems (1):**');
-    expect(text).toContain('- umbrella: getOrganisation /organisations/umbrella failed with HTTP 403: forbidden: not a member');
+  it('says the same change once, and links the plan page when its address is known', () => {
+    const plan = makePlan({ changes: Array.from({ length: 500 }, (_, i) => billing(`org-${i}`, { platformID: ['plat_legacy', `plat_bulk_${i % 5}`] })) });
+    const text = renderPlanStepSummary(plan, { pageUrl: 'https://ci.example/plan.html' });
+    expect(text).toContain('**Plan: 500 to change, 0 to remove, 0 to accept.** · said in 5 groups of the same change\n');
+    expect(text).toContain('| &quot;plat&#95;legacy&quot; → &quot;plat&#95;bulk&#95;0&quot; | **100**: org-0, org-5, org-10 and 97 more |');
+    expect(text).toContain('[the plan page](https://ci.example/plan.html)');
   });
 
-  it('caps the organisations named, saying how many more', () => {
-    const text = renderPlanStepSummary(largePlan(120), { maxOrganisations: 50 });
-    expect(text).toContain('**Organisations changed (120):**');
-    expect(text).toContain('- org-00049: 3 changes\n- …and 70 more\n');
-    expect(text).not.toContain('org-00050');
+  it('stays within its byte budget, saying what it left out of each kind and field and where every change is', () => {
+    const plan = largePlan(3_000);
+    const text = renderPlanStepSummary(plan, { maxBytes: 30_000 });
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(30_000);
+    expect(text.match(/single changes of .* are left out to fit the job summary: every one is on the plan page/g)).toHaveLength(3);
   });
 
   it('says there is nothing to do', () => {
     const text = renderPlanStepSummary(makePlan({ unchanged: ['acme'] }));
-    expect(text).toContain('**No changes. Your organisations match the configuration.** · 1 unchanged');
-    expect(text).not.toContain('| Action |');
+    expect(text).toBe('### orgform plan\n\n**No changes. Your organisations match the configuration.** · 1 unchanged\n');
   });
 
   it('escapes what came from the service or the file: no HTML, links, mentions or extra lines', () => {
     const plan = makePlan({ problems: [problem('evil<img src=x>', 'msg [link](https://x.example) @team\n## heading <script>')] });
     const text = renderPlanStepSummary(plan);
-    expect(text).toContain('- evil&lt;img src=x&gt;: msg &#91;link&#93;(https:&#8203;//x.example) @&#8203;team&#92;n## heading &lt;script&gt;');
+    expect(text).toContain('- **evil&lt;img src=x&gt;**: msg &#91;link&#93;(https:&#8203;//x.example) @&#8203;team&#92;n## heading &lt;script&gt;');
     expect(text).not.toMatch(/<img|<script|^## heading/m);
   });
 
   it('neutralises mentions and references in organisation names and problems, and shows invisible characters escaped and marked', () => {
-    const plan = makePlan({ changes: [billing('@octocat', {}), billing('acme\u202Egnp.exe', {})], problems: [problem('#12', 'see GH-7 and owner/repo#3, ask @team')] });
+    const plan = makePlan({ changes: [billing('@octocat', { customerID: ['a', 'b'] }), billing('acme\u202Egnp.exe', { customerID: ['a', 'c'] })], problems: [problem('#12', 'see GH-7 and owner/repo#3, ask @team')] });
     const text = renderPlanStepSummary(plan);
-    expect(text).toContain('- @&#8203;octocat: 1 change');
-    expect(text).toContain('- acme&#92;u202Egnp.exe (contains invisible characters): 1 change');
-    expect(text).toContain('- #&#8203;12: see GH-&#8203;7 and owner/repo#&#8203;3, ask @&#8203;team');
+    expect(text).toContain(' | @&#8203;octocat |');
+    expect(text).toContain(' | acme&#92;u202Egnp.exe (contains invisible characters) |');
+    expect(text).toContain('- **#&#8203;12**: see GH-&#8203;7 and owner/repo#&#8203;3, ask @&#8203;team');
     const shown = text.replace(/&#(\d+);/g, (_, n: string) => (n === '8203' ? '\u200B' : String.fromCodePoint(Number(n))));
     expect(shown).not.toMatch(/[\u202E]|@octocat|#\d|GH-\d/);
   });

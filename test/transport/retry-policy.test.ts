@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, type AttemptOutcome } from '../../src/api/retry-policy.js';
+import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, type AttemptOutcome } from '../../src/transport/retry-policy.js';
 
 const policy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1_000, budgetMs: 10_000 };
 const outcome = (o: Partial<AttemptOutcome>): AttemptOutcome => ({ attempt: 1, elapsedMs: 0, nowMs: 1_700_000_000_000, random: 0.5, ...o });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { proxyForScheme, proxySecrets, readProxySettings } from '../../src/api/proxy-settings.js';
+import { proxyForScheme, proxySecrets, readProxySettings } from '../../src/transport/proxy-settings.js';
 
 describe('readProxySettings', () => {
   it('names no proxy when the environment names none', () => {

@@ -4,8 +4,8 @@
  * cannot easily produce (an expired certificate, a host name mismatch) and what is left alone.
  */
 import { describe, expect, it } from 'vitest';
-import { describeNetworkFailure } from '../../src/api/describe-network-failure.js';
-import { readProxySettings } from '../../src/api/proxy-settings.js';
+import { describeNetworkFailure } from '../../src/transport/describe-failure.js';
+import { readProxySettings } from '../../src/transport/proxy-settings.js';
 
 const url = new URL('https://orgs.example.com/api/organisations/v1/organisations');
 const fetchFailed = (cause: object) => Object.assign(new TypeError('fetch failed'), { cause });

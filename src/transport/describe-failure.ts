@@ -1,10 +1,11 @@
 /**
- * What went wrong on the way to the service when it was a proxy or a certificate, said so that
- * the reader knows what to change: the proxy named (redacted) with the variable that chose it,
- * and for a certificate from a private certificate authority, NODE_EXTRA_CA_CERTS. Other failures
- * are left to the caller (undefined).
+ * What went wrong on the way to a server, in one set of words for every request orgform makes (the
+ * service's, the HTTP state's) and for the sockets of PostgreSQL's: so that the reader knows what
+ * to change. A proxy is named (redacted) with the variable that chose it; a certificate from a
+ * private certificate authority points at NODE_EXTRA_CA_CERTS; a timeout names the setting that
+ * bounds it. The caller says who the other end is and what names it (`the service`, `the base URL`).
  */
-import type { TransportFailure } from './api-error.js';
+import type { TransportFailure } from './transport-error.js';
 import { proxyForScheme, type ProxySettings, type ProxyUrl } from './proxy-settings.js';
 
 export interface NetworkContext {
@@ -13,6 +14,23 @@ export interface NetworkContext {
   proxy?: ProxySettings;
   /** NODE_EXTRA_CA_CERTS as the process was started with it, when set. */
   extraCaCerts?: string;
+  /** What names where it went, for what to check (default `the base URL`). */
+  address?: string;
+}
+
+/** Who was asked and what names it, for the words of a failure. */
+export interface Peer {
+  /** `the service`, `the server`, `the database`. */
+  name: string;
+  /** `the base URL`, `the address`, `the URL`. */
+  address: string;
+  /** The setting that bounds a wait, as a message names it: `ORGFORM_STATE_TIMEOUT_MS`. */
+  timeoutSetting?: string;
+}
+
+export interface Failure {
+  failure: TransportFailure;
+  detail: string;
 }
 
 interface ErrorLike {
@@ -65,7 +83,7 @@ function describeTls(code: string, context: NetworkContext): string | undefined 
   if (outOfDate !== undefined) {
     return `the certificate of ${host}, or of an authority above it, ${outOfDate} (${code}): check this machine's clock; when the authority is your own and NODE_EXTRA_CA_CERTS${context.extraCaCerts === undefined ? '' : ` (${context.extraCaCerts})`} holds an out-of-date certificate of it, replace that; otherwise the certificate's owner must renew it`;
   }
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the certificate presented is not for ${host} (${code}): check the base URL's host name, and that no proxy answers in its place`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the certificate presented is not for ${host} (${code}): check ${context.address ?? 'the base URL'}'s host name, and that no proxy answers in its place`;
   return undefined;
 }
 
@@ -79,12 +97,15 @@ function isReaching(e: ErrorLike, proxy: ProxyUrl): boolean {
   return e.port === proxy.port && (!isIp || e.address === proxy.hostname);
 }
 
+const UNRESOLVED_PROXY = "the proxy's host name could not be resolved";
+const CONNECT_TIMEOUT = 'could not connect in time';
+
 const REACH: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'the connection was refused: is the proxy running, and is this its address and port?',
-  ENOTFOUND: "the proxy's host name could not be resolved",
-  EAI_AGAIN: "the proxy's host name could not be resolved",
-  UND_ERR_CONNECT_TIMEOUT: 'could not connect in time',
-  ETIMEDOUT: 'could not connect in time',
+  ENOTFOUND: UNRESOLVED_PROXY,
+  EAI_AGAIN: UNRESOLVED_PROXY,
+  UND_ERR_CONNECT_TIMEOUT: CONNECT_TIMEOUT,
+  ETIMEDOUT: CONNECT_TIMEOUT,
   ECONNRESET: 'the proxy closed the connection',
 };
 
@@ -98,7 +119,8 @@ function proxyAnswer(status: number, proxy: ProxyUrl, host: string): string {
   return `${name} refused to connect to ${host} (HTTP ${status})`;
 }
 
-export function describeNetworkFailure(err: unknown, context: NetworkContext): { failure: TransportFailure; detail: string } | undefined {
+/** A proxy's or a certificate's failure, in words; undefined for any other. */
+export function describeNetworkFailure(err: unknown, context: NetworkContext): Failure | undefined {
   const errors = chain(err);
   const proxy = context.proxy === undefined ? undefined : proxyForScheme(context.proxy, context.url);
   if (proxy !== undefined) {
@@ -123,4 +145,53 @@ export function describeNetworkFailure(err: unknown, context: NetworkContext): {
     if (tls !== undefined) return { failure: 'connection', detail: tls };
   }
   return undefined;
+}
+
+/** The first string `code` along the error's causes (undici wraps a socket's error; zlib's come bare). */
+export function errorCodeOf(err: unknown): string | undefined {
+  for (const e of chain(err)) if (typeof e.code === 'string') return e.code;
+  return undefined;
+}
+
+/** `detail`, with the setting that bounds the wait named after it. */
+function bounded(detail: string, peer: Peer, inside?: string): string {
+  if (peer.timeoutSetting === undefined) return inside === undefined ? detail : `${detail} (${inside})`;
+  return `${detail} (${inside === undefined ? '' : `${inside}, `}${peer.timeoutSetting})`;
+}
+
+/**
+ * A socket that could not reach its peer: refused, or its host name not resolved; undefined for
+ * anything else. `proxy`: whether the peer is reached through a proxy (which resolves the name), or
+ * could be (an HTTP server), or never is (PostgreSQL, whose failures use this too).
+ */
+export function describeSocketError(err: unknown, peer: Peer, proxy: 'through' | 'direct' | 'never'): string | undefined {
+  const code = errorCodeOf(err);
+  if (code === 'ECONNREFUSED') return `connection refused: is ${peer.address} right and ${peer.name} up?`;
+  if (code !== 'ENOTFOUND' && code !== 'EAI_AGAIN') return undefined;
+  if (proxy === 'through') return 'the host name could not be resolved';
+  const viaProxy = proxy === 'direct' ? `; where ${peer.name} is reached through a proxy, set HTTPS_PROXY` : '';
+  return `the host name could not be resolved: check ${peer.address}${viaProxy}`;
+}
+
+/**
+ * Why a request got no answer, in words. `deadlineHit`: its own deadline fired (the time budget),
+ * rather than one of the connection's timeouts.
+ */
+export function describeFailure(err: unknown, peer: Peer & Partial<NetworkContext>, deadlineHit = false): Failure {
+  const network = deadlineHit || peer.url === undefined ? undefined : describeNetworkFailure(err, { ...peer, url: peer.url, address: peer.address });
+  return network ?? describeConnectionFailure(err, peer, deadlineHit);
+}
+
+/** A failure of the connection itself: a timeout, a cancel, a refusal, a name, or its code. */
+export function describeConnectionFailure(err: unknown, peer: Peer & { proxy?: ProxySettings }, deadlineHit = false): Failure {
+  const code = errorCodeOf(err);
+  const name = (err as { name?: unknown } | undefined)?.name;
+  if (deadlineHit || name === 'TimeoutError') return { failure: 'timeout', detail: bounded('no complete answer within the time budget', peer) };
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') return { failure: 'timeout', detail: bounded(`${peer.name} sent no answer in time`, peer, 'headers timeout') };
+  if (code === 'UND_ERR_BODY_TIMEOUT') return { failure: 'timeout', detail: bounded('the answer stopped arriving', peer, 'body timeout') };
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return { failure: 'timeout', detail: bounded(CONNECT_TIMEOUT, peer) };
+  if (name === 'AbortError') return { failure: 'aborted', detail: 'the request was cancelled' };
+  const socket = describeSocketError(err, peer, peer.proxy === undefined ? 'direct' : 'through');
+  if (socket !== undefined) return { failure: 'connection', detail: socket };
+  return { failure: 'connection', detail: code === undefined ? 'the connection failed' : `the connection failed (${code})` };
 }

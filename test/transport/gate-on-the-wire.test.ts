@@ -1,5 +1,5 @@
 /**
- * The dispatcher's gate on the wire: a write built from a read is sent within the read age bound
+ * The transport's gate on the wire: a write built from a read is sent within the read age bound
  * counted from the read's sending, or not at all, however long its connection takes to open (a
  * proxy slow to open the tunnel, a slow TLS handshake); and what its watch says the requests wait
  * for. The emulator (and a proxy) over loopback, held while the client's clocks move on.
@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { NotSentError } from '../../src/api/api-error.js';
 import type { WaitEvent } from '../../src/api/wait-event.js';
 import { createClient } from '../../src/api/client.js';
-import { describeWait } from '../../src/api/dispatcher.js';
+import { describeWait } from '../../src/api/wait-watch.js';
 import { RateGate } from '../../src/api/rate/rate-gate.js';
-import { readProxySettings } from '../../src/api/proxy-settings.js';
+import { readProxySettings } from '../../src/transport/proxy-settings.js';
 import { afterEachTest } from '../support/after-each-test.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { startProxy } from '../support/http-proxy.js';
@@ -82,8 +82,9 @@ describe('the wait a retry is told for', () => {
 
 describe('the wait an answer that has begun is told as', () => {
   it('says it began: its status and headers came, its body trickles', () => {
-    const record = { startedAt: 0, attempts: 1, throttles: 0, heldMs: 0, holding: false, what: 'page 2 of the listing (all pages)', budgetMs: 60_000, sentAt: 0, answered: true };
-    const event = describeWait(new Map([['r', record]]), new RateGate({}), 5_000, 5_000);
+    const request = { url: new URL('https://api.example.test/'), startedAt: 0, attempts: 1, heldMs: 0, holding: false, backoff: undefined, what: 'page 2 of the listing (all pages)', budgetMs: 60_000, sentAt: 0, answered: true };
+    const requests = { oldest: () => request, via: () => undefined, now: () => 5_000 };
+    const event = describeWait(requests, new RateGate({}), 5_000);
     expect(event).toMatchObject({ reason: 'answer', begun: true, until: 60_000 });
   });
 });

@@ -1,6 +1,6 @@
 /**
- * What keeps a listing whole or stops it, saying where: a listing is the pages its `next` links
- * lead to, an empty page's included, until a page has none. It stops with the reason when the links
+ * The listing, page after page as its `next` links lead, whole or stopped saying where: the pages
+ * its `next` links lead to, an empty page's included, until a page has none. It stops with the reason when the links
  * lead back over pages already read (an organisation listed again, or a link to a page read before:
  * a service that encrypts its cursors may hand out a fresh one for the first page; the active
  * organisation heading an unfiltered listing may be listed once more, at its place), when pages keep
@@ -10,7 +10,25 @@
  * raise the count, those that go lower it on the pages after). A listing stopped part way is never
  * taken for a whole one.
  */
-import type { NextPage } from './next-page-url.js';
+import type { Redactor } from '../redact.js';
+import { resolveNextPage, type NextPage } from './next-page-url.js';
+import { badShape, checkOrganisation } from './service-answer.js';
+import type { Organisation, OrganisationList } from './types.js';
+
+/**
+ * A page of the listing, and when the request that brought it was sent (the client's clock, the
+ * attempt that was answered): the page shows the service as it was at that moment or later, so a
+ * read's age counts from then, however long the answer took or waited (read ahead) to be used.
+ */
+export interface ListingPage extends OrganisationList {
+  sentAt: number;
+}
+
+/** Where the pages come from: the client, which reads one page (an object with an `organisations` array, checked). */
+export interface PageReader {
+  readonly redactor: Redactor;
+  readPage(url: URL, number: number, target: string): Promise<ListingPage>;
+}
 
 /** Empty pages in a row (each with a `next`) before the listing is taken for one without end. */
 export const MAX_EMPTY_PAGES_IN_A_ROW = 100;
@@ -22,7 +40,7 @@ interface PageSeen {
   totalCount?: unknown;
 }
 
-export class ListingGuard {
+class ListingGuard {
   /** The page last read (1 for the first). */
   private page = 0;
   private organisations = 0;
@@ -110,4 +128,60 @@ export class ListingGuard {
   private where(why: string): string {
     return `${why}. The listing stopped at page ${this.page}, after ${this.organisations} organisations; nothing is made from a partial listing. Run again; if it happens again, the service's pagination is at fault`;
   }
+}
+
+/** How a listing is read: what messages call it, and whether it is filtered and read ahead. */
+export interface ListingRead {
+  /** What messages call the listing: `(all pages)`, `(filter "acme")`. */
+  target: string;
+  /** Unfiltered, its first item is the active organisation, which may be listed once more at its place. */
+  headed: boolean;
+  /**
+   * The next page is asked for as soon as this one is read, while the caller works through it: for
+   * a caller that reads every page (the plan's listing), whose pages are a chain of requests.
+   */
+  readAhead: boolean;
+}
+
+/** Every page from `first` on, whole, or failing where the listing stopped. */
+export async function* listPages(reader: PageReader, first: URL, { target, headed, readAhead }: ListingRead): AsyncIterable<ListingPage> {
+  const request = { operation: 'getOrganisations', target } as const;
+  const guard = new ListingGuard(headed);
+  let url = first;
+  let ahead: Promise<ListingPage> | undefined;
+  for (let number = 1; ; number += 1) {
+    const listing = await (ahead ?? reader.readPage(url, number, target));
+    ahead = undefined;
+    // What comes after this page, decided before the caller sees it (so that the next page can be
+    // on its way meanwhile), acted on after, as if decided then.
+    guard.read(listing);
+    const next = resolveNextPage(listing.next, url);
+    const after = next.kind === 'url' ? guard.follow(next.url) : next;
+    if (readAhead && after.kind === 'url') {
+      ahead = reader.readPage(after.url, number + 1, target);
+      // Its failure is the caller's when it asks for that page; until then it is not unhandled.
+      ahead.catch(() => undefined);
+    }
+    // Each organisation checked once the next page is on its way: the checks are not on the chain of
+    // pages, which can only be read one after another.
+    listing.organisations = checkAll(listing.organisations, request, reader.redactor);
+    // An organisation listed again: the links lead back over pages already read.
+    const recorded = guard.record(listing.organisations);
+    if ('stop' in recorded) throw badShape(request, recorded.stop, reader.redactor);
+    listing.organisations = recorded.kept;
+    yield listing;
+    if (after.kind === 'end') {
+      const short = guard.end();
+      if (short !== undefined) throw badShape(request, short, reader.redactor);
+      return;
+    }
+    if (after.kind === 'refused') throw badShape(request, after.reason, reader.redactor);
+    url = after.url;
+  }
+}
+
+function checkAll(organisations: readonly unknown[], request: { operation: 'getOrganisations'; target: string }, redactor: Redactor): Organisation[] {
+  const checked = new Array<Organisation>(organisations.length);
+  for (let i = 0; i < organisations.length; i += 1) checked[i] = checkOrganisation(organisations[i], request, redactor);
+  return checked;
 }
