@@ -25,7 +25,9 @@
 //                                             page (the plan page of 100,000 changes: written, its
 //                                             size, opened and filtered in Chromium: ~30 s),
 //                                             inputs (inputs of plausible shape at two sizes, a
-//                                             doubling: the growth factor, above 2.5 fails: ~3 min)
+//                                             doubling: the growth factor, above 2.5 fails: ~3 min),
+//                                             organisation (2,000 channel removals in one organisation
+//                                             against one each in 2,000, and 2,000 answered 404: ~1 min a round)
 //   --repeat N                       run each plan/apply and goal case N times (median and range)
 //   --build / --no-build             always / never run `npm run build` first (default: only when
 //                                    dist/ is missing or older than src/, schemas/ or the build script)
@@ -45,6 +47,7 @@ import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllC
 import { renderShardCase, shardCase, shardGoals } from './bench/shard-case.mjs';
 import { renderStateCase, stateCase, stateGoals } from './bench/state-case.mjs';
 import { journalCase, journalGoals, renderJournalCase } from './bench/journal-case.mjs';
+import { organisationCase, organisationGoals, renderOrganisationCase } from './bench/organisation-case.mjs';
 import { postgresJournalCase, postgresJournalGoals, renderPostgresJournalCase } from './bench/journal-postgres-case.mjs';
 import { pageCase, pageGoals, renderPageCase } from './bench/page-case.mjs';
 import { inputCases, inputGoals, renderInputCases } from './bench/input-cases.mjs';
@@ -64,7 +67,7 @@ const option = (name) => {
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[argv.indexOf(arg) + 1];
 };
 const SPEED_GROUPS = ['plan', 'apply', 'slugs', 'start', 'emulator', 'load'];
-const GOAL_GROUPS = ['rate', 'shards', 'token', 'output', 'state', 'journal', 'memory', 'page', 'inputs'];
+const GOAL_GROUPS = ['rate', 'shards', 'token', 'output', 'state', 'journal', 'memory', 'page', 'inputs', 'organisation'];
 const onlyValue = option('--only');
 const ONLY = onlyValue === undefined ? undefined : new Set(onlyValue.split(','));
 if (ONLY) {
@@ -427,6 +430,7 @@ function render(report) {
   out.push(...renderShardCase(report.cases, { table, ms }));
   out.push(...renderPageCase(report.cases, { table, ms }));
   out.push(...renderInputCases(report.cases, { table, ms }));
+  out.push(...renderOrganisationCase(report.cases, { table, ms }));
   if (report.goals.length > 0) {
     out.push(table(['goal', 'measured', ''], report.goals.map((g) => [g.goal, typeof g.value === 'number' ? num(g.value, g.value > 10 ? 0 : 2) : String(g.value), g.ok ? 'ok' : 'MISSED'])));
     out.push('');
@@ -528,9 +532,10 @@ async function main() {
   if (wants('memory') || wants('memory100k')) report.cases.push(...(await memoryCases(goalContext(), rounds, { big: wants('memory') })));
   if (wants('page')) report.cases.push(await pageCase(goalContext(), rounds));
   if (wants('inputs')) report.cases.push(...(await inputCases(goalContext(), rounds)));
+  if (wants('organisation')) report.cases.push(await organisationCase(goalContext(), rounds));
   report.loadAverage.end = os.loadavg();
   report.elapsedS = (Date.now() - started) / 1000;
-  report.goals = [...goals(report.cases), ...floorGoals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...journalGoals(report.cases), ...postgresJournalGoals(report.cases), ...shardGoals(report.cases), ...loadGoals(report.cases), ...pageGoals(report.cases), ...inputGoals(report.cases)];
+  report.goals = [...goals(report.cases), ...floorGoals(report.cases), ...goalCaseGoals(report.cases), ...stateGoals(report.cases), ...journalGoals(report.cases), ...postgresJournalGoals(report.cases), ...shardGoals(report.cases), ...loadGoals(report.cases), ...pageGoals(report.cases), ...inputGoals(report.cases), ...organisationGoals(report.cases)];
   const text = render(report);
   process.stdout.write(`\n${text}\n\nbench took ${report.elapsedS.toFixed(0)} s; results in bench/${RESULTS_FILE}\n`);
   mkdirSync(join(ROOT, 'bench'), { recursive: true });

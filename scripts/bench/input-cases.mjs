@@ -13,7 +13,8 @@
 // A shape is { name, unit, sizes: [n, 2n], prepare(ctx, n) → Promise<{ args, check(run), stop?() }> }:
 // prepare writes the inputs (and starts an emulator when the shape needs one); check throws when a run
 // did not do what the shape measures. INPUT_SHAPES is the list: the other paths of issue 35 (the journal
-// fold, state list, one organisation's changes, JSON streaming) join it as entries of the same form.
+// fold, state list, JSON streaming) join it as entries of the same form; one organisation's changes
+// have a group of their own (organisation-case.mjs).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixtures } from './fixtures.mjs';

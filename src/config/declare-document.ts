@@ -2,7 +2,7 @@
  * What each document declares, read defensively from the value that was validated: parts of the
  * wrong shape were reported by the schema, and are left out here rather than read as something.
  */
-import { BILLING_FIELDS, type BillingDetails } from '../model/billing.js';
+import { BILLING_FIELDS, billingRecord, type BillingDetails } from '../model/billing.js';
 import type { SourcePosition } from '../model/desired-state.js';
 import { type DocPath, findNode, keyString, locate, locateUse, type Position, type SourceNode, type SourcePair, toPointer } from './source-tree.js';
 import { detachString } from './detached-string.js';
@@ -158,12 +158,7 @@ function pickBilling(value: unknown): BillingDetails {
   return billing;
 }
 
-/** The organisation's own values over the defaults, in the canonical field order. */
+/** The organisation's own values over the defaults, in the canonical field order (held to the end of a run: compact). */
 function mergeBilling(defaults: BillingDetails, own: BillingDetails): BillingDetails {
-  const merged: BillingDetails = {};
-  for (const field of BILLING_FIELDS) {
-    const value = own[field] ?? defaults[field];
-    if (value !== undefined) merged[field] = value;
-  }
-  return merged;
+  return billingRecord((field) => own[field] ?? defaults[field]);
 }

@@ -41,14 +41,14 @@ const NO_INVITATIONS: DesiredOrganisation['invitations'] = Object.freeze({ accep
 const NO_CHANNELS: DesiredOrganisation['notificationChannels'] = Object.freeze({ remove: Object.freeze([]) });
 
 function toDesired(org: DeclaredOrganisation): DesiredOrganisation {
-  return {
-    slug: org.slug,
-    ...(org.id !== undefined && { id: org.id.id }),
-    ...(org.billing !== undefined && { billing: org.billing }),
-    invitations: org.accept.length + org.revoke.length === 0 ? NO_INVITATIONS : { accept: org.accept.map((i) => i.id), revoke: org.revoke.map((i) => i.id) },
-    notificationChannels: org.remove.length === 0 ? NO_CHANNELS : { remove: org.remove.map((i) => i.id) },
-    source: org.source,
-  };
+  const { slug, billing, source } = org;
+  const invitations = org.accept.length + org.revoke.length === 0 ? NO_INVITATIONS : { accept: org.accept.map((i) => i.id), revoke: org.revoke.map((i) => i.id) };
+  const notificationChannels = org.remove.length === 0 ? NO_CHANNELS : { remove: org.remove.map((i) => i.id) };
+  // A literal for each shape: an object built with spreads keeps room for a property more than it
+  // has (8 bytes of each of a million organisations, held to the end of the run).
+  if (org.id === undefined) return billing === undefined ? { slug, invitations, notificationChannels, source } : { slug, billing, invitations, notificationChannels, source };
+  const id = org.id.id;
+  return billing === undefined ? { slug, id, invitations, notificationChannels, source } : { slug, id, billing, invitations, notificationChannels, source };
 }
 
 function checkDocument(

@@ -9,6 +9,8 @@ export type Fault =
   | { kind: 'drop' }
   | { kind: 'lost-response' }
   | { kind: 'hang' }
+  /** Held, counted in flight, until the emulator's `release()` (or POST /__emulator/release); then answered as usual. */
+  | { kind: 'hold' }
   /** Processed when it comes, answered `ms` later; with `renew`, the organisations of the answer are renewed meanwhile. */
   | { kind: 'delay-headers'; ms: number; renew?: boolean }
   /** A listing request whose last page links back to the start under a fresh cursor, and no totalCount. */
@@ -119,6 +121,7 @@ function checkFault(fault: unknown): string | undefined {
     case 'drop':
     case 'lost-response':
     case 'hang':
+    case 'hold':
       return undefined;
     case 'delay-headers':
       if (fault.renew !== undefined && typeof fault.renew !== 'boolean') return 'renew must be true or false';

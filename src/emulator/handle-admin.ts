@@ -1,6 +1,6 @@
 /**
  * The out-of-process controls under /__emulator/ (no auth; not part of the service interface):
- * counters, fault rules, a state dump, the behaviour played, fresh tokens, an invitation made
+ * counters, fault rules (and the release of the requests a hold holds), a state dump, the behaviour played, fresh tokens, an invitation made
  * pending again, and billing changed by someone else (a concurrent writer), for benchmarks, CLI
  * tests and token commands.
  */
@@ -17,6 +17,8 @@ export interface AdminTarget {
   counters: EmulatorCounters;
   faults: { add(rule: FaultRule): void; clear(): void; pending(): FaultRule[] };
   resetCounters(): void;
+  /** Lets the requests a hold fault holds go on; how many there were. */
+  release(): number;
   behaviour: Readonly<Behaviour>;
   /** A fresh token for the user named by a token or an e-mail address (default the first user); undefined when none. */
   issueToken(user?: string): string | undefined;
@@ -37,6 +39,8 @@ export function handleAdmin(target: AdminTarget, method: string, path: string, b
     case 'DELETE faults':
       target.faults.clear();
       return noContent();
+    case 'POST release':
+      return jsonAnswer(200, { released: target.release() });
     case 'GET state':
       return jsonAnswer(200, target.store.dump());
     case 'GET behaviour':

@@ -109,6 +109,8 @@ export class ServiceHandler {
   private readonly replays = new Map<string, Answer>();
   /** Paths the gateway has already refused once (gateway-404 v2-once). */
   private readonly gatewayPaths = new Set<string>();
+  /** Requests a hold fault holds, each let go with true (answered) or false (the emulator stopped). */
+  private held: Array<(answer: boolean) => void> = [];
 
   constructor(private readonly deps: ServiceDependencies) {
     this.gates = [deps.rateLimiter, deps.quota].filter((g): g is TokenBucket | Quota => g !== undefined);
@@ -129,6 +131,7 @@ export class ServiceHandler {
     }
     // Held until the client gives up or the emulator stops.
     if (fault?.kind === 'hang') return exchange.log('hang');
+    if (fault?.kind === 'hold' && !(await this.hold())) return;
     if (!(await this.sleep(deps.latencyMs))) return;
     if (fault && isAnsweringFault(fault)) return exchange.log(actOutFault(res, fault, (seconds) => this.formatRetryAfter(seconds)));
     const body = await readBody(req);
@@ -215,6 +218,28 @@ export class ServiceHandler {
     const answer = reshapeSuccess(await handleOperation(this.deps.store, this.deps.settings(), request, (ms) => this.sleep(ms)), this.deps.behaviour['success-body'], match.operation);
     if (replayKey !== undefined) remember(this.replays, replayKey, answer);
     return answer;
+  }
+
+  /** Lets every request a hold fault holds go on to its answer; how many there were. */
+  release(): number {
+    const held = this.held;
+    this.held = [];
+    for (const go of held) go(true);
+    return held.length;
+  }
+
+  /** A hold: resolves true once released, false at once when the emulator stops. */
+  private hold(): Promise<boolean> {
+    const { signal } = this.deps;
+    if (signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const stop = () => resolve(false);
+      signal.addEventListener('abort', stop, { once: true });
+      this.held.push((answer) => {
+        signal.removeEventListener('abort', stop);
+        resolve(answer);
+      });
+    });
   }
 
   /** delay-headers: taken when it came, sent later; a renewal in between is not in it. False when the emulator stopped meanwhile. */

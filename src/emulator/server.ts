@@ -71,6 +71,8 @@ export interface Emulator {
   readonly behaviour: Readonly<Behaviour>;
   /** Zeroes the counters and empties the request log. */
   resetCounters(): void;
+  /** Lets every request a `hold` fault holds go on to its answer; how many there were. */
+  release(): number;
   /**
    * A fresh token (an unsigned JWT) for the user named by a token of theirs or their e-mail address
    * (default the first user), with a fresh lifetime; throws when there is no such user.
@@ -170,6 +172,10 @@ class EmulatorServer implements Emulator {
     this.requestLog.length = 0;
   }
 
+  release(): number {
+    return this.service.release();
+  }
+
   issueToken(user?: string): string {
     const token = this.tokens.issue(user);
     if (token === undefined) throw new Error(user === undefined ? 'The emulator has no users.' : `No user with the token or e-mail address ${user}.`);
@@ -191,7 +197,7 @@ class EmulatorServer implements Emulator {
     if (!path.startsWith(ADMIN_PREFIX)) return this.service.handle(req, res);
     const body = await readBody(req);
     if (body.kind === 'aborted') return;
-    const admin = { store: this.store, counters: this.counters, faults: this.faults, resetCounters: () => this.resetCounters(), behaviour: this.behaviour, issueToken: (user?: string) => this.tokens.issue(user) };
+    const admin = { store: this.store, counters: this.counters, faults: this.faults, resetCounters: () => this.resetCounters(), release: () => this.release(), behaviour: this.behaviour, issueToken: (user?: string) => this.tokens.issue(user) };
     const answer: Answer =
       body.kind === 'ok'
         ? handleAdmin(admin, req.method ?? 'GET', path, body.body)

@@ -1,7 +1,8 @@
 /**
- * Applies a plan: organisations in parallel (bounded), each organisation's changes in order
- * (accepts, each tried on its own, then billing, revocations, channel removals: see
- * organisation-steps.ts), the active organisation last, after its own organisation's changes.
+ * Applies a plan: changes in parallel (bounded), of one organisation or of many: an organisation's
+ * accepts first, one at a time and each tried on its own, then its billing, revocations and channel
+ * removals at once (see organisation-steps.ts); the active organisation last, after its own
+ * organisation's changes.
  * A failure skips only what depends on it. Revocations and channel removals are recorded in the
  * journal as soon as they complete (each ends once its entry is durable: the file state writes what
  * arrived during a write in the next one, a remote state writes in batches), and
@@ -13,8 +14,8 @@
  * listing streamed behind the writes (reread-listing.ts) has read it again; otherwise its billing is
  * read by id just before the write (write-billing.ts).
  *
- * The parts: WorkQueue (what comes next), Scheduler (workers and turns), ChangeRunner (one
- * organisation's changes, the journal, the events), executeChange (one attempt at one change).
+ * The parts: WorkQueue (what comes next), Scheduler (workers and turns), ChangeRunner (one change,
+ * the journal, the events), executeChange (one attempt at one change).
  */
 import type { OrganisationsClient } from '../api/client.js';
 import type { ApplicableChange } from '../plan/types.js';

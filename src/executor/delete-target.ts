@@ -8,9 +8,15 @@ import { ApiError, isNotFound } from '../api/api-error.js';
 import type { OrganisationsClient } from '../api/client.js';
 import type { ApplicableChange } from '../plan/types.js';
 import { APPLIED, ChangeFailedError, type ChangeOutcome } from './change-outcome.js';
-import { describeNonMembership, isMember, isServiceNotFound, type Waits } from './membership.js';
+import { describeNonMembership, isMember, isServiceNotFound, type Membership, type Waits } from './membership.js';
 
-export async function deleteTarget(change: ApplicableChange, client: OrganisationsClient, waits: Waits): Promise<ChangeOutcome> {
+/** `membership`: the organisation's membership, as its changes share it (SharedMembership); by default read on its own. */
+export async function deleteTarget(
+  change: ApplicableChange,
+  client: OrganisationsClient,
+  waits: Waits,
+  membership: () => Promise<Membership> = () => isMember(client, change.organisation.id, change.organisation.slug),
+): Promise<ChangeOutcome> {
   const orgId = change.organisation.id;
   const target = change.targetId ?? '';
   const label = change.address;
@@ -37,7 +43,7 @@ export async function deleteTarget(change: ApplicableChange, client: Organisatio
       }
       // Gone already (perhaps by our own earlier attempt whose answer was lost), but only while
       // you are still a member; otherwise the 404 may mean no access.
-      const member = await isMember(client, orgId, change.organisation.slug);
+      const member = await membership();
       if (member.ok) return { kind: 'already-done', reason: 'found already gone' };
       const next = member.checked === 'not-listed' ? '' : '; run orgform apply again: it checks';
       throw new ChangeFailedError(err.operation, `${err.message}; and ${describeNonMembership(orgId, member)}, so this is not counted as done${next}`, err);

@@ -71,6 +71,60 @@ export async function isMember(client: OrganisationsClient, organisationId: stri
   }
 }
 
+/** When a membership read was sent, and what it answers. */
+interface MembershipRead {
+  sentAt: number;
+  answer: Promise<Membership>;
+  /** Set once answered with what the listing showed (a member or not): it may serve later askers. */
+  answered: boolean;
+}
+
+/**
+ * One organisation's membership, read once for all of its changes that ask (each delete answered
+ * 404 does, while they run at once). A read serves every change that asks while it is on its way,
+ * and, once the listing has answered it, every change that asks within the read age bound of its
+ * sending, as any read apply builds on. An older one, or one that failed, is read again by the next
+ * to ask. A change that asked while a read was on its way and finds it too old once answered reads
+ * again (or takes a read sent since it asked), and takes that whenever it answers.
+ */
+export class SharedMembership {
+  private read: MembershipRead | undefined;
+
+  /** `readNow`: one membership read, sent now; `now` and `maxAgeMs`: the run's clock and read age bound. */
+  constructor(
+    private readonly readNow: () => Promise<Membership>,
+    private readonly now: () => number,
+    private readonly maxAgeMs: number,
+  ) {}
+
+  async check(): Promise<Membership> {
+    const asked = this.now();
+    const read = this.read;
+    if (read !== undefined && (!read.answered || this.young(read))) {
+      const answer = await read.answer;
+      if (this.young(read)) return answer;
+    }
+    // None, or too old: one sent since this change asked is as good as its own.
+    const latest = this.read;
+    if (latest !== undefined && latest !== read && latest.sentAt >= asked) return latest.answer;
+    return this.start().answer;
+  }
+
+  private young(read: MembershipRead): boolean {
+    return this.now() - read.sentAt <= this.maxAgeMs;
+  }
+
+  private start(): MembershipRead {
+    const read: MembershipRead = { sentAt: this.now(), answer: this.readNow(), answered: false };
+    this.read = read;
+    void read.answer.then((answer) => {
+      if (answer.ok || answer.checked === 'not-listed') read.answered = true;
+      else if (this.read === read) this.read = undefined;
+    });
+    return read;
+  }
+}
+
 /** What a failed membership check says, true to what was learnt: only a listing that answered without the organisation says "not a member". */
 export function describeNonMembership(organisationId: string, member: Exclude<Membership, { ok: true }>): string {
   const org = `organisation ${JSON.stringify(organisationId)}`;

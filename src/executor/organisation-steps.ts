@@ -1,6 +1,7 @@
 /**
- * One organisation's changes, in the order apply runs them: its accepts first, each tried on its
- * own, then the rest in plan order.
+ * One organisation's changes, in the order apply starts them: its accepts first, one at a time,
+ * each tried on its own; then the rest (billing, revocations, channel removals), all at once as
+ * workers take them, in plan order: none of them needs another, only the membership.
  *
  * Accepts are alternatives, not a chain: any one of them makes you a member, which is all the
  * organisation's other changes need (billing, revocations, channel removals, and setting it active).
@@ -11,7 +12,8 @@
  * apply whose organisation was joined. The other changes wait for the membership, not for one
  * invitation: they are skipped only when every accept failed, and the reason names them all.
  *
- * Pure sequencing, a state machine: the caller runs each step `next` gives and tells how it `ended`.
+ * Pure sequencing, a state machine: the caller runs each step `take` gives (several at once after
+ * the accepts) and tells how it `ended`.
  */
 import type { ChangeKind } from '../model/change-kind.js';
 import type { Outcome } from './events.js';
@@ -29,7 +31,7 @@ export interface OrganisationChange {
   address: string;
 }
 
-/** The change to run next, or to end as `decided` says without sending it. */
+/** A change to run, or to end as `decided` says without sending it. */
 export interface Step {
   index: number;
   decided: Decided | undefined;
@@ -38,8 +40,12 @@ export interface Step {
 export class OrganisationSteps {
   private readonly accepts: OrganisationChange[];
   private readonly others: OrganisationChange[];
-  /** How far `next` has gone: through the accepts, then the others. */
-  private at = 0;
+  /** How many of the accepts, then of the others, `take` has handed out. */
+  private acceptsTaken = 0;
+  private othersTaken = 0;
+  /** Steps handed out and not ended yet. */
+  private running = 0;
+  private acceptRunning = false;
   private joinedBy: string | undefined;
   private readonly failedAccepts: string[] = [];
   private decidedOthers: Decided | undefined;
@@ -50,26 +56,43 @@ export class OrganisationSteps {
     this.others = changes.filter((c) => c.kind !== 'accept-invitation');
   }
 
-  /** The next step, once the one before has ended; undefined when the organisation's changes are all done. */
-  next(): Step | undefined {
-    const at = this.at++;
-    const accept = this.accepts[at];
+  /**
+   * A step that may start now: the next accept once the one before has ended, then any of the
+   * others once every accept has. Undefined while an accept runs, and once all are handed out.
+   */
+  take(): Step | undefined {
+    if (this.acceptRunning) return undefined;
+    const accept = this.accepts[this.acceptsTaken];
     if (accept !== undefined) {
+      this.acceptsTaken += 1;
+      this.running += 1;
+      this.acceptRunning = true;
       const decided: Decided | undefined =
         this.joinedBy === undefined ? undefined : { outcome: 'already-done', reason: `you are a member of the organisation now (${this.joinedBy}); not sent` };
       return { index: accept.index, decided };
     }
-    if (at === this.accepts.length) this.decidedOthers = this.blocked();
-    const other = this.others[at - this.accepts.length];
-    return other === undefined ? undefined : { index: other.index, decided: this.decidedOthers };
+    const other = this.others[this.othersTaken];
+    if (other === undefined) return undefined;
+    if (this.othersTaken === 0) this.decidedOthers = this.blocked();
+    this.othersTaken += 1;
+    this.running += 1;
+    return { index: other.index, decided: this.decidedOthers };
   }
 
   /** How step `index` ended. */
   ended(index: number, outcome: Outcome): void {
+    this.running -= 1;
     const accept = this.accepts.find((a) => a.index === index);
-    if (accept === undefined || this.joinedBy !== undefined) return;
+    if (accept === undefined) return;
+    this.acceptRunning = false;
+    if (this.joinedBy !== undefined) return;
     if (outcome === 'applied' || outcome === 'already-done') this.joinedBy = accept.address;
     else if (outcome === 'failed') this.failedAccepts.push(accept.address);
+  }
+
+  /** Whether every step has been handed out and has ended. */
+  get done(): boolean {
+    return this.running === 0 && this.acceptsTaken === this.accepts.length && this.othersTaken === this.others.length;
   }
 
   /**

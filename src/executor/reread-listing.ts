@@ -113,7 +113,7 @@ const UNLISTED: ListingReread = Object.freeze({ kind: 'unlisted' });
 /**
  * The listing behind the writes. A worker calls `readPage` when `wantsRead` says so (a read holds
  * one of the `parallelism` places, as a write does), `take`s the groups whose organisation has been
- * read, and waits for `arrival` while a page is on its way.
+ * read, and may wait while a page is on its way (`busy`): more groups may come with it.
  */
 export class RereadListing {
   private readonly queue: Arrival[] = [];
@@ -122,7 +122,6 @@ export class RereadListing {
   private reading = false;
   private ended = false;
   private closing = false;
-  private wakers: Array<() => void> = [];
   /** The least time a page took from being asked for to arriving. */
   private fastestPageMs: number | undefined;
 
@@ -139,7 +138,7 @@ export class RereadListing {
     return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs);
   }
 
-  /** Whether a page is on its way (the caller may wait for it with `arrival`). */
+  /** Whether a page is on its way. */
   get busy(): boolean {
     return this.reading;
   }
@@ -154,12 +153,6 @@ export class RereadListing {
       this.head = 0;
     }
     return arrival;
-  }
-
-  /** Resolves once the page on its way has been read (at once when none is). */
-  arrival(): Promise<void> {
-    if (!this.reading) return Promise.resolve();
-    return new Promise((resolve) => this.wakers.push(resolve));
   }
 
   /** Reads one page and hands over the groups of the organisations on it. Never throws: a failure ends the listing. */
@@ -177,9 +170,6 @@ export class RereadListing {
     } finally {
       this.reading = false;
       if (this.closing) this.end(undefined);
-      const wakers = this.wakers;
-      this.wakers = [];
-      for (const wake of wakers) wake();
     }
   }
 

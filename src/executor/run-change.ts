@@ -1,6 +1,6 @@
 /**
- * Runs the work the scheduler hands out: an organisation's changes one after another (in the order
- * organisation-steps.ts gives), or a set-active change. For each change: whether it starts at all
+ * Runs the work the scheduler hands out: one change (of an organisation, as organisation-steps.ts
+ * lets it start, or a set-active change). For each change: whether it starts at all
  * (an interrupt, a journal that cannot be written, a change the journal records done), its attempts
  * (executeChange; a billing write held until its read aged is read and built again, in a new turn,
  * at most MAX_BILLING_BUILDS times), the journal entry of what was done, and how it ended, told to
@@ -19,13 +19,13 @@ import { APPLIED, ChangeFailedError, describeFailure, errorMessage, type ChangeO
 import { deleteTarget } from './delete-target.js';
 import { setActive } from './set-active.js';
 import type { ApplyListener, ChangeResult, Outcome } from './events.js';
-import { waitsFor, type WaitOptions } from './membership.js';
-import { groupIndexes, type OrganisationGroups } from './organisation-groups.js';
-import { OrganisationSteps, type Decided, type OrganisationChange } from './organisation-steps.js';
+import { isMember, SharedMembership, waitsFor, type Membership, type WaitOptions } from './membership.js';
+import type { OrganisationGroups } from './organisation-groups.js';
+import type { Decided } from './organisation-steps.js';
 import type { OutcomeTally } from './outcome-tally.js';
 import { DEFAULT_READ_MAX_AGE_MS, sendWindowMs, type ListingReread } from './reread-listing.js';
 import type { Turn, WorkRunner } from './scheduler.js';
-import type { Work, WorkEnd } from './work-queue.js';
+import type { OpenOrganisation, Work, WorkEnd } from './work-queue.js';
 import { MAX_BILLING_BUILDS, readAgeFailure, writeBilling, type BillingContext } from './write-billing.js';
 
 /** What every change of a run is executed with; built once a run. */
@@ -53,17 +53,24 @@ export function executionContext(client: OrganisationsClient, options: Execution
   };
 }
 
+/** What the changes of one organisation share of its reads. */
+export interface OrganisationReads {
+  /** For a billing change, what the listing behind the writes read of its organisation; without it, the organisation is read by id just before the write. */
+  reread?: ListingReread | undefined;
+  /** Its membership, for a delete answered 404; without it, read by that change on its own. */
+  membership?: () => Promise<Membership>;
+}
+
 /**
  * One attempt at one change against the service. It returns how the attempt ended and never calls
  * back: what follows (a new turn and a new build for a write whose read aged, the journal, the
- * events) is the runner's. `reread`: for a billing change, what the listing behind the writes read
- * of its organisation; without it, the organisation is read by id just before the write.
+ * events) is the runner's.
  */
-export async function executeChange(change: ApplicableChange, context: ExecutionContext, reread?: ListingReread): Promise<ChangeOutcome> {
+export async function executeChange(change: ApplicableChange, context: ExecutionContext, reads: OrganisationReads = {}): Promise<ChangeOutcome> {
   try {
     switch (change.kind) {
       case 'billing':
-        return await writeBilling(change, context, reread);
+        return await writeBilling(change, context, reads.reread);
       case 'set-active':
         if (context.activeFrom !== undefined) return await setActive(change, context, context.activeFrom);
         await context.client.setActiveOrganisation(change.organisation.id, { idempotencyKey: randomUUID(), label: change.address });
@@ -72,7 +79,7 @@ export async function executeChange(change: ApplicableChange, context: Execution
         return await acceptInvitation(change, context.client, context.waits);
       case 'revoke-invitation':
       case 'remove-channel':
-        return await deleteTarget(change, context.client, context.waits);
+        return await deleteTarget(change, context.client, context.waits, reads.membership);
       default: {
         const unreachable: never = change.kind;
         throw new Error(`unknown change kind ${String(unreachable)}`);
@@ -114,30 +121,27 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
     this.isJournaled = (kind, organisationId, targetId) => options.journal.has(options.serviceKey, journalKey(kind, organisationId, targetId));
   }
 
-  /** Resolves, for an organisation, to how a set-active change waiting for it must end without being sent. */
+  /** Runs one change; resolves to how it ended. */
   async run(work: Work, turn: Turn): Promise<WorkEnd> {
-    if (work.kind === 'set-active') {
-      await this.runChange(work.index, work.decided, undefined, turn);
-      return undefined;
-    }
-    const steps = new OrganisationSteps(this.stepsOf(work.group));
-    for (let step = steps.next(); step !== undefined; step = steps.next()) {
-      steps.ended(step.index, await this.runChange(step.index, step.decided, work.reread, turn));
-    }
-    return steps.blocked();
+    if (work.kind === 'set-active') return this.runChange(work.index, work.decided, {}, turn);
+    return this.runChange(work.index, work.decided, this.readsOf(work.organisation, this.options.changes[work.index]!), turn);
   }
 
-  private stepsOf(group: number): OrganisationChange[] {
-    const steps: OrganisationChange[] = [];
-    for (const index of groupIndexes(this.options.groups, group)) {
-      const { kind, address } = this.options.changes[index]!;
-      steps.push({ index, kind, address });
-    }
-    return steps;
+  /** What the organisation's changes share: the listing's read, and one membership read (made when the first asks). */
+  private readsOf(organisation: OpenOrganisation, change: ApplicableChange): OrganisationReads {
+    const membership = () => {
+      if (organisation.membership === undefined) {
+        const { id, slug } = change.organisation;
+        const { client, now, maxReadAgeMs } = this.options.context;
+        organisation.membership = new SharedMembership(() => isMember(client, id, slug), now, maxReadAgeMs);
+      }
+      return organisation.membership.check();
+    };
+    return { reread: organisation.reread, membership };
   }
 
   /** Runs change `index`, or ends it as `decided` says, or as not started; resolves to how it ended. */
-  private async runChange(index: number, decided: Decided | undefined, reread: ListingReread | undefined, turn: Turn): Promise<Outcome> {
+  private async runChange(index: number, decided: Decided | undefined, reads: OrganisationReads, turn: Turn): Promise<Outcome> {
     const change = this.options.changes[index]!;
     const early = decided ?? this.notToStart(change) ?? (await this.lockLost(change));
     if (early !== undefined) return this.end(index, { outcome: early.outcome, reason: early.reason, durationMs: 0 });
@@ -146,7 +150,7 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
     this.inFlight += 1;
     this.options.emit({ type: 'change-start', address: change.address, organisation: change.organisation.slug, kind: change.kind, at: startedAt });
     try {
-      let outcome = await executeChange(change, context, reread);
+      let outcome = await executeChange(change, context, reads);
       let late = 0;
       for (let build = 1; outcome.kind === 'read-again'; build += 1) {
         if (outcome.late === true) late += 1;
@@ -157,7 +161,7 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
         // Out of its turn first: at a rate learned mid-run, only the workers it serves read again.
         await turn.again();
         // By id: the listing's read is the one that aged.
-        outcome = await executeChange(change, context);
+        outcome = await executeChange(change, context, { membership: reads.membership });
       }
       if (outcome.kind === 'applied' || outcome.kind === 'already-done') return await this.endRecorded(index, change, outcome, startedAt);
       return this.end(index, changeEnd(outcome, now() - startedAt));

@@ -5,7 +5,8 @@
  * rate every worker has a turn; at a known rate only as many as the rate serves within the send
  * window (`workersAtRate`): more would hold writes at the rate limiter until the reads they were
  * built from are too old to send. Workers, not a task per organisation: those would all be queued
- * at once, each held until its turn.
+ * at once, each held until its turn. A worker that finds nothing to do waits while a read is on its
+ * way or other work runs (either may bring more: an organisation's changes go once its accepts end).
  */
 
 /** A worker's turn, as the work it runs sees it. */
@@ -28,8 +29,6 @@ export interface WorkSource<W, R> {
   readAhead(): Promise<void>;
   /** Whether a read ahead is on its way: more work may come with it. */
   readonly reading: boolean;
-  /** Resolves once the read on its way has come (at once when none is). */
-  arrival(): Promise<void>;
   /** Reads nothing more (an interrupt). */
   close(): void;
 }
@@ -60,7 +59,11 @@ export function workersAtRate(parallelism: number, rps: number | undefined, send
 export class Scheduler<W, R> implements Turn {
   /** Workers in their turn. */
   private working = 0;
+  /** Workers running a piece of work. */
+  private running = 0;
   private readonly waitingForTurn: Array<() => void> = [];
+  /** Workers with nothing to do, waiting for a read to come or work to end. */
+  private idle: Array<() => void> = [];
 
   constructor(
     private readonly source: WorkSource<W, R>,
@@ -89,6 +92,7 @@ export class Scheduler<W, R> implements Turn {
     for (;;) {
       if (this.source.wantsRead()) {
         await this.source.readAhead();
+        this.wake();
         continue;
       }
       await this.takeTurn();
@@ -97,16 +101,26 @@ export class Scheduler<W, R> implements Turn {
         this.endTurn();
         // What was read ran out while this worker waited for its turn, and nothing is on its way: read.
         if (this.source.wantsRead()) continue;
-        if (!this.source.reading) return;
-        await this.source.arrival();
+        if (!this.source.reading && this.running === 0) return this.wake();
+        await new Promise<void>((resolve) => this.idle.push(resolve));
         continue;
       }
+      this.running += 1;
       try {
         this.source.ended(work, await runner.run(work, this));
       } finally {
+        this.running -= 1;
         this.endTurn();
+        this.wake();
       }
     }
+  }
+
+  /** Lets the idle workers look again: a read came, or work ended. */
+  private wake(): void {
+    const idle = this.idle;
+    this.idle = [];
+    for (const resolve of idle) resolve();
   }
 
   private async takeTurn(): Promise<void> {

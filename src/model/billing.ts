@@ -39,9 +39,35 @@ export function differingFields(declared: BillingDetails, current: BillingValues
 
 /** The declared fields as `current` holds them: what a plan records of what it saw. */
 export function seenOf(declared: BillingDetails, current: BillingValues): SeenBilling {
-  const seen: SeenBilling = {};
-  for (const field of BILLING_FIELDS) if (declared[field] !== undefined) seen[field] = current[field];
-  return seen;
+  return billingRecord((field) => (declared[field] === undefined ? undefined : current[field]));
+}
+
+/** For each set of billing fields (by bit mask, a bit per field in field order): an object of exactly those fields, each null. */
+const SHAPES: Array<Readonly<Record<string, null>> | undefined> = [];
+
+function shapeOf(mask: number): Readonly<Record<string, null>> {
+  let shape = SHAPES[mask];
+  if (shape === undefined) {
+    const fields = BILLING_FIELDS.filter((_, bit) => (mask & (1 << bit)) !== 0);
+    // Parsed: V8 gives a parsed object room for its own properties only.
+    shape = JSON.parse(`{${fields.map((field) => `"${field}":null`).join(',')}}`) as Record<string, null>;
+    SHAPES[mask] = shape;
+  }
+  return shape;
+}
+
+/**
+ * The fields `valueOf` gives a value for, in field order, as an object that holds exactly those
+ * fields. An object built field by field keeps room for four properties: 24 bytes more for each of
+ * the declared and the seen billing of every organisation (5 MB at 100,000, 48 MB at 1,000,000);
+ * a copy of an object that has them all takes only their room.
+ */
+export function billingRecord<T>(valueOf: (field: BillingField) => T | undefined): Partial<Record<BillingField, T>> {
+  let mask = 0;
+  for (let bit = 0; bit < BILLING_FIELDS.length; bit++) if (valueOf(BILLING_FIELDS[bit]!) !== undefined) mask |= 1 << bit;
+  const record: Record<string, unknown> = { ...shapeOf(mask) };
+  for (let bit = 0; bit < BILLING_FIELDS.length; bit++) if ((mask & (1 << bit)) !== 0) record[BILLING_FIELDS[bit]!] = valueOf(BILLING_FIELDS[bit]!);
+  return record as Partial<Record<BillingField, T>>;
 }
 
 /** What to do with a billing change, given what the service holds now. */

@@ -4,7 +4,7 @@
  */
 import type { DesiredOrganisation } from '../model/desired-state.js';
 import { changeAddress } from '../model/address.js';
-import { differingFields, seenOf, type BillingDetails, type BillingField } from '../model/billing.js';
+import { BILLING_FIELDS, differingFields, seenOf, type BillingDetails, type BillingField, type SeenBilling } from '../model/billing.js';
 import type { ChangeKind } from '../model/change-kind.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import { isRecordedDone, type IsJournaled } from './is-recorded-done.js';
@@ -34,13 +34,43 @@ function billingChange(d: DesiredOrganisation, o: ObservedOrganisation, prerequi
     return { address, kind: 'billing', action: 'update', organisation, declared, knownAfter: prerequisite, display: { fields, note: KNOWN_AFTER_ACCEPT } };
   }
   const current = o.billing;
-  const fields: FieldChange[] = differingFields(declared, current).map((field) => ({ field, before: current[field], after: declared[field] as string }));
-  if (fields.length === 0) return undefined;
+  if (differingFields(declared, current).length === 0) return undefined;
   // No body is built here: UpdateBillingDetails is a PUT of all four fields, and the undeclared ones
   // must go as the service holds them when the write is sent, not as they were now (a billing
   // system renews subscriptions meanwhile). Apply reads the organisation again just before writing;
   // `seen` is what it checks that read against.
-  return { address, kind: 'billing', action: 'update', organisation, declared, seen: seenOf(declared, current), display: { fields } };
+  const seen = seenOf(declared, current);
+  return { address, kind: 'billing', action: 'update', organisation, declared, seen, display: new BillingDisplay(declared, seen) };
+}
+
+/**
+ * What a billing change whose values were read shows: the declared fields that differ from what
+ * was seen. Worked out from the change's own `declared` and `seen` each time it is shown, not held:
+ * the list and an object per field were 100 bytes of each change (10 MB of a plan of 100,000, at
+ * the moment it is shown, when everything else is still held). Saved as `{ fields }`.
+ */
+export class BillingDisplay implements Pick<Change['display'], 'fields'> {
+  readonly #declared: BillingDetails;
+  readonly #seen: SeenBilling;
+
+  constructor(declared: BillingDetails, seen: SeenBilling) {
+    this.#declared = declared;
+    this.#seen = seen;
+  }
+
+  get fields(): FieldChange[] {
+    const fields: FieldChange[] = [];
+    for (const field of BILLING_FIELDS) {
+      const after = this.#declared[field];
+      const before = this.#seen[field];
+      if (after !== undefined && before !== undefined && after !== before) fields.push({ field, before, after });
+    }
+    return fields;
+  }
+
+  toJSON(): { fields: FieldChange[] } {
+    return { fields: this.fields };
+  }
 }
 
 function oneShot(kind: ChangeKind, d: DesiredOrganisation, o: ObservedOrganisation, targetId: string, note?: string): Change {

@@ -41,6 +41,25 @@ describe('--parallelism', () => {
     expect(emulator.counters.maxInFlight).toBe(3);
   });
 
+  it('runs the channel removals of one organisation as many at once as it allows, and reads the membership once for all those already gone', async () => {
+    const gone = Array.from({ length: 40 }, (_, i) => `chn_gone_${i}`);
+    const yaml = ['version: 1', 'organisations:', '  org-00001:', '    notificationChannels:', `      remove: [${gone.join(', ')}]`].join('\n') + '\n';
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': yaml }, { data: generateEmulatorData({ organisations: 1 }), behaviour: { 'gateway-404': 'off' } });
+    // The first eight removals are held where they arrive: all eight of one organisation at once.
+    emulator.faults.add({ operation: 'deleteNotificationChannel', times: 8, fault: { kind: 'hold' } });
+    const applying = runCli(['apply', '--auto-approve', '--parallelism', '8'], { cwd, env });
+    await expect.poll(() => emulator.counters.inFlight, { timeout: 15_000, interval: 20 }).toBe(8);
+    expect(emulator.counters.byOperation.deleteNotificationChannel).toBe(8);
+    const listingsBefore = emulator.counters.byOperation.getOrganisations;
+    expect(emulator.release()).toBe(8);
+    const apply = await applying;
+    expect(apply.stderr).toBe('');
+    expect(apply.stdout).toMatch(/40 already done/);
+    expect(emulator.counters.maxInFlight).toBe(8);
+    // Each removal answered 404: one listing filtered by the slug says you are a member, for all 40.
+    expect(emulator.counters.byOperation.getOrganisations - listingsBefore).toBe(1);
+  });
+
   it('sizes the connection pool to it, so that more than 64 requests can be in flight', async () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace(
       { 'orgs.yaml': config(100, { byId: false, channels: false }) },

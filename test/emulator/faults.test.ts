@@ -115,6 +115,22 @@ describe('fault kinds', () => {
     await waitUntil(() => emulator.counters.inFlight === 0);
   });
 
+  it('hold: holds the requests in flight, unprocessed, until released (in-process or over the admin endpoint), then answers them', async () => {
+    const emulator = await useEmulator();
+    emulator.faults.add({ operation: 'updateBillingDetails', times: 2, fault: { kind: 'hold' } });
+    const answers = Promise.all([updateBilling(emulator), updateBilling(emulator)]);
+    await waitUntil(() => emulator.counters.inFlight === 2);
+    expect(customerId(emulator)).toBe('cus_acme');
+    expect(emulator.release()).toBe(2);
+    expect((await answers).map((r) => r.status)).toEqual([200, 200]);
+    expect(customerId(emulator)).toBe('cus_changed');
+    emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'hold' } });
+    const listing = call(emulator, LIST);
+    await waitUntil(() => emulator.counters.inFlight === 1);
+    expect(await (await call(emulator, '/__emulator/release', { method: 'POST', token: null })).json()).toEqual({ released: 1 });
+    expect((await listing).status).toBe(200);
+  });
+
   it('delay-headers: processes, then waits before answering', async () => {
     const emulator = await useEmulator();
     emulator.faults.add({ operation: 'updateBillingDetails', fault: { kind: 'delay-headers', ms: 300 } });

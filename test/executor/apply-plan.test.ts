@@ -31,8 +31,8 @@ async function run(changes: Change[], client: ScriptedClient, options: Partial<A
 
 const member = (slug: string, extra: object = {}) => ({ id: `org_${slug}`, slug, member: true, ...extra });
 /** Every change's outcome as told when it ended (the summary keeps only those not applied). */
-/** Answers every call of `operation` after 5 ms, counting the most answered at once. */
-function countAtOnce(client: ScriptedClient, operation: 'updateBillingDetails' | 'getOrganisation'): { readonly most: number } {
+/** Answers every call of `operation` after 5 ms (with `answer`'s error when given), counting the most answered at once. */
+function countAtOnce(client: ScriptedClient, operation: 'updateBillingDetails' | 'getOrganisation' | 'deleteNotificationChannel', answer?: () => Error): { readonly most: number } {
   const count = { inFlight: 0, most: 0 };
   client.on(
     operation,
@@ -40,6 +40,7 @@ function countAtOnce(client: ScriptedClient, operation: 'updateBillingDetails' |
       count.most = Math.max(count.most, (count.inFlight += 1));
       await new Promise((r) => setTimeout(r, 5));
       count.inFlight -= 1;
+      if (answer !== undefined) throw answer();
     },
     Infinity,
   );
@@ -49,13 +50,38 @@ function countAtOnce(client: ScriptedClient, operation: 'updateBillingDetails' |
 const outcomes = (events: ApplyEvent[]) => Object.fromEntries(events.flatMap((e) => (e.type === 'change-end' ? [[e.address, e.outcome]] : [])));
 
 describe('applyPlan', () => {
-  it('runs each organisation’s changes one after another, in plan order', async () => {
+  it('runs an organisation’s accept before its other changes, and those at once', async () => {
     const client = createScriptedClient([{ id: 'org_acme', slug: 'acme', invitations: ['inv_1'] }, member('globex')]);
+    const [accepting, revoking, removing] = [gate(), gate(), gate()];
+    client.on('acceptInvitation', accepting.script);
+    client.on('deleteInvitation', revoking.script);
+    client.on('deleteNotificationChannel', removing.script);
     const changes = [acceptInvitation('acme', 'inv_1'), billing('acme', {}), revokeInvitation('acme', 'inv_2'), removeChannel('acme', 'ch_9'), billing('globex', {})];
-    const { summary } = await run(changes, client);
+    const running = run(changes, client);
+    await accepting.held;
+    // globex goes meanwhile; none of acme's other changes starts before the accept has ended.
+    expect(client.calls.filter((c) => c.organisationId === 'org_acme').map((c) => c.operation)).toEqual(['acceptInvitation']);
+    accepting.release();
+    // Both deletes held at once: neither waits for the other, nor for billing.
+    await Promise.all([revoking.held, removing.held]);
+    revoking.release();
+    removing.release();
+    const { summary } = await running;
     const acme = client.writes().filter((c) => c.organisationId === 'org_acme');
-    expect(acme.map((c) => c.operation)).toEqual(['acceptInvitation', 'updateBillingDetails', 'deleteInvitation', 'deleteNotificationChannel']);
+    expect(acme[0]?.operation).toBe('acceptInvitation');
+    expect(acme.map((c) => c.operation).sort()).toEqual(['acceptInvitation', 'deleteInvitation', 'deleteNotificationChannel', 'updateBillingDetails']);
     expect(summary.applied).toBe(5);
+  });
+
+  it('runs the removals of one organisation as many at once as the parallelism, and reads its membership once for all those answered 404', async () => {
+    const client = createScriptedClient([member('acme')]);
+    const removals = countAtOnce(client, 'deleteNotificationChannel', () => serviceError('deleteNotificationChannel', 404, 'channel_not_found'));
+    const channels = ['ch_1', 'ch_2', 'ch_3', 'ch_4', 'ch_5', 'ch_6', 'ch_7', 'ch_8'];
+    const { summary } = await run(channels.map((ch) => removeChannel('acme', ch)), client, { parallelism: 4, now: () => 0 });
+    expect(removals.most).toBe(4);
+    // Every channel is gone already: each delete is answered 404, and one listing says you are a member.
+    expect(summary.alreadyDone).toBe(8);
+    expect(client.calls.filter((c) => c.operation === 'getOrganisations')).toHaveLength(1);
   });
 
   it('keeps an organisation’s changes together and in order when the plan interleaves organisations', async () => {

@@ -12,7 +12,7 @@ const change = (index: number, kind: ChangeKind, target = ''): OrganisationChang
 function drive(changes: OrganisationChange[], sent: Record<number, Outcome> = {}) {
   const steps = new OrganisationSteps(changes);
   const calls: Array<{ index: number; decided?: Decided }> = [];
-  for (let step = steps.next(); step !== undefined; step = steps.next()) {
+  for (let step = steps.take(); step !== undefined; step = steps.take()) {
     calls.push(step.decided === undefined ? { index: step.index } : { index: step.index, decided: step.decided });
     steps.ended(step.index, step.decided?.outcome ?? sent[step.index] ?? 'applied');
   }
@@ -20,6 +20,32 @@ function drive(changes: OrganisationChange[], sent: Record<number, Outcome> = {}
 }
 
 describe('OrganisationSteps', () => {
+  it('hands out the changes after the accepts all at once, and none of them while an accept runs', () => {
+    const steps = new OrganisationSteps([change(0, 'accept-invitation', 'inv_1'), change(1, 'billing'), change(2, 'revoke-invitation', 'inv_9'), change(3, 'remove-channel', 'ch_1')]);
+    expect(steps.take()).toEqual({ index: 0, decided: undefined });
+    expect(steps.take()).toBeUndefined();
+    steps.ended(0, 'applied');
+    const taken = [steps.take(), steps.take(), steps.take()];
+    expect(taken.map((step) => step?.index)).toEqual([1, 2, 3]);
+    expect(steps.take()).toBeUndefined();
+    steps.ended(3, 'applied');
+    steps.ended(1, 'failed');
+    expect(steps.done).toBe(false);
+    steps.ended(2, 'applied');
+    expect(steps.done).toBe(true);
+  });
+
+  it('hands out one accept at a time', () => {
+    const steps = new OrganisationSteps([change(0, 'accept-invitation', 'inv_1'), change(1, 'accept-invitation', 'inv_2'), change(2, 'billing')]);
+    expect(steps.take()?.index).toBe(0);
+    expect(steps.take()).toBeUndefined();
+    steps.ended(0, 'failed');
+    expect(steps.take()?.index).toBe(1);
+    expect(steps.take()).toBeUndefined();
+    steps.ended(1, 'failed');
+    expect(steps.take()).toMatchObject({ index: 2, decided: { outcome: 'skipped' } });
+  });
+
   it('tries the next accept when one fails, and the rest of the organisation follows the one that made you a member', () => {
     const { calls, decided } = drive([change(0, 'accept-invitation', 'inv_a_stale'), change(1, 'accept-invitation', 'inv_b_good'), change(2, 'billing')], { 0: 'failed' });
     expect(calls).toEqual([{ index: 0 }, { index: 1 }, { index: 2 }]);

@@ -9,7 +9,7 @@ import { NotSentError } from '../../src/api/api-error.js';
 
 /** One attempt at `change`, with what the listing read again of its organisation when `reread` is given. */
 function attempt(change: Parameters<typeof executeChange>[0], client: ScriptedClient, options: ExecutionOptions & { reread?: ListingReread } = {}): Promise<ChangeOutcome> {
-  return executeChange(change, executionContext(client, options), options.reread);
+  return executeChange(change, executionContext(client, options), { reread: options.reread });
 }
 
 /** The error an attempt failed with (it must have failed). */

@@ -31,12 +31,11 @@ class FakeSource implements WorkSource<string, void> {
   readonly size = 100;
   readonly done: string[] = [];
   reading = false;
-  private wakers: Array<() => void> = [];
 
   constructor(
     private readonly ready: string[],
     private readonly pages: string[][],
-    private readonly options: { wants?: boolean[]; page?: Gate; lowWater?: number } = {},
+    private readonly options: { wants?: boolean[]; page?: Gate; lowWater?: number; releases?: Record<string, string[]> } = {},
   ) {}
 
   next(): string | undefined {
@@ -45,6 +44,7 @@ class FakeSource implements WorkSource<string, void> {
 
   ended(work: string): void {
     this.done.push(work);
+    this.ready.push(...(this.options.releases?.[work] ?? []));
   }
 
   wantsRead(): boolean {
@@ -56,11 +56,6 @@ class FakeSource implements WorkSource<string, void> {
     await this.options.page?.script(call);
     this.ready.push(...(this.pages.shift() ?? []));
     this.reading = false;
-    for (const wake of this.wakers.splice(0)) wake();
-  }
-
-  arrival(): Promise<void> {
-    return this.reading ? new Promise((resolve) => this.wakers.push(resolve)) : Promise.resolve();
   }
 
   close(): void {
@@ -128,6 +123,21 @@ describe('Scheduler', () => {
     page.release();
     await running;
     expect(ran).toEqual(['a', 'b']);
+  });
+
+  it('keeps the workers that found nothing to do until the work running ends, and runs what it lets go at once', async () => {
+    // An organisation's accept (a) runs alone; its three removals go once it has ended.
+    const [a, b, c, d] = [gate(), gate(), gate(), gate()];
+    const source = new FakeSource(['a'], [], { releases: { a: ['b', 'c', 'd'] } });
+    const { run, ran, count } = runner({ a, b, c, d });
+    const running = new Scheduler(source, { parallelism: 3, ...unlimited }).run(run);
+    await a.held;
+    a.release();
+    await Promise.all([b.held, c.held, d.held]);
+    expect(count.now).toBe(3);
+    for (const held of [b, c, d]) held.release();
+    await running;
+    expect(ran).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it('a worker that gets its turn as what was read runs dry, with no page on its way, reads the next page rather than stopping for good', async () => {

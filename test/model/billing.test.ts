@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BILLING_FIELDS, decideBillingWrite, differingFields, fullBillingUpdate, seenOf } from '../../src/model/billing.js';
+import { BILLING_FIELDS, billingRecord, decideBillingWrite, differingFields, fullBillingUpdate, seenOf } from '../../src/model/billing.js';
 
 const NONE = { billingEmail: null, customerID: null, subscriptionID: null, platformID: null };
 
@@ -58,6 +58,22 @@ describe('decideBillingWrite', () => {
       kind: 'write',
       body: { billingEmail: 'new@acme.test', customerID: 'cus_1' },
     });
+  });
+});
+
+describe('billingRecord', () => {
+  it('holds the fields given a value, in field order, and no other', () => {
+    const given: Record<string, string | null> = { platformID: 'plat_1', billingEmail: null };
+    const record = billingRecord((field) => given[field]);
+    expect(Object.entries(record)).toEqual([
+      ['billingEmail', null],
+      ['platformID', 'plat_1'],
+    ]);
+    // Each a fresh object: the shape it was copied from is never handed out.
+    const again = billingRecord((field) => given[field]);
+    again.billingEmail = 'x@example.com';
+    expect(record.billingEmail).toBeNull();
+    expect(billingRecord(() => undefined)).toEqual({});
   });
 });
 

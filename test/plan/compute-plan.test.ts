@@ -18,6 +18,8 @@ describe('computePlan: billing', () => {
     expect(plan.changes).toHaveLength(1);
     expect(plan.changes[0]).toMatchObject({ address: 'organisations.acme.billing', kind: 'billing', action: 'update', organisation: { slug: 'acme', id: 'org_acme' } });
     expect(plan.changes[0]?.display.fields).toEqual([{ field: 'billingEmail', before: 'old@acme.test', after: 'new@acme.test' }]);
+    // Written (a saved plan, the JSON plan) as the fields it shows, nothing else.
+    expect(JSON.parse(JSON.stringify(plan.changes[0]?.display))).toEqual({ fields: [{ field: 'billingEmail', before: 'old@acme.test', after: 'new@acme.test' }] });
   });
 
   it('shows a declared field that is absent now with before null', () => {

@@ -12,7 +12,7 @@ import type { DesiredState } from '../../model/desired-state.js';
 import type { ObservedState } from '../../model/observed-state.js';
 import { Observation, type OnObserved } from './observation.js';
 import { ReadsById } from './reads-by-id.js';
-import { readWholeListing, type Listed } from './read-whole-listing.js';
+import { DeclaredBySlug, readWholeListing, type Listed } from './read-whole-listing.js';
 
 export interface ReadOptions {
   parallelism: number;
@@ -41,9 +41,9 @@ export async function readObservedState(desired: DesiredState, client: Organisat
 
   let listedById = new Map<string, Listed>();
   if (needListing) {
-    const bySlug = new Map(withoutId.map((d) => [d.slug, d]));
+    const bySlug = new DeclaredBySlug(withoutId);
     listedById = await readWholeListing(client, { bySlug, ids: new Set(withId.map((d) => d.id as string)) }, observation, (d, listed) => reads.member(d, listed));
-    for (const d of bySlug.values()) {
+    for (const d of bySlug.left()) {
       observation.problem(
         d,
         `organisation "${d.slug}" is not among the organisations you belong to. Check the slug; to accept an invitation to an organisation you are not a member of yet, declare its id (organisations.${d.slug}.id).`,
