@@ -182,7 +182,9 @@ describe('transport and service faults', () => {
       },
     });
     const started = Date.now();
-    const result = await world.cli(['apply', '--auto-approve']);
+    // One worker, so acme's write (first in the plan) is answered before umbrella's is refused for an
+    // hour: a refusal that long holds back every write still waiting, which would race acme's.
+    const result = await world.cli(['apply', '--auto-approve', '--parallelism', '1']);
     const elapsed = Date.now() - started;
     const listings = proxy.records.filter((r) => r.path.startsWith(`${ORG_API}/organisations?`));
     // The plan's listing (refused once, then read), and the one apply reads again behind its writes.
