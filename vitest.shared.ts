@@ -26,6 +26,14 @@ export const SOAK_ONLY = [
   'test/e2e/fresh-reads-under-a-rate-limit.soak.test.ts',
   'test/text/plan/large-plan-page.soak.test.ts',
   'test/e2e/shared-state.soak.test.ts',
+  // Waits in real time (rate limits, Retry-After, read ages, slow services) or runs many CLI
+  // processes at once: the slowest of `npm test`, 82 s of its 284 s of test time on a quiet machine.
+  'test/e2e/fresh-reads.test.ts',
+  'test/e2e/rate-limit.test.ts',
+  'test/e2e/waits-rate-limit.test.ts',
+  'test/e2e/waits-service.test.ts',
+  'test/e2e/shared-state.test.ts',
+  'test/e2e/remote-state.test.ts',
 ];
 
 /** Run in both: a few cases in `npm test`, the full run in the soak project (see test/support/soak.ts). */
