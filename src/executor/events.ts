@@ -28,21 +28,8 @@ export type Outcome =
   | 'stale'
   | 'failed';
 
-export interface ChangeFailure {
-  /** The operation that failed, e.g. updateBillingDetails. */
-  operation: string;
-  message: string;
-  status?: number;
-  /** The Error body's code, message and cause, when the service sent one. */
-  serviceCode?: string;
-  serviceMessage?: string;
-  serviceCause?: string;
-  /**
-   * What the Error body does not say, for people: orgform's hint (e.g. a Retry-After beyond the
-   * budget) or why a 404 was not counted as done. Also part of `message`.
-   */
-  note?: string;
-}
+import type { ChangeFailure } from '../model/change-failure.js';
+export type { ChangeFailure };
 
 export interface ChangeResult {
   address: string;

@@ -21,19 +21,12 @@ import { renderTableSection } from './page-table.js';
 import { NO_CHANGES } from './plan-headline.js';
 import { renderRunChartSvg } from './render-run-chart-svg.js';
 import { describeRun, rate, runSeries, UNIT_WORDS } from './run-chart-series.js';
+import type { ChangeFailure } from '../../model/change-failure.js';
 
 export type ReportedOutcome = 'applied' | 'already-done' | 'skipped' | 'not-started' | 'stale' | 'failed';
 
-/** How a change failed (apply/events.ts's ChangeFailure is one). */
-export interface ReportedFailure {
-  operation: string;
-  message: string;
-  status?: number;
-  serviceCode?: string;
-  serviceMessage?: string;
-  serviceCause?: string;
-  note?: string;
-}
+/** How a change failed. */
+export type ReportedFailure = ChangeFailure;
 
 /** A change's result (apply/events.ts's ChangeResult is one). */
 export interface ReportedResult {

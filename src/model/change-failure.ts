@@ -1,0 +1,16 @@
+/** How a change failed, as apply's events, its JSON lines and its report page say it. */
+export interface ChangeFailure {
+  /** The operation that failed, e.g. updateBillingDetails. */
+  operation: string;
+  message: string;
+  status?: number;
+  /** The Error body's code, message and cause, when the service sent one. */
+  serviceCode?: string;
+  serviceMessage?: string;
+  serviceCause?: string;
+  /**
+   * What the Error body does not say, for people: orgform's hint (e.g. a Retry-After beyond the
+   * budget) or why a 404 was not counted as done. Also part of `message`.
+   */
+  note?: string;
+}
