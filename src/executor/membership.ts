@@ -71,56 +71,42 @@ export async function isMember(client: OrganisationsClient, organisationId: stri
   }
 }
 
-/** When a membership read was sent, and what it answers. */
-interface MembershipRead {
-  sentAt: number;
-  answer: Promise<Membership>;
-  /** Set once answered with what the listing showed (a member or not): it may serve later askers. */
-  answered: boolean;
-}
-
 /**
- * One organisation's membership, read once for all of its changes that ask (each delete answered
- * 404 does, while they run at once). A read serves every change that asks while it is on its way,
- * and, once the listing has answered it, every change that asks within the read age bound of its
- * sending, as any read apply builds on. An older one, or one that failed, is read again by the next
- * to ask. A change that asked while a read was on its way and finds it too old once answered reads
- * again (or takes a read sent since it asked), and takes that whenever it answers.
+ * One organisation's membership, read for all of its changes that ask (each delete answered 404
+ * does, while they run at once). A read vouches only for the 404s answered before it was sent: one
+ * sent earlier (on its way, or answered, however young) may predate your removal from the
+ * organisation, and the 404 would then mean no access, not gone. So a change that asks while no
+ * read is on its way sends one; those that ask while one is on its way share the next, sent once it
+ * has answered. At most one read is on its way for an organisation, and a read that failed serves
+ * only those that asked before it was sent.
  */
 export class SharedMembership {
-  private read: MembershipRead | undefined;
+  /** The read on its way. */
+  private current: Promise<Membership> | undefined;
+  /** The read to send once the current one has answered, for those that asked after it was sent. */
+  private following: Promise<Membership> | undefined;
 
-  /** `readNow`: one membership read, sent now; `now` and `maxAgeMs`: the run's clock and read age bound. */
-  constructor(
-    private readonly readNow: () => Promise<Membership>,
-    private readonly now: () => number,
-    private readonly maxAgeMs: number,
-  ) {}
+  /** `readNow`: one membership read, sent now. */
+  constructor(private readonly readNow: () => Promise<Membership>) {}
 
-  async check(): Promise<Membership> {
-    const asked = this.now();
-    const read = this.read;
-    if (read !== undefined && (!read.answered || this.young(read))) {
-      const answer = await read.answer;
-      if (this.young(read)) return answer;
-    }
-    // None, or too old: one sent since this change asked is as good as its own.
-    const latest = this.read;
-    if (latest !== undefined && latest !== read && latest.sentAt >= asked) return latest.answer;
-    return this.start().answer;
+  check(): Promise<Membership> {
+    const current = this.current;
+    if (current === undefined) return this.send();
+    const sendNext = () => {
+      this.following = undefined;
+      return this.send();
+    };
+    this.following ??= current.then(sendNext, sendNext);
+    return this.following;
   }
 
-  private young(read: MembershipRead): boolean {
-    return this.now() - read.sentAt <= this.maxAgeMs;
-  }
-
-  private start(): MembershipRead {
-    const read: MembershipRead = { sentAt: this.now(), answer: this.readNow(), answered: false };
-    this.read = read;
-    void read.answer.then((answer) => {
-      if (answer.ok || answer.checked === 'not-listed') read.answered = true;
-      else if (this.read === read) this.read = undefined;
-    });
+  private send(): Promise<Membership> {
+    const read = this.readNow();
+    this.current = read;
+    const answered = () => {
+      if (this.current === read) this.current = undefined;
+    };
+    void read.then(answered, answered);
     return read;
   }
 }

@@ -127,13 +127,13 @@ export class ChangeRunner implements WorkRunner<Work, WorkEnd> {
     return this.runChange(work.index, work.decided, this.readsOf(work.organisation, this.options.changes[work.index]!), turn);
   }
 
-  /** What the organisation's changes share: the listing's read, and one membership read (made when the first asks). */
+  /** What the organisation's changes share: the listing's read, and its membership reads (membership.ts). */
   private readsOf(organisation: OpenOrganisation, change: ApplicableChange): OrganisationReads {
     const membership = () => {
       if (organisation.membership === undefined) {
         const { id, slug } = change.organisation;
-        const { client, now, maxReadAgeMs } = this.options.context;
-        organisation.membership = new SharedMembership(() => isMember(client, id, slug), now, maxReadAgeMs);
+        const { client } = this.options.context;
+        organisation.membership = new SharedMembership(() => isMember(client, id, slug));
       }
       return organisation.membership.check();
     };

@@ -41,7 +41,7 @@ describe('--parallelism', () => {
     expect(emulator.counters.maxInFlight).toBe(3);
   });
 
-  it('runs the channel removals of one organisation as many at once as it allows, and reads the membership once for all those already gone', async () => {
+  it('runs the channel removals of one organisation as many at once as it allows, and shares the membership reads of those already gone', async () => {
     const gone = Array.from({ length: 40 }, (_, i) => `chn_gone_${i}`);
     const yaml = ['version: 1', 'organisations:', '  org-00001:', '    notificationChannels:', `      remove: [${gone.join(', ')}]`].join('\n') + '\n';
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': yaml }, { data: generateEmulatorData({ organisations: 1 }), behaviour: { 'gateway-404': 'off' } });
@@ -56,8 +56,11 @@ describe('--parallelism', () => {
     expect(apply.stderr).toBe('');
     expect(apply.stdout).toMatch(/40 already done/);
     expect(emulator.counters.maxInFlight).toBe(8);
-    // Each removal answered 404: one listing filtered by the slug says you are a member, for all 40.
-    expect(emulator.counters.byOperation.getOrganisations - listingsBefore).toBe(1);
+    // Each removal answered 404 needs a listing filtered by the slug sent after it; one serves all
+    // those answered while the one before was on its way: never one each.
+    const listings = emulator.counters.byOperation.getOrganisations - listingsBefore;
+    expect(listings).toBeGreaterThanOrEqual(1);
+    expect(listings).toBeLessThan(40);
   });
 
   it('sizes the connection pool to it, so that more than 64 requests can be in flight', async () => {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { applyPlan, type ApplyOptions } from '../../src/executor/apply-plan.js';
 import { CHANGED_LISTED, type ApplyEvent } from '../../src/executor/events.js';
 import type { Change } from '../../src/plan/types.js';
@@ -73,15 +73,34 @@ describe('applyPlan', () => {
     expect(summary.applied).toBe(5);
   });
 
-  it('runs the removals of one organisation as many at once as the parallelism, and reads its membership once for all those answered 404', async () => {
+  it('runs the removals of one organisation as many at once as the parallelism, and reads its membership once for all those answered 404 while a read was on its way', async () => {
     const client = createScriptedClient([member('acme')]);
-    const removals = countAtOnce(client, 'deleteNotificationChannel', () => serviceError('deleteNotificationChannel', 404, 'channel_not_found'));
-    const channels = ['ch_1', 'ch_2', 'ch_3', 'ch_4', 'ch_5', 'ch_6', 'ch_7', 'ch_8'];
-    const { summary } = await run(channels.map((ch) => removeChannel('acme', ch)), client, { parallelism: 4, now: () => 0 });
-    expect(removals.most).toBe(4);
-    // Every channel is gone already: each delete is answered 404, and one listing says you are a member.
-    expect(summary.alreadyDone).toBe(8);
-    expect(client.calls.filter((c) => c.operation === 'getOrganisations')).toHaveLength(1);
+    // The four removals held at once, then each answered 404.
+    let releaseRemovals!: () => void;
+    const removalsReleased = new Promise<void>((resolve) => (releaseRemovals = resolve));
+    client.on(
+      'deleteNotificationChannel',
+      async () => {
+        await removalsReleased;
+        throw serviceError('deleteNotificationChannel', 404, 'channel_not_found');
+      },
+      Infinity,
+    );
+    const listing = gate();
+    client.on('getOrganisations', listing.script);
+    const channels = ['ch_1', 'ch_2', 'ch_3', 'ch_4'];
+    const running = run(channels.map((ch) => removeChannel('acme', ch)), client, { parallelism: 4, now: () => 0 });
+    await vi.waitFor(() => expect(client.calls.filter((c) => c.operation === 'deleteNotificationChannel')).toHaveLength(4));
+    releaseRemovals();
+    // The first 404 sends a read, held; the three others are answered 404 while it is on its way.
+    await listing.held;
+    await new Promise((resolve) => setImmediate(resolve));
+    listing.release();
+    const { summary } = await running;
+    // Every channel is gone already, and a read sent after their 404s says you are a member: one
+    // for the first, one for the three that could not take a read sent before their answer.
+    expect(summary.alreadyDone).toBe(4);
+    expect(client.calls.filter((c) => c.operation === 'getOrganisations')).toHaveLength(2);
   });
 
   it('keeps an organisation’s changes together and in order when the plan interleaves organisations', async () => {

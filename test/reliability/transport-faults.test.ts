@@ -243,8 +243,12 @@ describe('transport and service faults', () => {
     expect(logFor(world, 'deleteInvitation').map((r) => r.status)).toEqual(['lost', 404]);
     expect(logFor(world, 'deleteNotificationChannel').map((r) => r.status)).toEqual(['lost', 404]);
     // Membership comes from the listing filtered by the slug, never from GetOrganisation (which some
-    // services answer for non-members): one read serves both deletes of the organisation.
-    expect(logFor(world, 'getOrganisations').filter((r) => r.path.includes('filter=acme')).map((r) => r.status)).toEqual([200]);
+    // services answer for non-members), sent after the 404 it vouches for: one serves both deletes
+    // of the organisation only when the second 404 came while it was on its way.
+    const membershipReads = logFor(world, 'getOrganisations').filter((r) => r.path.includes('filter=acme')).map((r) => r.status);
+    expect(membershipReads.length).toBeGreaterThanOrEqual(1);
+    expect(membershipReads.length).toBeLessThanOrEqual(2);
+    expect(membershipReads.every((status) => status === 200)).toBe(true);
     expect(logFor(world, 'getOrganisation')).toEqual([]);
     const dump = world.emulator.store.dump();
     expect(dump.invitations.map((i) => i.id)).not.toContain('inv_acme_carol');
