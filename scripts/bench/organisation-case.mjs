@@ -1,11 +1,13 @@
 // The organisation case (`--only organisation`, issue 35): one organisation's independent changes
-// run at once, and one membership read serves them all. 2,000 notification channels removed from one
+// run at once, and a membership read serves every 404 answered before it was sent. 2,000 notification channels removed from one
 // organisation against the same 2,000 spread over 2,000 organisations (one each), latency 20 ms,
 // --parallelism 16, paired (the order turning round from one round to the next); then the 2,000
 // removals of channels already gone from one organisation (each DELETE answered 404, which is done
 // only while the listing shows you a member). Goals: one organisation's wall time <= 2 x the
-// spread's (median); the removals answered 404 read the membership once per read age bound (5 s)
-// of the run (the listings beyond the plan's own), not once each.
+// spread's (median); the removals answered 404 read the membership at most once for every four of
+// them (the listings beyond the plan's own), not once each. A read vouches only for the 404s answered
+// before it was sent (one sent earlier cannot tell "gone" from "you were removed meanwhile"), so
+// the reads follow the 404s' bursts: about one for every five at --parallelism 16.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -81,11 +83,11 @@ export function organisationGoals(cases) {
     .flatMap((c) => [
       { goal: `organisation: ${s.removals} removals in one organisation <= ${s.maxOverSpread} x the wall time spread over organisations (median of paired rounds)`, value: c.ratio, ok: c.ratio <= s.maxOverSpread },
       // The apply's own plan reads the listing once; each 404 asks whether you are still a member,
-      // and a membership read serves within the read age bound (5 s) of its sending.
+      // and a membership read serves the 404s answered before it was sent.
       {
-        goal: `organisation: ${s.removals} removals answered 404 in one organisation read the membership once per 5 s (the read age bound) of the run`,
+        goal: `organisation: ${s.removals} removals answered 404 in one organisation read the membership at most once for every 4 of them`,
         value: `${c.stats.gone.listings - 1} membership read(s) in ${(c.stats.gone.wallMs / 1000).toFixed(1)} s`,
-        ok: c.stats.gone.listings - 1 <= Math.ceil(c.stats.gone.wallMs / 5_000),
+        ok: c.stats.gone.listings - 1 <= s.removals / 4,
       },
     ]);
 }
