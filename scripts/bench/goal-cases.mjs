@@ -4,13 +4,14 @@
 //   rate     5,000 billing changes against `emulator --rate-limit 50`, --parallelism 32
 //   token    10,000 billing changes, every token expiring after 1,000 requests, a token command
 //   output   30,000 billing changes in a CI log (no terminal, text format): lines of output
-//   memory   plan of 100,000 organisations (no change, then a billing change each), apply of
+//   memory   plan of 100,000 organisations (no change, then a billing change each: as text, as
+//            --format json and with --out), apply of
 //            100,000 changes (--parallelism 32), plan of
 //            1,000,000; 5 ms latency, pages of 500; peak RSS (the apply also with V8's own heap
 //            growth, without orgform's cap on it)
 //
 // Each returns one entry per run; summarise() makes the median and the range of what matters.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures } from './fixtures.mjs';
 import { BIN, median, ROOT, runOrgform, startEmulatorProcess } from './processes.mjs';
@@ -230,6 +231,18 @@ export async function memoryCases(ctx, rounds, { big = true } = {}) {
     }
     out.push({ case: `memory: plan ${s.planSize.toLocaleString('en-US')}, a change each`, kind: 'memory', goalMB: s.changesMaxRssMB, runs: changing, ...summarise(changing, ['wallMs', 'peakRssMB', 'requests']) });
 
+    // The same plan as the pipelines' machine outputs: the JSON document and the saved plan,
+    // written as they are made (issue 35: both were built whole, 1.10 and 1.42 GB at 500,000).
+    for (const output of ['json', 'out']) {
+      const machine = [];
+      for (let r = 1; r <= rounds; r += 1) {
+        ctx.log(`bench: memory: plan ${s.planSize.toLocaleString('en-US')} with a change each, ${output === 'json' ? '--format json' : '--out'} (${r}/${rounds})...`);
+        machine.push(await memoryMachinePlan(ctx, emulator, changeConfig, `mem-plan-${output}-${s.planSize}-${r}`, s.planSize, output));
+      }
+      const name = `memory: plan ${s.planSize.toLocaleString('en-US')}, a change each, ${output === 'json' ? '--format json' : '--out FILE'}`;
+      out.push({ case: name, kind: 'memory', goalMB: s.changesMaxRssMB, runs: machine, ...summarise(machine, ['wallMs', 'peakRssMB', 'requests']) });
+    }
+
     const variants = HEAP_CAP_BUILT() ? [{ name: 'as built (heap growth capped)', env: {} }, { name: "with V8's own heap growth", env: { ORGFORM_BENCH_V8_HEAP_GROWTH: '1' } }] : [{ name: 'as built', env: {} }];
     let round = 0;
     for (const variant of variants) {
@@ -292,6 +305,22 @@ async function memoryPlan(ctx, emulator, fixtures, label, changes = 0) {
   if (run.code !== 0 || !shown) throw ctx.fail(`orgform plan (${label})`, run);
   const c = await emulator.counters();
   return { wallMs: run.wallMs, peakRssMB: run.peakRssKB / 1024, requests: c.total, listingPages: c.byOperation.getOrganisations };
+}
+
+/** A plan of `changes` changes as the JSON document (to a file, as a pipeline redirects it) or saved with --out; checks the output holds them all. */
+async function memoryMachinePlan(ctx, emulator, config, label, changes, output) {
+  const s = GOAL_SETTINGS.memory;
+  await emulator.resetCounters();
+  const saved = join(ctx.tmp, `${label}.plan.json`);
+  const args = ['plan', '-f', config, '--base-url', emulator.url, '--parallelism', String(s.parallelism), '--state', join(ctx.tmp, `state-${label}.json`), '--no-color', ...(output === 'json' ? ['--format', 'json'] : ['--out', saved])];
+  const run = await runOrgform(args, { cwd: ctx.tmp, env: ctx.baseEnv(), timeoutMs: s.timeoutMs, ...ctx.files(label) });
+  if (run.timedOut) throw new Error(`${label}: still running after ${Math.round(s.timeoutMs / 1000)} s, stopped`);
+  const document = run.code === 0 ? JSON.parse(output === 'json' ? run.stdout : readFileSync(saved, 'utf8')) : undefined;
+  const planned = output === 'json' ? document?.summary?.change : document?.plan?.changes?.length;
+  if (planned !== changes) throw ctx.fail(`orgform plan ${output === 'json' ? '--format json' : '--out'} (${label})`, run);
+  rmSync(saved, { force: true });
+  const c = await emulator.counters();
+  return { wallMs: run.wallMs, peakRssMB: run.peakRssKB / 1024, requests: c.total };
 }
 
 // ---------------------------------------------------------------------------------------------

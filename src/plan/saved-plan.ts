@@ -13,6 +13,7 @@ import type { ErrorObject } from 'ajv';
 import type { DesiredState } from '../model/desired-state.js';
 import { OrgformError } from '../errors.js';
 import type { Plan } from './types.js';
+import { stringifyPieces } from './stringify-pieces.js';
 
 /** 3: billing changes carry `declared` and `seen`, and a file may be signed (orgform 0.3). Another version is refused with what to do. */
 export const SAVED_PLAN_VERSION = 3;
@@ -67,9 +68,24 @@ function signatureOf(text: string, key: string): string {
 
 /** The file's text; signed when `key` (ORGFORM_PLAN_KEY) is given. */
 export function serializeSavedPlan(body: SavedPlanBody, key?: string): string {
-  const text = bodyText(body);
-  const saved: SavedPlan = { ...body, checksum: checksumOf(text), ...(key === undefined ? {} : { signature: signatureOf(text, key) }) };
-  return JSON.stringify(saved, null, 2) + '\n';
+  return [...serializeSavedPlanPieces(body, key)].join('');
+}
+
+/**
+ * The same text in pieces, to be written as it is made (plan/stringify-pieces.ts): the checksum and
+ * the signature are made first, from the body's compact text in pieces (the same bytes as
+ * bodyText's, so they are the ones parseSavedPlan computes), and come last in the file.
+ */
+export function* serializeSavedPlanPieces(body: SavedPlanBody, key?: string): Generator<string> {
+  const checksum = createHash('sha256');
+  const signature = key === undefined ? undefined : createHmac('sha256', key);
+  for (const piece of stringifyPieces(body)) {
+    checksum.update(piece);
+    signature?.update(piece);
+  }
+  const saved: SavedPlan = { ...body, checksum: checksum.digest('hex'), ...(signature === undefined ? {} : { signature: signature.digest('hex') }) };
+  yield* stringifyPieces(saved, '  ');
+  yield '\n';
 }
 
 function invalid(path: string, problem: string): OrgformError {

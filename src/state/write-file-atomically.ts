@@ -26,17 +26,47 @@ export interface DurableFileOptions {
 }
 
 /**
+ * What a file is written with: its text, or its text in pieces (a large saved plan, made as it is
+ * written). Pieces are read once, after the file is opened: a temp name already taken costs none.
+ */
+export type FileText = string | Iterable<string>;
+
+/** Pieces are gathered into writes of about this many characters. */
+const WRITE_LENGTH = 1024 * 1024;
+
+/** Writes text in pieces at the file's position, a megabyte at a time. */
+async function writePieces(handle: FileHandle, pieces: Iterable<string>): Promise<void> {
+  let parts: string[] = [];
+  let length = 0;
+  let position = 0;
+  const flush = async (): Promise<void> => {
+    const bytes = Buffer.from(parts.join(''), 'utf8');
+    parts = [];
+    length = 0;
+    await writeAll(handle, bytes, position);
+    position += bytes.length;
+  };
+  for (const piece of pieces) {
+    parts.push(piece);
+    length += piece.length;
+    if (length >= WRITE_LENGTH) await flush();
+  }
+  if (length > 0) await flush();
+}
+
+/**
  * Creates `path` (mode 0600 unless `mode` says otherwise; with `exclusive`, failing if it exists),
  * writes `text` and fsyncs it. A failed write or fsync removes the file again.
  */
-export async function writeDurableFile(path: string, text: string, options: DurableFileOptions = {}): Promise<void> {
+export async function writeDurableFile(path: string, text: FileText, options: DurableFileOptions = {}): Promise<void> {
   const handle = await open(path, options.exclusive ? 'wx' : 'w', 0o600);
   try {
     try {
       if (options.owner !== undefined) await handle.chown(options.owner.uid, options.owner.gid).catch(() => undefined);
       // After chown, which may clear bits; fchmod is not narrowed by the umask as open's mode is.
       if (options.mode !== undefined) await handle.chmod(options.mode);
-      await handle.writeFile(text, 'utf8');
+      if (typeof text === 'string') await handle.writeFile(text, 'utf8');
+      else await writePieces(handle, text);
       await handle.sync();
     } finally {
       await handle.close();
@@ -107,7 +137,7 @@ const TEMP_ATTEMPTS = 20;
  * (a link planted in the repository where a temp file would go, say) is never opened, let alone
  * written through, and the next name is tried.
  */
-async function writeTempFile(path: string, text: string, options: DurableFileOptions): Promise<string> {
+async function writeTempFile(path: string, text: FileText, options: DurableFileOptions): Promise<string> {
   for (let attempt = 1; ; attempt += 1) {
     const temp = tempPathFor(path);
     try {
@@ -120,7 +150,7 @@ async function writeTempFile(path: string, text: string, options: DurableFileOpt
 }
 
 /** Replaces (or creates) `path` with `text`, atomically and durably. File system errors are thrown as they are. */
-export async function replaceFile(path: string, text: string, options: ReplaceOptions = {}): Promise<void> {
+export async function replaceFile(path: string, text: FileText, options: ReplaceOptions = {}): Promise<void> {
   const { beforeRename, ...durable } = options;
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
@@ -160,7 +190,7 @@ export interface UserFile {
  * tree (or into .git) from a place in it. The file keeps its mode (and, where
  * this process may give it, its owner); a new one is made 0600. Failures are the user's to fix.
  */
-export async function writeFileAtomically(path: string, text: string, file: UserFile): Promise<void> {
+export async function writeFileAtomically(path: string, text: FileText, file: UserFile): Promise<void> {
   const { target, existing } = await inspectTarget(path, file);
   const madeFrom = file.madeFrom;
   try {

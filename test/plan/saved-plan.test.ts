@@ -1,8 +1,9 @@
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadSchemaValidator } from '../../src/config/schema-validator.js';
 import { OrgformError } from '../../src/errors.js';
-import { parseSavedPlan, serializeSavedPlan, type SavedPlanBody } from '../../src/plan/saved-plan.js';
-import { BASE_URL, desiredOrg, desiredState, observedOrg, observedState, planFor } from '../support/plan-fixtures.js';
+import { parseSavedPlan, serializeSavedPlan, serializeSavedPlanPieces, type SavedPlanBody } from '../../src/plan/saved-plan.js';
+import { BASE_URL, desiredOrg, desiredState, largePlan, observedOrg, observedState, planFor } from '../support/plan-fixtures.js';
 
 const PATH = 'plan.json';
 const KEY = 'k'.repeat(40);
@@ -52,6 +53,23 @@ describe('saved plans', () => {
     expect(rest).toEqual(JSON.parse(JSON.stringify(body)));
     expect(rest.plan.changes.find((c) => c.kind === 'billing')?.display.fields).toEqual(body.plan.changes.find((c) => c.kind === 'billing')?.display.fields);
     expect(checksum).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('are written in pieces, with the bytes, checksum and signature of the whole body stringified at once, and read back', () => {
+    const small = savedBody();
+    const large = { ...savedBody(), plan: largePlan(5_000) };
+    for (const body of [small, large]) {
+      const compact = JSON.stringify(body);
+      const checksum = createHash('sha256').update(compact).digest('hex');
+      for (const key of [undefined, KEY]) {
+        const signature = key === undefined ? {} : { signature: createHmac('sha256', key).update(compact).digest('hex') };
+        const pieces = [...serializeSavedPlanPieces(body, key)];
+        expect(pieces.join('')).toBe(`${JSON.stringify({ ...body, checksum, ...signature }, null, 2)}\n`);
+        expect(parseSavedPlan(pieces.join(''), PATH, validate, key).plan.changes).toHaveLength(body.plan.changes.length);
+      }
+    }
+    // Handed over in pieces, never as one string.
+    expect([...serializeSavedPlanPieces(large)].length).toBeGreaterThan(20);
   });
 
   it('are written as indented JSON ending in a newline', () => {

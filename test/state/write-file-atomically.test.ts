@@ -63,6 +63,40 @@ describe('replaceFile', () => {
   });
 });
 
+describe('replaceFile with the text in pieces', () => {
+  /** Pieces of 3 MB in all, with characters of 2 to 4 bytes, so that writes of a megabyte end inside none of them. */
+  function* pieces(): Generator<string> {
+    for (let i = 0; i < 30_000; i += 1) yield `${i}: é€😀 ${'x'.repeat(90)}\n`;
+  }
+
+  it('writes every piece, in order, in writes of about a megabyte, and fsyncs before the rename', async () => {
+    const target = path.join(dir, 'plan.json');
+    await replaceFile(target, pieces());
+    expect(await fs.readFile(target, 'utf8')).toBe([...pieces()].join(''));
+    expect((await fs.stat(target)).mode & 0o777).toBe(0o600);
+    expect(await fs.readdir(dir)).toEqual(['plan.json']);
+  });
+
+  it('leaves the old file and no temp file behind when a write fails, and reads no piece after it', async () => {
+    const target = path.join(dir, 'plan.json');
+    await replaceFile(target, 'old');
+    let read = 0;
+    function* counted(): Generator<string> {
+      for (const piece of pieces()) {
+        read += 1;
+        yield piece;
+      }
+    }
+    await failNextFileWrite();
+    await expect(replaceFile(target, counted())).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(await fs.readFile(target, 'utf8')).toBe('old');
+    expect(await fs.readdir(dir)).toEqual(['plan.json']);
+    // The first megabyte's pieces, and not the rest.
+    expect(read).toBeGreaterThan(0);
+    expect(read).toBeLessThan(30_000);
+  });
+});
+
 describe('removeOrphanTempFiles', () => {
   it('removes the temp files of a writer that is gone, and neither a running writer\'s nor another file\'s', async () => {
     const target = path.join(dir, 'state.json');

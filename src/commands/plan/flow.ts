@@ -10,7 +10,7 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError } from '../../errors.js';
-import { SAVED_PLAN_VERSION, serializeSavedPlan } from '../../plan/saved-plan.js';
+import { SAVED_PLAN_VERSION, serializeSavedPlanPieces } from '../../plan/saved-plan.js';
 import type { Plan } from '../../plan/types.js';
 import { digestPlan } from '../../plan/plan-digest.js';
 import type { PlanView } from './view.js';
@@ -89,7 +89,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
 
     // Save exactly this plan, with what it was based on, for `orgform apply FILE`.
     if (out !== undefined) {
-      const text = serializeSavedPlan({
+      const pieces = serializeSavedPlanPieces({
         orgformSavedPlan: SAVED_PLAN_VERSION,
         createdAt: new Date(deps.now()).toISOString(),
         baseUrl: serviceKey,
@@ -102,7 +102,8 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
       }, inputs.planKey);
       // Again: a file may have appeared there while the service was read.
       await checkPlanOut(out.path, out.shown, { force: inputs.force === true, tree: out.tree });
-      await writeFileAtomically(out.path, text, out);
+      // Written as it is made: a saved plan of 500,000 changes is never one string.
+      await writeFileAtomically(out.path, pieces, out);
       view.planSaved(out.shown);
     }
 

@@ -12,7 +12,7 @@ import type { SavedPlan } from '../../plan/saved-plan.js';
 import { terminalSafe } from '../../text/ansi.js';
 import { PLAIN_FRAME, type LogFrame, type TextSink } from '../../text/log-frame.js';
 import { describeChangeBudget, describeOverBudget, planHeadline } from '../../text/plan/plan-headline.js';
-import { renderJson } from '../../text/plan/render-json.js';
+import { renderJson, renderJsonPieces } from '../../text/plan/render-json.js';
 import { DEFAULT_GROUPED_MARKDOWN_LENGTH, GITLAB_GROUPED_MARKDOWN_LENGTH, renderGroupedMarkdown } from '../../text/plan/render-grouped-markdown.js';
 import { withDigestFooter } from '../../text/plan/describe-digest.js';
 import { describeBadLinkTarget } from '../../text/markdown-escape.js';
@@ -74,6 +74,9 @@ export function createPlanView(options: PlanViewOptions): PlanView {
       if (format === 'text' && frame === PLAIN_FRAME) {
         // Written as it is rendered: a large plan's text is never held whole.
         for (const piece of renderTextPieces(plan, { color: options.color })) out.write(piece);
+      } else if (format === 'json') {
+        for (const piece of renderJsonPieces(plan)) out.write(piece);
+        return;
       } else {
         const rendered = renderPlan(plan, format, { color: options.color, safety, ...options.comment });
         if (format !== 'text') {

@@ -7,6 +7,7 @@
 import type { ChangeKind } from '../../model/change-kind.js';
 import { summarisePlan, type Action, type Change, type Plan } from '../../plan/types.js';
 import { digestPlan } from '../../plan/plan-digest.js';
+import { LazyArray, stringifyPieces } from '../../plan/stringify-pieces.js';
 
 /** 1.2: the plan's `digest` (1.1: a billing change may be `known_after` another change, with `before` null, not read yet). */
 export const JSON_FORMAT_VERSION = '1.2';
@@ -72,18 +73,27 @@ export interface WireChange {
 }
 
 export function renderJson(plan: Plan): string {
+  return [...renderJsonPieces(plan)].join('');
+}
+
+/**
+ * The same text in pieces, written as it is made: a plan of 500,000 changes is never held as one
+ * document or one string (plan/stringify-pieces.ts).
+ */
+export function* renderJsonPieces(plan: Plan): Generator<string> {
   const s = summarisePlan(plan);
   const document = {
     format_version: JSON_FORMAT_VERSION,
     base_url: plan.baseUrl,
     digest: digestPlan(plan),
     summary: { change: s.change, remove: s.remove, accept: s.accept, unchanged: s.unchanged, problems: s.problems },
-    changes: plan.changes.map(toWireChange),
-    unchanged: [...plan.unchanged],
-    problems: plan.problems.map((p) => ({ organisation: p.organisation, address: p.address, message: p.message })),
-    journaled: [...plan.journaled],
+    changes: new LazyArray(plan.changes, toWireChange),
+    unchanged: plan.unchanged,
+    problems: new LazyArray(plan.problems, (p) => ({ organisation: p.organisation, address: p.address, message: p.message })),
+    journaled: plan.journaled,
   };
-  return JSON.stringify(document, null, 2) + '\n';
+  yield* stringifyPieces(document, '  ');
+  yield '\n';
 }
 
 function toWireChange(change: Change): WireChange {

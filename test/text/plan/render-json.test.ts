@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import type { ChangeKind } from '../../../src/model/change-kind.js';
 import type { Action } from '../../../src/plan/types.js';
-import { renderJson, wireAction, wireKind } from '../../../src/text/plan/render-json.js';
+import { renderJson, renderJsonPieces, wireAction, wireKind } from '../../../src/text/plan/render-json.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, everyKindPlan, largePlan, makePlan, setActive } from '../../support/plan-fixtures.js';
 
 // Written as records so that the type checker fails here when a kind or an action is added.
@@ -127,6 +127,18 @@ describe('renderJson', () => {
       }
       "
     `);
+  });
+
+  it('is made in pieces that join to JSON.stringify of the document, indented, ending in a newline', () => {
+    for (const plan of [everyKindPlan(), makePlan(), largePlan(5_000), makePlan({ changes: [billingKnownAfterAccept('acme', 'inv_1', { billingEmail: 'b@acme.test' })] })]) {
+      const pieces = [...renderJsonPieces(plan)];
+      const text = pieces.join('');
+      // The document's content is held by the snapshot above; this holds the bytes to JSON.stringify's own.
+      expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+      expect(text).toBe(renderJson(plan));
+    }
+    // 15,000 changes: handed over in pieces of about 64 KB.
+    expect([...renderJsonPieces(largePlan(5_000))].length).toBeGreaterThan(20);
   });
 
   it('validates against schemas/plan.schema.json, with and without changes', () => {
