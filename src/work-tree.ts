@@ -6,6 +6,7 @@
  * must stay there: a link the pull request planted cannot send a read or a write out of it, nor
  * into `.git` (the checkout's credentials are in `.git/config`).
  */
+import { constants as bufferConstants } from 'node:buffer';
 import { constants } from 'node:fs';
 import { lstat, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, parse, relative, resolve, sep } from 'node:path';
@@ -172,12 +173,25 @@ export async function openInTree(tree: WorkTree, path: string, rule: Rule, shown
   return { ok: false, reason: `${shown} changed while it was opened (a link swapped in?)` };
 }
 
+/**
+ * The most bytes read as one text: V8's longest string, in UTF-16 units. UTF-8 never gives more
+ * characters than bytes, so a file of at most this many bytes always fits; a larger one is refused
+ * before it is read, rather than failing inside the read with no word of why.
+ */
+export const MAX_TEXT_BYTES = bufferConstants.MAX_STRING_LENGTH;
+
+export type ReadTextInTree = { ok: true; text: string } | { ok: false; reason: string; tooLarge?: { bytes: number; limit: number } };
+
 /** The whole text of `path` if `rule` allows it (see openInTree), or why not. */
-export async function readTextInTree(tree: WorkTree, path: string, rule: Rule, shown: string): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+export async function readTextInTree(tree: WorkTree, path: string, rule: Rule, shown: string): Promise<ReadTextInTree> {
   const opened = await openInTree(tree, path, rule, shown);
   if (!opened.ok) return opened;
   try {
-    if (!(await opened.handle.stat()).isFile()) return { ok: false, reason: `${shown} is not a regular file` };
+    const stats = await opened.handle.stat();
+    if (!stats.isFile()) return { ok: false, reason: `${shown} is not a regular file` };
+    if (stats.size > MAX_TEXT_BYTES) {
+      return { ok: false, reason: `${shown} is ${stats.size} bytes, more than the ${MAX_TEXT_BYTES} that can be read as one text`, tooLarge: { bytes: stats.size, limit: MAX_TEXT_BYTES } };
+    }
     return { ok: true, text: await opened.handle.readFile('utf8') };
   } finally {
     await opened.handle.close();

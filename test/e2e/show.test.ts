@@ -2,9 +2,10 @@
  * `orgform show PLANFILE`, end to end: a saved plan shown as plan showed it, offline, and refused
  * as apply refuses it when it is not one orgform wrote.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MAX_TEXT_BYTES } from '../../src/work-tree.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
@@ -60,5 +61,16 @@ describe('orgform show PLANFILE', () => {
     const shown = await runCli(['show', 'missing.json'], { cwd, env: {} });
     expect(shown.code).toBe(1);
     expect(shown.stderr).toContain('Cannot read the plan file missing.json: ENOENT');
+  });
+
+  it('refuses a plan file too large to read, before reading it, and says to split the run', async () => {
+    const { cwd } = await setupEmulatorWorkspace({ 'big.json': '' });
+    // A hole: the size of a plan of about 400,000 changes, without the disk or the time to write it.
+    await truncate(join(cwd, 'big.json'), MAX_TEXT_BYTES + 1);
+    const shown = await runCli(['show', 'big.json'], { cwd, env: {} });
+    expect(shown.code).toBe(1);
+    expect(shown.stderr).toContain('Cannot read the plan file big.json: it is ');
+    expect(shown.stderr).toContain('split the run with --shard i/n or --target');
+    expect(shown.stdout).toBe('');
   });
 });
