@@ -84,7 +84,9 @@ export function* serializeSavedPlanPieces(body: SavedPlanBody, key?: string): Ge
     signature?.update(piece);
   }
   const saved: SavedPlan = { ...body, checksum: checksum.digest('hex'), ...(signature === undefined ? {} : { signature: signature.digest('hex') }) };
-  yield* stringifyPieces(saved, '  ');
+  // Compact, as the body it checks: indented, a file is about 1.65 times as long, and a saved plan
+  // must be read back as one text (work-tree.ts MAX_TEXT_BYTES); `orgform show` is for reading it.
+  yield* stringifyPieces(saved);
   yield '\n';
 }
 
