@@ -98,12 +98,14 @@ describe('bad input', () => {
   it('case 19: a saved plan edited by hand, truncated, of another format version, or not a plan at all is refused with a clear message', async () => {
     const world = await startWorld({ config: PLAN_CONFIG });
     const text = await savedPlan(world);
+    // Each variant must differ from the plan as written (compact JSON): an edit that missed would apply it.
+    expect(text.startsWith('{"orgformSavedPlan":3,')).toBe(true);
     const variants: Array<[string, string, RegExp]> = [
       ['edited.json', text.replace('finance@acme.example', 'attacker@evil.example'), /The saved plan edited\.json was changed after it was written \(its checksum does not match\)\. Make a new one/],
-      ['reordered.json', text.replace('"orgformSavedPlan": 3', '"orgformSavedPlan": 3, "extra": true'), /The saved plan reordered\.json was changed after it was written/],
+      ['reordered.json', text.replace('"orgformSavedPlan":3', '"orgformSavedPlan":3,"extra":true'), /The saved plan reordered\.json was changed after it was written/],
       ['truncated.json', text.slice(0, Math.floor(text.length * 0.6)), /The saved plan truncated\.json is not valid JSON \(truncated, or not a plan file\)/],
       ['empty.json', '', /The saved plan empty\.json is not valid JSON/],
-      ['future.json', text.replace('"orgformSavedPlan": 3', '"orgformSavedPlan": 4'), /The saved plan future\.json has format version 4; this orgform reads version 3/],
+      ['future.json', text.replace('"orgformSavedPlan":3', '"orgformSavedPlan":4'), /The saved plan future\.json has format version 4; this orgform reads version 3/],
       ['other.json', JSON.stringify({ version: 1, services: {} }), /The saved plan other\.json is not an orgform plan file/],
       ['missing.json', '', /Cannot read the plan file absent\.json: ENOENT/],
     ];
