@@ -28,7 +28,7 @@ export type Outcome =
   | 'stale'
   | 'failed';
 
-import type { ChangeFailure } from '../model/change-failure.js';
+import type { ApplyCounts, ChangeFailure } from '../model/apply-result.js';
 export type { ChangeFailure };
 
 export interface ChangeResult {
@@ -50,16 +50,7 @@ export type ApplyEvent =
   | { type: 'apply-end'; at: number; summary: ApplySummary }
   | ClientEvent;
 
-export interface ApplySummary {
-  total: number;
-  applied: number;
-  alreadyDone: number;
-  skipped: number;
-  notStarted: number;
-  stale: number;
-  failed: number;
-  interrupted: boolean;
-  elapsedMs: number;
+export interface ApplySummary extends ApplyCounts {
   /**
    * The result of every change that was not applied (failed, stale, skipped, not started, already done),
    * in plan order. An applied change is counted and told as it ends (`change-end`), not kept: an

@@ -21,7 +21,7 @@ import { renderTableSection } from './page-table.js';
 import { NO_CHANGES } from './plan-headline.js';
 import { renderRunChartSvg } from './render-run-chart-svg.js';
 import { describeRun, rate, runSeries, UNIT_WORDS } from './run-chart-series.js';
-import type { ChangeFailure } from '../../model/change-failure.js';
+import type { ApplyCounts, ChangeFailure } from '../../model/apply-result.js';
 
 export type ReportedOutcome = 'applied' | 'already-done' | 'skipped' | 'not-started' | 'stale' | 'failed';
 
@@ -39,17 +39,8 @@ export interface ReportedResult {
   durationMs: number;
 }
 
-/** How the apply ended (apply/events.ts's ApplySummary is one). */
-export interface ReportedSummary {
-  total: number;
-  applied: number;
-  alreadyDone: number;
-  skipped: number;
-  notStarted: number;
-  stale: number;
-  failed: number;
-  interrupted: boolean;
-  elapsedMs: number;
+/** How the apply ended (executor/events.ts's ApplySummary is one). */
+export interface ReportedSummary extends ApplyCounts {
   /** Every change not applied, in plan order. */
   notApplied: readonly ReportedResult[];
 }

@@ -14,3 +14,16 @@ export interface ChangeFailure {
    */
   note?: string;
 }
+
+/** How many changes an apply ended with, by outcome, and how long it took: its summary and its report page both say it. */
+export interface ApplyCounts {
+  total: number;
+  applied: number;
+  alreadyDone: number;
+  skipped: number;
+  notStarted: number;
+  stale: number;
+  failed: number;
+  interrupted: boolean;
+  elapsedMs: number;
+}
