@@ -125,7 +125,8 @@ async function writePage(bin, planFile, pageFile, env, dir, linker) {
  */
 function writesApplyReport(bin, env) {
   const [command, first] = commandOf(bin);
-  const help = spawnSync(command, [...first, 'apply', '--help'], { env, encoding: 'utf8' });
+  // Bounded: an orgform that hangs on --help is taken as one that writes no report, not waited for.
+  const help = spawnSync(command, [...first, 'apply', '--help'], { env, encoding: 'utf8', timeout: 30_000 });
   return help.status === 0 && help.stdout.includes('html=FILE');
 }
 
