@@ -2,6 +2,7 @@
 // undici.request client) sends the same requests to the same emulator, under the same probe. The
 // plan and apply cases then carry their ratio to it (requests phase, CPU per request) beside their
 // ratio to the ideal: the ideal ignores what any Node client costs, the floor does not.
+import { summariseTimeline } from './page-timeline.mjs';
 import { runNode } from './processes.mjs';
 
 const CLIENT = new URL('./floor-client.mjs', import.meta.url).pathname;
@@ -20,7 +21,8 @@ export async function measureFloor(ctx, kind, n, round, like, planPages) {
   const freshPages = kind === 'apply' ? like.listingPages - planPages : 0;
   const freshPageSize = kind === 'apply' ? Math.ceil(n / Math.max(1, freshPages)) : 0;
   const args = [CLIENT, kind, emulator.url, 'demo-token', '500', String(settings.parallelism), String(freshPageSize), `floor-r${round}`];
-  const run = await runNode(args, { cwd: ctx.tmp, env: ctx.baseEnv(), timeoutMs: 600_000, ...ctx.files(`floor-${kind}-${n}-${round}`) });
+  const env = { ...ctx.baseEnv(), ...(ctx.timeline && kind === 'plan' ? { ORGFORM_BENCH_TIMELINE: '1' } : {}) };
+  const run = await runNode(args, { cwd: ctx.tmp, env, timeoutMs: 600_000, ...ctx.files(`floor-${kind}-${n}-${round}`) });
   if (run.code !== 0) throw ctx.fail(`floor ${kind} at ${n}`, run);
   const counters = await emulator.counters();
   const serviceCpuMs = serviceCpuBefore === undefined ? undefined : emulator.cpuMs() - serviceCpuBefore;
@@ -36,6 +38,7 @@ export async function measureFloor(ctx, kind, n, round, like, planPages) {
     sameRequests: counters.total === like.requests,
     ...ctx.timings(run, counters, ctx.idealMs(counters, settings.latencyMs, settings.parallelism, kind === 'apply' ? planPages : pages), serviceCpuMs),
     rssSource: run.rssSource,
+    timeline: summariseTimeline(run.probe?.pages),
   };
 }
 

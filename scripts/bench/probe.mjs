@@ -34,6 +34,10 @@ if (out) {
   };
   subscribe('undici:request:trailers', done);
   subscribe('undici:request:error', done);
+  // ORGFORM_BENCH_TIMELINE=1 (bench --timeline): each listing page's timeline, from undici's channels
+  // (request created, its headers written, the answer's headers, its end) and from the listing's own
+  // channel (src/api/listing-pages.ts; the floor client publishes the same), in milliseconds.
+  const pages = process.env.ORGFORM_BENCH_TIMELINE === '1' ? recordPages() : undefined;
   process.on('exit', (code) => {
     const usage = process.resourceUsage();
     writeFileSync(
@@ -48,7 +52,32 @@ if (out) {
         systemCpuMs: usage.systemCPUTime / 1000,
         // kilobytes on Linux and macOS alike (libuv normalises it)
         maxRssKB: usage.maxRSS,
+        ...(pages === undefined ? {} : { pages }),
       }),
     );
   });
+}
+
+/** The listing's requests in the order they were created (page 1 first), and each page's steps by number. */
+function recordPages() {
+  const pages = [];
+  const byRequest = new WeakMap();
+  const at = (request, key) => {
+    const page = byRequest.get(request);
+    if (page !== undefined && page[key] === undefined) page[key] = performance.now();
+  };
+  subscribe('undici:request:create', ({ request }) => {
+    if (!/\/organisations(\?|$)/.test(request.path)) return;
+    const page = { created: performance.now() };
+    pages.push(page);
+    byRequest.set(request, page);
+  });
+  subscribe('undici:client:sendHeaders', ({ request }) => at(request, 'sent'));
+  subscribe('undici:request:headers', ({ request }) => at(request, 'firstByte'));
+  subscribe('undici:request:trailers', ({ request }) => at(request, 'end'));
+  subscribe('orgform:listing-page', ({ page, step }) => {
+    const record = pages[page - 1];
+    if (record !== undefined && record[step] === undefined) record[step] = performance.now();
+  });
+  return pages;
 }

@@ -159,6 +159,7 @@ interface ServiceRequest {
   idempotencyKey?: string;
   label?: string;
   notAfter?: number;
+  onSent?: () => void;
 }
 
 /** Why the run stops after a 401 that no fresh token can answer, and what to do. */
@@ -268,9 +269,9 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
     return listPages(this, first, { target: filtered ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)', headed: !filtered, readAhead: list.readAhead === true });
   }
 
-  async readPage(url: URL, number: number, target: string): Promise<ListingPage> {
+  async readPage(url: URL, number: number, target: string, onSent?: () => void): Promise<ListingPage> {
     const what = number === 1 ? `the first page of the listing ${target}` : `page ${number} of the listing ${target}`;
-    const response = await this.#send({ operation: 'getOrganisations', method: 'GET', url, target, what });
+    const response = await this.#send({ operation: 'getOrganisations', method: 'GET', url, target, what, onSent });
     const listing = response.body as OrganisationList | undefined;
     if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
       throw badShape({ operation: 'getOrganisations', target }, `expected an object with an "organisations" array${notJson(response)}`, this.redactor);
@@ -389,8 +390,8 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
       body = JSON.stringify(request.body);
       headers['content-type'] = 'application/json';
     }
-    const { method, url, operation, target, what, label, notAfter } = request;
-    return { method, url, headers, body, operation, target, what, label, notAfter };
+    const { method, url, operation, target, what, label, notAfter, onSent } = request;
+    return { method, url, headers, body, operation, target, what, label, notAfter, onSent };
   }
 
   /**

@@ -10,6 +10,7 @@
  * raise the count, those that go lower it on the pages after). A listing stopped part way is never
  * taken for a whole one.
  */
+import { channel } from 'node:diagnostics_channel';
 import type { Redactor } from '../redact.js';
 import { resolveNextPage, type NextPage } from './next-page-url.js';
 import { badShape, checkOrganisation } from './service-answer.js';
@@ -27,7 +28,22 @@ export interface ListingPage extends OrganisationList {
 /** Where the pages come from: the client, which reads one page (an object with an `organisations` array, checked). */
 export interface PageReader {
   readonly redactor: Redactor;
-  readPage(url: URL, number: number, target: string): Promise<ListingPage>;
+  /** `onSent`: told when the request is handed to undici (past the gate), each attempt. */
+  readPage(url: URL, number: number, target: string, onSent?: () => void): Promise<ListingPage>;
+}
+
+/**
+ * Where each page of a listing is (its number, and the step it reached), for whoever subscribes:
+ * the bench's per-page timeline (scripts/bench/probe.mjs), beside undici's own channels for when
+ * the request went out and its answer came. Nothing is published when nobody listens.
+ */
+export const listingTimeline = channel('orgform:listing-page');
+
+/** A step of a page: read (answer parsed, shape checked), next (the next page decided, and sent when read ahead), checked (its organisations checked), used (the caller came back for more). */
+export type ListingStep = 'read' | 'next' | 'checked' | 'used';
+
+function mark(page: number, step: ListingStep): void {
+  if (listingTimeline.hasSubscribers) listingTimeline.publish({ page, step });
 }
 
 /** Empty pages in a row (each with a `next`) before the listing is taken for one without end. */
@@ -148,20 +164,23 @@ export async function* listPages(reader: PageReader, first: URL, { target, heade
   const request = { operation: 'getOrganisations', target } as const;
   const guard = new ListingGuard(headed);
   let url = first;
-  let ahead: Promise<ListingPage> | undefined;
+  let ahead: ReadAhead | undefined;
   for (let number = 1; ; number += 1) {
-    const listing = await (ahead ?? reader.readPage(url, number, target));
+    const listing = await (ahead?.page ?? reader.readPage(url, number, target));
     ahead = undefined;
+    mark(number, 'read');
     // What comes after this page, decided before the caller sees it (so that the next page can be
     // on its way meanwhile), acted on after, as if decided then.
     guard.read(listing);
     const next = resolveNextPage(listing.next, url);
     const after = next.kind === 'url' ? guard.follow(next.url) : next;
     if (readAhead && after.kind === 'url') {
-      ahead = reader.readPage(after.url, number + 1, target);
+      ahead = readAheadOf(reader, after.url, number + 1, target);
       // Its failure is the caller's when it asks for that page; until then it is not unhandled.
-      ahead.catch(() => undefined);
-    }
+      ahead.page.catch(() => undefined);
+      mark(number, 'next');
+      await ahead.onItsWay;
+    } else mark(number, 'next');
     // Each organisation checked once the next page is on its way: the checks are not on the chain of
     // pages, which can only be read one after another.
     listing.organisations = checkAll(listing.organisations, request, reader.redactor);
@@ -169,7 +188,9 @@ export async function* listPages(reader: PageReader, first: URL, { target, heade
     const recorded = guard.record(listing.organisations);
     if ('stop' in recorded) throw badShape(request, recorded.stop, reader.redactor);
     listing.organisations = recorded.kept;
+    mark(number, 'checked');
     yield listing;
+    mark(number, 'used');
     if (after.kind === 'end') {
       const short = guard.end();
       if (short !== undefined) throw badShape(request, short, reader.redactor);
@@ -178,6 +199,38 @@ export async function* listPages(reader: PageReader, first: URL, { target, heade
     if (after.kind === 'refused') throw badShape(request, after.reason, reader.redactor);
     url = after.url;
   }
+}
+
+interface ReadAhead {
+  page: Promise<ListingPage>;
+  /** Settles once the request is on the wire (or has failed, or waits at the gate): see readAheadOf. */
+  onItsWay: Promise<void>;
+}
+
+/**
+ * The next page, asked for at once. undici writes a request on a kept-alive connection only in the
+ * event loop's check phase (it first lets the connection show whether the server closed it), after
+ * all that runs before: were this page checked and handed to the caller first, the caller's work on
+ * it (planning it) would lie on the chain of pages. So `onItsWay` settles on the turn after undici
+ * has been handed the request, which is after it has written it; or when the read fails. A request
+ * held at the gate (a rate limit) holds this page as long: the caller's work on a page is short
+ * beside the answer it then waits for, so the chain loses nothing by it.
+ */
+function readAheadOf(reader: PageReader, url: URL, number: number, target: string): ReadAhead {
+  let handed!: () => void;
+  const sent = new Promise<void>((resolve) => (handed = resolve));
+  const page = reader.readPage(url, number, target, handed);
+  const settled = page.then(
+    () => undefined,
+    () => undefined,
+  );
+  const onItsWay = Promise.race([sent.then(afterCheckPhase), settled]);
+  return { page, onItsWay };
+}
+
+/** Resolves on the event loop's next check phase, after the callbacks already queued for it (undici's write). */
+function afterCheckPhase(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function checkAll(organisations: readonly unknown[], request: { operation: 'getOrganisations'; target: string }, redactor: Redactor): Organisation[] {
