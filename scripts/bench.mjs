@@ -44,7 +44,7 @@ import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
 import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCase, tokenCase } from './bench/goal-cases.mjs';
 import { loadCases, loadGoals, LOAD_SETTINGS } from './bench/load-cases.mjs';
-import { floorGoals, measureFloor, withFloor } from './bench/floor-case.mjs';
+import { floorGoals, measureFloor, renderFloorRatios, withFloor } from './bench/floor-case.mjs';
 import { renderTimelines, summariseTimeline } from './bench/page-timeline.mjs';
 import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
 import { renderShardCase, shardCase, shardGoals } from './bench/shard-case.mjs';
@@ -259,7 +259,7 @@ async function planAndApply(size, results) {
       plans.push(await measure('plan', emulator, fixtures.planFile, size, r));
       planFloors.push(await measureFloor(floorContext, 'plan', size, r, plans[0]));
     }
-    results.push(withFloor(medianRun(plans), medianRun(planFloors)), medianRun(planFloors));
+    results.push(withFloor(medianRun(plans), medianRun(planFloors), plans, planFloors), medianRun(planFloors));
     const applies = [];
     const applyFloors = [];
     for (let r = 1; r <= SETTINGS.repetitions; r += 1) {
@@ -267,7 +267,7 @@ async function planAndApply(size, results) {
       applies.push(await measure('apply', emulator, writeApplyConfig(tmp, fixtures, r), size, r, plans[0].listingPages));
       applyFloors.push(await measureFloor(floorContext, 'apply', size, r, applies[applies.length - 1], plans[0].listingPages));
     }
-    results.push(withFloor(medianRun(applies), medianRun(applyFloors)), medianRun(applyFloors));
+    results.push(withFloor(medianRun(applies), medianRun(applyFloors), applies, applyFloors), medianRun(applyFloors));
   } finally {
     await emulator.stop();
   }
@@ -425,6 +425,8 @@ function render(report) {
     );
     out.push('');
   }
+  const floorRatios = renderFloorRatios(net);
+  if (floorRatios.length > 0) out.push(...floorRatios, '');
   if (starts.length > 0) {
     out.push(table(['cold start (median)', 'wall', 'over bare node'], starts.map((c) => [c.case, ms(c.wallMs), c.overBareNodeMs === undefined ? '' : `+${Math.round(c.overBareNodeMs)} ms`])));
     out.push('');

@@ -25,8 +25,13 @@ if (out) {
   let first = null;
   let last = null;
   let count = 0;
+  let cpuAtFirst = null;
   subscribe('undici:request:create', () => {
-    if (first === null) first = performance.now();
+    if (first === null) {
+      first = performance.now();
+      const usage = process.cpuUsage();
+      cpuAtFirst = (usage.user + usage.system) / 1000;
+    }
     count += 1;
   });
   const done = () => {
@@ -46,6 +51,8 @@ if (out) {
         code,
         requests: count,
         firstRequestMs: first,
+        // CPU time (user + system) spent before the first request: start-up and configuration.
+        cpuAtFirstRequestMs: cpuAtFirst,
         lastResponseMs: last,
         exitMs: performance.now(),
         userCpuMs: usage.userCPUTime / 1000,

@@ -28,8 +28,15 @@ export interface ListingPage extends OrganisationList {
 /** Where the pages come from: the client, which reads one page (an object with an `organisations` array, checked). */
 export interface PageReader {
   readonly redactor: Redactor;
-  /** `onSent`: told when the request is handed to undici (past the gate), each attempt. */
-  readPage(url: URL, number: number, target: string, onSent?: () => void): Promise<ListingPage>;
+  readPage(url: URL, number: number, target: string, hooks?: PageHooks): Promise<ListingPage>;
+}
+
+/** What a page's reader tells the listing as the page comes. */
+export interface PageHooks {
+  /** The request was handed to undici (past the gate), each attempt. */
+  onSent?: () => void;
+  /** The answer's text, a success's, before it is parsed; the page is parsed once what it returns settles. */
+  onText?: (text: string) => Promise<void> | undefined;
 }
 
 /**
@@ -90,6 +97,14 @@ class ListingGuard {
   end(): string | undefined {
     if (this.least === undefined || this.organisations >= this.least) return undefined;
     return this.where(`page ${this.page} ends the listing (it has no "next") after ${this.organisations} organisations, though every page's totalCount counted at least ${this.least}: pages are missing`);
+  }
+
+  /**
+   * Whether the page after the one being read (not read here yet) may be asked for before that one
+   * is parsed, at `next`: not when it was read before. `follow` decides, once the page is read.
+   */
+  mayAskEarly(next: URL): boolean {
+    return this.page + 1 < MAX_PAGES && !this.addresses.has(next.toString());
   }
 
   /** Whether to follow the `next` of the page just read: the page to read, or why the listing stops here. */
@@ -163,24 +178,28 @@ export interface ListingRead {
 export async function* listPages(reader: PageReader, first: URL, { target, headed, readAhead }: ListingRead): AsyncIterable<ListingPage> {
   const request = { operation: 'getOrganisations', target } as const;
   const guard = new ListingGuard(headed);
+  const early = readAhead ? new EarlyNext(reader, guard, target) : undefined;
   let url = first;
   let ahead: ReadAhead | undefined;
   for (let number = 1; ; number += 1) {
-    const listing = await (ahead?.page ?? reader.readPage(url, number, target));
-    ahead = undefined;
+    const read = ahead ?? readAheadOf(reader, url, number, target, early);
+    early?.waitFor(read);
+    const listing = await read.page;
     mark(number, 'read');
     // What comes after this page, decided before the caller sees it (so that the next page can be
     // on its way meanwhile), acted on after, as if decided then.
     guard.read(listing);
     const next = resolveNextPage(listing.next, url);
     const after = next.kind === 'url' ? guard.follow(next.url) : next;
+    ahead = undefined;
     if (readAhead && after.kind === 'url') {
-      ahead = readAheadOf(reader, after.url, number + 1, target);
-      // Its failure is the caller's when it asks for that page; until then it is not unhandled.
-      ahead.page.catch(() => undefined);
+      ahead = early?.take(number + 1, after.url) ?? readAheadOf(reader, after.url, number + 1, target, early);
       mark(number, 'next');
       await ahead.onItsWay;
-    } else mark(number, 'next');
+    } else {
+      early?.take(number + 1, undefined);
+      mark(number, 'next');
+    }
     // Each organisation checked once the next page is on its way: the checks are not on the chain of
     // pages, which can only be read one after another.
     listing.organisations = checkAll(listing.organisations, request, reader.redactor);
@@ -201,6 +220,77 @@ export async function* listPages(reader: PageReader, first: URL, { target, heade
   }
 }
 
+/**
+ * The next page asked for from the cursor a page's text gives, before the page is parsed (parsing
+ * a page takes about as long as the rest of the client's part of the chain of pages). Only a guess:
+ * it is taken only where the page, parsed and checked, leads to the same address (and the guard
+ * follows it); otherwise its answer is let go unread, and the page the parsed page leads to is
+ * asked for as ever. Asked only on the same origin and path (resolveNextPage), never for a page
+ * read before, and only for the page the listing waits for, one page ahead at most.
+ */
+class EarlyNext {
+  /** The read the listing waits for (the one whose text may give the next page). */
+  private awaited: ReadAhead | undefined;
+  private early: { number: number; address: string; read: ReadAhead } | undefined;
+
+  constructor(
+    private readonly reader: PageReader,
+    private readonly guard: ListingGuard,
+    private readonly target: string,
+  ) {}
+
+  /** `read` is now the one the listing waits for. */
+  waitFor(read: ReadAhead): void {
+    this.awaited = read;
+  }
+
+  /**
+   * The text of page `number` (at `url`) has come, by `read`: what to wait for before it is parsed
+   * (the next page on the wire: undici writes it only once the event loop gets to it).
+   */
+  seen(read: ReadAhead, text: string, number: number, url: URL): Promise<void> | undefined {
+    if (read !== this.awaited || this.early !== undefined) return undefined;
+    const cursor = cursorIn(text);
+    if (cursor === undefined) return undefined;
+    const next = resolveNextPage(cursor, url);
+    if (next.kind !== 'url' || !this.guard.mayAskEarly(next.url)) return undefined;
+    const early = readAheadOf(this.reader, next.url, number + 1, this.target, this);
+    this.early = { number: number + 1, address: next.url.toString(), read: early };
+    mark(number, 'next');
+    return early.onItsWay;
+  }
+
+  /** The read of page `number` at `url` if it was asked for early; one asked for another page, or another address, is let go. */
+  take(number: number, url: URL | undefined): ReadAhead | undefined {
+    const early = this.early;
+    this.early = undefined;
+    return early !== undefined && early.number === number && url !== undefined && early.address === url.toString() ? early.read : undefined;
+  }
+}
+
+/**
+ * The `next` a page's text gives, found without parsing it: the string after its last `"next"`
+ * key, when it is a plain one (no escapes). A guess, which the page parsed confirms or not.
+ */
+export function cursorIn(text: string): string | undefined {
+  const key = text.lastIndexOf('"next"');
+  if (key < 0) return undefined;
+  let at = skipSpace(text, key + 6);
+  if (text.charCodeAt(at) !== 0x3a) return undefined;
+  at = skipSpace(text, at + 1);
+  if (text.charCodeAt(at) !== 0x22) return undefined;
+  const end = text.indexOf('"', at + 1);
+  if (end <= at + 1) return undefined;
+  const value = text.slice(at + 1, end);
+  return value.includes('\\') ? undefined : value;
+}
+
+function skipSpace(text: string, at: number): number {
+  let code = text.charCodeAt(at);
+  while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) code = text.charCodeAt(++at);
+  return at;
+}
+
 interface ReadAhead {
   page: Promise<ListingPage>;
   /** Settles once the request is on the wire (or has failed, or waits at the gate): see readAheadOf. */
@@ -216,16 +306,20 @@ interface ReadAhead {
  * held at the gate (a rate limit) holds this page as long: the caller's work on a page is short
  * beside the answer it then waits for, so the chain loses nothing by it.
  */
-function readAheadOf(reader: PageReader, url: URL, number: number, target: string): ReadAhead {
+function readAheadOf(reader: PageReader, url: URL, number: number, target: string, early?: EarlyNext): ReadAhead {
   let handed!: () => void;
   const sent = new Promise<void>((resolve) => (handed = resolve));
-  const page = reader.readPage(url, number, target, handed);
-  const settled = page.then(
+  const read = {} as ReadAhead;
+  const onText = early === undefined ? undefined : (text: string) => early.seen(read, text, number, url);
+  read.page = reader.readPage(url, number, target, { onSent: handed, onText });
+  // Its failure is the caller's when it asks for that page; until then it is not unhandled.
+  read.page.catch(() => undefined);
+  const settled = read.page.then(
     () => undefined,
     () => undefined,
   );
-  const onItsWay = Promise.race([sent.then(afterCheckPhase), settled]);
-  return { page, onItsWay };
+  read.onItsWay = Promise.race([sent.then(afterCheckPhase), settled]);
+  return read;
 }
 
 /** Resolves on the event loop's next check phase, after the callbacks already queued for it (undici's write). */
