@@ -298,7 +298,7 @@ interface ReadAhead {
 }
 
 /**
- * The next page, asked for at once. undici writes a request on a kept-alive connection only in the
+ * A page, asked for at once (read ahead: while the page before it is still to be used). undici writes a request on a kept-alive connection only in the
  * event loop's check phase (it first lets the connection show whether the server closed it), after
  * all that runs before: were this page checked and handed to the caller first, the caller's work on
  * it (planning it) would lie on the chain of pages. So `onItsWay` settles on the turn after undici
