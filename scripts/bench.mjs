@@ -29,6 +29,8 @@
 //                                             organisation (2,000 channel removals in one organisation
 //                                             against one each in 2,000, and 2,000 answered 404: ~1 min a round)
 //   --repeat N                       run each plan/apply and goal case N times (median and range)
+//   --timeline                       the plan cases and their floors record each listing page's
+//                                    timeline (scripts/bench/page-timeline.mjs), printed page by page
 //   --build / --no-build             always / never run `npm run build` first (default: only when
 //                                    dist/ is missing or older than src/, schemas/ or the build script)
 //   --help                           this text
@@ -42,7 +44,8 @@ import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
 import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCase, tokenCase } from './bench/goal-cases.mjs';
 import { loadCases, loadGoals, LOAD_SETTINGS } from './bench/load-cases.mjs';
-import { floorGoals, measureFloor, withFloor } from './bench/floor-case.mjs';
+import { floorGoals, measureFloor, renderFloorRatios, withFloor } from './bench/floor-case.mjs';
+import { renderTimelines, summariseTimeline } from './bench/page-timeline.mjs';
 import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
 import { renderShardCase, shardCase, shardGoals } from './bench/shard-case.mjs';
 import { renderStateCase, stateCase, stateGoals } from './bench/state-case.mjs';
@@ -81,6 +84,7 @@ if (ONLY) {
 const wants = (group) => (ONLY === undefined ? SPEED_GROUPS.includes(group) || FULL : ONLY.has(group));
 /** bench/results.json for the quick and full runs; a run of some groups only does not overwrite it. */
 const RESULTS_FILE = ONLY === undefined ? 'results.json' : `results-${[...ONLY].sort().join('-')}.json`;
+const TIMELINE = argv.includes('--timeline');
 const repeatValue = option('--repeat');
 const REPEAT = repeatValue === undefined ? undefined : Number(repeatValue);
 if (REPEAT !== undefined && !(Number.isInteger(REPEAT) && REPEAT >= 1 && REPEAT <= 10)) {
@@ -187,7 +191,8 @@ async function measure(kind, emulator, config, n, round, planPages) {
   const { latencyMs, parallelism } = SETTINGS;
   const common = ['-f', config, '--base-url', emulator.url, '--parallelism', String(parallelism), '--state', join(tmp, `state-${n}.json`), '--no-color'];
   const args = kind === 'plan' ? ['plan', ...common] : ['apply', '--auto-approve', ...common];
-  const run = await runOrgform(args, { cwd: tmp, env: baseEnv(), ...files(`${kind}-${n}-${round}`) });
+  const env = { ...baseEnv(), ...(TIMELINE && kind === 'plan' ? { ORGFORM_BENCH_TIMELINE: '1' } : {}) };
+  const run = await runOrgform(args, { cwd: tmp, env, ...files(`${kind}-${n}-${round}`) });
   if (run.code !== 0) throw fail(`orgform ${kind} at ${n}`, run);
   const counters = await emulator.counters();
   const serviceCpuMs = serviceCpuBefore === undefined ? undefined : emulator.cpuMs() - serviceCpuBefore;
@@ -205,6 +210,7 @@ async function measure(kind, emulator, config, n, round, planPages) {
     writes: counters.writes,
     ...timings(run, counters, idealMs(counters, latencyMs, parallelism, planPages), serviceCpuMs),
     rssSource: run.rssSource,
+    timeline: summariseTimeline(run.probe?.pages),
   };
 }
 
@@ -245,7 +251,7 @@ async function planAndApply(size, results) {
   const emulator = await startEmulatorProcess({ data: fixtures.dataFile, latencyMs: SETTINGS.latencyMs, slugDelayMs: 0, cwd: tmp });
   try {
     // Each orgform run is followed by the floor's run of the same requests (scripts/bench/floor-case.mjs).
-    const floorContext = { tmp, files, baseEnv, fail, log, emulator, settings: SETTINGS, idealMs, timings };
+    const floorContext = { tmp, files, baseEnv, fail, log, emulator, settings: SETTINGS, idealMs, timings, timeline: TIMELINE };
     const plans = [];
     const planFloors = [];
     for (let r = 1; r <= SETTINGS.repetitions; r += 1) {
@@ -253,7 +259,7 @@ async function planAndApply(size, results) {
       plans.push(await measure('plan', emulator, fixtures.planFile, size, r));
       planFloors.push(await measureFloor(floorContext, 'plan', size, r, plans[0]));
     }
-    results.push(withFloor(medianRun(plans), medianRun(planFloors)), medianRun(planFloors));
+    results.push(withFloor(medianRun(plans), medianRun(planFloors), plans, planFloors), medianRun(planFloors));
     const applies = [];
     const applyFloors = [];
     for (let r = 1; r <= SETTINGS.repetitions; r += 1) {
@@ -261,7 +267,7 @@ async function planAndApply(size, results) {
       applies.push(await measure('apply', emulator, writeApplyConfig(tmp, fixtures, r), size, r, plans[0].listingPages));
       applyFloors.push(await measureFloor(floorContext, 'apply', size, r, applies[applies.length - 1], plans[0].listingPages));
     }
-    results.push(withFloor(medianRun(applies), medianRun(applyFloors)), medianRun(applyFloors));
+    results.push(withFloor(medianRun(applies), medianRun(applyFloors), applies, applyFloors), medianRun(applyFloors));
   } finally {
     await emulator.stop();
   }
@@ -419,10 +425,13 @@ function render(report) {
     );
     out.push('');
   }
+  const floorRatios = renderFloorRatios(net);
+  if (floorRatios.length > 0) out.push(...floorRatios, '');
   if (starts.length > 0) {
     out.push(table(['cold start (median)', 'wall', 'over bare node'], starts.map((c) => [c.case, ms(c.wallMs), c.overBareNodeMs === undefined ? '' : `+${Math.round(c.overBareNodeMs)} ms`])));
     out.push('');
   }
+  out.push(...renderTimelines(report.cases, { table }));
   out.push(...renderGoalCases(report.cases));
   out.push(...renderStateCase(report.cases, { table, ms }));
   out.push(...renderJournalCase(report.cases, { table, ms }));

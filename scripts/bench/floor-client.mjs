@@ -7,20 +7,30 @@
 // (FRESH_PAGE_SIZE a page, the next page once fewer than 2 × PARALLELISM organisations wait, one
 // place held per page, until every organisation is found, as orgform does) and PUT each organisation's billing with a new e-mail.
 import { randomUUID } from 'node:crypto';
+import { channel } from 'node:diagnostics_channel';
 import { request } from 'undici';
 
 const [kind, baseUrl, token, pageSize, parallelism, freshPageSize, prefix] = process.argv.slice(2);
 const base = baseUrl.replace(/\/+$/, '');
 const auth = { authorization: `Bearer ${token}`, accept: 'application/json' };
 
+// The steps of each page, on the channel orgform's listing publishes (the bench's --timeline): its
+// cursor is known once the page is parsed, and it has no checks.
+const timeline = channel('orgform:listing-page');
+const mark = (page, ...steps) => {
+  if (timeline.hasSubscribers) for (const step of steps) timeline.publish({ page, step });
+};
+
 async function* pages(size) {
   const first = `${base}/api/organisations/v1/organisations?limit=${size}`;
   let url = first;
-  for (;;) {
+  for (let number = 1; ; number += 1) {
     const { statusCode, body } = await request(url, { headers: auth });
     const page = await body.json();
     if (statusCode !== 200) throw new Error(`listing answered ${statusCode}`);
+    mark(number, 'read', 'next', 'checked');
     yield page.organisations;
+    mark(number, 'used');
     if (page.organisations.length === 0 || !page.next) return;
     url = `${first}&cursor=${encodeURIComponent(page.next)}`;
   }

@@ -25,8 +25,13 @@ if (out) {
   let first = null;
   let last = null;
   let count = 0;
+  let cpuAtFirst = null;
   subscribe('undici:request:create', () => {
-    if (first === null) first = performance.now();
+    if (first === null) {
+      first = performance.now();
+      const usage = process.cpuUsage();
+      cpuAtFirst = (usage.user + usage.system) / 1000;
+    }
     count += 1;
   });
   const done = () => {
@@ -34,6 +39,10 @@ if (out) {
   };
   subscribe('undici:request:trailers', done);
   subscribe('undici:request:error', done);
+  // ORGFORM_BENCH_TIMELINE=1 (bench --timeline): each listing page's timeline, from undici's channels
+  // (request created, its headers written, the answer's headers, its end) and from the listing's own
+  // channel (src/api/listing-pages.ts; the floor client publishes the same), in milliseconds.
+  const pages = process.env.ORGFORM_BENCH_TIMELINE === '1' ? recordPages() : undefined;
   process.on('exit', (code) => {
     const usage = process.resourceUsage();
     writeFileSync(
@@ -42,13 +51,40 @@ if (out) {
         code,
         requests: count,
         firstRequestMs: first,
+        // CPU time (user + system) spent before the first request: start-up and configuration.
+        cpuAtFirstRequestMs: cpuAtFirst,
         lastResponseMs: last,
         exitMs: performance.now(),
         userCpuMs: usage.userCPUTime / 1000,
         systemCpuMs: usage.systemCPUTime / 1000,
         // kilobytes on Linux and macOS alike (libuv normalises it)
         maxRssKB: usage.maxRSS,
+        ...(pages === undefined ? {} : { pages }),
       }),
     );
   });
+}
+
+/** The listing's requests in the order they were created (page 1 first), and each page's steps by number. */
+function recordPages() {
+  const pages = [];
+  const byRequest = new WeakMap();
+  const at = (request, key) => {
+    const page = byRequest.get(request);
+    if (page !== undefined && page[key] === undefined) page[key] = performance.now();
+  };
+  subscribe('undici:request:create', ({ request }) => {
+    if (!/\/organisations(\?|$)/.test(request.path)) return;
+    const page = { created: performance.now() };
+    pages.push(page);
+    byRequest.set(request, page);
+  });
+  subscribe('undici:client:sendHeaders', ({ request }) => at(request, 'sent'));
+  subscribe('undici:request:headers', ({ request }) => at(request, 'firstByte'));
+  subscribe('undici:request:trailers', ({ request }) => at(request, 'end'));
+  subscribe('orgform:listing-page', ({ page, step }) => {
+    const record = pages[page - 1];
+    if (record !== undefined && record[step] === undefined) record[step] = performance.now();
+  });
+  return pages;
 }

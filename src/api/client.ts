@@ -15,9 +15,9 @@ import { Transport, type AttemptEvent, type RetryEvent, type TransportOptions } 
 import { ApiError, NotSentError, TransportError } from './api-error.js';
 import { parseBaseUrl } from './base-url.js';
 import { encodePathSegment } from './encode-segment.js';
-import { listPages, type ListingPage, type PageReader } from './listing-pages.js';
+import { listPages, type ListingPage, type PageHooks, type PageReader } from './listing-pages.js';
 import { DEFAULT_NO_PROGRESS_MS, RateGate, type LimiterClock, type RateEvent, type RateStatus } from './rate/rate-gate.js';
-import { badShape, checkOrganisation, notJson, optionalOrganisation, readServiceAnswer, type AnsweredRequest, type AnswerContext, type ServiceResponse } from './service-answer.js';
+import { badShape, checkOrganisation, notJson, optionalOrganisation, readServiceAnswer, refuseEchoedCredential, type AnsweredRequest, type AnswerContext, type ServiceResponse } from './service-answer.js';
 import { fixedTokenSource, type TokenSource } from './token-source.js';
 import { toBillingUpdate, type OperationId, type Organisation, type OrganisationList, type SlugAvailability } from './types.js';
 import type { WaitEvent } from './wait-event.js';
@@ -159,6 +159,8 @@ interface ServiceRequest {
   idempotencyKey?: string;
   label?: string;
   notAfter?: number;
+  onSent?: () => void;
+  onText?: (text: string) => Promise<void> | undefined;
 }
 
 /** Why the run stops after a 401 that no fresh token can answer, and what to do. */
@@ -268,9 +270,9 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
     return listPages(this, first, { target: filtered ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)', headed: !filtered, readAhead: list.readAhead === true });
   }
 
-  async readPage(url: URL, number: number, target: string): Promise<ListingPage> {
+  async readPage(url: URL, number: number, target: string, { onSent, onText }: PageHooks = {}): Promise<ListingPage> {
     const what = number === 1 ? `the first page of the listing ${target}` : `page ${number} of the listing ${target}`;
-    const response = await this.#send({ operation: 'getOrganisations', method: 'GET', url, target, what });
+    const response = await this.#send({ operation: 'getOrganisations', method: 'GET', url, target, what, onSent, onText });
     const listing = response.body as OrganisationList | undefined;
     if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
       throw badShape({ operation: 'getOrganisations', target }, `expected an object with an "organisations" array${notJson(response)}`, this.redactor);
@@ -372,7 +374,13 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
 
   async #sendWith(request: ServiceRequest, token: string, refreshed: boolean, transport: Transport): Promise<ServiceResponse> {
     const wire = this.#wire(request, token);
-    return readServiceAnswer(await transport.send(wire), wire, refreshed, this);
+    const answer = await transport.send(wire);
+    if (request.onText === undefined || answer.status < 200 || answer.status >= 300) return readServiceAnswer(answer, wire, refreshed, this);
+    // A success's text, before it is parsed: the listing may ask for its next page meanwhile, and
+    // have it on the wire before this page is parsed.
+    refuseEchoedCredential(answer, wire, this);
+    await request.onText(answer.text);
+    return readServiceAnswer(answer, wire, refreshed, this, true);
   }
 
   #wire(request: ServiceRequest, token: string): AnsweredRequest {
@@ -389,8 +397,8 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
       body = JSON.stringify(request.body);
       headers['content-type'] = 'application/json';
     }
-    const { method, url, operation, target, what, label, notAfter } = request;
-    return { method, url, headers, body, operation, target, what, label, notAfter };
+    const { method, url, operation, target, what, label, notAfter, onSent } = request;
+    return { method, url, headers, body, operation, target, what, label, notAfter, onSent };
   }
 
   /**

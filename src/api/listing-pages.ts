@@ -10,6 +10,7 @@
  * raise the count, those that go lower it on the pages after). A listing stopped part way is never
  * taken for a whole one.
  */
+import { channel } from 'node:diagnostics_channel';
 import type { Redactor } from '../redact.js';
 import { resolveNextPage, type NextPage } from './next-page-url.js';
 import { badShape, checkOrganisation } from './service-answer.js';
@@ -27,7 +28,29 @@ export interface ListingPage extends OrganisationList {
 /** Where the pages come from: the client, which reads one page (an object with an `organisations` array, checked). */
 export interface PageReader {
   readonly redactor: Redactor;
-  readPage(url: URL, number: number, target: string): Promise<ListingPage>;
+  readPage(url: URL, number: number, target: string, hooks?: PageHooks): Promise<ListingPage>;
+}
+
+/** What a page's reader tells the listing as the page comes. */
+export interface PageHooks {
+  /** The request was handed to undici (past the gate), each attempt. */
+  onSent?: () => void;
+  /** The answer's text, a success's, before it is parsed; the page is parsed once what it returns settles. */
+  onText?: (text: string) => Promise<void> | undefined;
+}
+
+/**
+ * Where each page of a listing is (its number, and the step it reached), for whoever subscribes:
+ * the bench's per-page timeline (scripts/bench/probe.mjs), beside undici's own channels for when
+ * the request went out and its answer came. Nothing is published when nobody listens.
+ */
+export const listingTimeline = channel('orgform:listing-page');
+
+/** A step of a page: read (answer parsed, shape checked), next (the next page decided, and sent when read ahead), checked (its organisations checked), used (the caller came back for more). */
+export type ListingStep = 'read' | 'next' | 'checked' | 'used';
+
+function mark(page: number, step: ListingStep): void {
+  if (listingTimeline.hasSubscribers) listingTimeline.publish({ page, step });
 }
 
 /** Empty pages in a row (each with a `next`) before the listing is taken for one without end. */
@@ -74,6 +97,14 @@ class ListingGuard {
   end(): string | undefined {
     if (this.least === undefined || this.organisations >= this.least) return undefined;
     return this.where(`page ${this.page} ends the listing (it has no "next") after ${this.organisations} organisations, though every page's totalCount counted at least ${this.least}: pages are missing`);
+  }
+
+  /**
+   * Whether the page after the one being read (not read here yet) may be asked for before that one
+   * is parsed, at `next`: not when it was read before. `follow` decides, once the page is read.
+   */
+  mayAskEarly(next: URL): boolean {
+    return this.page + 1 < MAX_PAGES && !this.addresses.has(next.toString());
   }
 
   /** Whether to follow the `next` of the page just read: the page to read, or why the listing stops here. */
@@ -147,20 +178,27 @@ export interface ListingRead {
 export async function* listPages(reader: PageReader, first: URL, { target, headed, readAhead }: ListingRead): AsyncIterable<ListingPage> {
   const request = { operation: 'getOrganisations', target } as const;
   const guard = new ListingGuard(headed);
+  const early = readAhead ? new EarlyNext(reader, guard, target) : undefined;
   let url = first;
-  let ahead: Promise<ListingPage> | undefined;
+  let ahead: ReadAhead | undefined;
   for (let number = 1; ; number += 1) {
-    const listing = await (ahead ?? reader.readPage(url, number, target));
-    ahead = undefined;
+    const read = ahead ?? readAheadOf(reader, url, number, target, early);
+    early?.waitFor(read);
+    const listing = await read.page;
+    mark(number, 'read');
     // What comes after this page, decided before the caller sees it (so that the next page can be
     // on its way meanwhile), acted on after, as if decided then.
     guard.read(listing);
     const next = resolveNextPage(listing.next, url);
     const after = next.kind === 'url' ? guard.follow(next.url) : next;
+    ahead = undefined;
     if (readAhead && after.kind === 'url') {
-      ahead = reader.readPage(after.url, number + 1, target);
-      // Its failure is the caller's when it asks for that page; until then it is not unhandled.
-      ahead.catch(() => undefined);
+      ahead = early?.take(number + 1, after.url) ?? readAheadOf(reader, after.url, number + 1, target, early);
+      mark(number, 'next');
+      await ahead.onItsWay;
+    } else {
+      early?.take(number + 1, undefined);
+      mark(number, 'next');
     }
     // Each organisation checked once the next page is on its way: the checks are not on the chain of
     // pages, which can only be read one after another.
@@ -169,7 +207,9 @@ export async function* listPages(reader: PageReader, first: URL, { target, heade
     const recorded = guard.record(listing.organisations);
     if ('stop' in recorded) throw badShape(request, recorded.stop, reader.redactor);
     listing.organisations = recorded.kept;
+    mark(number, 'checked');
     yield listing;
+    mark(number, 'used');
     if (after.kind === 'end') {
       const short = guard.end();
       if (short !== undefined) throw badShape(request, short, reader.redactor);
@@ -178,6 +218,113 @@ export async function* listPages(reader: PageReader, first: URL, { target, heade
     if (after.kind === 'refused') throw badShape(request, after.reason, reader.redactor);
     url = after.url;
   }
+}
+
+/**
+ * The next page asked for from the cursor a page's text gives, before the page is parsed (parsing
+ * a page takes about as long as the rest of the client's part of the chain of pages). Only a guess:
+ * it is taken only where the page, parsed and checked, leads to the same address (and the guard
+ * follows it); otherwise its answer is let go unread, and the page the parsed page leads to is
+ * asked for as ever. Asked only on the same origin and path (resolveNextPage), never for a page
+ * read before, and only for the page the listing waits for, one page ahead at most.
+ */
+class EarlyNext {
+  /** The read the listing waits for (the one whose text may give the next page). */
+  private awaited: ReadAhead | undefined;
+  private early: { number: number; address: string; read: ReadAhead } | undefined;
+
+  constructor(
+    private readonly reader: PageReader,
+    private readonly guard: ListingGuard,
+    private readonly target: string,
+  ) {}
+
+  /** `read` is now the one the listing waits for. */
+  waitFor(read: ReadAhead): void {
+    this.awaited = read;
+  }
+
+  /**
+   * The text of page `number` (at `url`) has come, by `read`: what to wait for before it is parsed
+   * (the next page on the wire: undici writes it only once the event loop gets to it).
+   */
+  seen(read: ReadAhead, text: string, number: number, url: URL): Promise<void> | undefined {
+    if (read !== this.awaited || this.early !== undefined) return undefined;
+    const cursor = cursorIn(text);
+    if (cursor === undefined) return undefined;
+    const next = resolveNextPage(cursor, url);
+    if (next.kind !== 'url' || !this.guard.mayAskEarly(next.url)) return undefined;
+    const early = readAheadOf(this.reader, next.url, number + 1, this.target, this);
+    this.early = { number: number + 1, address: next.url.toString(), read: early };
+    mark(number, 'next');
+    return early.onItsWay;
+  }
+
+  /** The read of page `number` at `url` if it was asked for early; one asked for another page, or another address, is let go. */
+  take(number: number, url: URL | undefined): ReadAhead | undefined {
+    const early = this.early;
+    this.early = undefined;
+    return early !== undefined && early.number === number && url !== undefined && early.address === url.toString() ? early.read : undefined;
+  }
+}
+
+/**
+ * The `next` a page's text gives, found without parsing it: the string after its last `"next"`
+ * key, when it is a plain one (no escapes). A guess, which the page parsed confirms or not.
+ */
+export function cursorIn(text: string): string | undefined {
+  const key = text.lastIndexOf('"next"');
+  if (key < 0) return undefined;
+  let at = skipSpace(text, key + 6);
+  if (text.charCodeAt(at) !== 0x3a) return undefined;
+  at = skipSpace(text, at + 1);
+  if (text.charCodeAt(at) !== 0x22) return undefined;
+  const end = text.indexOf('"', at + 1);
+  if (end <= at + 1) return undefined;
+  const value = text.slice(at + 1, end);
+  return value.includes('\\') ? undefined : value;
+}
+
+function skipSpace(text: string, at: number): number {
+  let code = text.charCodeAt(at);
+  while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) code = text.charCodeAt(++at);
+  return at;
+}
+
+interface ReadAhead {
+  page: Promise<ListingPage>;
+  /** Settles once the request is on the wire (or has failed, or waits at the gate): see readAheadOf. */
+  onItsWay: Promise<void>;
+}
+
+/**
+ * A page, asked for at once (read ahead: while the page before it is still to be used). undici writes a request on a kept-alive connection only in the
+ * event loop's check phase (it first lets the connection show whether the server closed it), after
+ * all that runs before: were this page checked and handed to the caller first, the caller's work on
+ * it (planning it) would lie on the chain of pages. So `onItsWay` settles on the turn after undici
+ * has been handed the request, which is after it has written it; or when the read fails. A request
+ * held at the gate (a rate limit) holds this page as long: the caller's work on a page is short
+ * beside the answer it then waits for, so the chain loses nothing by it.
+ */
+function readAheadOf(reader: PageReader, url: URL, number: number, target: string, early?: EarlyNext): ReadAhead {
+  let handed!: () => void;
+  const sent = new Promise<void>((resolve) => (handed = resolve));
+  const read = {} as ReadAhead;
+  const onText = early === undefined ? undefined : (text: string) => early.seen(read, text, number, url);
+  read.page = reader.readPage(url, number, target, { onSent: handed, onText });
+  // Its failure is the caller's when it asks for that page; until then it is not unhandled.
+  read.page.catch(() => undefined);
+  const settled = read.page.then(
+    () => undefined,
+    () => undefined,
+  );
+  read.onItsWay = Promise.race([sent.then(afterCheckPhase), settled]);
+  return read;
+}
+
+/** Resolves on the event loop's next check phase, after the callbacks already queued for it (undici's write). */
+function afterCheckPhase(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function checkAll(organisations: readonly unknown[], request: { operation: 'getOrganisations'; target: string }, redactor: Redactor): Organisation[] {

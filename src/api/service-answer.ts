@@ -33,16 +33,25 @@ export interface AnswerContext {
   readonly tokens: TokenSource;
 }
 
-/** `refreshed`: the token sent was fresh from the command (a 401 then says the command's token is refused). */
-export function readServiceAnswer(answer: TransportAnswer, request: AnsweredRequest, refreshed: boolean, context: AnswerContext): ServiceResponse {
-  const { status, text } = answer;
-  const ok = status >= 200 && status < 300;
-  // A service that echoes the credential into its data (a billing value, a slug) would have it shown
-  // in the plan, its comment and the saved plan: such an answer is refused whole. Error bodies are
-  // only ever shown redacted, so they are read as they are.
-  if (ok && context.redactor.holds(text)) {
+/**
+ * A success whose text holds the credential orgform sent: refused whole (a service that echoes the
+ * credential into its data, a billing value or a slug, would have it shown in the plan, its comment
+ * and the saved plan). Error bodies are only ever shown redacted, so they are read as they are.
+ */
+export function refuseEchoedCredential(answer: TransportAnswer, request: AnsweredRequest, context: AnswerContext): void {
+  if (answer.status >= 200 && answer.status < 300 && context.redactor.holds(answer.text)) {
     throw badAnswer(request, 'the answer holds the credential orgform sent with the request (the service echoed it into its data); nothing is read from it, so that it cannot be shown or saved', context.redactor, answer.attempts);
   }
+}
+
+/**
+ * `refreshed`: the token sent was fresh from the command (a 401 then says the command's token is
+ * refused). `echoChecked`: refuseEchoedCredential has passed it already.
+ */
+export function readServiceAnswer(answer: TransportAnswer, request: AnsweredRequest, refreshed: boolean, context: AnswerContext, echoChecked = false): ServiceResponse {
+  const { status, text } = answer;
+  const ok = status >= 200 && status < 300;
+  if (!echoChecked) refuseEchoedCredential(answer, request, context);
   let parsed: unknown;
   let parseFailed = false;
   if (text.trim() !== '') {

@@ -52,6 +52,8 @@ export interface TransportRequest {
   notAfter?: number;
   /** false: sent once, never again (a lock, whose answer lost would make a second try look like someone else's). */
   retry?: boolean;
+  /** Told each time an attempt is handed to undici (past the gate), for a caller that waits for it to be on its way. */
+  onSent?: () => void;
 }
 
 export interface TransportAnswer {

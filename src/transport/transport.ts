@@ -178,7 +178,9 @@ export class Transport implements ExchangeHost {
     exchange.attempts += 1;
     this.#attempts?.sent(exchange, sentOn);
     try {
-      return dispatch(opts, new AnswerObserver(handler, exchange, this.#gate, sentAt, sentOn, this.#attempts));
+      const dispatched = dispatch(opts, new AnswerObserver(handler, exchange, this.#gate, sentAt, sentOn, this.#attempts));
+      exchange.request.onSent?.();
+      return dispatched;
     } catch (err) {
       failAttempt(handler, err as Error);
       return true;

@@ -86,6 +86,33 @@ describe('the client', () => {
     expect(emulator.counters.byOperation.getOrganisations).toBe(3);
   });
 
+  it('reading ahead, has written the next page\'s request before it hands this page over, so that the work on a page is off the chain of pages', async () => {
+    const { client } = await setup();
+    // undici writes a request on a kept-alive connection only in the event loop's check phase: a
+    // page handed over before then would have the caller's work on it delay the next request. One
+    // listing first, so that the connections are open and kept alive (a request on a new connection
+    // is written once it connects, whatever runs meanwhile).
+    await collect(client.listOrganisations({ pageSize: 2 }));
+    const written: string[] = [];
+    const onHeaders = (message: unknown) => {
+      const path = (message as { request: { path: string } }).request.path;
+      if (path.includes('/organisations?')) written.push(path);
+    };
+    subscribe('undici:client:sendHeaders', onHeaders);
+    try {
+      const pages = client.listOrganisationPages({ pageSize: 2, readAhead: true })[Symbol.asyncIterator]();
+      for (let n = 1; ; n += 1) {
+        const page = await pages.next();
+        if (page.done === true) break;
+        // Checked at once, without waiting: the request for page n + 1 is already on the wire.
+        expect(written).toHaveLength(Math.min(n + 1, 3));
+      }
+    } finally {
+      unsubscribe('undici:client:sendHeaders', onHeaders);
+    }
+    expect(written).toHaveLength(3);
+  });
+
   it.each(['relative', 'absolute'] as const)('follows a %s `next` link', async (nextStyle) => {
     const { client } = await setup({ nextStyle });
     const orgs = await collect(client.listOrganisations({ pageSize: 2 }));
