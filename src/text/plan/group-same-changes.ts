@@ -306,19 +306,18 @@ class SectionTally {
   rank(caps: { maxGroups: number; maxSingles: number }): void {
     this.caps = caps;
     const groups: Array<[SameValue, number]> = [];
-    const singles: SameValue[] = [];
-    for (const [value, count] of this.values) {
-      if (count > 1) groups.push([value, count]);
-      else singles.push(value);
-    }
+    for (const [value, count] of this.values) if (count > 1) groups.push([value, count]);
+    // The singles in plan order, before the groups are placed (a place is a number too), without a
+    // list of them (most of a bulk plan's changes).
+    let singles = 0;
+    for (const [value, count] of this.values) if (count === 1) this.values.set(value, groups.length + singles++);
     groups.sort(([va, a], [vb, b]) => b - a || compare(afterOf(this.action, va), afterOf(this.action, vb)) || compare(valueKey(this.action, va), valueKey(this.action, vb)));
     groups.forEach(([value, count], place) => {
       this.values.set(value, place);
       if (place >= caps.maxGroups) this.moreGroupItems += count;
     });
-    singles.forEach((value, place) => this.values.set(value, groups.length + place));
     this.groupCount = groups.length;
-    this.singleCount = singles.length;
+    this.singleCount = singles;
   }
 
   private isShown(rank: number): boolean {
