@@ -168,9 +168,9 @@ describe('summariseSameChanges, for any plan', () => {
   const caps = fc.record({ maxGroups: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constant(Infinity)), maxSingles: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constant(Infinity)) });
   const shown = (g: ChangeGroup) => [describeGroup(g), g.notes, g.members.map((m) => m.change.address)];
 
-  it('gives what groupSameChanges gives, cut to the first groups and single changes: the same sections, counts, notes, and groups shown', () => {
+  it('gives what groupSameChanges gives, cut to the first groups and single changes: the same sections, counts, notes, and groups shown, in plan order or any other', () => {
     fc.assert(
-      fc.property(plans, caps, (changes, { maxGroups, maxSingles }) => {
+      fc.property(plans.chain((cs) => fc.oneof(fc.constant(cs), fc.shuffledSubarray(cs, { minLength: cs.length, maxLength: cs.length }))), caps, (changes, { maxGroups, maxSingles }) => {
         const whole = groupSameChanges(changes).sections;
         const summary = summariseSameChanges(changes, { maxGroups, maxSingles });
         expect(summary.map((s) => [s.kind, s.field, s.items, s.organisations])).toEqual(whole.map((s) => [s.kind, s.field, s.items, s.organisations]));
@@ -185,6 +185,14 @@ describe('summariseSameChanges, for any plan', () => {
       }),
       { numRuns: propertyRuns(1_000, 200) },
     );
+  });
+
+  it('counts an organisation with several changes in a section once, in plan order or any other', () => {
+    const changes = [revokeInvitation('a', 'inv_1'), revokeInvitation('a', 'inv_2'), revokeInvitation('b', 'inv_1'), revokeInvitation('c', 'inv_3'), revokeInvitation('c', 'inv_4')];
+    for (const order of [changes, [...changes].reverse(), [changes[0]!, changes[2]!, changes[1]!, changes[4]!, changes[3]!]]) {
+      const [section] = summariseSameChanges(order, { maxGroups: 1, maxSingles: 1 });
+      expect([section!.items, section!.organisations, sectionCounts(section!)]).toEqual([5, 3, '5 changes in 3 organisations: 1 group and 3 single changes']);
+    }
   });
 
   it('holds no group of a change that is not shown: 10,000 changes, each its own e-mail, gather five', () => {
