@@ -12,6 +12,7 @@
  */
 import { channel } from 'node:diagnostics_channel';
 import type { Redactor } from '../redact.js';
+import { ListedIds } from './listed-ids.js';
 import { resolveNextPage, type NextPage } from './next-page-url.js';
 import { badShape, checkOrganisation } from './service-answer.js';
 import type { Organisation, OrganisationList } from './types.js';
@@ -72,8 +73,8 @@ class ListingGuard {
   private total: number | undefined;
   /** The least totalCount a page gave. */
   private least: number | undefined;
-  /** Each organisation listed so far, with the page it came on. */
-  private readonly ids = new Map<string, number>();
+  /** Each organisation listed on the pages before this one, with the page it came on. */
+  private readonly ids = new ListedIds();
   /** Each page asked for after the first, by address, with its number. */
   private readonly addresses = new Map<string, number>();
   /** The organisation heading the first page of a listing headed by the active organisation, until it is listed again. */
@@ -130,8 +131,9 @@ class ListingGuard {
   record<T extends { id: string }>(organisations: T[]): { kept: T[] } | { stop: string } {
     if (this.headed && this.page === 1 && organisations.length > 0) this.head = organisations[0]!.id;
     let kept = organisations;
+    const onThisPage = new Set<string>();
     for (const org of organisations) {
-      const earlier = this.ids.get(org.id);
+      const earlier = onThisPage.has(org.id) ? this.page : this.ids.pageOf(org.id);
       if (earlier !== undefined && org.id === this.head) {
         this.head = undefined;
         kept = kept.filter((o) => o !== org);
@@ -145,8 +147,9 @@ class ListingGuard {
           ),
         };
       }
-      this.ids.set(org.id, this.page);
+      onThisPage.add(org.id);
     }
+    this.ids.addPage([...onThisPage]);
     this.organisations += kept.length;
     return { kept };
   }

@@ -110,13 +110,17 @@ export interface RereadListingOptions {
 
 const UNLISTED: ListingReread = Object.freeze({ kind: 'unlisted' });
 
+/** Taken places at the head of the queue before it is cut down to the groups still waiting. */
+const COMPACT_AFTER = 1_024;
+
 /**
  * The listing behind the writes. A worker calls `readPage` when `wantsRead` says so (a read holds
  * one of the `parallelism` places, as a write does), `take`s the groups whose organisation has been
  * read, and may wait while a page is on its way (`busy`): more groups may come with it.
  */
 export class RereadListing {
-  private readonly queue: Arrival[] = [];
+  /** The groups read, from `head` on; those before it are taken, their places emptied. */
+  private queue: Array<Arrival | undefined> = [];
   private head = 0;
   private pages: AsyncIterator<ListingPage> | undefined;
   private reading = false;
@@ -147,9 +151,16 @@ export class RereadListing {
   take(): Arrival | undefined {
     if (this.head >= this.queue.length) return undefined;
     const arrival = this.queue[this.head]!;
+    // Let go at once: the next page comes while groups still wait, so the queue may never run empty,
+    // and its taken arrivals (an observation each) were held to the end of the apply, about 25 MB
+    // at 100,000 changes.
+    this.queue[this.head] = undefined;
     this.head += 1;
     if (this.head === this.queue.length) {
       this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.queue.length) {
+      this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
     return arrival;

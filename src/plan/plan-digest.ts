@@ -76,18 +76,36 @@ function byAddress(a: { address: string }, b: { address: string }): number {
   return a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
 }
 
-/** The plan's digest: `sha256:…`. */
+/**
+ * The plan's digest: `sha256:…`, the same as `digestEssence(essenceOf(plan))`, made one change at a
+ * time: the essence of every change, held at once, was about 70 MB at 100,000 changes, at the peak
+ * of a text plan and of an apply.
+ */
 export function digestPlan(plan: Pick<Plan, 'baseUrl' | 'changes' | 'observedActiveId'>): string {
-  return digestEssence(essenceOf(plan));
+  const { changes, observedActiveId } = plan;
+  return digestLines(plan.baseUrl, changes.length, inAddressOrder(changes), (i) => essenceLine(changeEssence(changes[i]!, observedActiveId)));
 }
 
 /** The digest of an essence, whatever order its changes are in. */
 export function digestEssence(essence: PlanEssence): string {
+  const { changes } = essence;
+  return digestLines(essence.service, changes.length, inAddressOrder(changes), (i) => essenceLine(changes[i]!));
+}
+
+function digestLines(service: string, count: number, order: ((i: number) => number) | undefined, line: (i: number) => EssenceLine): string {
   const hash = createHash('sha256');
-  hash.update(`${SCHEME}\n${JSON.stringify(essence.service)}\n`);
-  const changes = [...essence.changes].sort(byAddress);
-  for (const change of changes) hash.update(`${JSON.stringify(essenceLine(change))}\n`);
+  hash.update(`${SCHEME}\n${JSON.stringify(service)}\n`);
+  for (let i = 0; i < count; i += 1) hash.update(`${JSON.stringify(line(order === undefined ? i : order(i)))}\n`);
   return `sha256:${hash.digest('hex')}`;
+}
+
+/** Where the i-th change in address order is: undefined when they are in that order already (a plan's are). */
+function inAddressOrder(changes: ReadonlyArray<{ address: string }>): ((i: number) => number) | undefined {
+  let sorted = true;
+  for (let i = 1; i < changes.length && sorted; i += 1) sorted = byAddress(changes[i - 1]!, changes[i]!) <= 0;
+  if (sorted) return undefined;
+  const order = Uint32Array.from(changes.keys()).sort((a, b) => byAddress(changes[a]!, changes[b]!));
+  return (i) => order[i]!;
 }
 
 /** A change as one array, each part in its place: the same change always gives the same line. */

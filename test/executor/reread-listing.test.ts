@@ -75,6 +75,26 @@ function drain(listing: RereadListing): Arrival[] {
 }
 
 describe('RereadListing', () => {
+  it('holds no group it has handed over, though the next page comes while groups still wait: an apply of 100,000 held every observation to its end', async () => {
+    const orgs = Array.from({ length: 3_000 }, (_, i) => member(`o${String(i).padStart(4, '0')}`, { billingEmail: `${i}@x.test` }));
+    const client = createScriptedClient(orgs, { active: orgs[0]!.id, pageSize: 50 });
+    const listing = new RereadListing(new Map(orgs.map((o, group) => [o.id, group])), { client, pageSize: 50, lowWater: () => 10, now: () => 7 });
+    const held = (): Array<Arrival | undefined> => (listing as unknown as { queue: Array<Arrival | undefined> }).queue;
+    const taken: Arrival[] = [];
+    let largest = 0;
+    for (;;) {
+      if (listing.wantsRead()) await listing.readPage();
+      const arrival = listing.take();
+      if (arrival === undefined) break;
+      taken.push(arrival);
+      largest = Math.max(largest, held().length);
+    }
+    expect(taken.map((a) => a.group)).toEqual(orgs.map((_, group) => group));
+    expect(taken.filter((a) => held().includes(a))).toEqual([]);
+    // Never more than the places taken since it was last cut down (1,024), and a page.
+    expect(largest).toBeLessThanOrEqual(2 * 1_024 + 50);
+  });
+
   it('hands over each waiting organisation on a page with its slug, its billing as listed and when the page was asked for', async () => {
     let clock = 7;
     const { listing } = setup(['org_d', 'org_b'], { now: () => clock });

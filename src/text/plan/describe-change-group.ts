@@ -6,7 +6,7 @@
  */
 import { formatFromActive, formatName, formatValue, KNOWN_AFTER } from '../format-value.js';
 import type { ChangeKind } from '../../model/change-kind.js';
-import type { ChangeGroup, ChangeSection, OldValue } from './group-same-changes.js';
+import type { ChangeGroup, ChangeSection, NoteCount, OldValue, SectionSummary } from './group-same-changes.js';
 
 /** How many organisations a group names before "and N more", unless told otherwise. */
 export const NAMES_PER_GROUP = 3;
@@ -47,12 +47,14 @@ export function counted(n: number, singular: string, format: CountFormat = Strin
   return `${format(n)} ${n === 1 ? singular : `${singular}s`}`;
 }
 
+/** A section whole (groupSameChanges) or cut to what a view shows (summariseSameChanges). */
+type AnySection = ChangeSection | SectionSummary;
+
 /** `300 organisations: 3 groups and 2 single changes`, `108 changes in 74 organisations: 108 single changes`. */
-export function sectionCounts(section: ChangeSection, format: CountFormat = String): string {
-  const parts = [
-    ...(section.groups.length > 0 ? [counted(section.groups.length, 'group', format)] : []),
-    ...(section.singles.length > 0 ? [counted(section.singles.length, 'single change', format)] : []),
-  ];
+export function sectionCounts(section: AnySection, format: CountFormat = String): string {
+  const groups = 'groupCount' in section ? section.groupCount : section.groups.length;
+  const singles = 'singleCount' in section ? section.singleCount : section.singles.length;
+  const parts = [...(groups > 0 ? [counted(groups, 'group', format)] : []), ...(singles > 0 ? [counted(singles, 'single change', format)] : [])];
   const where =
     section.organisations === section.items
       ? counted(section.items, 'organisation', format)
@@ -64,14 +66,28 @@ export function sectionCounts(section: ChangeSection, format: CountFormat = Stri
  * The notes of a section's changes, each once (`cannot be checked before apply: …`): as it is when
  * every change has it, and otherwise said of the changes it is about.
  */
-export function sectionNotes(section: ChangeSection): string[] {
-  const items = [...section.groups, ...section.singles].flatMap((g) => g.members);
-  const notes = [...new Set(items.flatMap((m) => (m.change.display.note === undefined ? [] : [m.change.display.note])))];
-  return notes.map((note) => {
-    const with_ = items.filter((m) => m.change.display.note === note);
-    if (with_.length === items.length) return note;
-    return with_.every((m) => !m.before.known) ? `${KNOWN_AFTER} means: ${note}` : `some of these changes: ${note}`;
+export function sectionNotes(section: AnySection): string[] {
+  const notes = 'notes' in section ? section.notes : noteCounts(section);
+  return notes.map(({ note, items, known }) => {
+    if (items === section.items) return note;
+    return known === 0 ? `${KNOWN_AFTER} means: ${note}` : `some of these changes: ${note}`;
   });
+}
+
+/** Each note of a whole section's members, in the order they first carry it, with how many do and how many of those had a known old value. */
+function noteCounts(section: ChangeSection): NoteCount[] {
+  const notes = new Map<string, NoteCount>();
+  for (const group of [...section.groups, ...section.singles]) {
+    for (const member of group.members) {
+      const note = member.change.display.note;
+      if (note === undefined) continue;
+      let count = notes.get(note);
+      if (count === undefined) notes.set(note, (count = { note, items: 0, known: 0 }));
+      count.items += 1;
+      if (member.before.known) count.known += 1;
+    }
+  }
+  return [...notes.values()];
 }
 
 /** An old value as the text plan shows it: quoted and marked, `(none)`, or what stands for not known yet. */

@@ -197,11 +197,196 @@ function sectionsOf(groups: ChangeGroup[]): GroupedChanges {
   return { sections, items: sections.reduce((n, s) => n + s.items, 0) };
 }
 
-/** Most members first; among equals, by new value, then (removals) by old value, in code unit order: the same whatever the input order. */
+/** Most members first; among equals, by new value, then (removals) by old value (a new value of none before the empty one), in code unit order: the same whatever the input order. */
 function byCountThenValue(a: ChangeGroup, b: ChangeGroup): number {
-  return b.members.length - a.members.length || compare(a.after ?? '', b.after ?? '') || compare(oldKey(a.befores[0]!.before), oldKey(b.befores[0]!.before));
+  return b.members.length - a.members.length || compare(a.after ?? '', b.after ?? '') || compare(groupKey(a), groupKey(b));
+}
+
+/** sameKey's last part for a group: the same for all its members. */
+function groupKey(group: ChangeGroup): string {
+  return valueKey(group.action, sameValue(group.members[0]!));
 }
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A note of a section's changes (`cannot be checked before apply: …`): on how many of its items, and how many of those had an old value known. */
+export interface NoteCount {
+  note: string;
+  items: number;
+  known: number;
+}
+
+/**
+ * A section as a view that shows only its first groups and single changes sees it: the same
+ * counts as groupSameChanges' section, the groups and singles shown whole, the rest counted.
+ */
+export interface SectionSummary extends Omit<ChangeSection, 'groups' | 'singles'> {
+  /** The first `maxGroups` groups, in the section's order. */
+  groups: ChangeGroup[];
+  /** The first `maxSingles` single changes, in plan order. */
+  singles: ChangeGroup[];
+  groupCount: number;
+  singleCount: number;
+  /** The members of the groups not shown. */
+  moreGroupItems: number;
+  /** The section's notes, in the order the section's members first carry them. */
+  notes: NoteCount[];
+}
+
+/** A removal's key when it removes nothing known, and any item's when its value is none. */
+const NONE = Symbol('none');
+const UNKNOWN = Symbol('unknown');
+type SameValue = string | typeof NONE | typeof UNKNOWN;
+
+/**
+ * groupSameChanges' sections, each cut to its first `maxGroups` groups and `maxSingles` single
+ * changes, without holding a group per item: a bulk plan's grouped lines (the text plan and apply's)
+ * then cost a count per distinct change, not an object per item (a plan of 100,000 changes, each
+ * its own e-mail, made 100,000 groups, about 47 MB of peak RSS). Two passes over the changes: the
+ * first counts the items of each distinct change, the second gathers only the groups shown.
+ */
+export function summariseSameChanges(changes: readonly Change[], caps: { maxGroups: number; maxSingles: number }): SectionSummary[] {
+  const tallies = new Map<string, SectionTally>();
+  const bySlug = sortedBySlug(changes);
+  for (const change of changes) {
+    for (const item of itemsOf(change)) {
+      const sectionKey = `${change.kind} ${item.field}`;
+      let tally = tallies.get(sectionKey);
+      if (tally === undefined) tallies.set(sectionKey, (tally = new SectionTally(item, bySlug)));
+      tally.count(item);
+    }
+  }
+  for (const tally of tallies.values()) tally.rank(caps);
+  for (let position = 0; position < changes.length; position += 1) {
+    for (const item of itemsOf(changes[position]!)) tallies.get(`${item.change.kind} ${item.field}`)!.gather(item, position);
+  }
+  const sections = [...tallies.values()].map((t) => t.summary());
+  const singlesOnly = (x: SectionSummary) => (x.groupCount > 0 ? 0 : 1);
+  sections.sort((a, b) => singlesOnly(a) - singlesOnly(b) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
+  return sections;
+}
+
+/** Whether the changes come in order of their organisation's slug (a plan's do): each organisation's items of a section are then one run. */
+function sortedBySlug(changes: readonly Change[]): boolean {
+  for (let i = 1; i < changes.length; i += 1) if (changes[i - 1]!.organisation.slug > changes[i]!.organisation.slug) return false;
+  return true;
+}
+
+/** What is the same across a section's items: the new value, or for a removal the thing removed (sameKey within a section). */
+function sameValue(item: ChangeItem): SameValue {
+  if (item.change.action === 'delete') return item.before.known ? (item.before.value ?? NONE) : UNKNOWN;
+  return item.after ?? NONE;
+}
+
+/** One section's items as they are counted, then its shown groups gathered. */
+class SectionTally {
+  private readonly kind: ChangeKind;
+  private readonly action: Action;
+  private readonly field: ItemField;
+  private items = 0;
+  /** The organisations counted: by the runs of a plan sorted by slug, else in a set (100,000 slugs, 2–4 MB). */
+  private organisations = 0;
+  private lastSlug: string | undefined;
+  private readonly slugs: Set<string> | undefined;
+  /** Items per distinct value, in order of first appearance; after `rank`, the value's place among the section's groups then singles. */
+  private readonly values = new Map<SameValue, number>();
+  private groupCount = 0;
+  private singleCount = 0;
+  private moreGroupItems = 0;
+  private caps = { maxGroups: 0, maxSingles: 0 };
+  private readonly shown = new Map<SameValue, GroupBuilder>();
+  private readonly notes = new Map<string, NoteCount & { rank: number; at: number }>();
+
+  constructor(first: ChangeItem, sortedBySlug: boolean) {
+    if (!sortedBySlug) this.slugs = new Set();
+    this.kind = first.change.kind;
+    this.action = first.change.action;
+    this.field = first.field;
+  }
+
+  count(item: ChangeItem): void {
+    this.items += 1;
+    const slug = item.change.organisation.slug;
+    if (this.slugs !== undefined) this.slugs.add(slug);
+    else if (slug !== this.lastSlug) this.organisations += 1;
+    this.lastSlug = slug;
+    const value = sameValue(item);
+    this.values.set(value, (this.values.get(value) ?? 0) + 1);
+  }
+
+  /** Places each value as groupSameChanges lists its groups: those of several items in byCountThenValue's order, then the singles in plan order. */
+  rank(caps: { maxGroups: number; maxSingles: number }): void {
+    this.caps = caps;
+    const groups: Array<[SameValue, number]> = [];
+    for (const [value, count] of this.values) if (count > 1) groups.push([value, count]);
+    // The singles in plan order, before the groups are placed (a place is a number too), without a
+    // list of them (most of a bulk plan's changes).
+    let singles = 0;
+    for (const [value, count] of this.values) if (count === 1) this.values.set(value, groups.length + singles++);
+    groups.sort(([va, a], [vb, b]) => b - a || compare(afterOf(this.action, va), afterOf(this.action, vb)) || compare(valueKey(this.action, va), valueKey(this.action, vb)));
+    groups.forEach(([value, count], place) => {
+      this.values.set(value, place);
+      if (place >= caps.maxGroups) this.moreGroupItems += count;
+    });
+    this.groupCount = groups.length;
+    this.singleCount = singles;
+  }
+
+  private isShown(rank: number): boolean {
+    return rank < this.groupCount ? rank < this.caps.maxGroups : rank - this.groupCount < this.caps.maxSingles;
+  }
+
+  /** The second pass: an item joins its group if that is shown, and its note is counted. */
+  gather(item: ChangeItem, position: number): void {
+    const value = sameValue(item);
+    const rank = this.values.get(value)!;
+    if (this.isShown(rank)) {
+      const builder = this.shown.get(value);
+      if (builder === undefined) this.shown.set(value, new GroupBuilder(item));
+      else builder.add(item);
+    }
+    const note = item.change.display.note;
+    if (note === undefined) return;
+    let entry = this.notes.get(note);
+    if (entry === undefined) this.notes.set(note, (entry = { note, items: 0, known: 0, rank, at: position }));
+    entry.items += 1;
+    if (item.before.known) entry.known += 1;
+    // First carried where groupSameChanges lists members: by the group's place, then in plan order.
+    if (rank < entry.rank || (rank === entry.rank && position < entry.at)) {
+      entry.rank = rank;
+      entry.at = position;
+    }
+  }
+
+  summary(): SectionSummary {
+    const built = [...this.shown.entries()].sort(([a], [b]) => this.values.get(a)! - this.values.get(b)!).map(([, b]) => b.group);
+    for (const group of built) group.befores.sort((a, b) => b.count - a.count);
+    const notes = [...this.notes.values()].sort((a, b) => a.rank - b.rank || a.at - b.at).map(({ note, items, known }) => ({ note, items, known }));
+    return {
+      kind: this.kind,
+      action: this.action,
+      field: this.field,
+      items: this.items,
+      organisations: this.slugs?.size ?? this.organisations,
+      groups: built.filter((g) => g.members.length > 1),
+      singles: built.filter((g) => g.members.length === 1),
+      groupCount: this.groupCount,
+      singleCount: this.singleCount,
+      moreGroupItems: this.moreGroupItems,
+      notes,
+    };
+  }
+}
+
+/** A group's new value as byCountThenValue compares it (a removal's is none). */
+function afterOf(action: Action, value: SameValue): string {
+  return action === 'delete' || typeof value !== 'string' ? '' : value;
+}
+
+/** What tells apart two groups of a section with the same count and new value: their sameKey's last part. */
+function valueKey(action: Action, value: SameValue): string {
+  if (action !== 'delete') return typeof value === 'string' ? `a${value}` : 'n';
+  return value === UNKNOWN ? 'r?' : value === NONE ? 'rn' : `rv${value}`;
 }

@@ -1,7 +1,8 @@
 /**
- * The changes of a plan for the terminal, the same change said once (group-same-changes.ts): a
- * heading per kind and field with its counts, then a line per group (what it does, how many
- * organisations, the first of them by name) and a line per single change. The lines stand where
+ * The changes of a plan for the terminal, the same change said once (group-same-changes.ts: its
+ * summary, which gathers only the groups shown): a heading per kind and field with its counts, then
+ * a line per group (what it does, how many organisations, the first of them by name) and a line per
+ * single change. The lines stand where
  * the text plan lists its changes; its head, problems and closing line stay the text plan's.
  * Every piece of outside text is terminal-safe (describe-change-group.ts spells it so). Pure.
  */
@@ -9,7 +10,7 @@ import type { Change } from '../../plan/types.js';
 import { paint, terminalSafe } from '../ansi.js';
 import { ACTION_MARKER, formatName, plural } from '../format-value.js';
 import { describeGroupChange, describeOrganisations, NAMES_PER_GROUP, sectionCounts, sectionNotes, sectionTitle } from './describe-change-group.js';
-import { groupSameChanges, type ChangeGroup } from './group-same-changes.js';
+import { summariseSameChanges, type ChangeGroup } from './group-same-changes.js';
 
 export interface GroupedLinesOptions {
   color: boolean;
@@ -26,21 +27,18 @@ export function renderGroupedChangeLines(changes: readonly Change[], options: Gr
   const { color } = options;
   const names = options.names ?? NAMES_PER_GROUP;
   const lines: string[] = [];
-  for (const section of groupSameChanges(changes).sections) {
+  const maxGroups = options.maxGroups ?? Infinity;
+  const maxSingles = options.maxSingles ?? Infinity;
+  for (const section of summariseSameChanges(changes, { maxGroups, maxSingles })) {
     const { symbol, style } = ACTION_MARKER[section.action];
     lines.push(`  ${paint(symbol, style, color)} ${paint(sectionTitle(section), 'bold', color)} — ${sectionCounts(section)}`);
     const notes = sectionNotes(section);
     for (const note of notes) lines.push(`      ${paint(`note: ${terminalSafe(note)}`, 'dim', color)}`);
-    const groups = section.groups.slice(0, options.maxGroups ?? section.groups.length);
-    for (const group of groups) lines.push(`      ${groupLine(group, names)}`);
-    const moreGroups = section.groups.slice(groups.length);
-    if (moreGroups.length > 0) {
-      const organisations = moreGroups.reduce((n, g) => n + g.members.length, 0);
-      lines.push(`      … and ${plural(moreGroups.length, 'more group')} (${plural(organisations, 'organisation')})`);
-    }
-    const singles = section.singles.slice(0, options.maxSingles ?? section.singles.length);
-    for (const single of singles) lines.push(`      ${formatName(single.organisations[0] ?? '')}: ${describeGroupChange(single)}`);
-    const moreSingles = section.singles.length - singles.length;
+    for (const group of section.groups) lines.push(`      ${groupLine(group, names)}`);
+    const moreGroups = section.groupCount - section.groups.length;
+    if (moreGroups > 0) lines.push(`      … and ${plural(moreGroups, 'more group')} (${plural(section.moreGroupItems, 'organisation')})`);
+    for (const single of section.singles) lines.push(`      ${formatName(single.organisations[0] ?? '')}: ${describeGroupChange(single)}`);
+    const moreSingles = section.singleCount - section.singles.length;
     if (moreSingles > 0) lines.push(`      … and ${plural(moreSingles, 'more single change')}`);
   }
   return lines;

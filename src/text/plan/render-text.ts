@@ -12,7 +12,7 @@ import { planHeadline } from './plan-headline.js';
 import { digestLine } from './describe-digest.js';
 import { digestPlan } from '../../plan/plan-digest.js';
 import { renderGroupedChangeLines } from './render-grouped-change-lines.js';
-import { ACTION_MARKER as MARKER, formatBefore, formatChangeLine, formatFromActive, formatName, formatValue, groupChanges, plural } from '../format-value.js';
+import { ACTION_MARKER as MARKER, formatBefore, formatChangeLine, formatFromActive, formatName, formatValue, groupChanges, inOrganisationOrder, plural } from '../format-value.js';
 
 /**
  * Above this many changes a plan is too long to read block by block and an apply log too long to
@@ -39,8 +39,13 @@ export function renderText(plan: Plan, options: TextOptions): string {
   return [...renderTextPieces(plan, options)].join('');
 }
 
-/** Lines gathered before a piece is handed over: large enough to write efficiently, small enough to hold little. */
-const LINES_PER_PIECE = 2_000;
+/**
+ * Lines gathered before a piece is handed over: large enough to write efficiently, small enough to
+ * hold little, and to stay under V8's large-object size (128 KB): a piece of 2,000 lines (about
+ * 240 KB) was a large object, which only a full collection frees (12 MB of them at the end of a
+ * plan of 100,000 changes).
+ */
+const LINES_PER_PIECE = 500;
 
 /**
  * The same text in pieces of whole lines, so that a plan of 100,000 changes can be written as it is
@@ -62,16 +67,15 @@ export function* renderTextPieces(plan: Plan, options: TextOptions): Generator<s
       `  ${legend('accept', color)}   ${legend('update', color)}   ${legend('delete', color)}`,
       '',
     );
-    const groups = groupChanges(plan.changes);
     if (plan.changes.length > COMPACT_THRESHOLD) {
       // In the same order as the blocks: by organisation, the active organisation last.
-      for (const group of groups.organisations) {
-        for (const change of group.changes) lines.push(`  ${formatChangeLine(change, color)}`);
+      for (const change of inOrganisationOrder(plan.changes)) {
+        lines.push(`  ${formatChangeLine(change, color)}`);
         if (lines.length >= LINES_PER_PIECE) yield piece();
       }
-      for (const change of groups.setActive) lines.push(`  ${formatChangeLine(change, color)}`);
       lines.push('', bold(GROUPED_HEADING), ...renderGroupedChangeLines(plan.changes, { color, ...GROUPED_CAPS }), '');
     } else {
+      const groups = groupChanges(plan.changes);
       for (const group of groups.organisations) {
         lines.push(`  ${bold(`# ${formatName(group.slug)}`)} (${formatName(group.id)})`);
         for (const change of group.changes) lines.push(...changeLines(change, color));

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BILLING_FIELDS, type BillingField } from '../../../src/model/billing.js';
 import type { Change } from '../../../src/plan/types.js';
-import { groupSameChanges, itemsOf, type ChangeGroup, type GroupedChanges } from '../../../src/text/plan/group-same-changes.js';
+import { groupSameChanges, itemsOf, summariseSameChanges, type ChangeGroup, type GroupedChanges } from '../../../src/text/plan/group-same-changes.js';
+import { sectionCounts, sectionNotes } from '../../../src/text/plan/describe-change-group.js';
 import { propertyRuns } from '../../support/soak.js';
 import { acceptInvitation, billing, billingKnownAfterAccept, removeChannel, revokeInvitation, setActive } from '../../support/plan-fixtures.js';
 
@@ -160,5 +161,48 @@ describe('groupSameChanges, for any plan', () => {
       ),
       { numRuns: propertyRuns(500, 100) },
     );
+  });
+});
+
+describe('summariseSameChanges, for any plan', () => {
+  const caps = fc.record({ maxGroups: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constant(Infinity)), maxSingles: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constant(Infinity)) });
+  const shown = (g: ChangeGroup) => [describeGroup(g), g.notes, g.members.map((m) => m.change.address)];
+
+  it('gives what groupSameChanges gives, cut to the first groups and single changes: the same sections, counts, notes, and groups shown, in plan order or any other', () => {
+    fc.assert(
+      fc.property(plans.chain((cs) => fc.oneof(fc.constant(cs), fc.shuffledSubarray(cs, { minLength: cs.length, maxLength: cs.length }))), caps, (changes, { maxGroups, maxSingles }) => {
+        const whole = groupSameChanges(changes).sections;
+        const summary = summariseSameChanges(changes, { maxGroups, maxSingles });
+        expect(summary.map((s) => [s.kind, s.field, s.items, s.organisations])).toEqual(whole.map((s) => [s.kind, s.field, s.items, s.organisations]));
+        whole.forEach((section, i) => {
+          const cut = summary[i]!;
+          expect(sectionCounts(cut)).toBe(sectionCounts(section));
+          expect(sectionNotes(cut)).toEqual(sectionNotes(section));
+          expect(cut.groups.map(shown)).toEqual(section.groups.slice(0, maxGroups).map(shown));
+          expect(cut.singles.map(shown)).toEqual(section.singles.slice(0, maxSingles).map(shown));
+          expect(cut.moreGroupItems).toBe(section.groups.slice(maxGroups).reduce((n, g) => n + g.members.length, 0));
+        });
+      }),
+      { numRuns: propertyRuns(1_000, 200) },
+    );
+  });
+
+  it('counts an organisation with several changes in a section once, in plan order or any other', () => {
+    const changes = [revokeInvitation('a', 'inv_1'), revokeInvitation('a', 'inv_2'), revokeInvitation('b', 'inv_1'), revokeInvitation('c', 'inv_3'), revokeInvitation('c', 'inv_4')];
+    for (const order of [changes, [...changes].reverse(), [changes[0]!, changes[2]!, changes[1]!, changes[4]!, changes[3]!]]) {
+      const [section] = summariseSameChanges(order, { maxGroups: 1, maxSingles: 1 });
+      expect([section!.items, section!.organisations, sectionCounts(section!)]).toEqual([5, 3, '5 changes in 3 organisations: 1 group and 3 single changes']);
+    }
+  });
+
+  it('holds no group of a change that is not shown: 10,000 changes, each its own e-mail, gather five', () => {
+    const changes = Array.from({ length: 10_000 }, (_, i) => billing(slug(i), { billingEmail: [`old${i}@a`, `new${i}@a`] }));
+    const [section] = summariseSameChanges(changes, { maxGroups: 20, maxSingles: 5 });
+    expect({ groups: section!.groups.length, singles: section!.singles.map((g) => g.organisations[0]), singleCount: section!.singleCount, items: section!.items }).toEqual({
+      groups: 0,
+      singles: [slug(0), slug(1), slug(2), slug(3), slug(4)],
+      singleCount: 10_000,
+      items: 10_000,
+    });
   });
 });
