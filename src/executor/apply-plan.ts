@@ -95,5 +95,5 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
 function listingOptions(options: ApplyOptions, now: () => number): RereadListingOptions | undefined {
   if (options.rereadMode?.kind !== 'listing') return undefined;
   const { client, parallelism } = options;
-  return { client, pageSize: options.rereadMode.pageSize, lowWater: (pageMs) => lowWaterMark(parallelism, client.rateStatus().rps, pageMs), now };
+  return { client, pageSize: options.rereadMode.pageSize, lowWater: (pageMs, pageYield) => lowWaterMark(parallelism, client.rateStatus().rps, pageMs, pageYield, sendWindowMs(options.maxReadAgeMs)), now };
 }

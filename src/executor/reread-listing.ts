@@ -84,10 +84,19 @@ export function chooseRereadMode(inputs: RereadModeInputs): RereadMode {
  * writes, or with no write ahead of it at the rate limiter) plus half a second. The groups waiting
  * age with their page: at a limited rate, more of them would outlast the read age bound before their
  * turn. Half a second alone would leave the workers idle at every page of a slow service.
+ *
+ * And, once pages have been read, fewer still when the page to come brings many: those waiting and
+ * the page's own (`pageYield`, as many as the pages so far brought) are written within half the send
+ * window at that rate. The page size asked for is only a wish (a service may send 100 whatever is
+ * asked, or fewer and fewer): what the pages brought is what counts, so the read ahead fits the
+ * pages actually sent. Half, not all: a 429's pause and the cut rate after it age the same reads.
  */
-export function lowWaterMark(parallelism: number, rps: number | undefined, pageMs = 0): number {
+export function lowWaterMark(parallelism: number, rps: number | undefined, pageMs = 0, pageYield = 0, windowMs = DEFAULT_READ_MAX_AGE_MS): number {
   const busy = 2 * parallelism;
-  return rps === undefined ? busy : Math.max(1, Math.min(busy, Math.ceil((rps * (500 + pageMs)) / 1000)));
+  if (rps === undefined) return busy;
+  const ahead = Math.ceil((rps * (500 + pageMs)) / 1000);
+  const room = Math.floor((rps * windowMs) / 2000) - pageYield;
+  return Math.max(1, Math.min(busy, ahead, room));
 }
 
 /** A group whose organisation the listing reached (or could not), with what it read. */
@@ -102,11 +111,15 @@ export interface RereadListingOptions {
   pageSize: number;
   /**
    * The next page is read once fewer groups than this are waiting to run; asked before each read (it
-   * follows the rate), with the fastest a page has come so far (undefined before the first).
+   * follows the rate), with the fastest a page has come so far and the most groups one of the last
+   * pages brought (both undefined before the first).
    */
-  lowWater: (fastestPageMs: number | undefined) => number;
+  lowWater: (fastestPageMs: number | undefined, pageYield: number | undefined) => number;
   now: () => number;
 }
+
+/** How many of the last pages' yields predict the next one's. */
+const YIELDS_KEPT = 3;
 
 const UNLISTED: ListingReread = Object.freeze({ kind: 'unlisted' });
 
@@ -124,6 +137,8 @@ export class RereadListing {
   private closing = false;
   /** The least time a page took from being asked for to arriving. */
   private fastestPageMs: number | undefined;
+  /** How many groups each of the last pages brought, the latest last. */
+  private readonly yields: number[] = [];
 
   /** `waiting`: the group of each organisation (by id) whose billing is read from the listing; taken over. */
   constructor(
@@ -135,7 +150,7 @@ export class RereadListing {
 
   /** Whether the caller should read the next page now: none is on its way and the groups read are running out. */
   wantsRead(): boolean {
-    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs);
+    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs, this.pageYield());
   }
 
   /** Whether a page is on its way. */
@@ -153,6 +168,14 @@ export class RereadListing {
       this.head = 0;
     }
     return arrival;
+  }
+
+  /**
+   * How many groups the next page may bring: the most one of the last pages brought (a page's yield
+   * varies with where the changes fall; pages that shrink lower it within a few pages).
+   */
+  private pageYield(): number | undefined {
+    return this.yields.length === 0 ? undefined : Math.max(...this.yields);
   }
 
   /** Reads one page and hands over the groups of the organisations on it. Never throws: a failure ends the listing. */
@@ -185,6 +208,7 @@ export class RereadListing {
     // was renewed in between it does not show. (A pause for a 429 or a retry before the attempt
     // that was answered does not age it.)
     const readAt = page.sentAt;
+    const before = this.queue.length;
     for (const org of page.organisations) {
       const group = this.waiting.get(org.id);
       if (group === undefined) continue;
@@ -192,6 +216,8 @@ export class RereadListing {
       const billing = observeBilling(org.billing, false);
       this.queue.push({ group, reread: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt } });
     }
+    this.yields.push(this.queue.length - before);
+    if (this.yields.length > YIELDS_KEPT) this.yields.shift();
     // Every organisation found: the rest of the listing is not needed.
     if (this.waiting.size === 0) this.end(undefined);
   }

@@ -56,12 +56,24 @@ describe('lowWaterMark', () => {
     expect(lowWaterMark(32, 30, 1_000)).toBe(45);
     expect(lowWaterMark(16, 30, 1_000)).toBe(32);
   });
+
+  it('leaves fewer waiting when the pages bring many, so that those and the page’s own are written within half the send window', () => {
+    // 12 a second, 5 s: 30 writes in half the window; pages of 100 bringing 25 leave room for 5.
+    expect(lowWaterMark(16, 12, 20, 25, 5_000)).toBe(5);
+    // At 10 a second a page of 25 fills half the window alone: read only once the last one is taken.
+    expect(lowWaterMark(16, 10, 20, 25, 5_000)).toBe(1);
+    // Pages bringing a dozen leave the half second's mark as it was; a longer bound leaves more room.
+    expect(lowWaterMark(16, 12, 20, 12, 5_000)).toBe(7);
+    expect(lowWaterMark(16, 12, 20, 25, 10_000)).toBe(7);
+    // Nothing limits the rate: the page's size does not matter.
+    expect(lowWaterMark(16, undefined, 20, 100, 5_000)).toBe(32);
+  });
 });
 
 const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `org_${slug}`, slug, member: true, billing });
 
 /** A client whose listing answers pages of two, and the listing over it waiting for the groups of `ids`, in order. */
-function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number) => number); now?: () => number } = {}) {
+function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number, pageYield?: number) => number); now?: () => number } = {}) {
   const now = options.now ?? (() => 7);
   const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2, now });
   const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
@@ -160,6 +172,24 @@ describe('RereadListing', () => {
     expect(listing.wantsRead()).toBe(true);
     // Asked by each wantsRead, readPage's own included.
     expect(seen).toEqual([undefined, undefined, 300, 300, 0]);
+  });
+
+  it('tells the low water the most groups one of the last pages brought, learned from the pages, nothing before the first', async () => {
+    const seen: Array<number | undefined> = [];
+    // Pages of two: a and b (2 waiting), c and d (1), e (1).
+    const { listing } = setup(['org_a', 'org_b', 'org_c', 'org_e'], {
+      lowWater: (_pageMs?: number, pageYield?: number) => {
+        seen.push(pageYield);
+        return 10;
+      },
+    });
+    await listing.readPage();
+    await listing.readPage();
+    drain(listing);
+    expect(listing.wantsRead()).toBe(true);
+    // Asked before each read and once more: nothing known before the first page; 2 after it; after
+    // the second (which brought 1), still the most of the last pages, 2.
+    expect(seen).toEqual([undefined, 2, 2]);
   });
 
   it('hands over what the listing never showed as unlisted once it has ended', async () => {
