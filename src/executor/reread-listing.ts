@@ -110,6 +110,11 @@ export interface RereadListingOptions {
   client: OrganisationsClient;
   pageSize: number;
   /**
+   * The read age bound (ORGFORM_READ_MAX_AGE_MS): a group taken with less than a quarter of it left
+   * is read again with its page, when the page holds others in the same case.
+   */
+  maxReadAgeMs: number;
+  /**
    * The next page is read once fewer groups than this are waiting to run; asked before each read (it
    * follows the rate), with the fastest a page has come so far and the most groups one of the last
    * pages brought (both undefined before the first).
@@ -123,14 +128,23 @@ const YIELDS_KEPT = 3;
 
 const UNLISTED: ListingReread = Object.freeze({ kind: 'unlisted' });
 
+/** A group read, with where it was read: its organisation's id and page, and whether that page was read again for it. */
+interface Entry extends Arrival {
+  id?: string;
+  page?: ListingPage;
+  again?: boolean;
+}
+
 /**
  * The listing behind the writes. A worker calls `readPage` when `wantsRead` says so (a read holds
  * one of the `parallelism` places, as a write does), `take`s the groups whose organisation has been
  * read, and may wait while a page is on its way (`busy`): more groups may come with it.
  */
 export class RereadListing {
-  private readonly queue: Arrival[] = [];
+  private readonly queue: Entry[] = [];
   private head = 0;
+  /** Groups taken too old to write from, oldest first, to be read again with their page. */
+  private stale: Entry[] = [];
   private pages: AsyncIterator<ListingPage> | undefined;
   private reading = false;
   private ended = false;
@@ -148,9 +162,10 @@ export class RereadListing {
     if (waiting.size === 0) this.ended = true;
   }
 
-  /** Whether the caller should read the next page now: none is on its way and the groups read are running out. */
+  /** Whether the caller should read a page now: none is on its way, and groups wait to be read again, or the groups read are running out. */
   wantsRead(): boolean {
-    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs, this.pageYield());
+    if (this.reading) return false;
+    return this.stale.length > 0 || (!this.ended && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs, this.pageYield()));
   }
 
   /** Whether a page is on its way. */
@@ -158,16 +173,30 @@ export class RereadListing {
     return this.reading;
   }
 
-  /** The next group read, oldest read first. */
+  /**
+   * The next group read, oldest read first. One whose read is too old to write from soon (the rate
+   * fell, or a 429 paused the run while its page waited) is set aside, to be read again with its
+   * page: one request for them all rather than a read by id each.
+   */
   take(): Arrival | undefined {
-    if (this.head >= this.queue.length) return undefined;
-    const arrival = this.queue[this.head]!;
-    this.head += 1;
-    if (this.head === this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
+    for (;;) {
+      if (this.head >= this.queue.length) return undefined;
+      const entry = this.queue[this.head]!;
+      this.head += 1;
+      if (this.head === this.queue.length) {
+        this.queue.length = 0;
+        this.head = 0;
+      }
+      if (this.ageing(entry)) this.stale.push(entry);
+      else return { group: entry.group, reread: entry.reread };
     }
-    return arrival;
+  }
+
+  /** Listed, with less than a quarter of the read age bound left, on a page that can be read again, and not read again already. */
+  private ageing(entry: Entry): boolean {
+    const { reread } = entry;
+    if (entry.again === true || entry.page?.again === undefined || reread?.kind !== 'listed' || reread.billing === null) return false;
+    return this.options.now() - reread.readAt > (this.options.maxReadAgeMs * 3) / 4;
   }
 
   /**
@@ -182,6 +211,7 @@ export class RereadListing {
   async readPage(): Promise<void> {
     if (!this.wantsRead()) return;
     this.reading = true;
+    if (this.stale.length > 0) return this.readAgain();
     try {
       this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
       const askedAt = this.options.now();
@@ -192,14 +222,47 @@ export class RereadListing {
       this.end({ kind: 'unreadable', error });
     } finally {
       this.reading = false;
-      if (this.closing) this.end(undefined);
+      if (this.closing) this.stop();
     }
   }
 
   /** Reads nothing more (an interrupt): the groups not reached yet are handed over without a read, and do not start. */
   close(): void {
     if (this.reading) this.closing = true;
-    else this.end(undefined);
+    else this.stop();
+  }
+
+  /**
+   * Reads again the page of the oldest groups set aside, and hands them over with what it shows now.
+   * Alone on its page, a group goes as it was (read by id, if too old by its turn): the page would
+   * cost as much. Those the page no longer shows, or all when it fails, go the same way.
+   */
+  private async readAgain(): Promise<void> {
+    const page = this.stale[0]!.page!;
+    const batch = this.stale.filter((e) => e.page === page);
+    this.stale = this.stale.filter((e) => e.page !== page);
+    try {
+      const fresh = batch.length > 1 ? await page.again!() : undefined;
+      const shown = new Map(fresh?.organisations.map((o) => [o.id, o]));
+      for (const entry of batch) {
+        const org = shown.get(entry.id!);
+        const billing = org === undefined ? undefined : observeBilling(org.billing, false);
+        const reread: ListingReread | undefined = org === undefined ? entry.reread : { kind: 'listed', slug: org.slug, billing: billing!.known ? billing!.values : null, readAt: fresh!.sentAt };
+        this.queue.push({ ...entry, reread, again: true });
+      }
+    } catch {
+      for (const entry of batch) this.queue.push({ ...entry, again: true });
+    } finally {
+      this.reading = false;
+      if (this.closing) this.stop();
+    }
+  }
+
+  /** The interrupt: nothing more is read, and what waits for a read (set aside included) does not start. */
+  private stop(): void {
+    this.end(undefined);
+    for (const entry of this.stale) this.queue.push({ group: entry.group, reread: undefined });
+    this.stale = [];
   }
 
   private handOver(page: ListingPage, askedAt: number): void {
@@ -214,7 +277,7 @@ export class RereadListing {
       if (group === undefined) continue;
       this.waiting.delete(org.id);
       const billing = observeBilling(org.billing, false);
-      this.queue.push({ group, reread: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt } });
+      this.queue.push({ group, reread: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt }, id: org.id, page });
     }
     this.yields.push(this.queue.length - before);
     if (this.yields.length > YIELDS_KEPT) this.yields.shift();

@@ -23,6 +23,10 @@ describe('the listing behind the writes, held to 10 requests a second', () => {
   it.each([
     ['pages of the size asked for', { 'page-size': 'client' }],
     ['pages of 50 whatever is asked', { 'page-size': 'fixed-50' }],
+    // 25 changes a page, two and a half seconds of writes at this rate: the next page is read only
+    // once those waiting and a page's worth fit in half the bound (issue 35).
+    ['pages of 100 whatever is asked', { 'page-size': 'fixed-100' }],
+    ['pages that shrink along the listing', { 'page-size': 'shrinking' }],
   ])('%s: 100 changes are written from reads under 5 s old (the default bound), with few organisations read again by id', async (_what, behaviour) => {
     const world = await quarterChanged(behaviour);
     const result = await runCli(['apply', '--auto-approve', '--parallelism', '8'], { cwd: world.cwd, env: world.env });

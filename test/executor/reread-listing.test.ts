@@ -76,7 +76,7 @@ const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `o
 function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number, pageYield?: number) => number); now?: () => number } = {}) {
   const now = options.now ?? (() => 7);
   const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2, now });
-  const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
+  const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, maxReadAgeMs: 5_000, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
   return { client, listing };
 }
 
@@ -190,6 +190,85 @@ describe('RereadListing', () => {
     // Asked before each read and once more: nothing known before the first page; 2 after it; after
     // the second (which brought 1), still the most of the last pages, 2.
     expect(seen).toEqual([undefined, 2, 2]);
+  });
+
+  describe('a group whose read ages before its turn', () => {
+    /** The listing over a client whose pages can be read again (as the real client's can), counting how often. */
+    function ageing(ids: string[]) {
+      let clock = 0;
+      const { client } = setup([], { now: () => clock });
+      const again: number[] = [];
+      const pages = async function* (options?: { pageSize?: number }) {
+        let number = 0;
+        for await (const page of client.listOrganisationPages(options)) {
+          const at = number++;
+          yield { ...page, again: async () => {
+            again.push(at);
+            const fresh = [];
+            for await (const p of client.listOrganisationPages(options)) fresh.push(p);
+            return { ...fresh[at]!, sentAt: clock };
+          } };
+        }
+      };
+      const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client: { ...client, listOrganisationPages: pages }, pageSize: 2, maxReadAgeMs: 4_000, lowWater: () => 1, now: () => clock });
+      return { listing, again, setClock: (t: number) => (clock = t), client };
+    }
+
+    it('with less than a quarter of the bound left, is read again with its page: one request for the page’s groups, not a read by id each', async () => {
+      const { listing, again, setClock } = ageing(['org_a', 'org_b']);
+      await listing.readPage();
+      setClock(3_001);
+      // Both on page 1, read at 0, 3,001 ms old of 4,000: set aside, and the page is wanted again.
+      expect(listing.take()).toBeUndefined();
+      expect(listing.wantsRead()).toBe(true);
+      await listing.readPage();
+      expect(again).toEqual([0]);
+      expect(drain(listing)).toMatchObject([
+        { group: 0, reread: { kind: 'listed', slug: 'a', readAt: 3_001 } },
+        { group: 1, reread: { kind: 'listed', slug: 'b', readAt: 3_001 } },
+      ]);
+    });
+
+    it('with a quarter of the bound left or more, is handed over as read', async () => {
+      const { listing, again, setClock } = ageing(['org_a', 'org_b']);
+      await listing.readPage();
+      setClock(3_000);
+      expect(drain(listing).map((a) => a.reread)).toMatchObject([{ readAt: 0 }, { readAt: 0 }]);
+      expect(again).toEqual([]);
+    });
+
+    it('alone on its page, or read again once already, goes as it was (read by id just before its write, if too old by then)', async () => {
+      const { listing, again, setClock } = ageing(['org_a', 'org_b', 'org_c']);
+      await listing.readPage();
+      setClock(3_500);
+      expect(listing.take()).toBeUndefined();
+      await listing.readPage();
+      expect(again).toEqual([0]);
+      // Read again at 3,500: aged once more, they are not read a third time.
+      setClock(7_000);
+      expect(drain(listing).map((a) => a.reread)).toMatchObject([{ readAt: 3_500 }, { readAt: 3_500 }]);
+      // c, alone on page 2: the page would cost as much as its read by id.
+      await listing.readPage();
+      setClock(11_000);
+      expect(listing.take()).toBeUndefined();
+      await listing.readPage();
+      expect(again).toEqual([0]);
+      expect(drain(listing)).toMatchObject([{ group: 2, reread: { kind: 'listed', slug: 'c', readAt: 7_000 } }]);
+    });
+
+    it('once closed (an interrupt), what was set aside is handed over without a read, and does not start', async () => {
+      const { listing, setClock } = ageing(['org_a', 'org_b', 'org_e']);
+      await listing.readPage();
+      setClock(3_500);
+      expect(listing.take()).toBeUndefined();
+      listing.close();
+      expect(drain(listing)).toEqual([
+        { group: 2, reread: undefined },
+        { group: 0, reread: undefined },
+        { group: 1, reread: undefined },
+      ]);
+      expect(listing.wantsRead()).toBe(false);
+    });
   });
 
   it('hands over what the listing never showed as unlisted once it has ended', async () => {
