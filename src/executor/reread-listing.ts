@@ -8,6 +8,7 @@
  * docs/performance.md, "Reading billing again behind the writes".
  */
 import type { ListingPage, OrganisationsClient } from '../api/client.js';
+import type { Organisation } from '../api/types.js';
 import { observeBilling } from '../api/observe-billing.js';
 import type { BillingValues } from '../model/billing.js';
 
@@ -128,6 +129,12 @@ const YIELDS_KEPT = 3;
 
 const UNLISTED: ListingReread = Object.freeze({ kind: 'unlisted' });
 
+/** What a page shows of an organisation, read when its request was sent. */
+function listedRead(org: Organisation, readAt: number): ListingReread {
+  const billing = observeBilling(org.billing, false);
+  return { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt };
+}
+
 /** A group read, with where it was read: its organisation's id and page, and whether that page was read again for it. */
 interface Entry extends Arrival {
   id?: string;
@@ -246,9 +253,7 @@ export class RereadListing {
       const shown = new Map(fresh?.organisations.map((o) => [o.id, o]));
       for (const entry of batch) {
         const org = shown.get(entry.id!);
-        const billing = org === undefined ? undefined : observeBilling(org.billing, false);
-        const reread: ListingReread | undefined = org === undefined ? entry.reread : { kind: 'listed', slug: org.slug, billing: billing!.known ? billing!.values : null, readAt: fresh!.sentAt };
-        this.queue.push({ ...entry, reread, again: true });
+        this.queue.push({ ...entry, reread: org === undefined ? entry.reread : listedRead(org, fresh!.sentAt), again: true });
       }
     } catch {
       for (const entry of batch) this.queue.push({ ...entry, again: true });
@@ -276,8 +281,7 @@ export class RereadListing {
       const group = this.waiting.get(org.id);
       if (group === undefined) continue;
       this.waiting.delete(org.id);
-      const billing = observeBilling(org.billing, false);
-      this.queue.push({ group, reread: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt }, id: org.id, page });
+      this.queue.push({ group, reread: listedRead(org, readAt), id: org.id, page });
     }
     this.yields.push(this.queue.length - before);
     if (this.yields.length > YIELDS_KEPT) this.yields.shift();
