@@ -31,6 +31,7 @@
 //   --repeat N                       run each plan/apply and goal case N times (median and range)
 //   ORGFORM_BENCH_PROFILES=NAME,...  rate and shards run on these page behaviours only (by prefix:
 //                                    "pages", "fixed"; default both, scripts/bench/service-profiles.mjs)
+//   ORGFORM_BENCH_TRACE_SHARDS=1     shards: each shard's requests, 5 s at a time, in the results file
 //   --build / --no-build             always / never run `npm run build` first (default: only when
 //                                    dist/ is missing or older than src/, schemas/ or the build script)
 //   --help                           this text

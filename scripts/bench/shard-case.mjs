@@ -6,10 +6,16 @@
 // most 2 % answered 429, no failure, on every profile. The bound counts every request, so reads by
 // id inflate it: the requests are also set against the fewest needed (every shard lists the
 // organisations twice, in the largest pages the service sends, and writes each change once).
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures } from './fixtures.mjs';
-import { median, runOrgform, startEmulatorProcess } from './processes.mjs';
+import { median, ROOT, runOrgform, startEmulatorProcess } from './processes.mjs';
+import { traceTimeline } from './request-trace.mjs';
 import { chosenProfiles } from './service-profiles.mjs';
+
+/** ORGFORM_BENCH_TRACE_SHARDS=1: each shard's requests, 5 s at a time, in the results file (`timeline`). */
+const TRACE = process.env.ORGFORM_BENCH_TRACE_SHARDS === '1';
+const TRACE_HOOK = join(ROOT, 'scripts', 'bench', 'request-trace.mjs');
 
 export const SHARD_SETTINGS = { changes: 2_000, shards: 4, rps: 50, parallelism: 16, latencyMs: 20, maxWallOverBound: 1.1, max429Share: 0.02, timeoutMs: 300_000 };
 
@@ -49,8 +55,9 @@ async function shardCase(ctx, rounds, profile) {
       const started = Date.now();
       const shards = await Promise.all(
         Array.from({ length: s.shards }, (_, i) => {
+          const trace = TRACE ? { NODE_OPTIONS: `--import ${TRACE_HOOK}`, ORGFORM_BENCH_TRACE: join(ctx.tmp, `trace-${profile.servedPage}-${r}-${i + 1}.log`) } : {};
           const args = ['apply', '--auto-approve', '-f', config, '--shard', `${i + 1}/${s.shards}`, '--base-url', emulator.url, '--parallelism', String(s.parallelism), '--state', join(ctx.tmp, `state-shards-${r}.json`), '--no-color'];
-          return runOrgform(args, { cwd: ctx.tmp, env: ctx.baseEnv(), timeoutMs: s.timeoutMs, ...ctx.files(`shard-${r}-${i + 1}`) });
+          return runOrgform(args, { cwd: ctx.tmp, env: { ...ctx.baseEnv(), ...trace }, timeoutMs: s.timeoutMs, ...ctx.files(`shard-${r}-${i + 1}`) });
         }),
       );
       const wallMs = Date.now() - started;
@@ -73,6 +80,7 @@ async function shardCase(ctx, rounds, profile) {
         listingRequests: c.byOperation?.getOrganisations ?? 0,
         overFewest: c.total / fewest,
         fastestShardMs: Math.min(...shards.map((run) => Math.round(run.wallMs))),
+        ...(TRACE ? { timeline: shards.map((_, i) => readTrace(join(ctx.tmp, `trace-${profile.servedPage}-${r}-${i + 1}.log`), started)) } : {}),
       });
     }
   } finally {
@@ -84,6 +92,10 @@ async function shardCase(ctx, rounds, profile) {
     summary[field] = { median: median(values), min: Math.min(...values), max: Math.max(...values) };
   }
   return { case: `shards, ${profile.name}: ${s.shards} × ${(s.changes / s.shards).toLocaleString('en-US')} changes, one limit of ${s.rps}/s`, kind: 'shards', profile: profile.name, fewest, settings: s, runs, stats: summary };
+}
+
+function readTrace(file, started) {
+  return existsSync(file) ? traceTimeline(readFileSync(file, 'utf8'), started) : [];
 }
 
 export function shardGoals(cases) {
