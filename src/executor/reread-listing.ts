@@ -199,11 +199,16 @@ export class RereadListing {
     }
   }
 
-  /** Listed, with less than a quarter of the read age bound left, on a page that can be read again, and not read again already. */
+  /**
+   * Listed, with less than a quarter of the read age bound left, on a page that can be read again,
+   * and not read again already; and pages come within a quarter of the bound (one slower to come
+   * would bring reads as old: each is read by id instead).
+   */
   private ageing(entry: Entry): boolean {
     const { reread } = entry;
+    const quarter = this.options.maxReadAgeMs / 4;
     if (entry.again === true || entry.page?.again === undefined || reread?.kind !== 'listed' || reread.billing === null) return false;
-    return this.options.now() - reread.readAt > (this.options.maxReadAgeMs * 3) / 4;
+    return (this.fastestPageMs ?? Infinity) < quarter && this.options.now() - reread.readAt > 3 * quarter;
   }
 
   /**

@@ -256,6 +256,20 @@ describe('RereadListing', () => {
       expect(drain(listing)).toMatchObject([{ group: 2, reread: { kind: 'listed', slug: 'c', readAt: 7_000 } }]);
     });
 
+    it('is not read again with its page when pages take a quarter of the bound or more to come: that read would be as old', async () => {
+      const { listing, again, setClock, client } = ageing(['org_a', 'org_b']);
+      const held = gate();
+      client.on('getOrganisations', held.script);
+      const reading = listing.readPage();
+      await held.held;
+      setClock(1_000);
+      held.release();
+      await reading;
+      setClock(3_500);
+      expect(drain(listing).map((a) => a.reread)).toMatchObject([{ readAt: 0 }, { readAt: 0 }]);
+      expect(again).toEqual([]);
+    });
+
     it('once closed (an interrupt), what was set aside is handed over without a read, and does not start', async () => {
       const { listing, setClock } = ageing(['org_a', 'org_b', 'org_e']);
       await listing.readPage();
