@@ -31,6 +31,9 @@
 //   --repeat N                       run each plan/apply and goal case N times (median and range)
 //   --timeline                       the plan cases and their floors record each listing page's
 //                                    timeline (scripts/bench/page-timeline.mjs), printed page by page
+//   ORGFORM_BENCH_PROFILES=NAME,...  rate and shards run on these page behaviours only (by prefix:
+//                                    "pages", "fixed"; default both, scripts/bench/service-profiles.mjs)
+//   ORGFORM_BENCH_TRACE_SHARDS=1     shards: each shard's requests, 5 s at a time, in the results file
 //   --build / --no-build             always / never run `npm run build` first (default: only when
 //                                    dist/ is missing or older than src/, schemas/ or the build script)
 //   --help                           this text
@@ -42,12 +45,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures, writeSlugFixtures } from './bench/fixtures.mjs';
-import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCase, tokenCase } from './bench/goal-cases.mjs';
+import { goalCaseGoals, GOAL_SETTINGS, memoryCases, outputCase, rateCases, tokenCase } from './bench/goal-cases.mjs';
 import { loadCases, loadGoals, LOAD_SETTINGS } from './bench/load-cases.mjs';
 import { floorGoals, measureFloor, renderFloorRatios, withFloor } from './bench/floor-case.mjs';
 import { renderTimelines, summariseTimeline } from './bench/page-timeline.mjs';
 import { BIN, GNU_TIME, median, ROOT, runOrgform, startEmulatorProcess, stopAllChildren, timeOnce } from './bench/processes.mjs';
-import { renderShardCase, shardCase, shardGoals } from './bench/shard-case.mjs';
+import { renderShardCase, shardCases, shardGoals } from './bench/shard-case.mjs';
 import { renderStateCase, stateCase, stateGoals } from './bench/state-case.mjs';
 import { journalCase, journalGoals, renderJournalCase } from './bench/journal-case.mjs';
 import { organisationCase, organisationGoals, renderOrganisationCase } from './bench/organisation-case.mjs';
@@ -450,7 +453,7 @@ function render(report) {
     out.push('client CPU = user + system time of the orgform process; service CPU = the same for the emulator during the case (from /proc); CPU/request = client CPU ÷ requests.');
     out.push('floor = a bare undici.request client (scripts/bench/floor-client.mjs) sending the same requests right after each orgform run, against the same emulator; ÷ floor = orgform\'s figure over the floor\'s.');
   }
-  if (report.cases.some((c) => c.kind === 'rate')) out.push(`rate: emulator --rate-limit ${GOAL_SETTINGS.rate.rps} (burst ${Math.ceil(GOAL_SETTINGS.rate.rps / 4)}, Retry-After: 1, no headers), latency ${GOAL_SETTINGS.rate.latencyMs} ms; requests = every request the emulator received, 429s included; wall = the whole process.`);
+  if (report.cases.some((c) => c.kind === 'rate')) out.push(`rate: emulator --rate-limit ${GOAL_SETTINGS.rate.rps} (burst ${Math.ceil(GOAL_SETTINGS.rate.rps / 4)}, or 12 with fixed pages of 100; Retry-After: 1, no headers), latency ${GOAL_SETTINGS.rate.latencyMs} ms; requests = every request the emulator received, 429s included; wall = the whole process.`);
   if (report.cases.some((c) => c.kind === 'token')) out.push(`token: emulator --token-lifetime-requests ${GOAL_SETTINGS.token.lifetimeRequests}, latency ${GOAL_SETTINGS.token.latencyMs} ms, --parallelism ${GOAL_SETTINGS.token.parallelism}; ORGFORM_TOKEN_COMMAND runs orgform emulator token; refused = requests neither a listing page nor a write processed.`);
   if (report.cases.some((c) => c.kind === 'output')) out.push(`output: stdout and stderr to files (no terminal), text format, CI=true; latency ${GOAL_SETTINGS.output.latencyMs} ms, --parallelism ${GOAL_SETTINGS.output.parallelism}.`);
   return out.join('\n');
@@ -470,8 +473,8 @@ function renderGoalCases(cases) {
   const pct = (v) => `${(v * 100).toFixed(2)} %`;
   const rate = cases.filter((c) => c.kind === 'rate');
   if (rate.length > 0) {
-    out.push(table(['rate limit (median, range)', 'runs', 'wall', 'requests', '429s', '429 share', 'bound = requests ÷ rps', 'wall / bound', 'failures', 'peak RSS'],
-      rate.map((c) => [c.case, c.runs.length, spread(c, 'wallMs', ms), spread(c, 'requests', int), spread(c, 'rateLimited', int), spread(c, 'share429', pct), ms(median(c.runs.map((r) => r.boundMs))), spread(c, 'wallOverBound', (v) => v.toFixed(3)), spread(c, 'failed', int), spread(c, 'peakRssMB', mb)])));
+    out.push(table(['rate limit (median, range)', 'runs', 'wall', 'requests', 'reads by id', '429s', '429 share', 'bound = requests ÷ rps', 'wall / bound', 'failures', 'peak RSS'],
+      rate.map((c) => [c.case, c.runs.length, spread(c, 'wallMs', ms), spread(c, 'requests', int), spread(c, 'readsById', int), spread(c, 'rateLimited', int), spread(c, 'share429', pct), ms(median(c.runs.map((r) => r.boundMs))), spread(c, 'wallOverBound', (v) => v.toFixed(3)), spread(c, 'failed', int), spread(c, 'peakRssMB', mb)])));
     out.push('');
   }
   const token = cases.filter((c) => c.kind === 'token');
@@ -532,8 +535,8 @@ async function main() {
   // The goal groups: as many rounds as the speed cases, except the 1,000,000 plan (once).
   const rounds = SETTINGS.repetitions;
   if (wants('load')) report.cases.push(...(await loadCases(goalContext(), rounds)));
-  if (wants('rate')) report.cases.push(await rateCase(goalContext(), rounds));
-  if (wants('shards')) report.cases.push(await shardCase(goalContext(), rounds));
+  if (wants('rate')) report.cases.push(...(await rateCases(goalContext(), rounds)));
+  if (wants('shards')) report.cases.push(...(await shardCases(goalContext(), rounds)));
   if (wants('token')) report.cases.push(await tokenCase(goalContext(), rounds));
   if (wants('output')) report.cases.push(await outputCase(goalContext(), rounds));
   if (wants('state')) report.cases.push(await stateCase(goalContext(), rounds));

@@ -24,6 +24,13 @@ import type { Organisation, OrganisationList } from './types.js';
  */
 export interface ListingPage extends OrganisationList {
   sentAt: number;
+  /**
+   * Reads the same page again (its address as followed, its organisations checked): for a caller
+   * whose reads of it aged before their use, one request instead of one read by id each. Not a step
+   * of the chain: nothing is followed from it. The page may have moved (organisations added or
+   * removed before it); the caller looks its organisations up by id.
+   */
+  again?: () => Promise<ListingPage>;
 }
 
 /** Where the pages come from: the client, which reads one page (an object with an `organisations` array, checked). */
@@ -211,6 +218,8 @@ export async function* listPages(reader: PageReader, first: URL, { target, heade
     if ('stop' in recorded) throw badShape(request, recorded.stop, reader.redactor);
     listing.organisations = recorded.kept;
     mark(number, 'checked');
+    const address = url;
+    listing.again = () => readAgain(reader, address, number, target);
     yield listing;
     mark(number, 'used');
     if (after.kind === 'end') {
@@ -328,6 +337,12 @@ function readAheadOf(reader: PageReader, url: URL, number: number, target: strin
 /** Resolves on the event loop's next check phase, after the callbacks already queued for it (undici's write). */
 function afterCheckPhase(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+async function readAgain(reader: PageReader, url: URL, number: number, target: string): Promise<ListingPage> {
+  const page = await reader.readPage(url, number, target);
+  page.organisations = checkAll(page.organisations, { operation: 'getOrganisations', target }, reader.redactor);
+  return page;
 }
 
 function checkAll(organisations: readonly unknown[], request: { operation: 'getOrganisations'; target: string }, redactor: Redactor): Organisation[] {

@@ -24,7 +24,7 @@ import type { ApplyListener, ApplySummary } from './events.js';
 import { ChangeRunner, executionContext } from './run-change.js';
 import { groupByOrganisation } from './organisation-groups.js';
 import { OutcomeTally } from './outcome-tally.js';
-import { lowWaterMark, sendWindowMs, type RereadListingOptions, type RereadMode } from './reread-listing.js';
+import { DEFAULT_READ_MAX_AGE_MS, lowWaterMark, sendWindowMs, type RereadListingOptions, type RereadMode } from './reread-listing.js';
 import { Scheduler } from './scheduler.js';
 import { WorkQueue } from './work-queue.js';
 
@@ -95,5 +95,5 @@ export async function applyPlan(changes: ApplicableChange[], options: ApplyOptio
 function listingOptions(options: ApplyOptions, now: () => number): RereadListingOptions | undefined {
   if (options.rereadMode?.kind !== 'listing') return undefined;
   const { client, parallelism } = options;
-  return { client, pageSize: options.rereadMode.pageSize, lowWater: (pageMs) => lowWaterMark(parallelism, client.rateStatus().rps, pageMs), now };
+  return { client, pageSize: options.rereadMode.pageSize, maxReadAgeMs: options.maxReadAgeMs ?? DEFAULT_READ_MAX_AGE_MS, lowWater: (pageMs, pageYield) => lowWaterMark(parallelism, client.rateStatus().rps, pageMs, pageYield, sendWindowMs(options.maxReadAgeMs)), now };
 }

@@ -8,6 +8,7 @@
  * docs/performance.md, "Reading billing again behind the writes".
  */
 import type { ListingPage, OrganisationsClient } from '../api/client.js';
+import type { Organisation } from '../api/types.js';
 import { observeBilling } from '../api/observe-billing.js';
 import type { BillingValues } from '../model/billing.js';
 
@@ -84,10 +85,19 @@ export function chooseRereadMode(inputs: RereadModeInputs): RereadMode {
  * writes, or with no write ahead of it at the rate limiter) plus half a second. The groups waiting
  * age with their page: at a limited rate, more of them would outlast the read age bound before their
  * turn. Half a second alone would leave the workers idle at every page of a slow service.
+ *
+ * And, once pages have been read, fewer still when the page to come brings many: those waiting and
+ * the page's own (`pageYield`, as many as the pages so far brought) are written within half the send
+ * window at that rate. The page size asked for is only a wish (a service may send 100 whatever is
+ * asked, or fewer and fewer): what the pages brought is what counts, so the read ahead fits the
+ * pages actually sent. Half, not all: a 429's pause and the cut rate after it age the same reads.
  */
-export function lowWaterMark(parallelism: number, rps: number | undefined, pageMs = 0): number {
+export function lowWaterMark(parallelism: number, rps: number | undefined, pageMs = 0, pageYield = 0, windowMs = DEFAULT_READ_MAX_AGE_MS): number {
   const busy = 2 * parallelism;
-  return rps === undefined ? busy : Math.max(1, Math.min(busy, Math.ceil((rps * (500 + pageMs)) / 1000)));
+  if (rps === undefined) return busy;
+  const ahead = Math.ceil((rps * (500 + pageMs)) / 1000);
+  const room = Math.floor((rps * windowMs) / 2000) - pageYield;
+  return Math.max(1, Math.min(busy, ahead, room));
 }
 
 /** A group whose organisation the listing reached (or could not), with what it read. */
@@ -101,17 +111,39 @@ export interface RereadListingOptions {
   client: OrganisationsClient;
   pageSize: number;
   /**
-   * The next page is read once fewer groups than this are waiting to run; asked before each read (it
-   * follows the rate), with the fastest a page has come so far (undefined before the first).
+   * The read age bound (ORGFORM_READ_MAX_AGE_MS): a group taken with less than a quarter of it left
+   * is read again with its page, when the page holds others in the same case.
    */
-  lowWater: (fastestPageMs: number | undefined) => number;
+  maxReadAgeMs: number;
+  /**
+   * The next page is read once fewer groups than this are waiting to run; asked before each read (it
+   * follows the rate), with the fastest a page has come so far and the most groups one of the last
+   * pages brought (both undefined before the first).
+   */
+  lowWater: (fastestPageMs: number | undefined, pageYield: number | undefined) => number;
   now: () => number;
 }
+
+/** How many of the last pages' yields predict the next one's. */
+const YIELDS_KEPT = 3;
 
 const UNLISTED: ListingReread = Object.freeze({ kind: 'unlisted' });
 
 /** Taken places at the head of the queue before it is cut down to the groups still waiting. */
 const COMPACT_AFTER = 1_024;
+
+/** What a page shows of an organisation, read when its request was sent. */
+function listedRead(org: Organisation, readAt: number): ListingReread {
+  const billing = observeBilling(org.billing, false);
+  return { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt };
+}
+
+/** A group read, with where it was read: its organisation's id and page, and whether that page was read again for it. */
+interface Entry extends Arrival {
+  id?: string;
+  page?: ListingPage;
+  again?: boolean;
+}
 
 /**
  * The listing behind the writes. A worker calls `readPage` when `wantsRead` says so (a read holds
@@ -120,14 +152,18 @@ const COMPACT_AFTER = 1_024;
  */
 export class RereadListing {
   /** The groups read, from `head` on; those before it are taken, their places emptied. */
-  private queue: Array<Arrival | undefined> = [];
+  private queue: Array<Entry | undefined> = [];
   private head = 0;
+  /** Groups taken too old to write from, oldest first, to be read again with their page. */
+  private stale: Entry[] = [];
   private pages: AsyncIterator<ListingPage> | undefined;
   private reading = false;
   private ended = false;
   private closing = false;
   /** The least time a page took from being asked for to arriving. */
   private fastestPageMs: number | undefined;
+  /** How many groups each of the last pages brought, the latest last. */
+  private readonly yields: number[] = [];
 
   /** `waiting`: the group of each organisation (by id) whose billing is read from the listing; taken over. */
   constructor(
@@ -137,9 +173,10 @@ export class RereadListing {
     if (waiting.size === 0) this.ended = true;
   }
 
-  /** Whether the caller should read the next page now: none is on its way and the groups read are running out. */
+  /** Whether the caller should read a page now: none is on its way, and groups wait to be read again, or the groups read are running out. */
   wantsRead(): boolean {
-    return !this.ended && !this.reading && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs);
+    if (this.reading) return false;
+    return this.stale.length > 0 || (!this.ended && this.queue.length - this.head < this.options.lowWater(this.fastestPageMs, this.pageYield()));
   }
 
   /** Whether a page is on its way. */
@@ -147,29 +184,57 @@ export class RereadListing {
     return this.reading;
   }
 
-  /** The next group read, oldest read first. */
+  /**
+   * The next group read, oldest read first. One whose read is too old to write from soon (the rate
+   * fell, or a 429 paused the run while its page waited) is set aside, to be read again with its
+   * page: one request for them all rather than a read by id each.
+   */
   take(): Arrival | undefined {
-    if (this.head >= this.queue.length) return undefined;
-    const arrival = this.queue[this.head]!;
-    // Let go at once: the next page comes while groups still wait, so the queue may never run empty,
-    // and its taken arrivals (an observation each) were held to the end of the apply, about 25 MB
-    // at 100,000 changes.
-    this.queue[this.head] = undefined;
-    this.head += 1;
-    if (this.head === this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
-    } else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
+    for (;;) {
+      if (this.head >= this.queue.length) return undefined;
+      const entry = this.queue[this.head]!;
+      // Let go at once: the next page comes while groups still wait, so the queue may never run
+      // empty, and its taken entries (an observation each) were held to the end of the apply,
+      // about 25 MB at 100,000 changes.
+      this.queue[this.head] = undefined;
+      this.head += 1;
+      if (this.head === this.queue.length) {
+        this.queue.length = 0;
+        this.head = 0;
+      } else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+      if (this.ageing(entry)) this.stale.push(entry);
+      else return { group: entry.group, reread: entry.reread };
     }
-    return arrival;
+  }
+
+  /**
+   * Listed, with less than a quarter of the read age bound left, on a page that can be read again,
+   * and not read again already; and pages come within a quarter of the bound (one slower to come
+   * would bring reads as old: each is read by id instead).
+   */
+  private ageing(entry: Entry): boolean {
+    const { reread } = entry;
+    const quarter = this.options.maxReadAgeMs / 4;
+    if (entry.again === true || entry.page?.again === undefined || reread?.kind !== 'listed' || reread.billing === null) return false;
+    return (this.fastestPageMs ?? Infinity) < quarter && this.options.now() - reread.readAt > 3 * quarter;
+  }
+
+  /**
+   * How many groups the next page may bring: the most one of the last pages brought (a page's yield
+   * varies with where the changes fall; pages that shrink lower it within a few pages).
+   */
+  private pageYield(): number | undefined {
+    return this.yields.length === 0 ? undefined : Math.max(...this.yields);
   }
 
   /** Reads one page and hands over the groups of the organisations on it. Never throws: a failure ends the listing. */
   async readPage(): Promise<void> {
     if (!this.wantsRead()) return;
     this.reading = true;
+    if (this.stale.length > 0) return this.readAgain();
     try {
       this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
       const askedAt = this.options.now();
@@ -180,14 +245,45 @@ export class RereadListing {
       this.end({ kind: 'unreadable', error });
     } finally {
       this.reading = false;
-      if (this.closing) this.end(undefined);
+      if (this.closing) this.stop();
     }
   }
 
   /** Reads nothing more (an interrupt): the groups not reached yet are handed over without a read, and do not start. */
   close(): void {
     if (this.reading) this.closing = true;
-    else this.end(undefined);
+    else this.stop();
+  }
+
+  /**
+   * Reads again the page of the oldest groups set aside, and hands them over with what it shows now.
+   * Alone on its page, a group goes as it was (read by id, if too old by its turn): the page would
+   * cost as much. Those the page no longer shows, or all when it fails, go the same way.
+   */
+  private async readAgain(): Promise<void> {
+    const page = this.stale[0]!.page!;
+    const batch = this.stale.filter((e) => e.page === page);
+    this.stale = this.stale.filter((e) => e.page !== page);
+    try {
+      const fresh = batch.length > 1 ? await page.again!() : undefined;
+      const shown = new Map(fresh?.organisations.map((o) => [o.id, o]));
+      for (const entry of batch) {
+        const org = shown.get(entry.id!);
+        this.queue.push({ ...entry, reread: org === undefined ? entry.reread : listedRead(org, fresh!.sentAt), again: true });
+      }
+    } catch {
+      for (const entry of batch) this.queue.push({ ...entry, again: true });
+    } finally {
+      this.reading = false;
+      if (this.closing) this.stop();
+    }
+  }
+
+  /** The interrupt: nothing more is read, and what waits for a read (set aside included) does not start. */
+  private stop(): void {
+    this.end(undefined);
+    for (const entry of this.stale) this.queue.push({ group: entry.group, reread: undefined });
+    this.stale = [];
   }
 
   private handOver(page: ListingPage, askedAt: number): void {
@@ -196,13 +292,15 @@ export class RereadListing {
     // was renewed in between it does not show. (A pause for a 429 or a retry before the attempt
     // that was answered does not age it.)
     const readAt = page.sentAt;
+    const before = this.queue.length;
     for (const org of page.organisations) {
       const group = this.waiting.get(org.id);
       if (group === undefined) continue;
       this.waiting.delete(org.id);
-      const billing = observeBilling(org.billing, false);
-      this.queue.push({ group, reread: { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt } });
+      this.queue.push({ group, reread: listedRead(org, readAt), id: org.id, page });
     }
+    this.yields.push(this.queue.length - before);
+    if (this.yields.length > YIELDS_KEPT) this.yields.shift();
     // Every organisation found: the rest of the listing is not needed.
     if (this.waiting.size === 0) this.end(undefined);
   }

@@ -56,15 +56,27 @@ describe('lowWaterMark', () => {
     expect(lowWaterMark(32, 30, 1_000)).toBe(45);
     expect(lowWaterMark(16, 30, 1_000)).toBe(32);
   });
+
+  it('leaves fewer waiting when the pages bring many, so that those and the page’s own are written within half the send window', () => {
+    // 12 a second, 5 s: 30 writes in half the window; pages of 100 bringing 25 leave room for 5.
+    expect(lowWaterMark(16, 12, 20, 25, 5_000)).toBe(5);
+    // At 10 a second a page of 25 fills half the window alone: read only once the last one is taken.
+    expect(lowWaterMark(16, 10, 20, 25, 5_000)).toBe(1);
+    // Pages bringing a dozen leave the half second's mark as it was; a longer bound leaves more room.
+    expect(lowWaterMark(16, 12, 20, 12, 5_000)).toBe(7);
+    expect(lowWaterMark(16, 12, 20, 25, 10_000)).toBe(7);
+    // Nothing limits the rate: the page's size does not matter.
+    expect(lowWaterMark(16, undefined, 20, 100, 5_000)).toBe(32);
+  });
 });
 
 const member = (slug: string, billing: Record<string, string> = {}) => ({ id: `org_${slug}`, slug, member: true, billing });
 
 /** A client whose listing answers pages of two, and the listing over it waiting for the groups of `ids`, in order. */
-function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number) => number); now?: () => number } = {}) {
+function setup(ids: string[], options: { lowWater?: number | ((pageMs?: number, pageYield?: number) => number); now?: () => number } = {}) {
   const now = options.now ?? (() => 7);
   const client = createScriptedClient(['a', 'b', 'c', 'd', 'e'].map((s) => member(s, { billingEmail: `${s}@x.test` })), { active: 'org_a', pageSize: 2, now });
-  const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
+  const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client, pageSize: 2, maxReadAgeMs: 5_000, lowWater: typeof options.lowWater === 'function' ? options.lowWater : () => (options.lowWater as number | undefined) ?? 1, now });
   return { client, listing };
 }
 
@@ -78,7 +90,7 @@ describe('RereadListing', () => {
   it('holds no group it has handed over, though the next page comes while groups still wait: an apply of 100,000 held every observation to its end', async () => {
     const orgs = Array.from({ length: 3_000 }, (_, i) => member(`o${String(i).padStart(4, '0')}`, { billingEmail: `${i}@x.test` }));
     const client = createScriptedClient(orgs, { active: orgs[0]!.id, pageSize: 50 });
-    const listing = new RereadListing(new Map(orgs.map((o, group) => [o.id, group])), { client, pageSize: 50, lowWater: () => 10, now: () => 7 });
+    const listing = new RereadListing(new Map(orgs.map((o, group) => [o.id, group])), { client, pageSize: 50, maxReadAgeMs: 5_000, lowWater: () => 10, now: () => 7 });
     const held = (): Array<Arrival | undefined> => (listing as unknown as { queue: Array<Arrival | undefined> }).queue;
     const taken: Arrival[] = [];
     let largest = 0;
@@ -180,6 +192,117 @@ describe('RereadListing', () => {
     expect(listing.wantsRead()).toBe(true);
     // Asked by each wantsRead, readPage's own included.
     expect(seen).toEqual([undefined, undefined, 300, 300, 0]);
+  });
+
+  it('tells the low water the most groups one of the last pages brought, learned from the pages, nothing before the first', async () => {
+    const seen: Array<number | undefined> = [];
+    // Pages of two: a and b (2 waiting), c and d (1), e (1).
+    const { listing } = setup(['org_a', 'org_b', 'org_c', 'org_e'], {
+      lowWater: (_pageMs?: number, pageYield?: number) => {
+        seen.push(pageYield);
+        return 10;
+      },
+    });
+    await listing.readPage();
+    await listing.readPage();
+    drain(listing);
+    expect(listing.wantsRead()).toBe(true);
+    // Asked before each read and once more: nothing known before the first page; 2 after it; after
+    // the second (which brought 1), still the most of the last pages, 2.
+    expect(seen).toEqual([undefined, 2, 2]);
+  });
+
+  describe('a group whose read ages before its turn', () => {
+    /** The listing over a client whose pages can be read again (as the real client's can), counting how often. */
+    function ageing(ids: string[]) {
+      let clock = 0;
+      const { client } = setup([], { now: () => clock });
+      const again: number[] = [];
+      const pages = async function* (options?: { pageSize?: number }) {
+        let number = 0;
+        for await (const page of client.listOrganisationPages(options)) {
+          const at = number++;
+          yield { ...page, again: async () => {
+            again.push(at);
+            const fresh = [];
+            for await (const p of client.listOrganisationPages(options)) fresh.push(p);
+            return { ...fresh[at]!, sentAt: clock };
+          } };
+        }
+      };
+      const listing = new RereadListing(new Map(ids.map((id, group) => [id, group])), { client: { ...client, listOrganisationPages: pages }, pageSize: 2, maxReadAgeMs: 4_000, lowWater: () => 1, now: () => clock });
+      return { listing, again, setClock: (t: number) => (clock = t), client };
+    }
+
+    it('with less than a quarter of the bound left, is read again with its page: one request for the page’s groups, not a read by id each', async () => {
+      const { listing, again, setClock } = ageing(['org_a', 'org_b']);
+      await listing.readPage();
+      setClock(3_001);
+      // Both on page 1, read at 0, 3,001 ms old of 4,000: set aside, and the page is wanted again.
+      expect(listing.take()).toBeUndefined();
+      expect(listing.wantsRead()).toBe(true);
+      await listing.readPage();
+      expect(again).toEqual([0]);
+      expect(drain(listing)).toMatchObject([
+        { group: 0, reread: { kind: 'listed', slug: 'a', readAt: 3_001 } },
+        { group: 1, reread: { kind: 'listed', slug: 'b', readAt: 3_001 } },
+      ]);
+    });
+
+    it('with a quarter of the bound left or more, is handed over as read', async () => {
+      const { listing, again, setClock } = ageing(['org_a', 'org_b']);
+      await listing.readPage();
+      setClock(3_000);
+      expect(drain(listing).map((a) => a.reread)).toMatchObject([{ readAt: 0 }, { readAt: 0 }]);
+      expect(again).toEqual([]);
+    });
+
+    it('alone on its page, or read again once already, goes as it was (read by id just before its write, if too old by then)', async () => {
+      const { listing, again, setClock } = ageing(['org_a', 'org_b', 'org_c']);
+      await listing.readPage();
+      setClock(3_500);
+      expect(listing.take()).toBeUndefined();
+      await listing.readPage();
+      expect(again).toEqual([0]);
+      // Read again at 3,500: aged once more, they are not read a third time.
+      setClock(7_000);
+      expect(drain(listing).map((a) => a.reread)).toMatchObject([{ readAt: 3_500 }, { readAt: 3_500 }]);
+      // c, alone on page 2: the page would cost as much as its read by id.
+      await listing.readPage();
+      setClock(11_000);
+      expect(listing.take()).toBeUndefined();
+      await listing.readPage();
+      expect(again).toEqual([0]);
+      expect(drain(listing)).toMatchObject([{ group: 2, reread: { kind: 'listed', slug: 'c', readAt: 7_000 } }]);
+    });
+
+    it('is not read again with its page when pages take a quarter of the bound or more to come: that read would be as old', async () => {
+      const { listing, again, setClock, client } = ageing(['org_a', 'org_b']);
+      const held = gate();
+      client.on('getOrganisations', held.script);
+      const reading = listing.readPage();
+      await held.held;
+      setClock(1_000);
+      held.release();
+      await reading;
+      setClock(3_500);
+      expect(drain(listing).map((a) => a.reread)).toMatchObject([{ readAt: 0 }, { readAt: 0 }]);
+      expect(again).toEqual([]);
+    });
+
+    it('once closed (an interrupt), what was set aside is handed over without a read, and does not start', async () => {
+      const { listing, setClock } = ageing(['org_a', 'org_b', 'org_e']);
+      await listing.readPage();
+      setClock(3_500);
+      expect(listing.take()).toBeUndefined();
+      listing.close();
+      expect(drain(listing)).toEqual([
+        { group: 2, reread: undefined },
+        { group: 0, reread: undefined },
+        { group: 1, reread: undefined },
+      ]);
+      expect(listing.wantsRead()).toBe(false);
+    });
   });
 
   it('hands over what the listing never showed as unlisted once it has ended', async () => {

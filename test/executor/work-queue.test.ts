@@ -11,7 +11,7 @@ const change = (slug: string) => billing(slug, { billingEmail: [`old@${slug}.tes
 /** A queue over `changes`, reading billing again from a listing of pages of one when `listing` is set. */
 function queueOf(changes: Change[], listing = false) {
   const client = createScriptedClient(['a', 'b', 'c'].map(member), { pageSize: 1 });
-  const options = listing ? { client, pageSize: 1, lowWater: () => 1, now: () => 0 } : undefined;
+  const options = listing ? { client, pageSize: 1, maxReadAgeMs: 5_000, lowWater: () => 1, now: () => 0 } : undefined;
   return { client, queue: new WorkQueue(changes, groupByOrganisation(changes), options) };
 }
 
