@@ -68,7 +68,10 @@ describe('runPlan', () => {
     const outcome = await runPlan({ selection: { files: ['orgs.yaml'], targets: ['acme'] }, parallelism: 1, out: 'plan.json' }, deps, view);
     const { validate } = await loadSchemaValidator('saved-plan');
     const saved = parseSavedPlan(await readFile(join(cwd, 'plan.json'), 'utf8'), 'plan.json', validate);
-    expect(saved.plan).toEqual(JSON.parse(JSON.stringify(outcome.plan)) as Plan);
+    // The observations went to the file as they were planned, not into the plan held.
+    expect(outcome.plan.observed).toEqual({});
+    expect(Object.keys(saved.plan.observed)).toEqual(['acme']);
+    expect({ ...saved.plan, observed: {} }).toEqual(JSON.parse(JSON.stringify(outcome.plan)) as Plan);
     expect(saved).toMatchObject({ baseUrl: BASE_URL, createdAt: '2026-11-23T10:00:00.000Z', selection: { targets: ['acme'], shard: null }, configFiles: [{ path: 'orgs.yaml' }] });
     expect(view.sayings()).toEqual(['planMade', 'planSaved', 'planChecked']);
     expect(view.told[1]?.args).toEqual(['plan.json']);
