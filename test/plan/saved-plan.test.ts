@@ -243,6 +243,17 @@ describe('saved plans', () => {
     expect(refusal(signLines(lines)).message).toBe(`The saved plan ${PATH}:3 is not valid JSON (edited, or not a plan file). Make a new one with orgform plan --out ${PATH}.`);
   });
 
+  it('read an organisation named __proto__ back as data, never as the prototype of what holds it', () => {
+    const text = edited((records) => {
+      recordOf(records, 'organisation').organisation.slug = '__proto__';
+      recordOf(records, 'observed').slug = '__proto__';
+    });
+    const saved = parseSavedPlan(text, PATH, validate);
+    expect(Object.keys(saved.plan.observed)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(saved.plan.observed)).toBe(Object.prototype);
+    expect(saved.plan.observed.__proto__).toMatchObject({ slug: 'acme', member: true });
+  });
+
   it('are refused when the end record counts other records than the file holds (a record left out, checksum recomputed)', () => {
     const err = refusal(edited((records) => records.splice(records.findIndex((r) => r.record === 'change'), 1)));
     expect(err.message).toBe(`The saved plan ${PATH}'s end record counts 3 changes, but the file holds 2. Make a new one with orgform plan --out ${PATH}.`);
