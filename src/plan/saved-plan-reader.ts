@@ -72,6 +72,7 @@ export class SavedPlanReader {
   /** The plan, once every byte has been pushed. */
   finish(): SavedPlan {
     if (this.pendingBytes > 0) {
+      if (this.trailer !== undefined) throw this.refuseLine(this.lineNo + 1, 'follows the trailer line, which must be the last');
       if (this.lineNo === 0) this.readLine(Buffer.concat(this.pending));
       throw this.refuse(`ends in the middle of line ${this.lineNo + 1} (it was cut short, or is not a plan file)`);
     }

@@ -134,6 +134,7 @@ describe('saved plans', () => {
     const text = serializeSavedPlan(savedBody());
     expect(refusal(`${text}\n`).message).toBe(`The saved plan ${PATH}:9 follows the trailer line, which must be the last. Make a new one with orgform plan --out ${PATH}.`);
     expect(refusal(`${text}${text}`).message).toContain(`${PATH}:9 follows the trailer line`);
+    expect(refusal(`${text} `).message).toContain(`${PATH}:9 follows the trailer line`);
   });
 
   it('are refused when written in another format version, naming both versions', () => {

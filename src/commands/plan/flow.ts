@@ -80,7 +80,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
   // A saved plan's observations go to disk as they are planned, not into the plan.
   let spool: ObservationSpool | undefined;
   try {
-    if (out !== undefined) spool = await ObservationSpool.open(out.path);
+    if (out !== undefined) spool = await ObservationSpool.open(out.path, out);
     // Read: the journal (one-shot changes already done are not planned again), then the service.
     // A state that cannot be read fails the plan: without it, every one-shot change would show again.
     const journal = await readState(openStateFor(inputs.state, desired, deps), journalInterest(selected), deps, view);

@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { ObservedOrganisation } from '../../model/observed-organisation.js';
 import { observedLine } from '../../plan/saved-plan.js';
-import { tempPathFor } from '../../state/write-file-atomically.js';
+import { cannotWrite, tempPathFor, type UserFile } from '../../state/write-file-atomically.js';
 
 export class ObservationSpool {
   private failure: Error | undefined;
@@ -25,14 +25,18 @@ export class ObservationSpool {
     stream.on('error', (err) => (this.failure ??= err));
   }
 
-  /** A new spool beside `planPath` (the resolved --out). */
-  static async open(planPath: string): Promise<ObservationSpool> {
-    // Where the plan will go may not exist yet (the plan's own write would make it).
-    await mkdir(dirname(planPath), { recursive: true });
+  /** A new spool beside `planPath` (the resolved --out; `file` names it in a refusal). */
+  static async open(planPath: string, file: UserFile): Promise<ObservationSpool> {
     const path = tempPathFor(planPath);
-    const stream = createWriteStream(path, { flags: 'wx', mode: 0o600 });
-    await Promise.race([once(stream, 'open'), once(stream, 'error').then(([err]) => Promise.reject(err as Error))]);
-    return new ObservationSpool(path, stream);
+    try {
+      // Where the plan will go may not exist yet (the plan's own write would make it).
+      await mkdir(dirname(planPath), { recursive: true });
+      const stream = createWriteStream(path, { flags: 'wx', mode: 0o600 });
+      await Promise.race([once(stream, 'open'), once(stream, 'error').then(([err]) => Promise.reject(err as Error))]);
+      return new ObservationSpool(path, stream);
+    } catch (err) {
+      throw cannotWrite(file, err);
+    }
   }
 
   /** Called by the plan builder as each organisation with changes is planned. */
