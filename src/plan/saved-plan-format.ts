@@ -14,7 +14,9 @@
  * The reader (saved-plan-reader.ts) refuses anything else, naming the file and line.
  */
 import type { ErrorObject } from 'ajv';
+import type { DesiredState } from '../model/desired-state.js';
 import { OrgformError } from '../errors.js';
+import type { Plan } from './types.js';
 
 /** 4: lines (3: one JSON document, orgform 0.3 to 0.x). Another version is refused with what to do. */
 export const SAVED_PLAN_VERSION = 4;
@@ -24,6 +26,36 @@ export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 /** The shortest ORGFORM_PLAN_KEY taken: an HMAC key is only as strong as it is long. */
 export const MIN_PLAN_KEY_LENGTH = 32;
+
+export interface SavedPlanBody {
+  orgformSavedPlan: typeof SAVED_PLAN_VERSION;
+  createdAt: string;
+  baseUrl: string;
+  /** The config files as read when planning, with their SHA-256; paths relative to the directory plan ran in. */
+  configFiles: Array<{ path: string; sha256: string }>;
+  /**
+   * The directory plan ran in, relative to the plan file's own (`.` when saved there), `/`-separated:
+   * so that `orgform apply PLANFILE` finds the files and the state from anywhere, as long as the plan
+   * file is where --out put it in the checkout. Absent in plans made before it was recorded.
+   */
+  workdir?: string;
+  /** The desired state the plan was made from, after --target and --shard. */
+  desired: DesiredState;
+  selection: { targets: string[]; shard: string | null };
+  plan: Plan;
+  /**
+   * The plan's digest (plan-digest.ts) as plan printed it, for tools and people comparing it with a
+   * reviewed one. Never read back: orgform computes a plan's digest from its changes when it needs one.
+   */
+  digest?: string;
+}
+
+export interface SavedPlan extends SavedPlanBody {
+  /** SHA-256 of every line before the trailer, as written; a hand edit or truncation breaks it. */
+  checksum: string;
+  /** HMAC-SHA256 of the same bytes with ORGFORM_PLAN_KEY, when it was set. */
+  signature?: string;
+}
 
 /** The kinds of record, in the order a file holds them. */
 export const RECORD_ORDER = ['header', 'organisation', 'observed', 'change', 'unchanged', 'problem', 'journaled', 'end', 'trailer'] as const;

@@ -11,11 +11,13 @@ import { OrgformError } from '../errors.js';
 import type { DesiredOrganisation, DesiredState } from '../model/desired-state.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import type { PlanProblem } from '../model/plan-problem.js';
-import type { SavedPlan } from './saved-plan.js';
 import type { Change } from './types.js';
-import { describeSchemaError, invalidPlan, MAX_LINE_BYTES, RECORD_ORDER, SAVED_PLAN_VERSION, type RecordCounts, type RecordKind, type SavedPlanValidator } from './saved-plan-format.js';
+import { describeSchemaError, invalidPlan, MAX_LINE_BYTES, RECORD_ORDER, SAVED_PLAN_VERSION, type RecordCounts, type RecordKind, type SavedPlan, type SavedPlanValidator } from './saved-plan-format.js';
 
 const NEWLINE = 0x0a;
+
+const NOT_A_PLAN = 'is not an orgform plan file';
+const AFTER_TRAILER = 'follows the trailer line, which must be the last';
 
 /** What a line holds once its kind is known and the schema has checked it. */
 type Line = Record<string, unknown> & { record: RecordKind };
@@ -72,11 +74,11 @@ export class SavedPlanReader {
   /** The plan, once every byte has been pushed. */
   finish(): SavedPlan {
     if (this.pendingBytes > 0) {
-      if (this.trailer !== undefined) throw this.refuseLine(this.lineNo + 1, 'follows the trailer line, which must be the last');
+      if (this.trailer !== undefined) throw this.refuseLine(this.lineNo + 1, AFTER_TRAILER);
       if (this.lineNo === 0) this.readLine(Buffer.concat(this.pending));
       throw this.refuse(`ends in the middle of line ${this.lineNo + 1} (it was cut short, or is not a plan file)`);
     }
-    if (this.header === undefined) throw this.refuse('is not an orgform plan file');
+    if (this.header === undefined) throw this.refuse(NOT_A_PLAN);
     if (this.trailer === undefined) throw this.refuse(`ends at line ${this.lineNo} without its trailer line (it was cut short)`);
     return this.plan(this.header, this.end as NonNullable<typeof this.end>, this.trailer);
   }
@@ -93,7 +95,7 @@ export class SavedPlanReader {
   private readLine(bytes: Buffer): void {
     this.lineNo += 1;
     const n = this.lineNo;
-    if (this.trailer !== undefined) throw this.refuseLine(n, 'follows the trailer line, which must be the last');
+    if (this.trailer !== undefined) throw this.refuseLine(n, AFTER_TRAILER);
     const value = this.parse(bytes, n);
     if (n === 1) this.readHeader(value);
     else this.readRecord(value, n);
@@ -108,11 +110,11 @@ export class SavedPlanReader {
     try {
       value = JSON.parse(bytes.toString('utf8'));
     } catch {
-      if (n === 1) throw this.refuse('is not an orgform plan file');
+      if (n === 1) throw this.refuse(NOT_A_PLAN);
       throw this.refuseLine(n, 'is not valid JSON (edited, or not a plan file)');
     }
     if (n === 1) {
-      if (typeof value !== 'object' || value === null || Array.isArray(value) || !('orgformSavedPlan' in value)) throw this.refuse('is not an orgform plan file');
+      if (typeof value !== 'object' || value === null || Array.isArray(value) || !('orgformSavedPlan' in value)) throw this.refuse(NOT_A_PLAN);
       this.checkVersion((value as { orgformSavedPlan: unknown }).orgformSavedPlan);
     }
     const kind = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { record?: unknown }).record : undefined;
@@ -126,7 +128,7 @@ export class SavedPlanReader {
   /** A first line too long to parse: a plan file's (version 3 was one line) only if it starts as one. */
   private checkStart(start: string): void {
     const version = /^\{"orgformSavedPlan":(\d+)[,}]/.exec(start)?.[1];
-    if (version === undefined) throw this.refuse('is not an orgform plan file');
+    if (version === undefined) throw this.refuse(NOT_A_PLAN);
     this.checkVersion(Number(version));
   }
 

@@ -11,45 +11,12 @@
  * itself from being edited.
  */
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import type { DesiredState } from '../model/desired-state.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import { OrgformError } from '../errors.js';
-import type { Plan } from './types.js';
-import { MAX_LINE_BYTES, SAVED_PLAN_VERSION, type RecordCounts } from './saved-plan-format.js';
+import { MAX_LINE_BYTES, type RecordCounts, type SavedPlan, type SavedPlanBody, type SavedPlanValidator } from './saved-plan-format.js';
 import { SavedPlanReader } from './saved-plan-reader.js';
-import type { SavedPlanValidator } from './saved-plan-format.js';
 
-export { describeSchemaError, MAX_LINE_BYTES, MIN_PLAN_KEY_LENGTH, SAVED_PLAN_VERSION, type SavedPlanValidator } from './saved-plan-format.js';
-
-export interface SavedPlanBody {
-  orgformSavedPlan: typeof SAVED_PLAN_VERSION;
-  createdAt: string;
-  baseUrl: string;
-  /** The config files as read when planning, with their SHA-256; paths relative to the directory plan ran in. */
-  configFiles: Array<{ path: string; sha256: string }>;
-  /**
-   * The directory plan ran in, relative to the plan file's own (`.` when saved there), `/`-separated:
-   * so that `orgform apply PLANFILE` finds the files and the state from anywhere, as long as the plan
-   * file is where --out put it in the checkout. Absent in plans made before it was recorded.
-   */
-  workdir?: string;
-  /** The desired state the plan was made from, after --target and --shard. */
-  desired: DesiredState;
-  selection: { targets: string[]; shard: string | null };
-  plan: Plan;
-  /**
-   * The plan's digest (plan-digest.ts) as plan printed it, for tools and people comparing it with a
-   * reviewed one. Never read back: orgform computes a plan's digest from its changes when it needs one.
-   */
-  digest?: string;
-}
-
-export interface SavedPlan extends SavedPlanBody {
-  /** SHA-256 of every line before the trailer, as written; a hand edit or truncation breaks it. */
-  checksum: string;
-  /** HMAC-SHA256 of the same bytes with ORGFORM_PLAN_KEY, when it was set. */
-  signature?: string;
-}
+export { describeSchemaError, MAX_LINE_BYTES, MIN_PLAN_KEY_LENGTH, SAVED_PLAN_VERSION, type SavedPlan, type SavedPlanBody, type SavedPlanValidator } from './saved-plan-format.js';
 
 /** A line of JSON, ending in a newline. */
 function line(record: unknown): string {

@@ -283,7 +283,6 @@ export function describeKind(info: Stats): string {
   return 'not a file';
 }
 
-/** An unwritable path is the user's to fix, not a bug: say which and what to do. */
 /** Why a file the user named could not be written, and what to do: theirs to fix, never a bug. */
 export function cannotWrite(file: UserFile, err: unknown): UsageError {
   return new UsageError(`Cannot write ${file.shown}: ${(err as Error).message}. Check that its directory can be created and written, or choose another path for ${file.option}.`, { cause: err });

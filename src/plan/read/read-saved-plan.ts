@@ -7,12 +7,22 @@
 import { resolve } from 'node:path';
 import { loadSchemaValidator } from '../../config/schema-validator.js';
 import { OrgformError } from '../../errors.js';
+import { describeKind } from '../../state/write-file-atomically.js';
 import { findWorkTree, openInTree } from '../../work-tree.js';
 import type { SavedPlan } from '../saved-plan.js';
 import { SavedPlanReader } from '../saved-plan-reader.js';
 
 /** Bytes read at a time. */
 const CHUNK_BYTES = 1024 * 1024;
+
+function cannotRead(path: string, err: unknown): OrgformError {
+  return new OrgformError('PLAN_INVALID', `Cannot read the plan file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`, { cause: err });
+}
+
+/** Refused before a byte of it was read: `reason` says why. */
+function notRead(reason: string): OrgformError {
+  return new OrgformError('PLAN_INVALID', `Cannot read the plan file: ${reason}. Nothing was read from it.`);
+}
 
 /** `path` as the user gave it (shown in errors), relative to `cwd`. */
 export async function readSavedPlan(path: string, cwd: string, key: string | undefined): Promise<SavedPlan> {
@@ -21,12 +31,13 @@ export async function readSavedPlan(path: string, cwd: string, key: string | und
     // A plan file named in the working tree must stay in it, as every path orgform is given.
     opened = await openInTree(await findWorkTree(cwd), resolve(cwd, path), 'stay', path);
   } catch (err) {
-    throw new OrgformError('PLAN_INVALID', `Cannot read the plan file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+    throw cannotRead(path, err);
   }
-  if (!opened.ok) throw new OrgformError('PLAN_INVALID', `Cannot read the plan file: ${opened.reason}. Nothing was read from it.`);
+  if (!opened.ok) throw notRead(opened.reason);
   const { handle } = opened;
   try {
-    if (!(await handle.stat()).isFile()) throw new OrgformError('PLAN_INVALID', `Cannot read the plan file: ${path} is not a regular file. Nothing was read from it.`);
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw notRead(`${path} is ${describeKind(stats)}`);
     const { validate } = await loadSchemaValidator('saved-plan');
     const reader = new SavedPlanReader(path, validate, key);
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
@@ -39,7 +50,7 @@ export async function readSavedPlan(path: string, cwd: string, key: string | und
     return reader.finish();
   } catch (err) {
     if (err instanceof OrgformError) throw err;
-    throw new OrgformError('PLAN_INVALID', `Cannot read the plan file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}.`, { cause: err });
+    throw cannotRead(path, err);
   } finally {
     await handle.close();
   }
