@@ -11,7 +11,7 @@
 //            growth, without orgform's cap on it)
 //
 // Each returns one entry per run; summarise() makes the median and the range of what matters.
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeApplyConfig, writeFixtures } from './fixtures.mjs';
 import { BIN, median, ROOT, runOrgform, startEmulatorProcess } from './processes.mjs';
@@ -253,6 +253,14 @@ export async function memoryCases(ctx, rounds, { big = true } = {}) {
       out.push({ case: name, kind: 'memory', goalMB: s.changesMaxRssMB, runs: machine, ...summarise(machine, ['wallMs', 'peakRssMB', 'requests']) });
     }
 
+    // The saved plan read back and applied (read a line at a time since format 4).
+    const savedApplies = [];
+    for (let r = 1; r <= rounds; r += 1) {
+      ctx.log(`bench: memory: apply PLANFILE of ${s.planSize.toLocaleString('en-US')} changes (${r}/${rounds})...`);
+      savedApplies.push(await memorySavedApply(ctx, emulator, fixtures, `mem-apply-saved-${s.planSize}-${r}`, 1000 + r, s.planSize));
+    }
+    out.push({ case: `memory: apply PLANFILE of ${s.planSize.toLocaleString('en-US')} changes`, kind: 'memory', goalMB: s.changesMaxRssMB, runs: savedApplies, ...summarise(savedApplies, ['wallMs', 'peakRssMB', 'requests']) });
+
     const variants = HEAP_CAP_BUILT() ? [{ name: 'as built (heap growth capped)', env: {} }, { name: "with V8's own heap growth", env: { ORGFORM_BENCH_V8_HEAP_GROWTH: '1' } }] : [{ name: 'as built', env: {} }];
     let round = 0;
     for (const variant of variants) {
@@ -325,12 +333,44 @@ async function memoryMachinePlan(ctx, emulator, config, label, changes, output) 
   const args = ['plan', '-f', config, '--base-url', emulator.url, '--parallelism', String(s.parallelism), '--state', join(ctx.tmp, `state-${label}.json`), '--no-color', ...(output === 'json' ? ['--format', 'json'] : ['--out', saved])];
   const run = await runOrgform(args, { cwd: ctx.tmp, env: ctx.baseEnv(), timeoutMs: s.timeoutMs, ...ctx.files(label) });
   if (run.timedOut) throw new Error(`${label}: still running after ${Math.round(s.timeoutMs / 1000)} s, stopped`);
-  const document = run.code === 0 ? JSON.parse(output === 'json' ? run.stdout : readFileSync(saved, 'utf8')) : undefined;
-  const planned = output === 'json' ? document?.summary?.change : document?.plan?.changes?.length;
+  const planned = run.code !== 0 ? undefined : output === 'json' ? JSON.parse(run.stdout)?.summary?.change : savedPlanChanges(saved);
   if (planned !== changes) throw ctx.fail(`orgform plan ${output === 'json' ? '--format json' : '--out'} (${label})`, run);
   rmSync(saved, { force: true });
   const c = await emulator.counters();
   return { wallMs: run.wallMs, peakRssMB: run.peakRssKB / 1024, requests: c.total };
+}
+
+/** A plan of `changes` changes saved with --out (not measured), then applied from the file (measured). */
+async function memorySavedApply(ctx, emulator, fixtures, label, round, changes) {
+  const s = GOAL_SETTINGS.memory;
+  const config = writeApplyConfig(ctx.tmp, fixtures, round);
+  const saved = join(ctx.tmp, `${label}.plan`);
+  const state = join(ctx.tmp, `state-${label}.json`);
+  const common = ['--base-url', emulator.url, '--parallelism', String(s.parallelism), '--state', state, '--no-color'];
+  const plan = await runOrgform(['plan', '-f', config, ...common, '--out', saved], { cwd: ctx.tmp, env: ctx.baseEnv(), timeoutMs: s.timeoutMs, ...ctx.files(`${label}-plan`) });
+  if (plan.code !== 0 || savedPlanChanges(saved) !== changes) throw ctx.fail(`orgform plan --out (${label})`, plan);
+  await emulator.resetCounters();
+  const run = await runOrgform(['apply', saved, ...common], { cwd: ctx.tmp, env: ctx.baseEnv(), timeoutMs: s.timeoutMs, ...ctx.files(label) });
+  if (run.timedOut) throw new Error(`${label}: still running after ${Math.round(s.timeoutMs / 1000)} s, stopped`);
+  const results = applyResults(run.stdout);
+  if (run.code !== 0 || results?.applied !== changes) throw ctx.fail(`orgform apply PLANFILE (${label})`, run);
+  rmSync(saved, { force: true });
+  const c = await emulator.counters();
+  return { wallMs: run.wallMs, peakRssMB: run.peakRssKB / 1024, requests: c.total };
+}
+
+/** How many changes a saved plan holds, from its end record (format 4: a record a line; the file may be longer than one string). */
+function savedPlanChanges(path) {
+  const size = statSync(path).size;
+  const tail = Buffer.alloc(Math.min(size, 64 * 1024));
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+  } finally {
+    closeSync(fd);
+  }
+  const end = tail.toString('utf8').split('\n').find((line) => line.startsWith('{"record":"end"'));
+  return end === undefined ? undefined : JSON.parse(end).counts.changes;
 }
 
 // ---------------------------------------------------------------------------------------------

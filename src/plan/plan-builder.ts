@@ -21,6 +21,11 @@ export interface PlanBuilderOptions {
    * saved needs them: its apply compares them again. Without, they are let go as they are planned.
    */
   recordObservations: boolean;
+  /**
+   * Where the recorded observations go as they are planned, instead of into `Plan.observed` (which
+   * then stays empty): `plan --out` spools them to its file's lines rather than hold them all.
+   */
+  observationSink?: (slug: string, observed: ObservedOrganisation) => void;
 }
 
 /** What the plan takes of the observed state besides the organisations: the active one, names by id, problems. */
@@ -34,6 +39,7 @@ export class PlanBuilder {
   // key at a time, then copied to sort it, costs a bulk plan three large tables for one.
   private readonly observedWithChanges: Array<[string, ObservedOrganisation]> = [];
   private active: ObservedOrganisation | undefined;
+  private activeRecorded = false;
 
   constructor(private readonly options: PlanBuilderOptions) {}
 
@@ -48,7 +54,14 @@ export class PlanBuilder {
       return;
     }
     for (const change of mine.changes) this.changes.push(change);
-    if (this.options.recordObservations) this.observedWithChanges.push([d.slug, o]);
+    if (this.options.recordObservations) this.record(d.slug, o);
+  }
+
+  private record(slug: string, o: ObservedOrganisation): void {
+    if (slug === this.options.activeSlug) this.activeRecorded = true;
+    const sink = this.options.observationSink;
+    if (sink === undefined) this.observedWithChanges.push([slug, o]);
+    else sink(slug, o);
   }
 
   /** The plan, once every organisation that could be read has been added. */
@@ -67,7 +80,7 @@ export class PlanBuilder {
           organisation: { slug: activeSlug, id: targetId },
           display: { fromActive: from },
         });
-        if (target && this.options.recordObservations && !observedWithChanges.some(([slug]) => slug === activeSlug)) observedWithChanges.push([activeSlug, target]);
+        if (target && this.options.recordObservations && !this.activeRecorded) this.record(activeSlug, target);
       }
     }
 

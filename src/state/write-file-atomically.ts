@@ -29,13 +29,13 @@ export interface DurableFileOptions {
  * What a file is written with: its text, or its text in pieces (a large saved plan, made as it is
  * written). Pieces are read once, after the file is opened: a temp name already taken costs none.
  */
-export type FileText = string | Iterable<string>;
+export type FileText = string | Iterable<string> | AsyncIterable<string>;
 
 /** Pieces are gathered into writes of about this many characters. */
 const WRITE_LENGTH = 1024 * 1024;
 
 /** Writes text in pieces at the file's position, a megabyte at a time. */
-async function writePieces(handle: FileHandle, pieces: Iterable<string>): Promise<void> {
+async function writePieces(handle: FileHandle, pieces: Iterable<string> | AsyncIterable<string>): Promise<void> {
   let parts: string[] = [];
   let length = 0;
   let position = 0;
@@ -46,7 +46,7 @@ async function writePieces(handle: FileHandle, pieces: Iterable<string>): Promis
     await writeAll(handle, bytes, position);
     position += bytes.length;
   };
-  for (const piece of pieces) {
+  for await (const piece of pieces) {
     parts.push(piece);
     length += piece.length;
     if (length >= WRITE_LENGTH) await flush();
@@ -283,7 +283,7 @@ export function describeKind(info: Stats): string {
   return 'not a file';
 }
 
-/** An unwritable path is the user's to fix, not a bug: say which and what to do. */
-function cannotWrite(file: UserFile, err: unknown): UsageError {
+/** Why a file the user named could not be written, and what to do: theirs to fix, never a bug. */
+export function cannotWrite(file: UserFile, err: unknown): UsageError {
   return new UsageError(`Cannot write ${file.shown}: ${(err as Error).message}. Check that its directory can be created and written, or choose another path for ${file.option}.`, { cause: err });
 }

@@ -4,7 +4,6 @@
  * change made while apply waits for yes, an empty value the service holds, a declared field someone
  * else changed (stale), membership that only a listing proves, and saved plans that were edited.
  */
-import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +20,7 @@ import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG } from '../support/workspace.js';
+import { tamperedText } from '../support/saved-plan-lines.js';
 
 let profile: ProfileName;
 
@@ -201,10 +201,7 @@ describe.each(MATRIX_PROFILES)('saved plans checked against their own derivation
 
   /** Rewrites the saved plan as anyone could, checksum included. */
   async function tamper(path: string, edit: (saved: Record<string, any>) => void): Promise<void> {
-    const { checksum: _checksum, signature, ...body } = JSON.parse(await readFile(path, 'utf8')) as Record<string, any>;
-    edit(body);
-    const checksum = createHash('sha256').update(JSON.stringify(body)).digest('hex');
-    await writeFile(path, JSON.stringify({ ...body, checksum, ...(signature === undefined ? {} : { signature }) }, null, 2));
+    await writeFile(path, tamperedText(await readFile(path, 'utf8'), edit));
   }
 
   it('refuses a plan edited to send acme’s e-mail to org_globex, its checksum recomputed, and writes nothing', async () => {
@@ -224,15 +221,16 @@ describe.each(MATRIX_PROFILES)('saved plans checked against their own derivation
   });
 
   it.each([
-    ['a change without its organisation', (saved: Record<string, any>) => (saved.plan.changes[0].organisation = null), 'plan.changes[0].organisation must be object'],
-    ['invitations that are not a list', (saved: Record<string, any>) => (saved.desired.organisations[0].invitations = 'all of them'), 'desired.organisations[0].invitations must be object'],
+    ['a change without its organisation', (saved: Record<string, any>) => (saved.plan.changes[0].organisation = null), '(change organisations.acme.billing) has a malformed field: change.organisation must be object'],
+    ['invitations that are not a list', (saved: Record<string, any>) => (saved.desired.organisations[0].invitations = 'all of them'), '(organisation acme) has a malformed field: organisation.invitations must be object'],
   ])('refuses a plan with a malformed field (%s) as PLAN_INVALID naming the field, never as a bug, and writes nothing', async (_what, edit, message) => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG }, { profile });
     await runCli(['plan', '--out', 'plan.json'], { cwd, env });
     await tamper(join(cwd, 'plan.json'), edit);
     const result = await runCli(['apply', 'plan.json'], { cwd, env });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`has a malformed field: ${message}`);
+    expect(result.stderr).toMatch(/The saved plan plan\.json:\d+ /);
+    expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/bug in orgform/);
     expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
   });
@@ -307,11 +305,11 @@ describe('a saved plan naming a config file that is not one', () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
     execFileSync('mkfifo', [join(cwd, 'fifo')]);
-    const { checksum: _checksum, ...body } = JSON.parse(await readFile(join(cwd, 'plan.json'), 'utf8')) as Record<string, any>;
-    body.configFiles[0].path = 'fifo';
-    body.desired.files[0].path = 'fifo';
-    const checksum = createHash('sha256').update(JSON.stringify(body)).digest('hex');
-    await writeFile(join(cwd, 'plan.json'), JSON.stringify({ ...body, checksum }));
+    const text = tamperedText(await readFile(join(cwd, 'plan.json'), 'utf8'), (body) => {
+      body.configFiles[0].path = 'fifo';
+      body.desired.files[0].path = 'fifo';
+    });
+    await writeFile(join(cwd, 'plan.json'), text);
     let pid: number | undefined;
     const killer = setTimeout(() => pid !== undefined && process.kill(pid, 'SIGKILL'), 15_000);
     const result = await spawnCli(['apply', 'plan.json'], { cwd, env, onSpawn: (p) => (pid = p) }).finally(() => clearTimeout(killer));

@@ -3,7 +3,7 @@
  * matrix (lenient: the project's answers to the interface's open points; strict: the hardest
  * plausible answer of each).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -14,6 +14,7 @@ import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, MATCHING_CONFIG, makeWorkspace } from '../support/workspace.js';
+import { bodyOf } from '../support/saved-plan-lines.js';
 
 let emulator: Emulator;
 let profile: ProfileName;
@@ -135,13 +136,16 @@ organisations:
     const { cwd, env } = await setup(CHANGING_CONFIG);
     const result = await runCli(['plan', '--out', 'plan.json'], { cwd, env });
     expect(result.code).toBe(0);
-    const saved = JSON.parse(await readFile(join(cwd, 'plan.json'), 'utf8'));
-    expect(saved.orgformSavedPlan).toBe(3);
+    const text = await readFile(join(cwd, 'plan.json'), 'utf8');
+    const saved = bodyOf(text);
+    expect(saved.orgformSavedPlan).toBe(4);
     expect(saved.baseUrl).toBe(emulator.url);
     expect(saved.configFiles[0].sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(saved.plan.observed.acme.billing.billingEmail).toBe('billing@acme.example');
     expect(saved.checksum).toMatch(/^[0-9a-f]{64}$/);
-    expect(JSON.stringify(saved)).not.toContain('demo-token');
+    expect(text).not.toContain('demo-token');
+    // The observations' spool beside it is gone.
+    expect((await readdir(cwd)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
   it('says what to do, and not that orgform has a bug, when --out cannot be written', async () => {
@@ -238,10 +242,10 @@ describe('orgform plan --out and the file it would replace', () => {
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
     expect((await runCli(['plan', '--out', 'empty.json'], { cwd, env })).code).toBe(0);
-    expect(JSON.parse(await readFile(join(cwd, 'empty.json'), 'utf8')).orgformSavedPlan).toBeDefined();
+    expect(bodyOf(await readFile(join(cwd, 'empty.json'), 'utf8')).orgformSavedPlan).toBe(4);
     expect((await runCli(['plan', '--out', 'notes.txt'], { cwd, env })).code).toBe(1);
     expect((await runCli(['plan', '--out', 'notes.txt', '--force'], { cwd, env })).code).toBe(0);
-    expect(JSON.parse(await readFile(join(cwd, 'notes.txt'), 'utf8')).orgformSavedPlan).toBeDefined();
+    expect(bodyOf(await readFile(join(cwd, 'notes.txt'), 'utf8')).orgformSavedPlan).toBe(4);
   });
 
   it('refuses a directory as a directory, before reading the service', async () => {

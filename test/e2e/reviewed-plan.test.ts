@@ -13,6 +13,7 @@ import type { Emulator } from '../../src/emulator/server.js';
 import { changeBillingByHand, setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
+import { bodyOf } from '../support/saved-plan-lines.js';
 
 const billingOf = (emulator: Emulator, id: string) => emulator.store.dump().organisations.find((o) => o.id === id)?.billing;
 
@@ -63,7 +64,7 @@ describe('the plan digest against the emulator', () => {
     expect(markdown.stdout.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^<!-- orgform-digest ${here} [A-Za-z0-9_-]+ -->$`));
     expect(markdown.stdout).toContain(`Plan digest \`${here.slice(0, 19)}\``);
     await runCli(['plan', '--out', 'plan.json'], { cwd, env });
-    expect(JSON.parse(await readFile(join(cwd, 'plan.json'), 'utf8')).digest).toBe(here);
+    expect(bodyOf(await readFile(join(cwd, 'plan.json'), 'utf8')).digest).toBe(here);
   });
 
   it('changes with any change on the service, and apply --expect-digest then applies nothing', async () => {

@@ -2,7 +2,10 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadSchemaValidator } from '../../src/config/schema-validator.js';
 import { OrgformError } from '../../src/errors.js';
-import { parseSavedPlan, serializeSavedPlan, serializeSavedPlanPieces, type SavedPlanBody } from '../../src/plan/saved-plan.js';
+import { MAX_LINE_BYTES, parseSavedPlan, serializeSavedPlan, serializeSavedPlanPieces, type SavedPlanBody } from '../../src/plan/saved-plan.js';
+import { SavedPlanReader } from '../../src/plan/saved-plan-reader.js';
+import { digestPlan } from '../../src/plan/plan-digest.js';
+import { editRecords, recordOf, recordsOf, signLines, type PlanRecord } from '../support/saved-plan-lines.js';
 import { BASE_URL, desiredOrg, desiredState, largePlan, observedOrg, observedState, planFor } from '../support/plan-fixtures.js';
 
 const PATH = 'plan.json';
@@ -16,7 +19,7 @@ function savedBody(): SavedPlanBody {
   });
   const plan = planFor(desired, observedState({ organisations: [observedOrg({ slug: 'acme', billing: { billingEmail: 'old@acme.test' } })], activeId: 'org_x' }));
   return {
-    orgformSavedPlan: 3,
+    orgformSavedPlan: 4,
     createdAt: '2025-01-02T03:04:05.000Z',
     baseUrl: BASE_URL,
     configFiles: desired.files,
@@ -37,12 +40,17 @@ function refusal(text: string, key?: string): OrgformError {
   throw new Error('expected the saved plan to be refused');
 }
 
-/** The saved plan with `edit` made to it and its checksum made to match again, as anyone can. */
-function edited(edit: (saved: Record<string, any>) => void, key?: string): string {
-  const { checksum: _checksum, signature: _signature, ...body } = JSON.parse(serializeSavedPlan(savedBody())) as Record<string, any>;
-  edit(body);
-  return serializeSavedPlan(body as SavedPlanBody, key);
+/** The saved plan with `edit` made to its records and its checksum made to match again, as anyone can. */
+function edited(edit: (records: PlanRecord[]) => void, key?: string): string {
+  return editRecords(serializeSavedPlan(savedBody()), edit, key);
 }
+
+/** The line number (1-based) of the first record of this kind in `text`. */
+function lineOf(text: string, kind: string, which: (r: PlanRecord) => boolean = () => true): number {
+  return recordsOf(text).findIndex((r) => r.record === kind && which(r)) + 1;
+}
+
+const billingChange = (r: PlanRecord) => r.change.kind === 'billing';
 
 describe('saved plans', () => {
   it('read back exactly what was written', () => {
@@ -55,28 +63,41 @@ describe('saved plans', () => {
     expect(checksum).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('are written in pieces, with the bytes, checksum and signature of the whole body stringified at once, and read back', () => {
-    const small = savedBody();
-    const large = { ...savedBody(), plan: largePlan(5_000) };
-    for (const body of [small, large]) {
-      const compact = JSON.stringify(body);
-      const checksum = createHash('sha256').update(compact).digest('hex');
-      for (const key of [undefined, KEY]) {
-        const signature = key === undefined ? {} : { signature: createHmac('sha256', key).update(compact).digest('hex') };
-        const pieces = [...serializeSavedPlanPieces(body, key)];
-        expect(pieces.join('')).toBe(`${JSON.stringify({ ...body, checksum, ...signature })}\n`);
-        expect(parseSavedPlan(pieces.join(''), PATH, validate, key).plan.changes).toHaveLength(body.plan.changes.length);
-      }
-    }
-    // Handed over in pieces, never as one string.
-    expect([...serializeSavedPlanPieces(large)].length).toBeGreaterThan(20);
+  it('keep the digest of the plan they hold: a reviewed plan and its saved file name the same changes', () => {
+    const body = { ...savedBody(), digest: digestPlan(savedBody().plan) };
+    const saved = parseSavedPlan(serializeSavedPlan(body), PATH, validate);
+    expect(digestPlan(saved.plan)).toBe(digestPlan(body.plan));
+    expect(saved.digest).toBe(body.digest);
   });
 
-  it('are written as compact JSON on one line, its format first, ending in a newline (indented, a plan is about 1.65 times as long, and must be read back as one text)', () => {
+  it('are written a record a line: the header first, the format first in it, then the records in order, the trailer last', () => {
     const text = serializeSavedPlan(savedBody());
+    expect(text.startsWith('{"orgformSavedPlan":4,"record":"header",')).toBe(true);
     expect(text.endsWith('}\n')).toBe(true);
-    expect(text.startsWith('{"orgformSavedPlan":3,')).toBe(true);
-    expect(text.trimEnd()).not.toContain('\n');
+    expect(recordsOf(text).map((r) => r.record)).toEqual(['header', 'organisation', 'observed', 'change', 'change', 'change', 'end', 'trailer']);
+  });
+
+  it('end with the SHA-256, and with a key the HMAC, of exactly the bytes before the trailer', () => {
+    for (const key of [undefined, KEY]) {
+      const text = serializeSavedPlan(savedBody(), key);
+      const body = text.slice(0, text.lastIndexOf('{"record":"trailer"'));
+      const trailer = recordsOf(text).at(-1) as PlanRecord;
+      expect(trailer.checksum).toBe(createHash('sha256').update(body).digest('hex'));
+      expect(trailer.signature).toBe(key === undefined ? undefined : createHmac('sha256', key).update(body).digest('hex'));
+    }
+  });
+
+  it('are written a line at a time, never as one string, and read back from chunks of any size', () => {
+    const large = { ...savedBody(), plan: largePlan(5_000) };
+    const pieces = [...serializeSavedPlanPieces(large, KEY)];
+    expect(pieces.length).toBe(15_000 + 5);
+    expect(pieces.every((piece) => piece.endsWith('\n') && piece.indexOf('\n') === piece.length - 1)).toBe(true);
+    const bytes = Buffer.from(pieces.join(''));
+    for (const size of [1, 7, 4096, bytes.length]) {
+      const reader = new SavedPlanReader(PATH, validate, KEY);
+      for (let at = 0; at < bytes.length; at += size) reader.push(bytes.subarray(at, at + size));
+      expect(reader.finish().plan.changes).toHaveLength(15_000);
+    }
   });
 
   it('are refused when one character of a value was edited', () => {
@@ -88,24 +109,54 @@ describe('saved plans', () => {
   });
 
   it('are refused when the checksum itself was edited or removed', () => {
-    const saved = JSON.parse(serializeSavedPlan(savedBody())) as Record<string, unknown>;
-    expect(refusal(JSON.stringify({ ...saved, checksum: '0'.repeat(64) })).message).toContain('checksum does not match');
-    delete saved.checksum;
-    expect(refusal(JSON.stringify(saved)).message).toContain('checksum does not match');
+    const text = serializeSavedPlan(savedBody());
+    const lines = text.trimEnd().split('\n');
+    const last = lines.length;
+    expect(refusal([...lines.slice(0, -1), JSON.stringify({ record: 'trailer', checksum: '0'.repeat(64) }), ''].join('\n')).message).toContain('checksum does not match');
+    expect(refusal([...lines.slice(0, -1), JSON.stringify({ record: 'trailer' }), ''].join('\n')).message).toBe(
+      `The saved plan ${PATH}:${last} (trailer) has a malformed field: checksum is missing. Make a new one with orgform plan --out ${PATH}.`,
+    );
   });
 
-  it('are refused when truncated', () => {
+  it('are refused when cut short, in a line or between lines, saying where', () => {
     const text = serializeSavedPlan(savedBody());
     const err = refusal(text.slice(0, Math.floor(text.length / 2)));
     expect(err.code).toBe('PLAN_INVALID');
-    expect(err.message).toBe(`The saved plan ${PATH} is not valid JSON (truncated, or not a plan file). Make a new one with orgform plan --out ${PATH}.`);
+    expect(err.message).toMatch(new RegExp(`^The saved plan ${PATH} ends in the middle of line \\d+ \\(it was cut short, or is not a plan file\\)\\.`));
+    const lines = text.split('\n');
+    expect(refusal(lines.slice(0, 4).map((l) => `${l}\n`).join('')).message).toBe(
+      `The saved plan ${PATH} ends at line 4 without its trailer line (it was cut short). Make a new one with orgform plan --out ${PATH}.`,
+    );
+    expect(refusal(text.slice(0, -1)).message).toContain('ends in the middle of line 8');
+  });
+
+  it('are refused when anything follows the trailer, even an empty line', () => {
+    const text = serializeSavedPlan(savedBody());
+    expect(refusal(`${text}\n`).message).toBe(`The saved plan ${PATH}:9 follows the trailer line, which must be the last. Make a new one with orgform plan --out ${PATH}.`);
+    expect(refusal(`${text}${text}`).message).toContain(`${PATH}:9 follows the trailer line`);
+    expect(refusal(`${text} `).message).toContain(`${PATH}:9 follows the trailer line`);
   });
 
   it('are refused when written in another format version, naming both versions', () => {
-    const saved = JSON.parse(serializeSavedPlan(savedBody())) as Record<string, unknown>;
-    const err = refusal(JSON.stringify({ ...saved, orgformSavedPlan: 2 }));
+    const err = refusal(edited((records) => (recordOf(records, 'header').orgformSavedPlan = 2)));
     expect(err.code).toBe('PLAN_INVALID');
-    expect(err.message).toContain('has format version 2; this orgform reads version 3');
+    expect(err.message).toContain('has format version 2; this orgform reads version 4');
+  });
+
+  it('refuse a plan of format 3 (one JSON document) as made by an earlier orgform, however long its one line', () => {
+    const v3 = `${JSON.stringify({ orgformSavedPlan: 3, createdAt: 'x', plan: {}, checksum: '0'.repeat(64) })}\n`;
+    const message = `The saved plan ${PATH} has format version 3, one JSON document, written by an earlier orgform; this orgform reads version 4, a record a line. Make a new one with orgform plan --out ${PATH}.`;
+    expect(refusal(v3).message).toBe(message);
+    const reader = new SavedPlanReader(PATH, validate, undefined);
+    reader.push(Buffer.from('{"orgformSavedPlan":3,"createdAt":"'));
+    const filler = Buffer.alloc(1024 * 1024, 'a');
+    let err: unknown;
+    try {
+      for (let i = 0; i < 20; i += 1) reader.push(filler);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as OrgformError).message).toBe(message);
   });
 
   it.each([
@@ -114,33 +165,99 @@ describe('saved plans', () => {
     ['a string', '"orgformSavedPlan"'],
     ['null', 'null'],
     ['a number', '1'],
+    ['nothing', ''],
+    ['sixteen zero bytes', '\0'.repeat(16)],
   ])('are refused when the file is not a plan: %s', (_what, text) => {
     const err = refusal(text);
     expect(err.code).toBe('PLAN_INVALID');
     expect(err.message).toBe(`The saved plan ${PATH} is not an orgform plan file. Make a new one with orgform plan --out ${PATH}.`);
   });
 
-  it('are refused when parts are missing, even with a matching checksum, naming the part', () => {
-    const err = refusal(edited((saved) => delete saved.plan));
+  it('are refused when parts are missing, even with a matching checksum, naming the line and the part', () => {
+    const err = refusal(edited((records) => delete recordOf(records, 'header').plan));
     expect(err.code).toBe('PLAN_INVALID');
-    expect(err.message).toBe(`The saved plan ${PATH} has a malformed field: plan is missing. Make a new one with orgform plan --out ${PATH}.`);
+    expect(err.message).toBe(`The saved plan ${PATH}:1 (header) has a malformed field: plan is missing. Make a new one with orgform plan --out ${PATH}.`);
+    expect(refusal(edited((records) => records.splice(records.findIndex((r) => r.record === 'end'), 1))).message).toContain(`${PATH}:7 is the trailer, but the end record is missing before it`);
   });
 
   it.each([
-    ['an organisation id that is a number', (s: Record<string, any>) => (s.plan.changes[0].organisation.id = 42), 'plan.changes[0].organisation.id must be string'],
-    ['a change with no address', (s: Record<string, any>) => delete s.plan.changes[1].address, 'plan.changes[1].address is missing'],
-    ['an unknown kind of change', (s: Record<string, any>) => (s.plan.changes[0].kind = 'delete-everything'), 'plan.changes[0].kind must be one of "accept-invitation", "billing"'],
-    ['a field the format does not have', (s: Record<string, any>) => (s.plan.changes[0].request = { billingEmail: 'x@y.z' }), 'plan.changes[0] has a field it does not take: "request"'],
-    ['declared billing that is not a string', (s: Record<string, any>) => (s.desired.organisations[0].billing.billingEmail = ['x']), 'desired.organisations[0].billing.billingEmail must be string'],
-    ['invitations that are not a list', (s: Record<string, any>) => (s.desired.organisations[0].invitations.revoke = 'inv_2'), 'desired.organisations[0].invitations.revoke must be array'],
-    ['a seen value of the wrong type', (s: Record<string, any>) => (s.plan.changes[0].seen.billingEmail = 7), 'plan.changes[0].seen.billingEmail must be string,null'],
-    ['a slug orgs.yaml would refuse', (s: Record<string, any>) => (s.desired.organisations[0].slug = 'a/b'), 'desired.organisations[0].slug must match pattern'],
-    ['a declared e-mail that is not one', (s: Record<string, any>) => (s.desired.organisations[0].billing.billingEmail = 'nobody'), 'desired.organisations[0].billing.billingEmail must match format "email"'],
-  ])('are refused as invalid, naming the field, when a field is malformed and the checksum matches: %s', (_what, edit, field) => {
-    const err = refusal(edited(edit));
+    ['an organisation id that is a number', 'change', (r: PlanRecord) => (recordOf([r], 'change').change.organisation.id = 42), 'change organisations.acme.billing) has a malformed field: change.organisation.id must be string'],
+    ['a change with no address', 'change', (r: PlanRecord) => delete r.change.address, '(change) has a malformed field: change.address is missing'],
+    ['an unknown kind of change', 'change', (r: PlanRecord) => (r.change.kind = 'delete-everything'), 'has a malformed field: change.kind must be one of "accept-invitation", "billing"'],
+    ['a field the format does not have', 'change', (r: PlanRecord) => (r.change.request = { billingEmail: 'x@y.z' }), 'has a malformed field: change has a field it does not take: "request"'],
+    ['declared billing that is not a string', 'organisation', (r: PlanRecord) => (r.organisation.billing.billingEmail = ['x']), '(organisation acme) has a malformed field: organisation.billing.billingEmail must be string'],
+    ['invitations that are not a list', 'organisation', (r: PlanRecord) => (r.organisation.invitations.revoke = 'inv_2'), 'organisation.invitations.revoke must be array'],
+    ['a seen value of the wrong type', 'change', (r: PlanRecord) => (r.change.seen.billingEmail = 7), 'change.seen.billingEmail must be string,null'],
+    ['a slug orgs.yaml would refuse', 'organisation', (r: PlanRecord) => (r.organisation.slug = 'a/b'), 'organisation.slug must match pattern'],
+    ['a declared e-mail that is not one', 'organisation', (r: PlanRecord) => (r.organisation.billing.billingEmail = 'nobody'), 'organisation.billing.billingEmail must match format "email"'],
+    ['an observation that is not one', 'observed', (r: PlanRecord) => (r.observed.member = 'yes'), '(observed acme) has a malformed field: observed.member must be boolean'],
+    ['a count that is not one', 'end', (r: PlanRecord) => (r.counts.changes = -1), '(end) has a malformed field: counts.changes must be >= 0'],
+  ])('are refused as invalid, naming the line and the field, when a field is malformed and the checksum matches: %s', (_what, kind, edit, field) => {
+    const text = serializeSavedPlan(savedBody());
+    const line = lineOf(text, kind, kind === 'change' ? billingChange : undefined);
+    const err = refusal(edited((records) => edit(recordOf(records, kind, kind === 'change' ? billingChange : undefined))));
     expect(err.code).toBe('PLAN_INVALID');
-    expect(err.message).toContain(`has a malformed field: ${field}`);
+    expect(err.message).toContain(`The saved plan ${PATH}:${line} `);
+    expect(err.message).toContain(field);
     expect(err.message).not.toMatch(/bug in orgform/);
+  });
+
+  it('refuse a line longer than a line may be as soon as it is, without holding the rest', () => {
+    const reader = new SavedPlanReader(PATH, validate, undefined);
+    const text = serializeSavedPlan(savedBody());
+    reader.push(Buffer.from(text.split('\n')[0] + '\n'));
+    reader.push(Buffer.from('{"record":"organisation","organisation":{"slug":"'));
+    const filler = Buffer.alloc(1024 * 1024, 'a');
+    let pushed = 0;
+    let err: unknown;
+    try {
+      for (; pushed < 100; pushed += 1) reader.push(filler);
+    } catch (e) {
+      err = e;
+    }
+    // The prefix and 15 MiB fit; the 16th MiB would pass the bound.
+    expect(pushed).toBe(MAX_LINE_BYTES / filler.length - 1);
+    expect((err as OrgformError).message).toBe(`The saved plan ${PATH}:2 is longer than the ${MAX_LINE_BYTES} bytes a line of a saved plan may be. Make a new one with orgform plan --out ${PATH}.`);
+  });
+
+  it.each([
+    ['a record of no known kind', (records: PlanRecord[]) => records.splice(2, 0, { record: 'script', run: 'rm -rf /' }), 3, 'is not a record of a saved plan (its "record" is "script"; it must be one of header, organisation'],
+    ['a record with no kind', (records: PlanRecord[]) => records.splice(2, 0, { change: {} }), 3, 'its "record" is missing'],
+    ['an observation after the changes', (records: PlanRecord[]) => records.splice(5, 0, ...records.splice(2, 1)), 6, '(observed acme) is out of order: an observed record cannot follow a change record'],
+    ['a change before the organisations', (records: PlanRecord[]) => records.splice(1, 0, ...records.splice(3, 1)), 3, '(organisation acme) is out of order: an organisation record cannot follow a change record'],
+    ['a second header', (records: PlanRecord[]) => records.splice(2, 0, records[0] as PlanRecord), 3, '(header) is out of order: a header record cannot follow an organisation record'],
+    ['a change repeated', (records: PlanRecord[]) => records.splice(4, 0, records[3] as PlanRecord), 5, 'repeats the change organisations.acme'],
+    ['an organisation repeated', (records: PlanRecord[]) => records.splice(2, 0, records[1] as PlanRecord), 3, 'repeats the organisation "acme"'],
+    ['an observation repeated', (records: PlanRecord[]) => records.splice(3, 0, records[2] as PlanRecord), 4, 'repeats what was observed of "acme"'],
+    ['an observation of an organisation not declared', (records: PlanRecord[]) => (records[2] = { ...records[2], slug: 'globex', observed: { ...records[2]?.observed, slug: 'globex' } }), 3, 'holds what was observed of "globex", which the file does not declare'],
+    ['a second end', (records: PlanRecord[]) => records.push(records.at(-1) as PlanRecord), 8, '(end) is out of order: an end record cannot follow an end record'],
+  ])('are refused, naming the line, when the records are not as written: %s', (_what, edit, line, problem) => {
+    const err = refusal(edited((records) => edit(records)));
+    expect(err.code).toBe('PLAN_INVALID');
+    expect(err.message).toContain(`The saved plan ${PATH}:${line} `);
+    expect(err.message).toContain(problem);
+  });
+
+  it('are refused when a line is not JSON, naming the line', () => {
+    const lines = serializeSavedPlan(savedBody()).trimEnd().split('\n').slice(0, -1);
+    lines.splice(2, 0, '{"record":"change",');
+    expect(refusal(signLines(lines)).message).toBe(`The saved plan ${PATH}:3 is not valid JSON (edited, or not a plan file). Make a new one with orgform plan --out ${PATH}.`);
+  });
+
+  it('read an organisation named __proto__ back as data, never as the prototype of what holds it', () => {
+    const text = edited((records) => {
+      recordOf(records, 'organisation').organisation.slug = '__proto__';
+      recordOf(records, 'observed').slug = '__proto__';
+    });
+    const saved = parseSavedPlan(text, PATH, validate);
+    expect(Object.keys(saved.plan.observed)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(saved.plan.observed)).toBe(Object.prototype);
+    expect(saved.plan.observed.__proto__).toMatchObject({ slug: 'acme', member: true });
+  });
+
+  it('are refused when the end record counts other records than the file holds (a record left out, checksum recomputed)', () => {
+    const err = refusal(edited((records) => records.splice(records.findIndex((r) => r.record === 'change'), 1)));
+    expect(err.message).toBe(`The saved plan ${PATH}'s end record counts 3 changes, but the file holds 2. Make a new one with orgform plan --out ${PATH}.`);
   });
 
   describe('with ORGFORM_PLAN_KEY', () => {
@@ -164,10 +281,19 @@ describe('saved plans', () => {
 
     it('refuse a plan edited after signing, even with its checksum made to match again', () => {
       const text = serializeSavedPlan(savedBody(), KEY);
-      const signature = (JSON.parse(text) as { signature: string }).signature;
-      const forged = JSON.parse(edited((s) => (s.desired.organisations[0].billing.billingEmail = 'thief@evil.test'))) as Record<string, unknown>;
-      const err = refusal(JSON.stringify({ ...forged, signature }), KEY);
+      const signature = (recordsOf(text).at(-1) as PlanRecord).signature as string;
+      const forged = recordsOf(edited((records) => (recordOf(records, 'organisation').organisation.billing.billingEmail = 'thief@evil.test')));
+      const trailer = { ...(forged.pop() as PlanRecord), signature };
+      const err = refusal([...forged, trailer].map((r) => `${JSON.stringify(r)}\n`).join(''), KEY);
       expect(err.message).toContain('is not signed with ORGFORM_PLAN_KEY');
+    });
+
+    it('refuse a plan with a line added after signing, and its checksum and signature kept', () => {
+      const text = serializeSavedPlan(savedBody(), KEY);
+      const lines = text.trimEnd().split('\n');
+      const added = JSON.stringify({ record: 'journaled', address: 'organisations.acme.billing' });
+      const err = refusal([...lines.slice(0, -2), added, ...lines.slice(-2), ''].join('\n'), KEY);
+      expect(err.message).toContain('checksum does not match');
     });
 
     it('a signed plan is refused when the key is not set, saying so', () => {

@@ -98,14 +98,17 @@ describe('bad input', () => {
   it('case 19: a saved plan edited by hand, truncated, of another format version, or not a plan at all is refused with a clear message', async () => {
     const world = await startWorld({ config: PLAN_CONFIG });
     const text = await savedPlan(world);
-    // Each variant must differ from the plan as written (compact JSON): an edit that missed would apply it.
-    expect(text.startsWith('{"orgformSavedPlan":3,')).toBe(true);
+    // Each variant must differ from the plan as written (a record a line): an edit that missed would apply it.
+    expect(text.startsWith('{"orgformSavedPlan":4,"record":"header",')).toBe(true);
+    const v3 = `${JSON.stringify({ orgformSavedPlan: 3, createdAt: '2026-01-01T00:00:00.000Z', plan: {}, checksum: '0'.repeat(64) })}\n`;
     const variants: Array<[string, string, RegExp]> = [
       ['edited.json', text.replace('finance@acme.example', 'attacker@evil.example'), /The saved plan edited\.json was changed after it was written \(its checksum does not match\)\. Make a new one/],
-      ['reordered.json', text.replace('"orgformSavedPlan":3', '"orgformSavedPlan":3,"extra":true'), /The saved plan reordered\.json was changed after it was written/],
-      ['truncated.json', text.slice(0, Math.floor(text.length * 0.6)), /The saved plan truncated\.json is not valid JSON \(truncated, or not a plan file\)/],
-      ['empty.json', '', /The saved plan empty\.json is not valid JSON/],
-      ['future.json', text.replace('"orgformSavedPlan":3', '"orgformSavedPlan":4'), /The saved plan future\.json has format version 4; this orgform reads version 3/],
+      ['reordered.json', text.replace('{"orgformSavedPlan":4,"record":"header",', '{"record":"header","orgformSavedPlan":4,'), /The saved plan reordered\.json was changed after it was written/],
+      ['truncated.json', text.slice(0, Math.floor(text.length * 0.6)), /The saved plan truncated\.json ends (in the middle of line \d+|at line \d+ without its trailer line) \(it was cut short/],
+      ['empty.json', '', /The saved plan empty\.json is not an orgform plan file/],
+      ['future.json', text.replace('"orgformSavedPlan":4', '"orgformSavedPlan":5'), /The saved plan future\.json has format version 5; this orgform reads version 4/],
+      ['v3.json', v3, /The saved plan v3\.json has format version 3, one JSON document, written by an earlier orgform; this orgform reads version 4, a record a line\. Make a new one with orgform plan --out v3\.json/],
+      ['trailing.json', `${text}{"record":"trailer","checksum":"${'0'.repeat(64)}"}\n`, /The saved plan trailing\.json:\d+ follows the trailer line, which must be the last/],
       ['other.json', JSON.stringify({ version: 1, services: {} }), /The saved plan other\.json is not an orgform plan file/],
       ['missing.json', '', /Cannot read the plan file absent\.json: ENOENT/],
     ];

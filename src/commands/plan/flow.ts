@@ -10,7 +10,8 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError } from '../../errors.js';
-import { SAVED_PLAN_VERSION, serializeSavedPlanPieces } from '../../plan/saved-plan.js';
+import { SAVED_PLAN_VERSION, streamSavedPlan } from '../../plan/saved-plan.js';
+import { ObservationSpool } from './observation-spool.js';
 import type { Plan } from '../../plan/types.js';
 import { digestPlan } from '../../plan/plan-digest.js';
 import type { PlanView } from './view.js';
@@ -76,20 +77,30 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
 
   // Connect: from here on the client tells the view itself, as the state's read does.
   const { client } = await deps.openClient({ events: view });
+  // A saved plan's observations go to disk as they are planned, not into the plan.
+  let spool: ObservationSpool | undefined;
   try {
+    if (out !== undefined) spool = await ObservationSpool.open(out.path, out);
     // Read: the journal (one-shot changes already done are not planned again), then the service.
     // A state that cannot be read fails the plan: without it, every one-shot change would show again.
     const journal = await readState(openStateFor(inputs.state, desired, deps), journalInterest(selected), deps, view);
     const serviceKey = serviceKeyOf(client);
-    const { plan } = await makePlan(selected, { client, journal, serviceKey, parallelism: inputs.parallelism, saving: inputs.out !== undefined });
+    const { plan } = await makePlan(selected, {
+      client,
+      journal,
+      serviceKey,
+      parallelism: inputs.parallelism,
+      saving: spool !== undefined,
+      ...(spool === undefined ? {} : { observationSink: spool.write }),
+    });
 
     // Check safety and show: the plan, and the budget when one was given.
     const safety = checkPlanSafety(plan, inputs.maxChanges === undefined ? {} : { maxChanges: inputs.maxChanges });
     await view.planMade(plan, safety);
 
     // Save exactly this plan, with what it was based on, for `orgform apply FILE`.
-    if (out !== undefined) {
-      const pieces = serializeSavedPlanPieces({
+    if (out !== undefined && spool !== undefined) {
+      const lines = streamSavedPlan({
         orgformSavedPlan: SAVED_PLAN_VERSION,
         createdAt: new Date(deps.now()).toISOString(),
         baseUrl: serviceKey,
@@ -99,11 +110,11 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
         selection: { targets: [...(inputs.selection.targets ?? [])], shard: inputs.selection.shard ?? null },
         plan,
         digest: digestPlan(plan),
-      }, inputs.planKey);
+      }, spool.lines(), inputs.planKey);
       // Again: a file may have appeared there while the service was read.
       await checkPlanOut(out.path, out.shown, { force: inputs.force === true, tree: out.tree });
-      // Written as it is made: a saved plan of 500,000 changes is never one string.
-      await writeFileAtomically(out.path, pieces, out);
+      // Written a line at a time as it is made: a saved plan of 500,000 changes is never one string.
+      await writeFileAtomically(out.path, lines, out);
       view.planSaved(out.shown);
     }
 
@@ -111,6 +122,7 @@ export async function runPlan(inputs: PlanInputs, deps: PlanDeps, view: PlanView
     await view.planChecked(plan, safety.hazards, selected);
     return { plan, hazards: safety.hazards };
   } finally {
+    await spool?.remove();
     await client.close();
   }
 }

@@ -6,6 +6,7 @@
 import type { OrganisationsClient } from '../../api/client.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import type { ObservedState } from '../../model/observed-state.js';
+import type { ObservedOrganisation } from '../../model/observed-organisation.js';
 import { PlanBuilder } from '../plan-builder.js';
 import type { IsJournaled } from '../plan-organisation.js';
 import type { Plan } from '../types.js';
@@ -21,6 +22,8 @@ export interface MakePlanOptions {
   parallelism: number;
   /** The plan is to be saved (`plan --out`): it records the observations its changes depend on, for its apply to compare again. */
   saving?: boolean;
+  /** With `saving`: where the observations go as they are planned, rather than into the plan (PlanBuilder's observationSink). */
+  observationSink?: (slug: string, observed: ObservedOrganisation) => void;
   /** The organisations (by slug) whose observations to keep in `observed`: a saved plan's apply compares them. None by default. */
   keep?: (slug: string) => boolean;
   /** Plan every one-shot change whatever the journal says: what a saved plan's changes are checked against. */
@@ -37,7 +40,9 @@ export async function makePlan(desired: DesiredState, options: MakePlanOptions):
   const isJournaled: IsJournaled =
     options.ignoreJournal === true ? () => false : (kind, organisationId, targetId) => options.journal.has(options.serviceKey, journalKey(kind, organisationId, targetId));
   // Planned as it is read: each observation is let go once its changes are planned.
-  const builder = new PlanBuilder({ baseUrl: options.serviceKey, isJournaled, activeSlug: desired.activeOrganisation?.slug, recordObservations: options.saving === true });
+  const builder = new PlanBuilder({ baseUrl: options.serviceKey, isJournaled, activeSlug: desired.activeOrganisation?.slug, recordObservations: options.saving === true,
+    ...(options.observationSink === undefined ? {} : { observationSink: options.observationSink }),
+  });
   const keep = options.keep;
   const observed = await readObservedState(desired, options.client, {
     parallelism: options.parallelism,

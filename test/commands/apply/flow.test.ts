@@ -9,6 +9,7 @@ import { clientCallbacks, type ClientHooks } from '../../../src/api/connect/open
 import { runPlan } from '../../../src/commands/plan/flow.js';
 import { ConfigError, OrgformError } from '../../../src/errors.js';
 import { serializeSavedPlan, type SavedPlanBody } from '../../../src/plan/saved-plan.js';
+import { bodyOf } from '../../support/saved-plan-lines.js';
 import { journalKey } from '../../../src/model/journal-key.js';
 import { lockFileState, recordInFileState } from '../../support/file-state.js';
 import { createScriptedClient, gate, type ScriptedClient, type WorldOrganisation } from '../../support/scripted-client.js';
@@ -62,7 +63,7 @@ async function setup(config = CONFIG, organisations = world()) {
 
 /** Edits a saved plan's `plan` as anyone could, checksum included. */
 async function editSavedPlan(path: string, edit: (plan: any) => void): Promise<void> {
-  const { checksum: _checksum, ...body } = JSON.parse(await readFile(path, 'utf8')) as Record<string, any>;
+  const { checksum: _checksum, ...body } = bodyOf(await readFile(path, 'utf8'));
   edit(body.plan);
   await writeFile(path, serializeSavedPlan(body as SavedPlanBody));
 }
@@ -356,7 +357,7 @@ describe('runApply: a saved plan', () => {
     await editSavedPlan(join(cwd, 'plan.json'), (plan) => (plan.changes[0].targetId = 42));
     await expect(runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView())).rejects.toMatchObject({
       code: 'PLAN_INVALID',
-      message: expect.stringContaining('has a malformed field: plan.changes[0].targetId must be string'),
+      message: expect.stringMatching(/^The saved plan plan\.json:\d+ \(change organisations\.[\w.-]+\) has a malformed field: change\.targetId must be string\./),
     });
   });
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clientCallbacks } from '../../../src/api/connect/open-client.js';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import type { Plan } from '../../../src/plan/types.js';
 import { recordInFileState } from '../../support/file-state.js';
 import { journalKey } from '../../../src/model/journal-key.js';
 import { recordingPlanView } from '../../support/recording-view.js';
-import { BASE_URL, createScriptedClient } from '../../support/scripted-client.js';
+import { BASE_URL, createScriptedClient, fail } from '../../support/scripted-client.js';
 import { makeWorkspace } from '../../support/workspace.js';
 
 const CONFIG = `version: 1
@@ -68,10 +68,29 @@ describe('runPlan', () => {
     const outcome = await runPlan({ selection: { files: ['orgs.yaml'], targets: ['acme'] }, parallelism: 1, out: 'plan.json' }, deps, view);
     const { validate } = await loadSchemaValidator('saved-plan');
     const saved = parseSavedPlan(await readFile(join(cwd, 'plan.json'), 'utf8'), 'plan.json', validate);
-    expect(saved.plan).toEqual(JSON.parse(JSON.stringify(outcome.plan)) as Plan);
+    // The observations went to the file as they were planned, not into the plan held.
+    expect(outcome.plan.observed).toEqual({});
+    expect(Object.keys(saved.plan.observed)).toEqual(['acme']);
+    expect({ ...saved.plan, observed: {} }).toEqual(JSON.parse(JSON.stringify(outcome.plan)) as Plan);
     expect(saved).toMatchObject({ baseUrl: BASE_URL, createdAt: '2026-11-23T10:00:00.000Z', selection: { targets: ['acme'], shard: null }, configFiles: [{ path: 'orgs.yaml' }] });
     expect(view.sayings()).toEqual(['planMade', 'planSaved', 'planChecked']);
     expect(view.told[1]?.args).toEqual(['plan.json']);
+  });
+
+  it('with --out, spools the observations beside the plan file (0600, a temp name of its own) while it reads, and removes the spool however the plan ends', async () => {
+    const { cwd, client, deps } = await setup();
+    const seen: Array<{ name: string; mode: number }> = [];
+    const spooled = async () => {
+      for (const name of (await readdir(cwd)).filter((n) => n.endsWith('.tmp'))) seen.push({ name, mode: (await stat(join(cwd, name))).mode & 0o777 });
+    };
+    client.on('getOrganisations', spooled);
+    await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, deps, recordingPlanView());
+    expect(seen).toEqual([{ name: expect.stringMatching(new RegExp(`^\\.plan\\.json\\.${process.pid}\\.\\d+\\.tmp$`)) as string, mode: 0o600 }]);
+    expect((await readdir(cwd)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+
+    client.on('getOrganisations', fail(new Error('the listing broke')), Infinity);
+    await expect(runPlan({ selection: { files: [] }, parallelism: 1, out: 'again.json' }, deps, recordingPlanView())).rejects.toThrow('the listing broke');
+    expect((await readdir(cwd)).filter((n) => n.endsWith('.tmp') || n === 'again.json')).toEqual([]);
   });
 
   it('does not plan again what the journal records done', async () => {
