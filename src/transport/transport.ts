@@ -96,7 +96,11 @@ export class Transport implements ExchangeHost {
 
   /** The request, its answer read whole; fails with TransportError (no usable answer) or NotSentError. */
   send(request: TransportRequest): Promise<TransportAnswer> {
-    return new Promise((resolve, reject) => this.start(new Exchange(this, request, resolve, reject)));
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(this, request, resolve, reject);
+      this.start(exchange);
+      watchLetGo(exchange, request.letGo);
+    });
   }
 
   /** Sends an exchange (again, when its answer was cut off halfway): a fresh budget, no attempts yet. */
@@ -188,3 +192,10 @@ export class Transport implements ExchangeHost {
   }
 }
 
+/** A read whose caller lets it go (TransportRequest.letGo): let go at once, as an interrupt lets go of every read. */
+function watchLetGo(exchange: Exchange, signal: AbortSignal | undefined): void {
+  if (signal === undefined) return;
+  const letGo = () => exchange.letGo('its answer is no longer needed');
+  if (signal.aborted) letGo();
+  else signal.addEventListener('abort', letGo, { once: true });
+}
