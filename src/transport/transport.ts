@@ -98,8 +98,8 @@ export class Transport implements ExchangeHost {
   send(request: TransportRequest): Promise<TransportAnswer> {
     return new Promise((resolve, reject) => {
       const exchange = new Exchange(this, request, resolve, reject);
-      this.start(exchange);
-      watchLetGo(exchange, request.letGo);
+      // Let go before it starts (a read dropped while it waited for its token): never sent.
+      if (!watchLetGo(exchange, request)) this.start(exchange);
     });
   }
 
@@ -192,10 +192,14 @@ export class Transport implements ExchangeHost {
   }
 }
 
-/** A read whose caller lets it go (TransportRequest.letGo): let go at once, as an interrupt lets go of every read. */
-function watchLetGo(exchange: Exchange, signal: AbortSignal | undefined): void {
-  if (signal === undefined) return;
+/**
+ * A read whose caller lets it go (TransportRequest.letGo) is let go at once, as an interrupt lets
+ * go of every read; whether it was let go already. Writes are never let go (Exchange.letGo).
+ */
+function watchLetGo(exchange: Exchange, { method, letGo: signal }: TransportRequest): boolean {
+  if (signal === undefined || method !== 'GET') return false;
   const letGo = () => exchange.letGo('its answer is no longer needed');
-  if (signal.aborted) letGo();
-  else signal.addEventListener('abort', letGo, { once: true });
+  if (signal.aborted) return (letGo(), true);
+  signal.addEventListener('abort', letGo, { once: true });
+  return false;
 }

@@ -4,7 +4,7 @@ import { Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { Redactor } from '../../src/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/transport/retry-policy.js';
-import { TransportError } from '../../src/transport/transport-error.js';
+import { NotSentError, TransportError } from '../../src/transport/transport-error.js';
 import { Transport, type AttemptEvent } from '../../src/transport/transport.js';
 import { rejection } from '../support/rejection.js';
 
@@ -39,6 +39,29 @@ describe('a request', () => {
     expect((failure as TransportError).failure).toBe('timeout');
     expect((failure as Error).message).toContain('no complete answer within the time budget');
     expect(pool.asked).toBe(1);
+  });
+});
+
+describe('a read its caller lets go', () => {
+  function deafTransport(pool: Dispatcher): Transport {
+    return new Transport({ retry: DEFAULT_RETRY_POLICY, maxResponseBytes: 1024, redactor: new Redactor(), peer: { name: 'the service', address: 'the base URL' }, pool });
+  }
+  const read = (letGo: AbortSignal, method = 'GET') => ({ method, url: new URL('https://orgs.example.test/api/organisations/v1/organisations'), headers: {}, operation: 'getOrganisations', what: 'page 2', letGo });
+
+  it('is never sent when let go before it starts', async () => {
+    const pool = new DeafPool();
+    const failure = await rejection(deafTransport(pool).send(read(AbortSignal.abort())));
+    expect(failure).toBeInstanceOf(NotSentError);
+    expect(pool.asked).toBe(0);
+  });
+
+  it('ends at once when let go on the wire, its answer never come', async () => {
+    const pool = new DeafPool();
+    const letGo = new AbortController();
+    const sent = deafTransport(pool).send(read(letGo.signal));
+    expect(pool.asked).toBe(1);
+    letGo.abort();
+    expect(await rejection(sent)).toBeInstanceOf(NotSentError);
   });
 });
 
