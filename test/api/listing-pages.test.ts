@@ -31,7 +31,9 @@ function fakeReader(pages: Record<string, FakePage>): PageReader & { asked: stri
       const page = pages[url.searchParams.get('cursor') ?? ''];
       if (page === undefined) throw new Error(`no page at ${url}`);
       hooks.onSent?.();
-      await new Promise((resolve) => setImmediate(resolve));
+      // The text comes two turns of the event loop later: after the listing has handed the page
+      // before over and come back to wait for this one, as a page from the network does.
+      for (let turn = 0; turn < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
       const textNext = 'textNext' in page ? page.textNext : page.next;
       hooks.onText?.(JSON.stringify({ organisations: [], ...(textNext === undefined ? {} : { next: textNext }) }));
       return { organisations: [], ...(page.next === undefined ? {} : { next: page.next }), sentAt: 0 };
@@ -62,9 +64,19 @@ describe('the listing read ahead', () => {
   });
 
   it('never asks another origin for a guess, nor a page read before', async () => {
-    const reader = fakeReader({ '': { textNext: 'https://evil.example/api/organisations/v1/organisations', next: 'b' }, b: { textNext: `${FIRST}`, next: 'c' }, c: {} });
-    expect(await readAll(reader)).toBe(3);
-    expect(reader.asked).toEqual([FIRST.toString(), cursor('b'), cursor('c')]);
+    const reader = fakeReader({ '': { textNext: 'https://evil.example/api/organisations/v1/organisations', next: 'b' }, b: { textNext: `${FIRST}`, next: 'c' }, c: { textNext: cursor('b'), next: 'd' }, d: {} });
+    expect(await readAll(reader)).toBe(4);
+    expect(reader.asked).toEqual([FIRST.toString(), cursor('b'), cursor('c'), cursor('d')]);
+  });
+
+  it.each([
+    ['another origin, scheme-relative', '//evil.example/api/organisations/v1/organisations?cursor=x'],
+    ['another port', 'https://orgs.example:8443/api/organisations/v1/organisations?cursor=x'],
+    ['another path', '/api/organisations/v1/organisations/org_1?cursor=x'],
+  ])('never asks %s for a guess', async (_what, textNext) => {
+    const reader = fakeReader({ '': { textNext, next: 'b' }, b: {} });
+    expect(await readAll(reader)).toBe(2);
+    expect(reader.asked).toEqual([FIRST.toString(), cursor('b')]);
   });
 
   it('makes no guess when not read ahead', async () => {
