@@ -147,7 +147,7 @@ interface Seen {
   hungUp: Promise<void>;
 }
 
-const running: Array<{ server: Server; client: OrganisationsClient }> = [];
+const running: Array<{ server: Server; client: OrganisationsClient; base: string }> = [];
 afterEach(async () => {
   for (const { server, client } of running.splice(0)) {
     server.closeAllConnections();
@@ -180,7 +180,7 @@ async function loopbackListing(answer: (cursor: string) => string | Promise<stri
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const client = createClient({ baseUrl: base, token: 'loopback-token', retryPolicy: { baseDelayMs: 5, maxDelayMs: 20 } });
-  running.push({ server, client });
+  running.push({ server, client, base });
   const pages = (): AsyncIterable<unknown> => client.listOrganisationPages({ readAhead: true });
   /** Resolves once the service has seen `count` requests (they may still be on their way when orgform's own promise settles). */
   const arrived = (count: number) => new Promise<void>((resolve) => (seen.length >= count ? resolve() : waiting.push({ count, resolve })));
@@ -231,5 +231,14 @@ describe('the listing read ahead over loopback, a guess not taken', () => {
     expect((await listing.next()).done).toBe(false);
     expect((await listing.next()).done).toBe(true);
     expect(asked()).toEqual([`${PATH}?limit=500`, `${PATH}?limit=500&cursor=b`, `${PATH}?limit=500&cursor=c`]);
+  });
+
+  it('never sends credentials a link carries: the service gets orgform\'s token alone', async () => {
+    let at = '';
+    const { seen, pages, asked } = await loopbackListing((c) => (c === '' ? `{"organisations":[${org(1)}],"next":"${at.replace('//', '//someone:secret@')}${PATH}?cursor=b"}` : c === 'b' ? `{"organisations":[${org(2)}]}` : undefined));
+    at = running.at(-1)!.base;
+    expect(await collect(pages())).toHaveLength(2);
+    expect(asked()).toEqual([`${PATH}?limit=500`, `${PATH}?cursor=b`]);
+    expect(seen.map((s) => s.authorization)).toEqual(['Bearer loopback-token', 'Bearer loopback-token']);
   });
 });
