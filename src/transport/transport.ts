@@ -150,7 +150,8 @@ export class Transport implements ExchangeHost {
     const exchange = (opts as { opaque?: unknown }).opaque as Exchange;
     let turn: Promise<void> | undefined;
     try {
-      turn = this.#gate?.acquire();
+      // The attempt's signal: a read let go while it waits gives its turn to the next request.
+      turn = this.#gate?.acquire((opts as { signal?: AbortSignal }).signal);
     } catch (err) {
       failAttempt(handler, err as Error);
       return true;

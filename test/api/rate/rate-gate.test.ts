@@ -38,6 +38,23 @@ describe('the shared rate limiter', () => {
     expect(Math.min(...granted)).toBeGreaterThanOrEqual(1020);
   });
 
+  it('gives no turn to an attempt let go while it waited: the one behind it goes in its place', async () => {
+    const clock = new FakeClock();
+    const limiter = new RateGate({ clock, settings: { maxRps: 10 } });
+    expect(limiter.acquire()).toBeUndefined();
+    const letGo = new AbortController();
+    const dropped = limiter.acquire(letGo.signal)!;
+    const granted: number[] = [];
+    const behind = turn(limiter, clock, granted);
+    letGo.abort(new Error('not needed'));
+    await expect(dropped).rejects.toThrow('not needed');
+    await clock.runWhile(() => granted.length < 1);
+    await behind;
+    // The second turn (100 ms on), not the third (200 ms).
+    expect(granted).toEqual([100]);
+    expect(limiter.status().waiting).toBe(0);
+  });
+
   it('releases waiters one by one at the rate, first come first served', async () => {
     const clock = new FakeClock();
     const limiter = new RateGate({ clock, settings: { maxRps: 10 } });
