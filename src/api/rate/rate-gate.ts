@@ -238,10 +238,16 @@ export class RateGate implements RequestGate {
     if (this.checkStall(now)) throw this.stopped;
     if (this.head === this.queue.length && now >= this.state.pauseUntil && this.takeToken(now)) return undefined;
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject };
+      if (signal === undefined) {
+        this.queue.push({ resolve, reject });
+        return this.schedule(now);
+      }
+      // Removed once the turn comes: a request held at each of its attempts would add one a time.
+      const onAbort = () => this.leave(waiter, signal.reason as Error);
+      const waiter: Waiter = { resolve: () => (signal.removeEventListener('abort', onAbort), resolve()), reject };
       this.queue.push(waiter);
       this.schedule(now);
-      signal?.addEventListener('abort', () => this.leave(waiter, signal.reason as Error), { once: true });
+      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 

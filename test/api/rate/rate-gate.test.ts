@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { NotSentError } from '../../../src/api/api-error.js';
 import { RateGate, RateLimitResetTooFarError, RateLimitStalledError, type RateEvent } from '../../../src/api/rate/rate-gate.js';
@@ -53,6 +54,19 @@ describe('the shared rate limiter', () => {
     // The second turn (100 ms on), not the third (200 ms).
     expect(granted).toEqual([100]);
     expect(limiter.status().waiting).toBe(0);
+  });
+
+  it('keeps no listener on an attempt\'s signal once its turn came: a request held at each of many attempts adds none', async () => {
+    const clock = new FakeClock();
+    const limiter = new RateGate({ clock, settings: { maxRps: 10 } });
+    const signal = new AbortController().signal;
+    expect(limiter.acquire()).toBeUndefined();
+    for (let attempt = 0; attempt < 12; attempt += 1) {
+      const wait = limiter.acquire(signal)!;
+      await clock.runUntil(clock.time + 100);
+      await wait;
+    }
+    expect(getEventListeners(signal, 'abort')).toEqual([]);
   });
 
   it('releases waiters one by one at the rate, first come first served', async () => {
