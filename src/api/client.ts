@@ -161,6 +161,7 @@ interface ServiceRequest {
   notAfter?: number;
   onSent?: () => void;
   onText?: (text: string) => Promise<void> | undefined;
+  letGo?: AbortSignal;
 }
 
 /** Why the run stops after a 401 that no fresh token can answer, and what to do. */
@@ -270,9 +271,9 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
     return listPages(this, first, { target: filtered ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)', headed: !filtered, readAhead: list.readAhead === true });
   }
 
-  async readPage(url: URL, number: number, target: string, { onSent, onText }: PageHooks = {}): Promise<ListingPage> {
+  async readPage(url: URL, number: number, target: string, { onSent, onText, letGo }: PageHooks = {}): Promise<ListingPage> {
     const what = number === 1 ? `the first page of the listing ${target}` : `page ${number} of the listing ${target}`;
-    const response = await this.#send({ operation: 'getOrganisations', method: 'GET', url, target, what, onSent, onText });
+    const response = await this.#send({ operation: 'getOrganisations', method: 'GET', url, target, what, onSent, onText, letGo });
     const listing = response.body as OrganisationList | undefined;
     if (!listing || typeof listing !== 'object' || !Array.isArray(listing.organisations)) {
       throw badShape({ operation: 'getOrganisations', target }, `expected an object with an "organisations" array${notJson(response)}`, this.redactor);
@@ -397,8 +398,8 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
       body = JSON.stringify(request.body);
       headers['content-type'] = 'application/json';
     }
-    const { method, url, operation, target, what, label, notAfter, onSent } = request;
-    return { method, url, headers, body, operation, target, what, label, notAfter, onSent };
+    const { method, url, operation, target, what, label, notAfter, onSent, letGo } = request;
+    return { method, url, headers, body, operation, target, what, label, notAfter, onSent, letGo };
   }
 
   /**

@@ -45,6 +45,8 @@ export interface PageHooks {
   onSent?: () => void;
   /** The answer's text, a success's, before it is parsed; the page is parsed once what it returns settles. */
   onText?: (text: string) => Promise<void> | undefined;
+  /** Aborted when the listing will not use the page: its read is let go, wherever it is. */
+  letGo?: AbortSignal;
 }
 
 /**
@@ -90,8 +92,12 @@ class ListingGuard {
   /**
    * `headed`: an unfiltered listing, whose first item is the active organisation (interface §4), which
    * a service may put there besides its place in the order: seen there once more, it is left out.
+   * `first`: the first page's address (read before any other).
    */
-  constructor(private readonly headed = false) {}
+  constructor(
+    private readonly headed = false,
+    private readonly first?: URL,
+  ) {}
 
   /** A page has been read (before its `next` is looked at). */
   read(listing: PageSeen): void {
@@ -112,7 +118,8 @@ class ListingGuard {
    * is parsed, at `next`: not when it was read before. `follow` decides, once the page is read.
    */
   mayAskEarly(next: URL): boolean {
-    return this.page + 1 < MAX_PAGES && !this.addresses.has(next.toString());
+    const address = next.toString();
+    return this.page + 1 < MAX_PAGES && !this.addresses.has(address) && address !== this.first?.toString();
   }
 
   /** Whether to follow the `next` of the page just read: the page to read, or why the listing stops here. */
@@ -187,48 +194,55 @@ export interface ListingRead {
 /** Every page from `first` on, whole, or failing where the listing stopped. */
 export async function* listPages(reader: PageReader, first: URL, { target, headed, readAhead }: ListingRead): AsyncIterable<ListingPage> {
   const request = { operation: 'getOrganisations', target } as const;
-  const guard = new ListingGuard(headed);
+  const guard = new ListingGuard(headed, first);
   const early = readAhead ? new EarlyNext(reader, guard, target) : undefined;
   let url = first;
   let ahead: ReadAhead | undefined;
-  for (let number = 1; ; number += 1) {
-    const read = ahead ?? readAheadOf(reader, url, number, target, early);
-    early?.waitFor(read);
-    const listing = await read.page;
-    mark(number, 'read');
-    // What comes after this page, decided before the caller sees it (so that the next page can be
-    // on its way meanwhile), acted on after, as if decided then.
-    guard.read(listing);
-    const next = resolveNextPage(listing.next, url);
-    const after = next.kind === 'url' ? guard.follow(next.url) : next;
-    ahead = undefined;
-    if (readAhead && after.kind === 'url') {
-      ahead = early?.take(number + 1, after.url) ?? readAheadOf(reader, after.url, number + 1, target, early);
-      mark(number, 'next');
-      await ahead.onItsWay;
-    } else {
-      early?.take(number + 1, undefined);
-      mark(number, 'next');
+  try {
+    for (let number = 1; ; number += 1) {
+      const read = ahead ?? readAheadOf(reader, url, number, target, early);
+      early?.waitFor(read);
+      const listing = await read.page;
+      mark(number, 'read');
+      // What comes after this page, decided before the caller sees it (so that the next page can be
+      // on its way meanwhile), acted on after, as if decided then.
+      guard.read(listing);
+      const next = resolveNextPage(listing.next, url);
+      const after = next.kind === 'url' ? guard.follow(next.url) : next;
+      ahead = undefined;
+      if (readAhead && after.kind === 'url') {
+        ahead = early?.take(number + 1, after.url) ?? readAheadOf(reader, after.url, number + 1, target, early);
+        mark(number, 'next');
+        await ahead.onItsWay;
+      } else {
+        early?.take(number + 1, undefined);
+        mark(number, 'next');
+      }
+      // Each organisation checked once the next page is on its way: the checks are not on the chain of
+      // pages, which can only be read one after another.
+      listing.organisations = checkAll(listing.organisations, request, reader.redactor);
+      // An organisation listed again: the links lead back over pages already read.
+      const recorded = guard.record(listing.organisations);
+      if ('stop' in recorded) throw badShape(request, recorded.stop, reader.redactor);
+      listing.organisations = recorded.kept;
+      mark(number, 'checked');
+      const address = url;
+      listing.again = () => readAgain(reader, address, number, target);
+      yield listing;
+      mark(number, 'used');
+      if (after.kind === 'end') {
+        const short = guard.end();
+        if (short !== undefined) throw badShape(request, short, reader.redactor);
+        return;
+      }
+      if (after.kind === 'refused') throw badShape(request, after.reason, reader.redactor);
+      url = after.url;
     }
-    // Each organisation checked once the next page is on its way: the checks are not on the chain of
-    // pages, which can only be read one after another.
-    listing.organisations = checkAll(listing.organisations, request, reader.redactor);
-    // An organisation listed again: the links lead back over pages already read.
-    const recorded = guard.record(listing.organisations);
-    if ('stop' in recorded) throw badShape(request, recorded.stop, reader.redactor);
-    listing.organisations = recorded.kept;
-    mark(number, 'checked');
-    const address = url;
-    listing.again = () => readAgain(reader, address, number, target);
-    yield listing;
-    mark(number, 'used');
-    if (after.kind === 'end') {
-      const short = guard.end();
-      if (short !== undefined) throw badShape(request, short, reader.redactor);
-      return;
-    }
-    if (after.kind === 'refused') throw badShape(request, after.reason, reader.redactor);
-    url = after.url;
+  } finally {
+    // Stopped (refused, failed, or the caller took no more): a page asked for and not taken is let
+    // go, not left on the wire for the run's end to wait for.
+    ahead?.letGo();
+    early?.take(0, undefined);
   }
 }
 
@@ -276,7 +290,10 @@ class EarlyNext {
   take(number: number, url: URL | undefined): ReadAhead | undefined {
     const early = this.early;
     this.early = undefined;
-    return early !== undefined && early.number === number && url !== undefined && early.address === url.toString() ? early.read : undefined;
+    if (early === undefined) return undefined;
+    if (early.number === number && url !== undefined && early.address === url.toString()) return early.read;
+    early.read.letGo();
+    return undefined;
   }
 }
 
@@ -307,6 +324,8 @@ interface ReadAhead {
   page: Promise<ListingPage>;
   /** Settles once the request is on the wire (or has failed, or waits at the gate): see readAheadOf. */
   onItsWay: Promise<void>;
+  /** The listing will not use it: its request is let go (its answer, a failure or a 429 included, is nobody's). */
+  letGo(): void;
 }
 
 /**
@@ -323,7 +342,9 @@ function readAheadOf(reader: PageReader, url: URL, number: number, target: strin
   const sent = new Promise<void>((resolve) => (handed = resolve));
   const read = {} as ReadAhead;
   const onText = early === undefined ? undefined : (text: string) => early.seen(read, text, number, url);
-  read.page = reader.readPage(url, number, target, { onSent: handed, onText });
+  const unwanted = new AbortController();
+  read.letGo = () => unwanted.abort();
+  read.page = reader.readPage(url, number, target, { onSent: handed, onText, letGo: unwanted.signal });
   // Its failure is the caller's when it asks for that page; until then it is not unhandled.
   read.page.catch(() => undefined);
   const settled = read.page.then(

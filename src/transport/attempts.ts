@@ -13,8 +13,8 @@ import { decideRetry, type RetryDecision, type RetryPolicy } from './retry-polic
  * requests outstanding (its no-progress watchdog measures only while there are some).
  */
 export interface RequestGate {
-  /** undefined when the attempt may go at once; else its turn. Throws (or rejects) once the gate stopped. */
-  acquire(): Promise<void> | undefined;
+  /** undefined when the attempt may go at once; else its turn. Throws (or rejects) once the gate stopped, or `signal` (the attempt's) is aborted. */
+  acquire(signal?: AbortSignal): Promise<void> | undefined;
   begin(): void;
   end(): void;
   /** An attempt goes out: the time its answer must quote. */

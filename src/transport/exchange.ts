@@ -54,6 +54,11 @@ export interface TransportRequest {
   retry?: boolean;
   /** Told each time an attempt is handed to undici (past the gate), for a caller that waits for it to be on its way. */
   onSent?: () => void;
+  /**
+   * A read's caller that will not use its answer (a page read ahead that the listing does not take):
+   * once aborted, the read is let go (NotSentError), on the wire or waiting its turn, and not retried.
+   */
+  letGo?: AbortSignal;
 }
 
 export interface TransportAnswer {

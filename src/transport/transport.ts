@@ -96,7 +96,11 @@ export class Transport implements ExchangeHost {
 
   /** The request, its answer read whole; fails with TransportError (no usable answer) or NotSentError. */
   send(request: TransportRequest): Promise<TransportAnswer> {
-    return new Promise((resolve, reject) => this.start(new Exchange(this, request, resolve, reject)));
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(this, request, resolve, reject);
+      // Let go before it starts (a read dropped while it waited for its token): never sent.
+      if (!watchLetGo(exchange, request)) this.start(exchange);
+    });
   }
 
   /** Sends an exchange (again, when its answer was cut off halfway): a fresh budget, no attempts yet. */
@@ -146,7 +150,8 @@ export class Transport implements ExchangeHost {
     const exchange = (opts as { opaque?: unknown }).opaque as Exchange;
     let turn: Promise<void> | undefined;
     try {
-      turn = this.#gate?.acquire();
+      // The attempt's signal: a read let go while it waits gives its turn to the next request.
+      turn = this.#gate?.acquire((opts as { signal?: AbortSignal }).signal);
     } catch (err) {
       failAttempt(handler, err as Error);
       return true;
@@ -188,3 +193,14 @@ export class Transport implements ExchangeHost {
   }
 }
 
+/**
+ * A read whose caller lets it go (TransportRequest.letGo) is let go at once, as an interrupt lets
+ * go of every read; whether it was let go already. Writes are never let go (Exchange.letGo).
+ */
+function watchLetGo(exchange: Exchange, { method, letGo: signal }: TransportRequest): boolean {
+  if (signal === undefined || method !== 'GET') return false;
+  const letGo = () => exchange.letGo('its answer is no longer needed');
+  if (signal.aborted) return (letGo(), true);
+  signal.addEventListener('abort', letGo, { once: true });
+  return false;
+}

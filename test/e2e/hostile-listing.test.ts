@@ -20,6 +20,8 @@ afterEachTest(() => Promise.all(servers.splice(0).map((s) => new Promise((done) 
 interface Page {
   ids: number[];
   totalCount?: number;
+  /** Never answered (a service slow to answer it). */
+  held?: boolean;
 }
 
 const organisation = (n: number) => ({ id: `org_${n}`, slug: `o${n}`, billing: { billingEmail: `b${n}@example.com` } });
@@ -32,6 +34,7 @@ async function listingService(pages: Page[]): Promise<{ cwd: string; env: Record
     if (url.pathname.endsWith('/organisations')) {
       const index = Number(url.searchParams.get('cursor') ?? 0);
       const page = pages[index]!;
+      if (page.held === true) return;
       res.end(JSON.stringify({ organisations: page.ids.map(organisation), next: index + 1 < pages.length ? String(index + 1) : '', ...(page.totalCount === undefined ? {} : { totalCount: page.totalCount }) }));
       return;
     }
@@ -82,6 +85,17 @@ describe('a listing that ends before the organisations its totalCount counts', (
     ]);
     const result = await runCli(['export', '--out', 'all.yaml'], world);
     expect([result.code, result.stderr]).toEqual([0, 'Exported 9 organisations (active: o0) to all.yaml. Check it with: orgform plan -f all.yaml\n']);
+  });
+});
+
+describe('a listing whose empty page points on though it holds every organisation its totalCount counts', () => {
+  it('fails plan at once: the page after, asked for before the empty page was checked and slow to come, is let go, not waited for', async () => {
+    // Page 3 is asked for from page 2's text, before page 2 is parsed and refused. Waited for, it
+    // would hold the run's end until the request's deadline (30 s, past the test's time).
+    const result = await runCli(['plan'], await listingService([{ ids: [9], totalCount: 1 }, { ids: [], totalCount: 1 }, { ids: [], held: true }]));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('more pages than totalCount allows');
+    expect(result.stdout + result.stderr).not.toContain('Waiting for the answer to page 3');
   });
 });
 

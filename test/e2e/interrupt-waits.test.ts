@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { OperationId } from '../../src/api/types.js';
+import { generateEmulatorData } from '../../src/emulator/generate-emulator-data.js';
 import { waitFor } from '../reliability/support.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { watchCli } from '../support/run-cli.js';
@@ -26,6 +27,22 @@ async function interruptedWhileHeld(args: string[], orgs: string | undefined, he
 describe('SIGINT while apply waits for a read', () => {
   it('while it plans (the listing): apply is cancelled at once, nothing changed', async () => {
     const { stdout, emulator } = await interruptedWhileHeld(['apply', '--auto-approve'], CHANGING_CONFIG, 'getOrganisations');
+    expect(stdout).toContain('Apply cancelled. Nothing was changed.');
+    expect(emulator.counters.writes).toBe(0);
+  });
+
+  it('while it plans, the next page asked for early (before the first page was parsed) held: apply is cancelled at once', async () => {
+    // Pages of 50: the first page answered, the second (asked for from the first page's text) held.
+    const data = generateEmulatorData({ organisations: 120 });
+    const orgs = `version: 1\norganisations:\n  ${data.organisations[1]!.slug}:\n    billing:\n      billingEmail: new@example.com\n`;
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': orgs }, { data, behaviour: { 'page-size': 'fixed-50' } });
+    emulator.faults.add({ operation: 'getOrganisations', times: 1, fault: { kind: 'delay-headers', ms: 0 } });
+    emulator.faults.add({ operation: 'getOrganisations', times: Infinity, fault: { kind: 'hang' } });
+    const run = watchCli(['apply', '--auto-approve'], { cwd, env });
+    expect(await waitFor(() => emulator.counters.byOperation.getOrganisations === 2)).toBe(true);
+    run.kill('SIGINT');
+    const { code, stdout } = await run.done;
+    expect(code).toBe(1);
     expect(stdout).toContain('Apply cancelled. Nothing was changed.');
     expect(emulator.counters.writes).toBe(0);
   });

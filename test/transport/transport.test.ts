@@ -2,10 +2,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { RateGate } from '../../src/api/rate/rate-gate.js';
 import { Redactor } from '../../src/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/transport/retry-policy.js';
-import { TransportError } from '../../src/transport/transport-error.js';
+import { NotSentError, TransportError } from '../../src/transport/transport-error.js';
 import { Transport, type AttemptEvent } from '../../src/transport/transport.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { rejection } from '../support/rejection.js';
 
 /**
@@ -14,8 +16,11 @@ import { rejection } from '../support/rejection.js';
  */
 class DeafPool extends Dispatcher {
   asked = 0;
-  override dispatch(): boolean {
+  /** The path of each request dispatched, in order. */
+  paths: string[] = [];
+  override dispatch(opts: Dispatcher.DispatchOptions): boolean {
     this.asked += 1;
+    this.paths.push(opts.path);
     return true;
   }
   override close(): Promise<void> {
@@ -39,6 +44,43 @@ describe('a request', () => {
     expect((failure as TransportError).failure).toBe('timeout');
     expect((failure as Error).message).toContain('no complete answer within the time budget');
     expect(pool.asked).toBe(1);
+  });
+});
+
+describe('a read its caller lets go', () => {
+  function deafTransport(pool: Dispatcher, gate?: RateGate): Transport {
+    return new Transport({ retry: DEFAULT_RETRY_POLICY, maxResponseBytes: 1024, redactor: new Redactor(), peer: { name: 'the service', address: 'the base URL' }, pool, gate });
+  }
+  const read = (letGo?: AbortSignal, path = '/api/organisations/v1/organisations') => ({ method: 'GET', url: new URL(`https://orgs.example.test${path}`), headers: {}, operation: 'getOrganisations', what: 'a page', letGo });
+
+  it('is never sent when let go before it starts', async () => {
+    const pool = new DeafPool();
+    const failure = await rejection(deafTransport(pool).send(read(AbortSignal.abort())));
+    expect(failure).toBeInstanceOf(NotSentError);
+    expect(pool.asked).toBe(0);
+  });
+
+  it('gives up its turn at the rate limit when let go while it waits for it: the read behind it goes in its place', async () => {
+    const clock = new FakeClock();
+    const pool = new DeafPool();
+    const transport = deafTransport(pool, new RateGate({ clock, settings: { maxRps: 1 } }));
+    void transport.send(read(undefined, '/first')).catch(() => undefined);
+    const letGo = new AbortController();
+    const dropped = transport.send(read(letGo.signal, '/dropped'));
+    void transport.send(read(undefined, '/behind')).catch(() => undefined);
+    letGo.abort();
+    expect(await rejection(dropped)).toBeInstanceOf(NotSentError);
+    await clock.runUntil(1_000);
+    expect(pool.paths).toEqual(['/first', '/behind']);
+  });
+
+  it('ends at once when let go on the wire, its answer never come', async () => {
+    const pool = new DeafPool();
+    const letGo = new AbortController();
+    const sent = deafTransport(pool).send(read(letGo.signal));
+    expect(pool.asked).toBe(1);
+    letGo.abort();
+    expect(await rejection(sent)).toBeInstanceOf(NotSentError);
   });
 });
 

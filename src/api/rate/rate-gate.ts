@@ -227,17 +227,36 @@ export class RateGate implements RequestGate {
 
   /**
    * Waits for this attempt's turn: undefined when it may go at once, else a promise. Throws (or
-   * rejects) with RateLimitStalledError once the limiter gave up.
+   * rejects) with RateLimitStalledError once the limiter gave up. `signal`: the attempt's, aborted
+   * when its request is let go; it then leaves the queue (rejected with the signal's reason), and
+   * its turn goes to the one behind it rather than to a request that is not sent.
    */
-  acquire(): Promise<void> | undefined {
+  acquire(signal?: AbortSignal): Promise<void> | undefined {
     if (this.stopped) throw this.stopped;
+    if (signal?.aborted === true) throw signal.reason;
     const now = this.clock.now();
     if (this.checkStall(now)) throw this.stopped;
     if (this.head === this.queue.length && now >= this.state.pauseUntil && this.takeToken(now)) return undefined;
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ resolve, reject });
+      if (signal === undefined) {
+        this.queue.push({ resolve, reject });
+        return this.schedule(now);
+      }
+      // Removed once the turn comes: a request held at each of its attempts would add one a time.
+      const onAbort = () => this.leave(waiter, signal.reason as Error);
+      const waiter: Waiter = { resolve: () => (signal.removeEventListener('abort', onAbort), resolve()), reject };
+      this.queue.push(waiter);
       this.schedule(now);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /** A waiter let go before its turn came: out of the queue, rejected. */
+  private leave(waiter: Waiter, reason: Error): void {
+    const at = this.queue.indexOf(waiter, this.head);
+    if (at < 0) return;
+    this.queue.splice(at, 1);
+    waiter.reject(reason);
   }
 
   /** Notes that an attempt was sent; returns the time, which its answer must quote. */

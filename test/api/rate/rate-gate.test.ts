@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { NotSentError } from '../../../src/api/api-error.js';
 import { RateGate, RateLimitResetTooFarError, RateLimitStalledError, type RateEvent } from '../../../src/api/rate/rate-gate.js';
@@ -36,6 +37,36 @@ describe('the shared rate limiter', () => {
     await clock.runWhile(() => granted.length < 8);
     await Promise.all(all);
     expect(Math.min(...granted)).toBeGreaterThanOrEqual(1020);
+  });
+
+  it('gives no turn to an attempt let go while it waited: the one behind it goes in its place', async () => {
+    const clock = new FakeClock();
+    const limiter = new RateGate({ clock, settings: { maxRps: 10 } });
+    expect(limiter.acquire()).toBeUndefined();
+    const letGo = new AbortController();
+    const dropped = limiter.acquire(letGo.signal)!;
+    const granted: number[] = [];
+    const behind = turn(limiter, clock, granted);
+    letGo.abort(new Error('not needed'));
+    await expect(dropped).rejects.toThrow('not needed');
+    await clock.runWhile(() => granted.length < 1);
+    await behind;
+    // The second turn (100 ms on), not the third (200 ms).
+    expect(granted).toEqual([100]);
+    expect(limiter.status().waiting).toBe(0);
+  });
+
+  it('keeps no listener on an attempt\'s signal once its turn came: a request held at each of many attempts adds none', async () => {
+    const clock = new FakeClock();
+    const limiter = new RateGate({ clock, settings: { maxRps: 10 } });
+    const signal = new AbortController().signal;
+    expect(limiter.acquire()).toBeUndefined();
+    for (let attempt = 0; attempt < 12; attempt += 1) {
+      const wait = limiter.acquire(signal)!;
+      await clock.runUntil(clock.time + 100);
+      await wait;
+    }
+    expect(getEventListeners(signal, 'abort')).toEqual([]);
   });
 
   it('releases waiters one by one at the rate, first come first served', async () => {
