@@ -8,7 +8,7 @@ import { BILLING_FIELDS, differingFields, seenOf, type BillingDetails, type Bill
 import type { ChangeKind } from '../model/change-kind.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import { isRecordedDone, type IsJournaled } from './is-recorded-done.js';
-import type { Change, FieldChange } from './types.js';
+import type { Change, FieldChange, OrganisationRef } from './types.js';
 
 export type { IsJournaled } from './is-recorded-done.js';
 
@@ -21,9 +21,9 @@ function billingChange(d: DesiredOrganisation, o: ObservedOrganisation, prerequi
   // The desired state's own object (the declared fields only, in field order), not a copy: 100,000
   // copies would be 100,000 objects more at an apply's peak.
   const declared: BillingDetails = d.billing;
-  // Every change is written out as one object literal: V8 (Node 20) gives each object built by
-  // spreading (`{ ...base, seen }`) in a hot loop a hidden class of its own, about 230 bytes a
-  // change (23 MB of a 100,000-change plan).
+  // Every change is written out whole (an object literal, or ReadBillingChange's constructor):
+  // V8 (Node 20) gives each object built by spreading (`{ ...base, seen }`) in a hot loop a hidden
+  // class of its own, about 230 bytes a change (23 MB of a 100,000-change plan).
   const address = changeAddress('billing', d.slug);
   const organisation = { slug: d.slug, id: o.id };
   if (o.billing === null) {
@@ -40,37 +40,54 @@ function billingChange(d: DesiredOrganisation, o: ObservedOrganisation, prerequi
   // system renews subscriptions meanwhile). Apply reads the organisation again just before writing;
   // `seen` is what it checks that read against.
   const seen = seenOf(declared, current);
-  return { address, kind: 'billing', action: 'update', organisation, declared, seen, display: new BillingDisplay(declared, seen) };
+  return new ReadBillingChange(address, organisation, declared, seen);
 }
 
 /**
- * What a billing change whose values were read shows: the declared fields that differ from what
- * was seen. Worked out from the change's own `declared` and `seen` each time it is shown, not held:
- * the list and an object per field were 100 bytes of each change (10 MB of a plan of 100,000, at
- * the moment it is shown, when everything else is still held). Saved as `{ fields }`.
+ * A billing change whose current values were read. Its display (the declared fields that differ
+ * from what was seen) is worked out from its own `declared` and `seen` each time it is read, not
+ * held: the list and an object per field were 100 bytes of each change, and an object holding the
+ * two references 40 more (4 MB of a plan of 100,000, at an apply's peak, when its plan is complete
+ * and everything else is still held). Its own properties are the plain data apply reads; it is
+ * written (a saved plan, `JSON.stringify`) as the same object literal with `display: { fields }`,
+ * so the bytes are those of a change built as a literal.
  */
-export class BillingDisplay implements Pick<Change['display'], 'fields'> {
-  readonly #declared: BillingDetails;
-  readonly #seen: SeenBilling;
+export class ReadBillingChange implements Change {
+  readonly address: string;
+  readonly kind = 'billing' as const;
+  readonly action = 'update' as const;
+  readonly organisation: OrganisationRef;
+  readonly declared: BillingDetails;
+  readonly seen: SeenBilling;
 
-  constructor(declared: BillingDetails, seen: SeenBilling) {
-    this.#declared = declared;
-    this.#seen = seen;
+  constructor(address: string, organisation: OrganisationRef, declared: BillingDetails, seen: SeenBilling) {
+    this.address = address;
+    this.organisation = organisation;
+    this.declared = declared;
+    this.seen = seen;
   }
 
-  get fields(): FieldChange[] {
-    const fields: FieldChange[] = [];
-    for (const field of BILLING_FIELDS) {
-      const after = this.#declared[field];
-      const before = this.#seen[field];
-      if (after !== undefined && before !== undefined && after !== before) fields.push({ field, before, after });
-    }
-    return fields;
+  get display(): { fields: FieldChange[] } {
+    return { fields: differingFieldChanges(this.declared, this.seen) };
   }
 
-  toJSON(): { fields: FieldChange[] } {
-    return { fields: this.fields };
+  /** Nothing is held to let go (see dropDisplays): the display is made when it is read. */
+  set display(_shown: Change['display']) {}
+
+  toJSON(): Omit<Change, 'display'> & { display: { fields: FieldChange[] } } {
+    return { address: this.address, kind: this.kind, action: this.action, organisation: this.organisation, declared: this.declared, seen: this.seen, display: this.display };
   }
+}
+
+/** The declared fields whose value differs from the one seen, in field order. */
+function differingFieldChanges(declared: BillingDetails, seen: SeenBilling): FieldChange[] {
+  const fields: FieldChange[] = [];
+  for (const field of BILLING_FIELDS) {
+    const after = declared[field];
+    const before = seen[field];
+    if (after !== undefined && before !== undefined && after !== before) fields.push({ field, before, after });
+  }
+  return fields;
 }
 
 function oneShot(kind: ChangeKind, d: DesiredOrganisation, o: ObservedOrganisation, targetId: string, note?: string): Change {
