@@ -138,6 +138,21 @@ function listedRead(org: Organisation, readAt: number): ListingReread {
   return { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt };
 }
 
+/**
+ * The organisations a page shows, by id, but those it shows twice: which of the two would be the
+ * billing the service holds? (The listing refuses such a page; read again, the group goes as it was.)
+ */
+function shownOnce(organisations: readonly Organisation[]): Map<string, Organisation> {
+  const shown = new Map<string, Organisation>();
+  const twice = new Set<string>();
+  for (const org of organisations) {
+    if (shown.has(org.id)) twice.add(org.id);
+    shown.set(org.id, org);
+  }
+  for (const id of twice) shown.delete(id);
+  return shown;
+}
+
 /** A group read, with where it was read: its organisation's id and page, and whether that page was read again for it. */
 interface Entry extends Arrival {
   id?: string;
@@ -258,7 +273,7 @@ export class RereadListing {
   /**
    * Reads again the page of the oldest groups set aside, and hands them over with what it shows now.
    * Alone on its page, a group goes as it was (read by id, if too old by its turn): the page would
-   * cost as much. Those the page no longer shows, or all when it fails, go the same way.
+   * cost as much. Those the page no longer shows (or shows twice), or all when it fails, go the same way.
    */
   private async readAgain(): Promise<void> {
     const page = this.stale[0]!.page!;
@@ -266,7 +281,7 @@ export class RereadListing {
     this.stale = this.stale.filter((e) => e.page !== page);
     try {
       const fresh = batch.length > 1 ? await page.again!() : undefined;
-      const shown = new Map(fresh?.organisations.map((o) => [o.id, o]));
+      const shown = shownOnce(fresh?.organisations ?? []);
       for (const entry of batch) {
         const org = shown.get(entry.id!);
         this.queue.push({ ...entry, reread: org === undefined ? entry.reread : listedRead(org, fresh!.sentAt), again: true });

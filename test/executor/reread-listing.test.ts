@@ -290,6 +290,26 @@ describe('RereadListing', () => {
       expect(again).toEqual([]);
     });
 
+    it('takes nothing from a page read again that shows an organisation twice (which billing would it be?): the group goes as it was, as the listing refuses such a page', async () => {
+      let clock = 0;
+      const org = (slug: string, billingEmail: string) => ({ id: `org_${slug}`, slug, billing: { billingEmail } });
+      // The page read again lists a twice: renewed, then as it was.
+      const again = async () => ({ organisations: [org('a', 'renewed@x.test'), org('b', 'b@x.test'), org('a', 'a@x.test')], sentAt: clock });
+      const pages = async function* () {
+        yield { organisations: [org('a', 'a@x.test'), org('b', 'b@x.test')], sentAt: clock, again };
+      };
+      const { client } = setup([]);
+      const listing = new RereadListing(new Map([['org_a', 0], ['org_b', 1]]), { client: { ...client, listOrganisationPages: pages }, pageSize: 2, maxReadAgeMs: 4_000, lowWater: () => 1, now: () => clock });
+      await listing.readPage();
+      clock = 3_500;
+      expect(listing.take()).toBeUndefined();
+      await listing.readPage();
+      expect(drain(listing)).toMatchObject([
+        { group: 0, reread: { kind: 'listed', slug: 'a', billing: { billingEmail: 'a@x.test' }, readAt: 0 } },
+        { group: 1, reread: { kind: 'listed', slug: 'b', billing: { billingEmail: 'b@x.test' }, readAt: 3_500 } },
+      ]);
+    });
+
     it('once closed (an interrupt), what was set aside is handed over without a read, and does not start', async () => {
       const { listing, setClock } = ageing(['org_a', 'org_b', 'org_e']);
       await listing.readPage();
