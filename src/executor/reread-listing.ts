@@ -251,7 +251,7 @@ export class RereadListing {
     this.reading = true;
     if (this.stale.length > 0) return this.readAgain();
     try {
-      this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
+      this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize, lookup: true })[Symbol.asyncIterator]();
       const askedAt = this.options.now();
       const page = await this.pages.next();
       if (page.done === true) this.end(UNLISTED);
