@@ -138,6 +138,11 @@ function listedRead(org: Organisation, readAt: number): ListingReread {
   return { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt };
 }
 
+/** A listed read without its billing, which is then read by id just before the write (write-billing.ts). */
+function byId(reread: ListingReread | undefined): ListingReread | undefined {
+  return reread?.kind === 'listed' ? { ...reread, billing: null } : reread;
+}
+
 /**
  * The organisations a page shows, by id, but those it shows twice: which of the two would be the
  * billing the service holds? (The listing refuses such a page; read again, the group goes as it was.)
@@ -272,8 +277,10 @@ export class RereadListing {
 
   /**
    * Reads again the page of the oldest groups set aside, and hands them over with what it shows now.
-   * Alone on its page, a group goes as it was (read by id, if too old by its turn): the page would
-   * cost as much. Those the page no longer shows (or shows twice), or all when it fails, go the same way.
+   * Alone on its page, a group is read by id before its write: the page would cost as much. Those
+   * the page no longer shows (or shows twice), or all when it fails, are read by id too: set aside
+   * as too old to write from, a group is never written from its old read (still within the bound,
+   * it would write back what was renewed since).
    */
   private async readAgain(): Promise<void> {
     const page = this.stale[0]!.page!;
@@ -284,10 +291,10 @@ export class RereadListing {
       const shown = shownOnce(fresh?.organisations ?? []);
       for (const entry of batch) {
         const org = shown.get(entry.id!);
-        this.queue.push({ ...entry, reread: org === undefined ? entry.reread : listedRead(org, fresh!.sentAt), again: true });
+        this.queue.push({ ...entry, reread: org === undefined ? byId(entry.reread) : listedRead(org, fresh!.sentAt), again: true });
       }
     } catch {
-      for (const entry of batch) this.queue.push({ ...entry, again: true });
+      for (const entry of batch) this.queue.push({ ...entry, reread: byId(entry.reread), again: true });
     } finally {
       this.reading = false;
       if (this.closing) this.stop();

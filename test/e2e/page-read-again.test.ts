@@ -60,6 +60,25 @@ describe('a page read again for the groups whose read aged before their turn', (
     expect(emulator.counters.byOperation.getOrganisation ?? 0).toBe(0);
   }, 30_000);
 
+  it.each([
+    ['answered 410 (its cursor expired)', { kind: 'status', status: 410, body: '{"code":"gone","message":"cursor expired"}', contentType: 'application/json' }],
+    ['no longer showing them (the listing moved)', { kind: 'status', status: 200, body: '{"organisations":[]}', contentType: 'application/json' }],
+  ] as const)('that page %s: reads each by id rather than writing from the old read, and keeps the renewals', async (_what, fault) => {
+    const { cwd, emulator, data } = await world();
+    const renewed = data.organisations.slice(4, 7);
+    const applying = apply(cwd, emulator, new AbortController().signal);
+    await holdFirstWrite(emulator, () => {
+      for (const o of renewed) emulator.store.changeBilling(o.id, { subscriptionId: `sub_renewed_${o.id}` });
+      emulator.faults.add({ operation: 'getOrganisations', fault });
+    });
+    expect(emulator.release()).toBe(1);
+    const outcome = await applying;
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: N, failed: 0, stale: 0 } });
+    const after = new Map(emulator.store.dump().organisations.map((o) => [o.id, o.billing]));
+    for (const o of renewed) expect(after.get(o.id)?.subscriptionId).toBe(`sub_renewed_${o.id}`);
+    expect(emulator.counters.byOperation.getOrganisation).toBe(N - 1);
+  }, 30_000);
+
   it('interrupted while that page is on its way, writes nothing more, and says the rest did not start', async () => {
     const { cwd, emulator } = await world();
     const interrupt = new AbortController();
