@@ -79,6 +79,19 @@ describe('a page read again for the groups whose read aged before their turn', (
     expect(emulator.counters.byOperation.getOrganisation).toBe(N - 1);
   }, 30_000);
 
+  it('that page answered after the bound, renewed in between: reads each by id (the page is as old as its request), and keeps every renewal', async () => {
+    const { cwd, emulator } = await world();
+    const applying = apply(cwd, emulator, new AbortController().signal);
+    await holdFirstWrite(emulator, () => emulator.faults.add({ operation: 'getOrganisations', fault: { kind: 'delay-headers', ms: MAX_READ_AGE_MS + 500, renew: true } }));
+    expect(emulator.release()).toBe(1);
+    const outcome = await applying;
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { applied: N, failed: 0, stale: 0 } });
+    const { renewals } = emulator.store;
+    expect(renewals.length).toBe(N);
+    expect(renewals.filter((r) => emulator.store.organisations.get(r.organisation)?.billing?.subscriptionId !== r.subscriptionId)).toEqual([]);
+    expect(emulator.counters.byOperation.getOrganisation).toBe(N - 1);
+  }, 30_000);
+
   it('interrupted while that page is on its way, writes nothing more, and says the rest did not start', async () => {
     const { cwd, emulator } = await world();
     const interrupt = new AbortController();

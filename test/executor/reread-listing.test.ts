@@ -310,6 +310,32 @@ describe('RereadListing', () => {
       ]);
     });
 
+    it('when its page read again fails, or no longer shows it, is read by id: never written from the read it was set aside for', async () => {
+      const { listing, setClock, client } = ageing(['org_a', 'org_b', 'org_c', 'org_d']);
+      await listing.readPage();
+      setClock(3_500);
+      expect(listing.take()).toBeUndefined();
+      // Page 1 read again fails (an expired cursor).
+      client.on('getOrganisations', async () => {
+        throw serviceError('getOrganisations', 410, 'cursor_expired');
+      });
+      await listing.readPage();
+      expect(drain(listing)).toMatchObject([
+        { group: 0, reread: { kind: 'listed', slug: 'a', billing: null, readAt: 0 } },
+        { group: 1, reread: { kind: 'listed', slug: 'b', billing: null, readAt: 0 } },
+      ]);
+      // Page 2 read again no longer shows d: someone took it out of your organisations meanwhile.
+      await listing.readPage();
+      client.organisation('org_d')!.member = false;
+      setClock(7_000);
+      expect(listing.take()).toBeUndefined();
+      await listing.readPage();
+      expect(drain(listing)).toMatchObject([
+        { group: 2, reread: { kind: 'listed', slug: 'c', billing: { billingEmail: 'c@x.test' }, readAt: 7_000 } },
+        { group: 3, reread: { kind: 'listed', slug: 'd', billing: null, readAt: 3_500 } },
+      ]);
+    });
+
     it('once closed (an interrupt), what was set aside is handed over without a read, and does not start', async () => {
       const { listing, setClock } = ageing(['org_a', 'org_b', 'org_e']);
       await listing.readPage();
