@@ -29,6 +29,7 @@ export const SOAK_ONLY = [
   // Waits in real time (rate limits, Retry-After, read ages, slow services) or runs many CLI
   // processes at once: the slowest of `npm test`, 82 s of its 284 s of test time on a quiet machine.
   'test/e2e/fresh-reads.test.ts',
+  'test/e2e/page-read-again.test.ts',
   'test/e2e/rate-limit.test.ts',
   'test/e2e/waits-rate-limit.test.ts',
   'test/e2e/waits-service.test.ts',

@@ -101,6 +101,8 @@ export interface ListOptions {
    * after another. A caller that may stop early leaves it off, so that no page is read for nothing.
    */
   readAhead?: boolean;
+  /** The caller looks organisations up in the listing, needing neither all of them nor each once (listing-pages.ts, ListingRead). */
+  lookup?: boolean;
 }
 
 export interface RequestOptions {
@@ -268,7 +270,7 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
     first.searchParams.set('limit', String(list.pageSize ?? this.#options.pageSize ?? DEFAULT_PAGE_SIZE));
     if (list.filter !== undefined && list.filter !== '') first.searchParams.set('filter', list.filter);
     const filtered = list.filter !== undefined && list.filter !== '';
-    return listPages(this, first, { target: filtered ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)', headed: !filtered, readAhead: list.readAhead === true });
+    return listPages(this, first, { target: filtered ? `(filter ${JSON.stringify(list.filter)})` : '(all pages)', headed: !filtered, readAhead: list.readAhead === true, lookup: list.lookup === true });
   }
 
   async readPage(url: URL, number: number, target: string, { onSent, onText, letGo }: PageHooks = {}): Promise<ListingPage> {

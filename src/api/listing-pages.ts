@@ -8,7 +8,9 @@
  * its `totalCount` counts; and a listing that ends holding fewer organisations than the least
  * `totalCount` its pages gave is not whole either (organisations that come while it is read only
  * raise the count, those that go lower it on the pages after). A listing stopped part way is never
- * taken for a whole one.
+ * taken for a whole one. A caller that only looks organisations up in it (`lookup`) gets a listing
+ * that moved while it was read (an offset-paged service, an organisation added ahead) with the
+ * organisations it listed again left out, rather than refused.
  */
 import { channel } from 'node:diagnostics_channel';
 import type { Redactor } from '../redact.js';
@@ -93,10 +95,12 @@ class ListingGuard {
    * `headed`: an unfiltered listing, whose first item is the active organisation (interface §4), which
    * a service may put there besides its place in the order: seen there once more, it is left out.
    * `first`: the first page's address (read before any other).
+   * `lookup`: see ListingRead.lookup.
    */
   constructor(
     private readonly headed = false,
     private readonly first?: URL,
+    private readonly lookup = false,
   ) {}
 
   /** A page has been read (before its `next` is looked at). */
@@ -109,7 +113,8 @@ class ListingGuard {
 
   /** The page just read ends the listing (no `next`), its organisations recorded: why the listing is not whole, if it is not. */
   end(): string | undefined {
-    if (this.least === undefined || this.organisations >= this.least) return undefined;
+    // Looked up in, a listing that moved may come short: what it did not show, the caller asks after.
+    if (this.lookup || this.least === undefined || this.organisations >= this.least) return undefined;
     return this.where(`page ${this.page} ends the listing (it has no "next") after ${this.organisations} organisations, though every page's totalCount counted at least ${this.least}: pages are missing`);
   }
 
@@ -141,19 +146,27 @@ class ListingGuard {
   /**
    * Notes the organisations of the page just read (after `follow`): those to take (the active
    * organisation's second listing left out), or why the listing stops, when one was listed before.
+   * Looked up in, one listed on an earlier page is left out (the listing moved: an organisation added
+   * ahead of an offset), unless every one of a page that links on was: the links lead round.
    */
-  record<T extends { id: string }>(organisations: T[]): { kept: T[] } | { stop: string } {
+  record<T extends { id: string }>(organisations: T[], linksOn: boolean): { kept: T[] } | { stop: string } {
     if (this.headed && this.page === 1 && organisations.length > 0) this.head = organisations[0]!.id;
-    let kept = organisations;
+    const left = new Set<T>();
+    let again: { id: string; page: number } | undefined;
     const onThisPage = new Set<string>();
     for (const org of organisations) {
       const earlier = onThisPage.has(org.id) ? this.page : this.ids.pageOf(org.id);
       if (earlier !== undefined && org.id === this.head) {
         this.head = undefined;
-        kept = kept.filter((o) => o !== org);
+        left.add(org);
         continue;
       }
       if (earlier === this.page) return { stop: this.where(`organisation ${JSON.stringify(org.id)} is listed twice on page ${this.page}`) };
+      if (earlier !== undefined && this.lookup) {
+        again ??= { id: org.id, page: earlier };
+        left.add(org);
+        continue;
+      }
       if (earlier !== undefined) {
         return {
           stop: this.where(
@@ -163,6 +176,12 @@ class ListingGuard {
       }
       onThisPage.add(org.id);
     }
+    if (again !== undefined && linksOn && onThisPage.size === 0) {
+      return {
+        stop: this.where(`organisation ${JSON.stringify(again.id)} is listed again on page ${this.page}, after page ${again.page}: so is every organisation on the page, and it links on, so the "next" links lead back over pages already read (a cycle)`),
+      };
+    }
+    const kept = left.size === 0 ? organisations : organisations.filter((o) => !left.has(o));
     this.ids.addPage([...onThisPage]);
     this.organisations += kept.length;
     return { kept };
@@ -189,12 +208,18 @@ export interface ListingRead {
    * a caller that reads every page (the plan's listing), whose pages are a chain of requests.
    */
   readAhead: boolean;
+  /**
+   * The caller looks its organisations up in the listing, needing neither all of them nor each
+   * once (apply's listing behind the writes): an organisation listed again (an offset-paged listing
+   * that moved) is left out, not refused, and a listing that ends short is not refused.
+   */
+  lookup?: boolean;
 }
 
 /** Every page from `first` on, whole, or failing where the listing stopped. */
-export async function* listPages(reader: PageReader, first: URL, { target, headed, readAhead }: ListingRead): AsyncIterable<ListingPage> {
+export async function* listPages(reader: PageReader, first: URL, { target, headed, readAhead, lookup = false }: ListingRead): AsyncIterable<ListingPage> {
   const request = { operation: 'getOrganisations', target } as const;
-  const guard = new ListingGuard(headed, first);
+  const guard = new ListingGuard(headed, first, lookup);
   const early = readAhead ? new EarlyNext(reader, guard, target) : undefined;
   let url = first;
   let ahead: ReadAhead | undefined;
@@ -222,7 +247,7 @@ export async function* listPages(reader: PageReader, first: URL, { target, heade
       // pages, which can only be read one after another.
       listing.organisations = checkAll(listing.organisations, request, reader.redactor);
       // An organisation listed again: the links lead back over pages already read.
-      const recorded = guard.record(listing.organisations);
+      const recorded = guard.record(listing.organisations, after.kind === 'url');
       if ('stop' in recorded) throw badShape(request, recorded.stop, reader.redactor);
       listing.organisations = recorded.kept;
       mark(number, 'checked');

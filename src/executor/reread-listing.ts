@@ -138,6 +138,26 @@ function listedRead(org: Organisation, readAt: number): ListingReread {
   return { kind: 'listed', slug: org.slug, billing: billing.known ? billing.values : null, readAt };
 }
 
+/** A listed read without its billing, which is then read by id just before the write (write-billing.ts). */
+function byId(reread: ListingReread | undefined): ListingReread | undefined {
+  return reread?.kind === 'listed' ? { ...reread, billing: null } : reread;
+}
+
+/**
+ * The organisations a page shows, by id, but those it shows twice: which of the two would be the
+ * billing the service holds? (The listing refuses such a page; read again, the group goes as it was.)
+ */
+function shownOnce(organisations: readonly Organisation[]): Map<string, Organisation> {
+  const shown = new Map<string, Organisation>();
+  const twice = new Set<string>();
+  for (const org of organisations) {
+    if (shown.has(org.id)) twice.add(org.id);
+    shown.set(org.id, org);
+  }
+  for (const id of twice) shown.delete(id);
+  return shown;
+}
+
 /** A group read, with where it was read: its organisation's id and page, and whether that page was read again for it. */
 interface Entry extends Arrival {
   id?: string;
@@ -236,7 +256,7 @@ export class RereadListing {
     this.reading = true;
     if (this.stale.length > 0) return this.readAgain();
     try {
-      this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize })[Symbol.asyncIterator]();
+      this.pages ??= this.options.client.listOrganisationPages({ pageSize: this.options.pageSize, lookup: true })[Symbol.asyncIterator]();
       const askedAt = this.options.now();
       const page = await this.pages.next();
       if (page.done === true) this.end(UNLISTED);
@@ -257,8 +277,10 @@ export class RereadListing {
 
   /**
    * Reads again the page of the oldest groups set aside, and hands them over with what it shows now.
-   * Alone on its page, a group goes as it was (read by id, if too old by its turn): the page would
-   * cost as much. Those the page no longer shows, or all when it fails, go the same way.
+   * Alone on its page, a group is read by id before its write: the page would cost as much. Those
+   * the page no longer shows (or shows twice), or all when it fails, are read by id too: set aside
+   * as too old to write from, a group is never written from its old read (still within the bound,
+   * it would write back what was renewed since).
    */
   private async readAgain(): Promise<void> {
     const page = this.stale[0]!.page!;
@@ -266,13 +288,13 @@ export class RereadListing {
     this.stale = this.stale.filter((e) => e.page !== page);
     try {
       const fresh = batch.length > 1 ? await page.again!() : undefined;
-      const shown = new Map(fresh?.organisations.map((o) => [o.id, o]));
+      const shown = shownOnce(fresh?.organisations ?? []);
       for (const entry of batch) {
         const org = shown.get(entry.id!);
-        this.queue.push({ ...entry, reread: org === undefined ? entry.reread : listedRead(org, fresh!.sentAt), again: true });
+        this.queue.push({ ...entry, reread: org === undefined ? byId(entry.reread) : listedRead(org, fresh!.sentAt), again: true });
       }
     } catch {
-      for (const entry of batch) this.queue.push({ ...entry, again: true });
+      for (const entry of batch) this.queue.push({ ...entry, reread: byId(entry.reread), again: true });
     } finally {
       this.reading = false;
       if (this.closing) this.stop();

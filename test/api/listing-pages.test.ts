@@ -242,3 +242,38 @@ describe('the listing read ahead over loopback, a guess not taken', () => {
     expect(seen.map((s) => s.authorization)).toEqual(['Bearer loopback-token', 'Bearer loopback-token']);
   });
 });
+
+describe('a listing looked up in (apply’s listing behind the writes)', () => {
+  const org = (id: string) => ({ id, slug: id });
+  /** Pages by cursor, each with its organisations' ids and its next cursor. */
+  function orgReader(pages: Record<string, { ids: string[]; next?: string; totalCount?: number }>): PageReader {
+    return {
+      redactor: new Redactor([]),
+      async readPage(url: URL): Promise<ListingPage> {
+        const page = pages[url.searchParams.get('cursor') ?? '']!;
+        return { organisations: page.ids.map(org), ...(page.next === undefined ? {} : { next: page.next }), ...(page.totalCount === undefined ? {} : { totalCount: page.totalCount }), sentAt: 0 };
+      },
+    };
+  }
+  const read = async (reader: PageReader, lookup: boolean) => {
+    const ids: string[][] = [];
+    for await (const page of listPages(reader, FIRST, { target: '(all pages)', headed: false, readAhead: false, lookup })) ids.push(page.organisations.map((o) => o.id));
+    return ids;
+  };
+
+  it('leaves out an organisation listed again on a later page (an offset-paged listing that moved), where a whole listing is refused', async () => {
+    const shifted = { '': { ids: ['a', 'b'], next: 'p2' }, p2: { ids: ['b', 'c'], next: 'p3' }, p3: { ids: ['c', 'd'] } };
+    expect(await read(orgReader(shifted), true)).toEqual([['a', 'b'], ['c'], ['d']]);
+    await expect(read(orgReader(shifted), false)).rejects.toThrow(/"b" is listed again on page 2, after page 1/);
+  });
+
+  it('still stops where every organisation of a page that links on was listed before (the links lead round), or one is listed twice on a page', async () => {
+    await expect(read(orgReader({ '': { ids: ['a', 'b'], next: 'p2' }, p2: { ids: ['b', 'a'], next: 'p3' }, p3: { ids: ['e'] } }), true)).rejects.toThrow(/"b" is listed again on page 2, after page 1: so is every organisation on the page.*\(a cycle\)/);
+    await expect(read(orgReader({ '': { ids: ['a', 'c', 'a'] } }), true)).rejects.toThrow(/"a" is listed twice on page 1/);
+  });
+
+  it('ends where a last page shows only organisations listed before, and is not refused for coming short of its totalCount (what it did not show, apply asks after)', async () => {
+    expect(await read(orgReader({ '': { ids: ['a', 'b'], next: 'p2', totalCount: 4 }, p2: { ids: ['b'], totalCount: 4 } }), true)).toEqual([['a', 'b'], []]);
+    await expect(read(orgReader({ '': { ids: ['a', 'b'], next: 'p2', totalCount: 4 }, p2: { ids: ['c'], totalCount: 4 } }), false)).rejects.toThrow(/pages are missing/);
+  });
+});

@@ -257,7 +257,7 @@ describe('RereadListing', () => {
       expect(again).toEqual([]);
     });
 
-    it('alone on its page, or read again once already, goes as it was (read by id just before its write, if too old by then)', async () => {
+    it('alone on its page, is read by id just before its write (never written from the read it was set aside for); read again once already, goes as read then', async () => {
       const { listing, again, setClock } = ageing(['org_a', 'org_b', 'org_c']);
       await listing.readPage();
       setClock(3_500);
@@ -273,7 +273,7 @@ describe('RereadListing', () => {
       expect(listing.take()).toBeUndefined();
       await listing.readPage();
       expect(again).toEqual([0]);
-      expect(drain(listing)).toMatchObject([{ group: 2, reread: { kind: 'listed', slug: 'c', readAt: 7_000 } }]);
+      expect(drain(listing)).toMatchObject([{ group: 2, reread: { kind: 'listed', slug: 'c', billing: null, readAt: 7_000 } }]);
     });
 
     it('is not read again with its page when pages take a quarter of the bound or more to come: that read would be as old', async () => {
@@ -288,6 +288,52 @@ describe('RereadListing', () => {
       setClock(3_500);
       expect(drain(listing).map((a) => a.reread)).toMatchObject([{ readAt: 0 }, { readAt: 0 }]);
       expect(again).toEqual([]);
+    });
+
+    it('takes nothing from a page read again that shows an organisation twice (which billing would it be?): the group is read by id, as the listing refuses such a page', async () => {
+      let clock = 0;
+      const org = (slug: string, billingEmail: string) => ({ id: `org_${slug}`, slug, billing: { billingEmail } });
+      // The page read again lists a twice: renewed, then as it was.
+      const again = async () => ({ organisations: [org('a', 'renewed@x.test'), org('b', 'b@x.test'), org('a', 'a@x.test')], sentAt: clock });
+      const pages = async function* () {
+        yield { organisations: [org('a', 'a@x.test'), org('b', 'b@x.test')], sentAt: clock, again };
+      };
+      const { client } = setup([]);
+      const listing = new RereadListing(new Map([['org_a', 0], ['org_b', 1]]), { client: { ...client, listOrganisationPages: pages }, pageSize: 2, maxReadAgeMs: 4_000, lowWater: () => 1, now: () => clock });
+      await listing.readPage();
+      clock = 3_500;
+      expect(listing.take()).toBeUndefined();
+      await listing.readPage();
+      expect(drain(listing)).toMatchObject([
+        { group: 0, reread: { kind: 'listed', slug: 'a', billing: null, readAt: 0 } },
+        { group: 1, reread: { kind: 'listed', slug: 'b', billing: { billingEmail: 'b@x.test' }, readAt: 3_500 } },
+      ]);
+    });
+
+    it('when its page read again fails, or no longer shows it, is read by id: never written from the read it was set aside for', async () => {
+      const { listing, setClock, client } = ageing(['org_a', 'org_b', 'org_c', 'org_d']);
+      await listing.readPage();
+      setClock(3_500);
+      expect(listing.take()).toBeUndefined();
+      // Page 1 read again fails (an expired cursor).
+      client.on('getOrganisations', async () => {
+        throw serviceError('getOrganisations', 410, 'cursor_expired');
+      });
+      await listing.readPage();
+      expect(drain(listing)).toMatchObject([
+        { group: 0, reread: { kind: 'listed', slug: 'a', billing: null, readAt: 0 } },
+        { group: 1, reread: { kind: 'listed', slug: 'b', billing: null, readAt: 0 } },
+      ]);
+      // Page 2 read again no longer shows d: someone took it out of your organisations meanwhile.
+      await listing.readPage();
+      client.organisation('org_d')!.member = false;
+      setClock(7_000);
+      expect(listing.take()).toBeUndefined();
+      await listing.readPage();
+      expect(drain(listing)).toMatchObject([
+        { group: 2, reread: { kind: 'listed', slug: 'c', billing: { billingEmail: 'c@x.test' }, readAt: 7_000 } },
+        { group: 3, reread: { kind: 'listed', slug: 'd', billing: null, readAt: 3_500 } },
+      ]);
     });
 
     it('once closed (an interrupt), what was set aside is handed over without a read, and does not start', async () => {
