@@ -14,6 +14,7 @@ import { lockFileState, readJournalFile } from '../support/file-state.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
+import { tamperedText } from '../support/saved-plan-lines.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 let emulator: Emulator;
@@ -359,6 +360,22 @@ organisations:
 });
 
 describe('orgform apply PLANFILE and the directories it leaves', () => {
+  it('refuses a plan whose desired state was edited with its change to match (an e-mail of no config file), its checksum recomputed, and writes nothing', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    // The config files stay as planned (their hashes match): only the plan file says otherwise.
+    const text = tamperedText(await readFile(join(cwd, 'plan.json'), 'utf8'), (saved) => {
+      saved.desired.organisations.find((o: { slug: string }) => o.slug === 'acme').billing.billingEmail = 'evil@attacker.example';
+      saved.plan.changes.find((c: { kind: string; organisation: { slug: string } }) => c.kind === 'billing' && c.organisation.slug === 'acme').declared.billingEmail = 'evil@attacker.example';
+    });
+    await writeFile(join(cwd, 'plan.json'), text);
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the desired state the plan holds is not what its config files give now');
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+    expect(JSON.stringify(emulator.store.dump())).not.toContain('evil@attacker.example');
+  });
+
   it('run from another directory, leaves nothing behind there (no empty .orgform)', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);

@@ -14,6 +14,7 @@
  */
 import { NotSentError } from '../../api/api-error.js';
 import { stat } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { dirname, resolve } from 'node:path';
 import { applyPlan } from '../../executor/apply-plan.js';
 import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
@@ -330,6 +331,8 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
     fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), source.workdir),
     baseUrl: serviceKey,
   });
+  // The files are as planned: the desired state the changes are derived from must be theirs.
+  if (staleReasons.length === 0 && !(await holdsDesiredOfFiles(saved, source.workdir, deps))) staleReasons = [DESIRED_NOT_OF_FILES];
   // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
   const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
   const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
@@ -342,6 +345,29 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
   const plan = { ...saved.plan, changes: match.changes, problems: made.observed.problems };
   saved.plan.changes = [];
   return { plan, staleReasons, listed: made.observed.listed };
+}
+
+const DESIRED_NOT_OF_FILES =
+  'the desired state the plan holds is not what its config files give now, with its selection: the plan file was edited, or a configuration variable (ORGFORM_VAR_…) changed since the plan';
+
+/**
+ * Whether the desired state a saved plan holds is the one its config files give now, with its
+ * selection. Apply derives the changes from the plan's desired state, and anyone can recompute a
+ * plan's checksum: without this, an e-mail edited into both an organisation and its change would be
+ * derived again, matched, and written, though no config file (and no reviewer) ever held it.
+ */
+async function holdsDesiredOfFiles(saved: SavedPlan, workdir: string, deps: ApplyDeps): Promise<boolean> {
+  const { shard } = saved.selection;
+  const selection: Selection = { files: saved.configFiles.map((f) => f.path), targets: saved.selection.targets, ...(shard === null ? {} : { shard }) };
+  let selected: DesiredState;
+  try {
+    ({ selected } = await loadDesiredState(selection, { ...deps, cwd: workdir }));
+  } catch (err) {
+    if (err instanceof ConfigError) return false;
+    throw err;
+  }
+  // As the plan file holds it: JSON, with no field left undefined.
+  return isDeepStrictEqual(JSON.parse(JSON.stringify(selected)), saved.desired);
 }
 
 interface Source {
