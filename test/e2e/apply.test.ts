@@ -360,6 +360,22 @@ organisations:
 });
 
 describe('orgform apply PLANFILE and the directories it leaves', () => {
+  it('places the state by the config files, never where an edited plan file lists them (outside the tree), and calls the plan stale', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    const outside = await makeWorkspace();
+    // A file where the state's directory would go: anything done there fails loudly.
+    await writeFile(join(outside, '.orgform'), 'not a directory');
+    const text = tamperedText(await readFile(join(cwd, 'plan.json'), 'utf8'), (saved) => (saved.desired.files[0].path = join(outside, 'orgs.yaml')));
+    await writeFile(join(cwd, 'plan.json'), text);
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the desired state the plan holds is not what its config files give now');
+    expect(result.stderr).not.toMatch(/bug in orgform|ENOTDIR/);
+    expect(await readdir(outside)).toEqual(['.orgform']);
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
   it('refuses a plan whose desired state was edited with its change to match (an e-mail of no config file), its checksum recomputed, and writes nothing', async () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);

@@ -332,7 +332,7 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
     baseUrl: serviceKey,
   });
   // The files are as planned: the desired state the changes are derived from must be theirs.
-  if (staleReasons.length === 0 && !(await holdsDesiredOfFiles(saved, source.workdir, deps))) staleReasons = [DESIRED_NOT_OF_FILES];
+  if (staleReasons.length === 0 && source.notOfFiles === true) staleReasons = [DESIRED_NOT_OF_FILES];
   // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
   const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
   const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
@@ -351,23 +351,24 @@ const DESIRED_NOT_OF_FILES =
   'the desired state the plan holds is not what its config files give now, with its selection: the plan file was edited, or a configuration variable (ORGFORM_VAR_…) changed since the plan';
 
 /**
- * Whether the desired state a saved plan holds is the one its config files give now, with its
- * selection. Apply derives the changes from the plan's desired state, and anyone can recompute a
- * plan's checksum: without this, an e-mail edited into both an organisation and its change would be
- * derived again, matched, and written, though no config file (and no reviewer) ever held it.
+ * A saved plan's desired state as its config files give it now, with its selection, and whether the
+ * plan holds that one. Apply derives the changes from the desired state, and anyone can recompute a
+ * plan's checksum: taken from the file, an e-mail edited into both an organisation and its change
+ * would be derived again, matched and written, and the state (its lock, its journal) placed where
+ * the file's list of files says, outside the tree. So the state and the changes come from the
+ * files (which must lie in the tree), and a plan that holds anything else is stale.
  */
-async function holdsDesiredOfFiles(saved: SavedPlan, workdir: string, deps: ApplyDeps): Promise<boolean> {
+async function loadSavedDesired(saved: SavedPlan, path: string, workdir: string, deps: ApplyDeps): Promise<{ desired: DesiredState; selected: DesiredState; notOfFiles: boolean }> {
   const { shard } = saved.selection;
   const selection: Selection = { files: saved.configFiles.map((f) => f.path), targets: saved.selection.targets, ...(shard === null ? {} : { shard }) };
-  let selected: DesiredState;
   try {
-    ({ selected } = await loadDesiredState(selection, { ...deps, cwd: workdir }));
+    const { desired, selected } = await loadDesiredState(selection, { ...deps, cwd: workdir });
+    // Compared as the plan file holds it: JSON, with no field left undefined.
+    return { desired, selected, notOfFiles: !isDeepStrictEqual(JSON.parse(JSON.stringify(selected)), saved.desired) };
   } catch (err) {
-    if (err instanceof ConfigError) return false;
-    throw err;
+    if (!(err instanceof ConfigError)) throw err;
+    throw new OrgformError('PLAN_STALE', `The saved plan ${path} is stale: its config files (${selection.files.join(', ')}) do not load now as they did when it was made (${err.message}). Nothing was changed. Run orgform plan again.`, { cause: err });
   }
-  // As the plan file holds it: JSON, with no field left undefined.
-  return isDeepStrictEqual(JSON.parse(JSON.stringify(selected)), saved.desired);
 }
 
 interface Source {
@@ -378,12 +379,15 @@ interface Source {
   selected: DesiredState;
   /** Where the config files' paths start: the directory plan ran in, for a saved plan. */
   workdir: string;
+  /** A saved plan's desired state is not the one its config files give now (edited, or a variable changed). */
+  notOfFiles?: boolean;
 }
 
 async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source> {
   if (inputs.planFile !== undefined) {
     const saved = await readSavedPlan(inputs.planFile, deps.cwd, inputs.planKey);
-    return { saved, desired: saved.desired, selected: saved.desired, workdir: await savedWorkdir(saved, inputs.planFile, deps.cwd) };
+    const workdir = await savedWorkdir(saved, inputs.planFile, deps.cwd);
+    return { saved, ...(await loadSavedDesired(saved, inputs.planFile, workdir, deps)), workdir };
   }
   try {
     return { ...(await loadDesiredState(inputs.selection, deps)), workdir: deps.cwd };
