@@ -26,11 +26,7 @@ export function findStale(plan: Plan, configFiles: ReadonlyArray<{ path: string;
     reasons.push(`the plan was made for ${plan.baseUrl}, not ${fresh.baseUrl}`);
     return reasons;
   }
-  for (const file of configFiles) {
-    const now = fresh.fileHashes.get(file.path);
-    if (now === null || now === undefined) reasons.push(`config file ${file.path} cannot be read now`);
-    else if (now !== file.sha256) reasons.push(`config file ${file.path} changed since the plan`);
-  }
+  reasons.push(...findChangedFiles(configFiles, fresh.fileHashes));
   const declaredBilling = new Map<string, BillingDetails>();
   for (const change of plan.changes) if (change.kind === 'billing' && change.declared !== undefined) declaredBilling.set(change.organisation.slug, change.declared);
   for (const [slug, before] of Object.entries(plan.observed)) {
@@ -54,6 +50,17 @@ export function findStale(plan: Plan, configFiles: ReadonlyArray<{ path: string;
   }
   if (plan.changes.some((c) => c.kind === 'set-active') && fresh.activeId !== plan.observedActiveId) {
     reasons.push(`activeOrganisation: the active organisation changed from ${show(plan.observedActiveId)} to ${show(fresh.activeId)}`);
+  }
+  return reasons;
+}
+
+/** The config files that cannot be read now, or hold other bytes than when planned (`now`: their SHA-256, null when unreadable). */
+export function findChangedFiles(configFiles: ReadonlyArray<{ path: string; sha256: string }>, now: ReadonlyMap<string, string | null>): string[] {
+  const reasons: string[] = [];
+  for (const file of configFiles) {
+    const hash = now.get(file.path);
+    if (hash === null || hash === undefined) reasons.push(`config file ${file.path} cannot be read now`);
+    else if (hash !== file.sha256) reasons.push(`config file ${file.path} changed since the plan`);
   }
   return reasons;
 }

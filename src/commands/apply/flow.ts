@@ -21,7 +21,7 @@ import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError, OrgformError } from '../../errors.js';
 import { chooseRereadMode, DEFAULT_READ_MAX_AGE_MS, type RereadMode } from '../../executor/reread-listing.js';
-import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
+import { findChangedFiles, findStale, matchSavedChanges } from '../../plan/find-stale.js';
 import { isRecordedDone, journalInterest } from '../../plan/is-recorded-done.js';
 import { parseShard } from '../../plan/select-organisations.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';
@@ -194,6 +194,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
   // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
   // With --expect-digest, the reviewed plan too: a file that is not the reviewed plan is refused now.
   const source = await load(inputs, deps, view);
+  if ('kind' in source) return source;
   const expect = await expected(inputs, deps);
 
   // Connect: from here on the client tells the view itself (its waits while the plan is read too).
@@ -358,7 +359,7 @@ const DESIRED_NOT_OF_FILES =
  * the file's list of files says, outside the tree. So the state and the changes come from the
  * files (which must lie in the tree), and a plan that holds anything else is stale.
  */
-async function loadSavedDesired(saved: SavedPlan, path: string, workdir: string, deps: ApplyDeps): Promise<{ desired: DesiredState; selected: DesiredState; notOfFiles: boolean }> {
+async function loadSavedDesired(saved: SavedPlan, workdir: string, deps: ApplyDeps): Promise<{ desired: DesiredState; selected: DesiredState; notOfFiles: boolean } | { stale: string[] }> {
   const { shard } = saved.selection;
   const selection: Selection = { files: saved.configFiles.map((f) => f.path), targets: saved.selection.targets, ...(shard === null ? {} : { shard }) };
   try {
@@ -367,7 +368,9 @@ async function loadSavedDesired(saved: SavedPlan, path: string, workdir: string,
     return { desired, selected, notOfFiles: !isDeepStrictEqual(JSON.parse(JSON.stringify(selected)), saved.desired) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    throw new OrgformError('PLAN_STALE', `The saved plan ${path} is stale: its config files (${selection.files.join(', ')}) do not load now as they did when it was made (${err.message}). Nothing was changed. Run orgform plan again.`, { cause: err });
+    // Files that do not load are not the files planned: say which, as findStale would.
+    const changed = findChangedFiles(saved.configFiles, await hashFiles(selection.files, workdir));
+    return { stale: changed.length > 0 ? changed : [`the config files do not load now: ${err.message}`] };
   }
 }
 
@@ -383,11 +386,13 @@ interface Source {
   notOfFiles?: boolean;
 }
 
-async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source> {
+async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source | ApplyOutcome> {
   if (inputs.planFile !== undefined) {
     const saved = await readSavedPlan(inputs.planFile, deps.cwd, inputs.planKey);
     const workdir = await savedWorkdir(saved, inputs.planFile, deps.cwd);
-    return { saved, ...(await loadSavedDesired(saved, inputs.planFile, workdir, deps)), workdir };
+    const files = await loadSavedDesired(saved, workdir, deps);
+    if ('stale' in files) return refused(inputs, { kind: 'stale', changed: files.stale });
+    return { saved, ...files, workdir };
   }
   try {
     return { ...(await loadDesiredState(inputs.selection, deps)), workdir: deps.cwd };
