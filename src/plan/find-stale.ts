@@ -81,7 +81,8 @@ export interface SavedChangesMatch {
  * given exactly: same address, organisation, target, declared values and values seen. A derived
  * one-shot change the plan left out is fine when the journal records it done, now or (`journaled`,
  * the plan's own list) when the plan was made: invitations and channels cannot be read, so only
- * the journal says they are done.
+ * the journal says they are done. The caller passes the plan's list only when it is signed: anyone
+ * may edit an unsigned file to leave a change out and list it there.
  */
 export function matchSavedChanges(
   saved: readonly ApplicableChange[],

@@ -360,6 +360,21 @@ organisations:
 });
 
 describe('orgform apply PLANFILE and the directories it leaves', () => {
+  it('never leaves out a one-shot change that an edited plan file calls journaled while the journal does not: the plan is stale, and nothing is written', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    const revoke = 'organisations.acme.invitations.revoke.inv_acme_carol';
+    const text = tamperedText(await readFile(join(cwd, 'plan.json'), 'utf8'), (saved) => {
+      saved.plan.changes = saved.plan.changes.filter((c: { address: string }) => c.address !== revoke);
+      saved.plan.journaled.push(revoke);
+    });
+    await writeFile(join(cwd, 'plan.json'), text);
+    const result = await runCli(['apply', 'plan.json', '--auto-approve'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${revoke}: the plan does not hold this change`);
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
   it('places the state by the config files, never where an edited plan file lists them (outside the tree), and calls the plan stale', async () => {
     const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);

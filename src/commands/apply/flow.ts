@@ -336,7 +336,8 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
   if (staleReasons.length === 0 && source.notOfFiles === true) staleReasons = [DESIRED_NOT_OF_FILES];
   // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
   const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
-  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
+  // The plan's word that a one-shot change was done counts only when orgform's key vouches for it.
+  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.signature === undefined ? [] : saved.plan.journaled);
   if (staleReasons.length === 0 && made.observed.problems.length === 0) {
     if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
     staleReasons = match.missing;
