@@ -26,11 +26,7 @@ export function findStale(plan: Plan, configFiles: ReadonlyArray<{ path: string;
     reasons.push(`the plan was made for ${plan.baseUrl}, not ${fresh.baseUrl}`);
     return reasons;
   }
-  for (const file of configFiles) {
-    const now = fresh.fileHashes.get(file.path);
-    if (now === null || now === undefined) reasons.push(`config file ${file.path} cannot be read now`);
-    else if (now !== file.sha256) reasons.push(`config file ${file.path} changed since the plan`);
-  }
+  reasons.push(...findChangedFiles(configFiles, fresh.fileHashes));
   const declaredBilling = new Map<string, BillingDetails>();
   for (const change of plan.changes) if (change.kind === 'billing' && change.declared !== undefined) declaredBilling.set(change.organisation.slug, change.declared);
   for (const [slug, before] of Object.entries(plan.observed)) {
@@ -58,6 +54,17 @@ export function findStale(plan: Plan, configFiles: ReadonlyArray<{ path: string;
   return reasons;
 }
 
+/** The config files that cannot be read now, or hold other bytes than when planned (`now`: their SHA-256, null when unreadable). */
+export function findChangedFiles(configFiles: ReadonlyArray<{ path: string; sha256: string }>, now: ReadonlyMap<string, string | null>): string[] {
+  const reasons: string[] = [];
+  for (const file of configFiles) {
+    const hash = now.get(file.path);
+    if (hash === null || hash === undefined) reasons.push(`config file ${file.path} cannot be read now`);
+    else if (hash !== file.sha256) reasons.push(`config file ${file.path} changed since the plan`);
+  }
+  return reasons;
+}
+
 /** What apply takes of a saved plan once its changes are checked against a fresh derivation. */
 export interface SavedChangesMatch {
   /** The derived changes the saved plan holds, in its order: these are applied, not the file's. */
@@ -74,7 +81,8 @@ export interface SavedChangesMatch {
  * given exactly: same address, organisation, target, declared values and values seen. A derived
  * one-shot change the plan left out is fine when the journal records it done, now or (`journaled`,
  * the plan's own list) when the plan was made: invitations and channels cannot be read, so only
- * the journal says they are done.
+ * the journal says they are done. The caller passes the plan's list only when it is signed: anyone
+ * may edit an unsigned file to leave a change out and list it there.
  */
 export function matchSavedChanges(
   saved: readonly ApplicableChange[],

@@ -89,7 +89,7 @@ export function describeSchemaError(error: ErrorObject | undefined): string {
     case 'required':
       return `${path === '' ? '' : `${path}.`}${String(params.missingProperty)} is missing`;
     case 'additionalProperties':
-      return `${at} has a field it does not take: ${JSON.stringify(params.additionalProperty)}`;
+      return `${at} has a field it does not take: ${quoteValue(params.additionalProperty)}`;
     case 'enum':
       return `${at} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'const':
@@ -106,7 +106,26 @@ function fieldPath(pointer: string): string {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (/^\d+$/.test(part)) path += `[${part}]`;
     else if (/^[A-Za-z_$][\w$]*$/.test(part)) path += path === '' ? part : `.${part}`;
-    else path += `[${JSON.stringify(part)}]`;
+    else path += `[${quoteValue(part)}]`;
   }
   return path;
+}
+
+/** The most characters of a file's text a refusal quotes: the file is someone else's, and may be huge. */
+const QUOTE_LENGTH = 80;
+
+/**
+ * A value read from the file, as a refusal shows it: a string JSON-quoted (control characters
+ * escaped) and cut at QUOTE_LENGTH, a number or a literal as it is, anything else by its kind only.
+ */
+export function quoteValue(value: unknown): string {
+  if (typeof value === 'string') {
+    if (value.length <= QUOTE_LENGTH) return JSON.stringify(value);
+    // Not half a surrogate pair at the cut.
+    const cut = value.slice(0, /[\ud800-\udbff]/.test(value[QUOTE_LENGTH - 1] ?? '') ? QUOTE_LENGTH - 1 : QUOTE_LENGTH);
+    return `${JSON.stringify(cut)}… (${value.length} characters)`;
+  }
+  if (value === undefined) return 'missing';
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
 }

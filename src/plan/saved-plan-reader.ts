@@ -8,11 +8,12 @@
  */
 import { createHash, createHmac, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
 import { OrgformError } from '../errors.js';
+import { changeAddress } from '../model/address.js';
 import type { DesiredOrganisation, DesiredState } from '../model/desired-state.js';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';
 import type { PlanProblem } from '../model/plan-problem.js';
 import type { Change } from './types.js';
-import { describeSchemaError, invalidPlan, MAX_LINE_BYTES, RECORD_ORDER, SAVED_PLAN_VERSION, type RecordCounts, type RecordKind, type SavedPlan, type SavedPlanValidator } from './saved-plan-format.js';
+import { describeSchemaError, invalidPlan, quoteValue, MAX_LINE_BYTES, RECORD_ORDER, SAVED_PLAN_VERSION, type RecordCounts, type RecordKind, type SavedPlan, type SavedPlanValidator } from './saved-plan-format.js';
 
 const NEWLINE = 0x0a;
 
@@ -119,7 +120,7 @@ export class SavedPlanReader {
     }
     const kind = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { record?: unknown }).record : undefined;
     if (typeof kind !== 'string' || !(RECORD_ORDER as readonly string[]).includes(kind)) {
-      throw this.refuseLine(n, `is not a record of a saved plan (its "record" is ${JSON.stringify(kind) ?? 'missing'}; it must be one of ${RECORD_ORDER.join(', ')})`);
+      throw this.refuseLine(n, `is not a record of a saved plan (its "record" is ${quoteValue(kind)}; it must be one of ${RECORD_ORDER.join(', ')})`);
     }
     if (!this.validate(value)) throw this.refuseLine(n, `(${describeRecord(value as Line)}) has a malformed field: ${describeSchemaError(this.validate.errors?.[0])}`);
     return value as Line;
@@ -135,7 +136,7 @@ export class SavedPlanReader {
   private checkVersion(v: unknown): void {
     if (v === SAVED_PLAN_VERSION) return;
     if (v === 3) throw this.refuse(`has format version 3, one JSON document, written by an earlier orgform; this orgform reads version ${SAVED_PLAN_VERSION}, a record a line`);
-    throw this.refuse(`has format version ${JSON.stringify(v) ?? 'none'}; this orgform reads version ${SAVED_PLAN_VERSION}`);
+    throw this.refuse(`has format version ${v === undefined ? 'none' : quoteValue(v)}; this orgform reads version ${SAVED_PLAN_VERSION}`);
   }
 
   private readHeader(value: Line): void {
@@ -173,6 +174,7 @@ export class SavedPlanReader {
       }
       case 'change': {
         const change = value.change as Change;
+        this.checkChange(change, n);
         this.once(this.addresses, change.address, n, `change ${change.address}`);
         this.changes.push(change);
         break;
@@ -197,6 +199,19 @@ export class SavedPlanReader {
         break;
       default:
         throw this.refuseLine(n, 'is a second header');
+    }
+  }
+
+  /**
+   * A change's address is what its kind, organisation and target give, and its organisation one the
+   * file declares (the active organisation's may be outside the selection): so that what `show`
+   * lists under an address is the change apply would match against that address.
+   */
+  private checkChange(change: Change, n: number): void {
+    const address = changeAddress(change.kind, change.organisation.slug, 'targetId' in change ? change.targetId : undefined);
+    if (change.address !== address) throw this.refuseLine(n, `(a ${change.kind} change) has the address ${quoteValue(change.address)}, but its kind, organisation and target give ${quoteValue(address)}`);
+    if (change.kind !== 'set-active' && !this.declared.has(change.organisation.slug)) {
+      throw this.refuseLine(n, `(change ${address}) is a change of ${JSON.stringify(change.organisation.slug)}, which the file does not declare before it`);
     }
   }
 
@@ -266,7 +281,8 @@ export class SavedPlanReader {
 function describeRecord(value: Line): string {
   const of = (x: unknown, key: string): unknown => (typeof x === 'object' && x !== null ? (x as Record<string, unknown>)[key] : undefined);
   const name = of(value.change, 'address') ?? of(value.organisation, 'slug') ?? of(value.problem, 'address') ?? value.slug ?? value.address;
-  return typeof name === 'string' ? `${value.record} ${name.length > 80 ? `${name.slice(0, 80)}…` : name}` : value.record;
+  // A name as written when it is plain (as it always is in a plan orgform wrote), else quoted and cut.
+  return typeof name === 'string' ? `${value.record} ${/^[\x21-\x7e]{1,80}$/.test(name) ? name : quoteValue(name)}` : value.record;
 }
 
 function withArticle(kind: RecordKind): string {

@@ -130,7 +130,7 @@ export interface ReplaceOptions extends Omit<DurableFileOptions, 'exclusive'> {
 }
 
 /** Temp names tried before giving up: each one taken means something else made it. */
-const TEMP_ATTEMPTS = 20;
+export const TEMP_ATTEMPTS = 20;
 
 /**
  * The text written to a new temp file beside `path`, created exclusively: a name already there

@@ -14,6 +14,7 @@ import { lockFileState, readJournalFile } from '../support/file-state.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
+import { tamperedText } from '../support/saved-plan-lines.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 let emulator: Emulator;
@@ -359,6 +360,53 @@ organisations:
 });
 
 describe('orgform apply PLANFILE and the directories it leaves', () => {
+  it('never leaves out a one-shot change that an edited plan file calls journaled while the journal does not: the plan is stale, and nothing is written', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    const revoke = 'organisations.acme.invitations.revoke.inv_acme_carol';
+    const text = tamperedText(await readFile(join(cwd, 'plan.json'), 'utf8'), (saved) => {
+      saved.plan.changes = saved.plan.changes.filter((c: { address: string }) => c.address !== revoke);
+      saved.plan.journaled.push(revoke);
+    });
+    await writeFile(join(cwd, 'plan.json'), text);
+    const result = await runCli(['apply', 'plan.json', '--auto-approve'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${revoke}: the plan does not hold this change`);
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
+  it('places the state by the config files, never where an edited plan file lists them (outside the tree), and calls the plan stale', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    const outside = await makeWorkspace();
+    // A file where the state's directory would go: anything done there fails loudly.
+    await writeFile(join(outside, '.orgform'), 'not a directory');
+    const text = tamperedText(await readFile(join(cwd, 'plan.json'), 'utf8'), (saved) => (saved.desired.files[0].path = join(outside, 'orgs.yaml')));
+    await writeFile(join(cwd, 'plan.json'), text);
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the desired state the plan holds is not what its config files give now');
+    expect(result.stderr).not.toMatch(/bug in orgform|ENOTDIR/);
+    expect(await readdir(outside)).toEqual(['.orgform']);
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
+  it('refuses a plan whose desired state was edited with its change to match (an e-mail of no config file), its checksum recomputed, and writes nothing', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    // The config files stay as planned (their hashes match): only the plan file says otherwise.
+    const text = tamperedText(await readFile(join(cwd, 'plan.json'), 'utf8'), (saved) => {
+      saved.desired.organisations.find((o: { slug: string }) => o.slug === 'acme').billing.billingEmail = 'evil@attacker.example';
+      saved.plan.changes.find((c: { kind: string; organisation: { slug: string } }) => c.kind === 'billing' && c.organisation.slug === 'acme').declared.billingEmail = 'evil@attacker.example';
+    });
+    await writeFile(join(cwd, 'plan.json'), text);
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the desired state the plan holds is not what its config files give now');
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+    expect(JSON.stringify(emulator.store.dump())).not.toContain('evil@attacker.example');
+  });
+
   it('run from another directory, leaves nothing behind there (no empty .orgform)', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);

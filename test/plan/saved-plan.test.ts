@@ -6,7 +6,7 @@ import { MAX_LINE_BYTES, parseSavedPlan, serializeSavedPlan, serializeSavedPlanP
 import { SavedPlanReader } from '../../src/plan/saved-plan-reader.js';
 import { digestPlan } from '../../src/plan/plan-digest.js';
 import { editRecords, recordOf, recordsOf, signLines, type PlanRecord } from '../support/saved-plan-lines.js';
-import { BASE_URL, desiredOrg, desiredState, largePlan, observedOrg, observedState, planFor } from '../support/plan-fixtures.js';
+import { BASE_URL, desiredFor, desiredOrg, desiredState, largePlan, observedOrg, observedState, planFor } from '../support/plan-fixtures.js';
 
 const PATH = 'plan.json';
 const KEY = 'k'.repeat(40);
@@ -88,9 +88,10 @@ describe('saved plans', () => {
   });
 
   it('are written a line at a time, never as one string, and read back from chunks of any size', () => {
-    const large = { ...savedBody(), plan: largePlan(5_000) };
+    const plan = largePlan(5_000);
+    const large = { ...savedBody(), desired: desiredFor(plan), plan };
     const pieces = [...serializeSavedPlanPieces(large, KEY)];
-    expect(pieces.length).toBe(15_000 + 5);
+    expect(pieces.length).toBe(15_000 + 5_000 + 4);
     expect(pieces.every((piece) => piece.endsWith('\n') && piece.indexOf('\n') === piece.length - 1)).toBe(true);
     const bytes = Buffer.from(pieces.join(''));
     for (const size of [1, 7, 4096, bytes.length]) {
@@ -224,7 +225,7 @@ describe('saved plans', () => {
     ['a record of no known kind', (records: PlanRecord[]) => records.splice(2, 0, { record: 'script', run: 'rm -rf /' }), 3, 'is not a record of a saved plan (its "record" is "script"; it must be one of header, organisation'],
     ['a record with no kind', (records: PlanRecord[]) => records.splice(2, 0, { change: {} }), 3, 'its "record" is missing'],
     ['an observation after the changes', (records: PlanRecord[]) => records.splice(5, 0, ...records.splice(2, 1)), 6, '(observed acme) is out of order: an observed record cannot follow a change record'],
-    ['a change before the organisations', (records: PlanRecord[]) => records.splice(1, 0, ...records.splice(3, 1)), 3, '(organisation acme) is out of order: an organisation record cannot follow a change record'],
+    ['a change before the organisations', (records: PlanRecord[]) => records.splice(1, 0, ...records.splice(3, 1)), 2, '(change organisations.acme.billing) is a change of "acme", which the file does not declare before it'],
     ['a second header', (records: PlanRecord[]) => records.splice(2, 0, records[0] as PlanRecord), 3, '(header) is out of order: a header record cannot follow an organisation record'],
     ['a change repeated', (records: PlanRecord[]) => records.splice(4, 0, records[3] as PlanRecord), 5, 'repeats the change organisations.acme'],
     ['an organisation repeated', (records: PlanRecord[]) => records.splice(2, 0, records[1] as PlanRecord), 3, 'repeats the organisation "acme"'],
@@ -244,10 +245,49 @@ describe('saved plans', () => {
     expect(refusal(signLines(lines)).message).toBe(`The saved plan ${PATH}:3 is not valid JSON (edited, or not a plan file). Make a new one with orgform plan --out ${PATH}.`);
   });
 
+  it('quote no more than a short piece of what the file holds in a refusal: a huge record kind, version or field name, a name with escape sequences', () => {
+    const lines = serializeSavedPlan(savedBody()).trimEnd().split('\n').slice(0, -1);
+    const huge = 'A'.repeat(1_000_000);
+    const cases: Array<[string, number]> = [
+      [signLines([lines[0] as string, JSON.stringify({ record: huge }), ...lines.slice(1)]), 2],
+      [signLines([lines[0] as string, JSON.stringify({ record: { [huge]: 1 } }), ...lines.slice(1)]), 2],
+      [signLines([JSON.stringify({ orgformSavedPlan: huge, record: 'header' }), ...lines.slice(1)]), 0],
+      [edited((records) => (recordOf(records, 'change', billingChange).change[huge] = 1)), lineOf(serializeSavedPlan(savedBody()), 'change', billingChange)],
+      [edited((records) => (records[0]!.desired = { [huge]: { [huge]: 1 } })), 1],
+      [edited((records) => (recordOf(records, 'change', billingChange).change.address = `\u001b]0;pwned\u0007${huge}`)), lineOf(serializeSavedPlan(savedBody()), 'change', billingChange)],
+    ];
+    for (const [text, line] of cases) {
+      const { message } = refusal(text);
+      expect(message).toContain(line === 0 ? `The saved plan ${PATH} ` : `The saved plan ${PATH}:${line} `);
+      expect(message.length).toBeLessThan(400);
+      expect(message).not.toMatch(/A{100}|[\u0000-\u001f]/);
+    }
+  });
+
+  it('refuse a change whose address is not the one its fields give, or of an organisation the file does not declare, naming the line', () => {
+    const line = lineOf(serializeSavedPlan(savedBody()), 'change', billingChange);
+    const moved = refusal(edited((records) => (recordOf(records, 'change', billingChange).change.address = 'organisations.globex.billing')));
+    expect(moved.message).toContain(`The saved plan ${PATH}:${line} (a billing change) has the address "organisations.globex.billing", but its kind, organisation and target give "organisations.acme.billing"`);
+    const kind = refusal(edited((records) => (recordOf(records, 'change', (r) => r.change.kind === 'revoke-invitation').change.kind = 'accept-invitation')));
+    expect(kind.message).toContain('but its kind, organisation and target give "organisations.acme.invitations.accept.inv_2"');
+    const ghost = refusal(
+      edited((records) => {
+        const { change } = recordOf(records, 'change', billingChange);
+        change.organisation.slug = 'ghost';
+        change.address = 'organisations.ghost.billing';
+      }),
+    );
+    expect(ghost.message).toContain(`The saved plan ${PATH}:${line} (change organisations.ghost.billing) is a change of "ghost", which the file does not declare before it`);
+  });
+
   it('read an organisation named __proto__ back as data, never as the prototype of what holds it', () => {
     const text = edited((records) => {
       recordOf(records, 'organisation').organisation.slug = '__proto__';
       recordOf(records, 'observed').slug = '__proto__';
+      for (const { change } of records.filter((r) => r.record === 'change' && r.change.kind !== 'set-active')) {
+        change.organisation.slug = '__proto__';
+        change.address = change.address.replace('.acme.', '.__proto__.');
+      }
     });
     const saved = parseSavedPlan(text, PATH, validate);
     expect(Object.keys(saved.plan.observed)).toEqual(['__proto__']);

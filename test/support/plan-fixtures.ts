@@ -198,6 +198,11 @@ export function everyKindPlan(): Plan {
   });
 }
 
+/** A desired state declaring every organisation `plan` changes (a saved plan declares each one it changes). */
+export function desiredFor(plan: Plan): DesiredState {
+  return desiredState({ organisations: [...new Set(plan.changes.map((c) => c.organisation.slug))].map((slug) => desiredOrg({ slug })) });
+}
+
 /** `n` organisations, each with a billing change, an invitation to accept and one to revoke. */
 export function largePlan(n: number): Plan {
   const changes: Change[] = [];

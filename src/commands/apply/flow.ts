@@ -14,13 +14,14 @@
  */
 import { NotSentError } from '../../api/api-error.js';
 import { stat } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { dirname, resolve } from 'node:path';
 import { applyPlan } from '../../executor/apply-plan.js';
 import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError, OrgformError } from '../../errors.js';
 import { chooseRereadMode, DEFAULT_READ_MAX_AGE_MS, type RereadMode } from '../../executor/reread-listing.js';
-import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
+import { findChangedFiles, findStale, matchSavedChanges } from '../../plan/find-stale.js';
 import { isRecordedDone, journalInterest } from '../../plan/is-recorded-done.js';
 import { parseShard } from '../../plan/select-organisations.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';
@@ -193,6 +194,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
   // Load and select: a saved plan fixes both; otherwise the files, narrowed by --target and --shard.
   // With --expect-digest, the reviewed plan too: a file that is not the reviewed plan is refused now.
   const source = await load(inputs, deps, view);
+  if ('kind' in source) return source;
   const expect = await expected(inputs, deps);
 
   // Connect: from here on the client tells the view itself (its waits while the plan is read too).
@@ -330,9 +332,12 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
     fileHashes: await hashFiles(saved.configFiles.map((f) => f.path), source.workdir),
     baseUrl: serviceKey,
   });
+  // The files are as planned: the desired state the changes are derived from must be theirs.
+  if (staleReasons.length === 0 && source.notOfFiles === true) staleReasons = [DESIRED_NOT_OF_FILES];
   // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
   const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
-  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled);
+  // The plan's word that a one-shot change was done counts only when orgform's key vouches for it.
+  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.signature === undefined ? [] : saved.plan.journaled);
   if (staleReasons.length === 0 && made.observed.problems.length === 0) {
     if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
     staleReasons = match.missing;
@@ -344,6 +349,32 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
   return { plan, staleReasons, listed: made.observed.listed };
 }
 
+const DESIRED_NOT_OF_FILES =
+  'the desired state the plan holds is not what its config files give now, with its selection: the plan file was edited, or a configuration variable (ORGFORM_VAR_…) changed since the plan';
+
+/**
+ * A saved plan's desired state as its config files give it now, with its selection, and whether the
+ * plan holds that one. Apply derives the changes from the desired state, and anyone can recompute a
+ * plan's checksum: taken from the file, an e-mail edited into both an organisation and its change
+ * would be derived again, matched and written, and the state (its lock, its journal) placed where
+ * the file's list of files says, outside the tree. So the state and the changes come from the
+ * files (which must lie in the tree), and a plan that holds anything else is stale.
+ */
+async function loadSavedDesired(saved: SavedPlan, workdir: string, deps: ApplyDeps): Promise<{ desired: DesiredState; selected: DesiredState; notOfFiles: boolean } | { stale: string[] }> {
+  const { shard } = saved.selection;
+  const selection: Selection = { files: saved.configFiles.map((f) => f.path), targets: saved.selection.targets, ...(shard === null ? {} : { shard }) };
+  try {
+    const { desired, selected } = await loadDesiredState(selection, { ...deps, cwd: workdir });
+    // Compared as the plan file holds it: JSON, with no field left undefined.
+    return { desired, selected, notOfFiles: !isDeepStrictEqual(JSON.parse(JSON.stringify(selected)), saved.desired) };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // Files that do not load are not the files planned: say which, as findStale would.
+    const changed = findChangedFiles(saved.configFiles, await hashFiles(selection.files, workdir));
+    return { stale: changed.length > 0 ? changed : [`the config files do not load now: ${err.message}`] };
+  }
+}
+
 interface Source {
   saved?: SavedPlan;
   /** The whole desired state (the journal's place follows its first file). */
@@ -352,12 +383,17 @@ interface Source {
   selected: DesiredState;
   /** Where the config files' paths start: the directory plan ran in, for a saved plan. */
   workdir: string;
+  /** A saved plan's desired state is not the one its config files give now (edited, or a variable changed). */
+  notOfFiles?: boolean;
 }
 
-async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source> {
+async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source | ApplyOutcome> {
   if (inputs.planFile !== undefined) {
     const saved = await readSavedPlan(inputs.planFile, deps.cwd, inputs.planKey);
-    return { saved, desired: saved.desired, selected: saved.desired, workdir: await savedWorkdir(saved, inputs.planFile, deps.cwd) };
+    const workdir = await savedWorkdir(saved, inputs.planFile, deps.cwd);
+    const files = await loadSavedDesired(saved, workdir, deps);
+    if ('stale' in files) return refused(inputs, { kind: 'stale', changed: files.stale });
+    return { saved, ...files, workdir };
   }
   try {
     return { ...(await loadDesiredState(inputs.selection, deps)), workdir: deps.cwd };

@@ -70,6 +70,8 @@ async function editSavedPlan(path: string, edit: (plan: any) => void): Promise<v
 
 const writes = (client: ScriptedClient) => client.writes().map((c) => `${c.operation} ${c.organisationId}`);
 
+const PLAN_KEY = 'k'.repeat(40);
+
 describe('runApply: a fresh plan', () => {
   it('tells the view of a wait from the start, while it plans too: before the plan is shown', async () => {
     const { client, deps, inputs, listeners } = await setup();
@@ -340,7 +342,19 @@ describe('runApply: a saved plan', () => {
     expect(client.writes()).toEqual([]);
   });
 
-  it('is applied without a one-shot change its journal recorded done when it was made, though that journal is gone now', async () => {
+  it('is applied without a one-shot change its journal recorded done when it was made, though that journal is gone now, when the plan is signed', async () => {
+    const { cwd, client, deps, inputs } = await setup();
+    await recordInFileState(join(cwd, '.orgform', 'state.json'), [
+      { service: 'https://orgs.example.test', key: journalKey('revoke-invitation', 'org_acme', 'inv_carol'), entry: { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' } },
+    ]);
+    await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json', planKey: PLAN_KEY }, deps, recordingPlanView());
+    await rm(join(cwd, '.orgform'), { recursive: true });
+    const outcome = await runApply({ ...inputs, planFile: 'plan.json', planKey: PLAN_KEY }, deps, recordingApplyView());
+    expect(outcome).toMatchObject({ kind: 'applied', summary: { total: 2, applied: 2 } });
+    expect(writes(client)).toEqual(['updateBillingDetails org_acme', 'acceptInvitation org_globex']);
+  });
+
+  it('is stale when an unsigned plan lists as journaled a one-shot change the journal does not record now: anyone may have edited that list to leave the change out', async () => {
     const { cwd, client, deps, inputs } = await setup();
     await recordInFileState(join(cwd, '.orgform', 'state.json'), [
       { service: 'https://orgs.example.test', key: journalKey('revoke-invitation', 'org_acme', 'inv_carol'), entry: { kind: 'revoke-invitation', organisation: 'acme', outcome: 'applied', at: '2026-01-01T00:00:00Z' } },
@@ -348,8 +362,8 @@ describe('runApply: a saved plan', () => {
     await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, deps, recordingPlanView());
     await rm(join(cwd, '.orgform'), { recursive: true });
     const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
-    expect(outcome).toMatchObject({ kind: 'applied', summary: { total: 2, applied: 2 } });
-    expect(writes(client)).toEqual(['updateBillingDetails org_acme', 'acceptInvitation org_globex']);
+    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'stale', changed: [expect.stringContaining('organisations.acme.invitations.revoke.inv_carol: the plan does not hold this change') as string] } });
+    expect(writes(client)).toEqual([]);
   });
 
   it('with a malformed field, its checksum made to match, is an error naming the field, not a bug', async () => {

@@ -1,4 +1,4 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clientCallbacks } from '../../../src/api/connect/open-client.js';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { runPlan } from '../../../src/commands/plan/flow.js';
 import { ConfigError } from '../../../src/errors.js';
 import { loadSchemaValidator } from '../../../src/config/schema-validator.js';
 import { parseSavedPlan } from '../../../src/plan/saved-plan.js';
+import { tempPathFor } from '../../../src/state/write-file-atomically.js';
 import type { Plan } from '../../../src/plan/types.js';
 import { recordInFileState } from '../../support/file-state.js';
 import { journalKey } from '../../../src/model/journal-key.js';
@@ -77,20 +78,37 @@ describe('runPlan', () => {
     expect(view.told[1]?.args).toEqual(['plan.json']);
   });
 
-  it('with --out, spools the observations beside the plan file (0600, a temp name of its own) while it reads, and removes the spool however the plan ends', async () => {
+  it('with --out, spools the observations to a file with no name while it reads (nothing of it left however the run ends), and saves them', async () => {
     const { cwd, client, deps } = await setup();
-    const seen: Array<{ name: string; mode: number }> = [];
-    const spooled = async () => {
-      for (const name of (await readdir(cwd)).filter((n) => n.endsWith('.tmp'))) seen.push({ name, mode: (await stat(join(cwd, name))).mode & 0o777 });
-    };
-    client.on('getOrganisations', spooled);
+    const names: string[][] = [];
+    client.on('getOrganisations', async () => void names.push(await readdir(cwd)));
     await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, deps, recordingPlanView());
-    expect(seen).toEqual([{ name: expect.stringMatching(new RegExp(`^\\.plan\\.json\\.${process.pid}\\.\\d+\\.tmp$`)) as string, mode: 0o600 }]);
-    expect((await readdir(cwd)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    // Killed now (plan does not catch SIGTERM), the run would leave nothing behind: no name to find or read.
+    expect(names.length).toBeGreaterThan(0);
+    for (const listed of names) expect(listed.filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    const { validate } = await loadSchemaValidator('saved-plan');
+    expect(Object.keys(parseSavedPlan(await readFile(join(cwd, 'plan.json'), 'utf8'), 'plan.json', validate).plan.observed)).toEqual(['acme']);
 
     client.on('getOrganisations', fail(new Error('the listing broke')), Infinity);
     await expect(runPlan({ selection: { files: [] }, parallelism: 1, out: 'again.json' }, deps, recordingPlanView())).rejects.toThrow('the listing broke');
     expect((await readdir(cwd)).filter((n) => n.endsWith('.tmp') || n === 'again.json')).toEqual([]);
+  });
+
+  it('with --out, takes the next temp name for its spool when the next ones were planted (files, links out), and writes through none of them', async () => {
+    const { cwd, deps } = await setup();
+    const outside = await makeWorkspace();
+    await writeFile(join(outside, 'victim'), 'untouched');
+    // The names the next temp files of plan.json take in this process: .plan.json.PID.N.tmp.
+    const next = Number(/\.(\d+)\.tmp$/.exec(tempPathFor(join(cwd, 'plan.json')))?.[1]);
+    const planted = [1, 2, 3].map((i) => join(cwd, `.plan.json.${process.pid}.${next + i}.tmp`));
+    await writeFile(planted[0] as string, 'planted');
+    for (const path of planted.slice(1)) await symlink(join(outside, 'victim'), path);
+    const outcome = await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, deps, recordingPlanView());
+    expect(outcome.plan.changes.length).toBeGreaterThan(0);
+    const { validate } = await loadSchemaValidator('saved-plan');
+    expect(Object.keys(parseSavedPlan(await readFile(join(cwd, 'plan.json'), 'utf8'), 'plan.json', validate).plan.observed)).toEqual(['acme']);
+    expect(await readFile(join(outside, 'victim'), 'utf8')).toBe('untouched');
+    expect(await readFile(planted[0] as string, 'utf8')).toBe('planted');
   });
 
   it('does not plan again what the journal records done', async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { readSavedPlan } from '../../../src/plan/read/read-saved-plan.js';
 import { SAVED_PLAN_VERSION, serializeSavedPlanPieces, type SavedPlanBody } from '../../../src/plan/saved-plan.js';
 import { MAX_TEXT_BYTES, findWorkTree, readTextInTree } from '../../../src/work-tree.js';
-import { BASE_URL, desiredOrg, desiredState, largePlan } from '../../support/plan-fixtures.js';
+import { BASE_URL, desiredFor, desiredOrg, desiredState, largePlan } from '../../support/plan-fixtures.js';
 import { makeWorkspace } from '../../support/workspace.js';
 
 /** A file of `bytes` bytes that takes no room on the disk (a hole), in a fresh workspace. */
@@ -17,8 +17,9 @@ async function sparseFile(bytes: number): Promise<string> {
 
 describe('readSavedPlan', () => {
   it('reads a saved plan a chunk at a time, lines falling across chunks, and gives back what was written', async () => {
-    const desired = desiredState({ organisations: [desiredOrg({ slug: 'acme' })] });
-    const body: SavedPlanBody = { orgformSavedPlan: SAVED_PLAN_VERSION, createdAt: '2026-01-01T00:00:00.000Z', baseUrl: BASE_URL, configFiles: desired.files, desired, selection: { targets: [], shard: null }, plan: largePlan(10_000) };
+    const plan = largePlan(10_000);
+    const desired = desiredFor(plan);
+    const body: SavedPlanBody = { orgformSavedPlan: SAVED_PLAN_VERSION, createdAt: '2026-01-01T00:00:00.000Z', baseUrl: BASE_URL, configFiles: desired.files, desired, selection: { targets: [], shard: null }, plan };
     const text = [...serializeSavedPlanPieces(body)].join('');
     // Several of the reader's chunks (a mebibyte each).
     expect(Buffer.byteLength(text)).toBeGreaterThan(3 * 2 ** 20);
@@ -26,7 +27,7 @@ describe('readSavedPlan', () => {
     await writeFile(join(cwd, 'plan.json'), text);
     const saved = await readSavedPlan('plan.json', cwd, undefined);
     expect(saved.plan.changes).toEqual(JSON.parse(JSON.stringify(body.plan.changes)));
-    expect(saved.desired.organisations.map((o) => o.slug)).toEqual(['acme']);
+    expect(saved.desired.organisations.map((o) => o.slug)).toEqual(desired.organisations.map((o) => o.slug));
   });
 
   it('judges a file longer than the longest string by its content, refusing it at its first line (sixteen bytes or 512 MiB of zeros are not a saved plan)', async () => {
