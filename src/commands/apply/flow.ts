@@ -365,14 +365,26 @@ async function loadSavedDesired(saved: SavedPlan, workdir: string, deps: ApplyDe
   const selection: Selection = { files: saved.configFiles.map((f) => f.path), targets: saved.selection.targets, ...(shard === null ? {} : { shard }) };
   try {
     const { desired, selected } = await loadDesiredState(selection, { ...deps, cwd: workdir });
-    // Compared as the plan file holds it: JSON, with no field left undefined.
-    return { desired, selected, notOfFiles: !isDeepStrictEqual(JSON.parse(JSON.stringify(selected)), saved.desired) };
+    return { desired, selected, notOfFiles: !isSameDesired(selected, saved.desired) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // Files that do not load are not the files planned: say which, as findStale would.
     const changed = findChangedFiles(saved.configFiles, await hashFiles(selection.files, workdir));
     return { stale: changed.length > 0 ? changed : [`the config files do not load now: ${err.message}`] };
   }
+}
+
+/**
+ * Whether the files' desired state is the one the plan holds, compared as the plan file holds it
+ * (JSON: no field left undefined), one organisation at a time: the whole state as one text would
+ * be as large as the plan's desired state, and pass V8's longest string at a few million.
+ */
+function isSameDesired(fromFiles: DesiredState, held: DesiredState): boolean {
+  const asHeld = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+  const { organisations, ...rest } = fromFiles;
+  const { organisations: heldOrganisations, ...heldRest } = held;
+  if (organisations.length !== heldOrganisations.length || !isDeepStrictEqual(asHeld(rest), heldRest)) return false;
+  return organisations.every((org, i) => isDeepStrictEqual(asHeld(org), heldOrganisations[i]));
 }
 
 interface Source {
