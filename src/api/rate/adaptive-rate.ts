@@ -30,8 +30,8 @@
  *   sent or admitted (at least 5 a second) and doubles every second (TCP's slow start) until the
  *   next throttle, which does measure it.
  * - a client told that it shares the limit (`sharedBy` > 1: `apply --shard i/N`) probes 64 × gently
- *   only until a steady spell has passed without a 429 (throttles closer together are contention):
- *   then the slowdown halves every `sharedProbeHalfLifeMs`, down to none (CUBIC's own probe), so that a shard left alone when the others finish takes
+ *   only at first: the slowdown halves every `sharedProbeHalfLifeMs` above the plateau without a
+ *   429, down to none (CUBIC's own probe), so that a shard left alone when the others finish takes
  *   their share back within seconds, not the 20 s the gentle probe takes; a lone client is as above.
  * A rate the service announces (RateLimit-Policy, X-RateLimit-Limit) caps the rate, at 0.98 of it
  * (never below `minRps`), from the first answer that carries it, before any 429.
@@ -217,10 +217,7 @@ export function cubicRate(state: RateState, settings: RateSettings, now: number)
 /** The probe's slowdown `d` seconds above the plateau: fixed for a lone client, decaying for one that shares the limit. */
 function probeSlowdownAt(state: RateState, settings: RateSettings, d: number): number {
   if (settings.sharedBy <= 1) return state.probeSlowdown;
-  // Throttles closer together than the steady spell are the clients contending: probe gently.
-  // A spell without one says the others have gone: take back what they left, fast.
-  const quietMs = (d + state.k) * 1000 - settings.steadyGapMs;
-  return Math.max(1, state.probeSlowdown * 2 ** (-Math.max(0, quietMs) / settings.sharedProbeHalfLifeMs));
+  return Math.max(1, state.probeSlowdown * 2 ** ((-d * 1000) / settings.sharedProbeHalfLifeMs));
 }
 
 export function recordSend(state: RateState, settings: RateSettings, now: number): RateState {

@@ -225,21 +225,6 @@ describe('runApply: what the client tells while changes run', () => {
     expect(writes(client)).toEqual(['updateBillingDetails org_acme']);
   });
 
-  it('tells the client how many shards share the service\'s limit (--shard i/n, or the saved plan\'s own), and nothing without one', async () => {
-    const alone = await setup();
-    await runApply(alone.inputs, alone.deps, recordingApplyView());
-    expect(alone.opened[0]!.sharedBy).toBeUndefined();
-
-    const fresh = await setup();
-    await runApply({ ...fresh.inputs, selection: { files: [], shard: '2/4' } }, fresh.deps, recordingApplyView());
-    expect(fresh.opened[0]!.sharedBy).toBe(4);
-
-    const saved = await setup();
-    await runPlan({ selection: { files: [], shard: '1/3' }, parallelism: 1, out: 'plan.json' }, saved.deps, recordingPlanView());
-    await runApply({ ...saved.inputs, planFile: 'plan.json' }, saved.deps, recordingApplyView());
-    expect(saved.opened.at(-1)!.sharedBy).toBe(3);
-  });
-
   it('gives the view the client to read the rate from', async () => {
     const { client, deps, inputs } = await setup();
     const view = recordingApplyView();
