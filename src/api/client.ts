@@ -33,8 +33,6 @@ export interface ClientOptions {
   tokens?: TokenSource;
   /** Never more requests a second than this (--max-rps); the adaptive rate stays below it. */
   maxRps?: number;
-  /** How many clients share the service's limit, this one included (apply's --shard i/N: N); unset, alone. */
-  sharedBy?: number;
   /**
    * Only 429s for this long, with requests outstanding, and the client gives up (default 10
    * minutes); also the longest pause the service may announce (Retry-After, a quota's reset).
@@ -242,7 +240,7 @@ class ServiceClient implements OrganisationsClient, PageReader, AnswerContext {
     // Live: grows with every token the source hands out; the proxies' credentials too.
     this.redactor = new Redactor(this.tokens.secrets).add(...proxySecrets(options.proxy));
     this.#gate = new RateGate({
-      settings: { maxRps: options.maxRps ?? Infinity, ...(options.sharedBy === undefined ? {} : { sharedBy: options.sharedBy }) },
+      settings: { maxRps: options.maxRps ?? Infinity },
       noProgressMs: options.noProgressMs ?? DEFAULT_NO_PROGRESS_MS,
       ...(options.limiterClock === undefined ? {} : { clock: options.limiterClock }),
       ...(options.onRate === undefined ? {} : { onRate: options.onRate }),

@@ -38,8 +38,6 @@ export interface ClientHooks {
   onTokenExpiry?(expiry: JwtExpiry): void;
   /** Each request attempt, sent and ended: for a view that records the run over time (apply's report). */
   onAttempt?(event: AttemptEvent): void;
-  /** How many runs share the service's limit, this one included (apply's --shard i/N: N), known once the flow has loaded. */
-  sharedBy?: number;
 }
 
 export interface OpenedClient {
@@ -124,7 +122,6 @@ export async function openClient(settings: OpenClientSettings, world: ClientWorl
     ...(proxy === undefined ? {} : { proxy }),
     ...(extraCaCerts === undefined ? {} : { extraCaCerts }),
     ...(maxRps === undefined ? {} : { maxRps }),
-    ...(hooks.sharedBy === undefined ? {} : { sharedBy: hooks.sharedBy }),
     // --parallelism: the callers bound the requests in flight (apply's workers, the reader's p-limit);
     // the client sizes its connection pool from it, above that bound (poolSize in client.ts).
     ...(settings.parallelism === undefined ? {} : { parallelism: settings.parallelism }),

@@ -29,10 +29,6 @@
  *   all at once) says only that the burst was too much: the rate then starts from 0.7 × what was
  *   sent or admitted (at least 5 a second) and doubles every second (TCP's slow start) until the
  *   next throttle, which does measure it.
- * - a client told that it shares the limit (`sharedBy` > 1: `apply --shard i/N`) probes 64 × gently
- *   only at first: the slowdown halves every `sharedProbeHalfLifeMs` above the plateau without a
- *   429, down to none (CUBIC's own probe), so that a shard left alone when the others finish takes
- *   their share back within seconds, not the 20 s the gentle probe takes; a lone client is as above.
  * A rate the service announces (RateLimit-Policy, X-RateLimit-Limit) caps the rate, at 0.98 of it
  * (never below `minRps`), from the first answer that carries it, before any 429.
  */
@@ -74,10 +70,6 @@ export interface RateSettings {
    * limit, each probing), not a steady limit met by a probe: it never slows the next probe.
    */
   steadyGapMs: number;
-  /** How many clients share the limit, this one included (`--shard i/N` gives N); 1 when alone or unknown. */
-  sharedBy: number;
-  /** Sharing the limit, the probe's slowdown halves this often above the plateau until the next 429. */
-  sharedProbeHalfLifeMs: number;
   /** The rate is never raised beyond this many times the rate actually sent (AWS: 2). */
   maxGrowth: number;
   /** Meter buckets and smoothing (AWS: 500 ms, 0.8). */
@@ -102,8 +94,6 @@ export const DEFAULT_RATE_SETTINGS: RateSettings = {
   probeBackoff: 8,
   maxProbeSlowdown: 64 * 8 ** 3,
   steadyGapMs: 7_000,
-  sharedBy: 1,
-  sharedProbeHalfLifeMs: 1_000,
   maxGrowth: 2,
   meterBucketMs: 500,
   smoothing: 0.8,
@@ -210,14 +200,8 @@ export function cubicRate(state: RateState, settings: RateSettings, now: number)
   if (state.slowStartRps !== undefined) return state.slowStartRps * 2 ** ((t * 1000) / settings.slowStartDoublingMs);
   const plateau = state.wMax * settings.headroom;
   const d = t - state.k;
-  const scale = d < 0 ? settings.scale : settings.scale / probeSlowdownAt(state, settings, d);
+  const scale = d < 0 ? settings.scale : settings.scale / state.probeSlowdown;
   return Math.max(settings.minRps, scale * d * d * d + plateau);
-}
-
-/** The probe's slowdown `d` seconds above the plateau: fixed for a lone client, decaying for one that shares the limit. */
-function probeSlowdownAt(state: RateState, settings: RateSettings, d: number): number {
-  if (settings.sharedBy <= 1) return state.probeSlowdown;
-  return Math.max(1, state.probeSlowdown * 2 ** ((-d * 1000) / settings.sharedProbeHalfLifeMs));
 }
 
 export function recordSend(state: RateState, settings: RateSettings, now: number): RateState {

@@ -22,7 +22,7 @@ import { ConfigError, OrgformError } from '../../errors.js';
 import { chooseRereadMode, DEFAULT_READ_MAX_AGE_MS, type RereadMode } from '../../executor/reread-listing.js';
 import { findStale, matchSavedChanges } from '../../plan/find-stale.js';
 import { isRecordedDone, journalInterest } from '../../plan/is-recorded-done.js';
-import { parseShard, type Shard } from '../../plan/select-organisations.js';
+import { parseShard } from '../../plan/select-organisations.js';
 import type { SavedPlan } from '../../plan/saved-plan.js';
 import { dropDisplays, type ApplicableChange, type Plan } from '../../plan/types.js';
 import { DEFAULT_PAGE_SIZE, type OrganisationsClient } from '../../api/client.js';
@@ -196,14 +196,7 @@ async function prepare(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, ha
   const expect = await expected(inputs, deps);
 
   // Connect: from here on the client tells the view itself (its waits while the plan is read too).
-  // A shard shares the service's limit with the other n − 1: its rate probes faster once left alone.
-  const shard = selectedShard(inputs, source);
-  const hooks: ClientHooks = {
-    events: view,
-    onHalt: halt.stop,
-    ...(view.attempt === undefined ? {} : { onAttempt: view.attempt.bind(view) }),
-    ...(shard === undefined ? {} : { sharedBy: shard.count }),
-  };
+  const hooks: ClientHooks = { events: view, onHalt: halt.stop, ...(view.attempt === undefined ? {} : { onAttempt: view.attempt.bind(view) }) };
   const { client, tokenExpiry } = await deps.openClient(hooks);
   let state: StateBackend | undefined;
   let lock: HeldState | undefined;
@@ -282,12 +275,6 @@ async function expected(inputs: ApplyInputs, deps: ApplyDeps): Promise<SafetyLim
   return { digest: inputs.expectDigest, ...(reviewed === undefined ? {} : { reviewed }) };
 }
 
-/** The shard this apply covers (a saved plan's own), if any. */
-function selectedShard(inputs: ApplyInputs, source: Source): Shard | undefined {
-  const shard = (source.saved ? source.saved.selection.shard : inputs.selection.shard) ?? undefined;
-  return shard === undefined ? undefined : parseShard(shard);
-}
-
 /**
  * The state locked for this apply: its shard's partition (a saved plan's own shard), else the whole
  * state, with what the configuration may ask of it; a lock that takes a while is told as a wait, a
@@ -295,7 +282,8 @@ function selectedShard(inputs: ApplyInputs, source: Source): Shard | undefined {
  */
 async function lockState(state: StateBackend, inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView, source: Source): Promise<HeldState> {
   const lockAskedAt = deps.now();
-  const request = applyLockRequest(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`, selectedShard(inputs, source), deps);
+  const shard = (source.saved ? source.saved.selection.shard : inputs.selection.shard) ?? undefined;
+  const request = applyLockRequest(`orgform apply${inputs.planFile === undefined ? '' : ` ${inputs.planFile}`}`, shard === undefined ? undefined : parseShard(shard), deps);
   const lock = await tellIfSlow(
     state.lock(request, journalInterest(source.selected)),
     () => stateWait(`the lock on the state at ${state.location}`, lockAskedAt, deps.stateSettings),

@@ -136,53 +136,6 @@ describe('the adaptive rate controller', () => {
     expect(s.probeSlowdown).toBe(S.probeSlowdown);
   });
 
-  it('told it shares the limit (--shard i/4), probes gently at first, then ever faster while no 429 comes: a share left free is taken back within seconds', () => {
-    const lone = { ...S, maxRps: 60 };
-    const shared = { ...lone, sharedBy: 4 };
-    const cutAt = (settings: RateSettings) => {
-      const s = steady(initialRateState(settings, 0), 0, 5000, 60, settings);
-      return answer(s, { now: 5000, sentAt: 4990, throttled: true, retryAfterMs: 1000 }, settings).state;
-    };
-    const cut = cutAt(shared);
-    const plateauAt = cut.cubicFrom + cut.k * 1000;
-    const plateau = cubicRate(cut, shared, plateauAt);
-    // Just above the plateau, as gentle as a lone client's probe (within 2 % 1 s on)…
-    expect(cubicRate(cut, shared, plateauAt + 1000)).toBeLessThan(plateau * 1.02);
-    // …but 6 s on, a third higher (a lone client: under 2 %), and 8 s on, twice the plateau.
-    expect(cubicRate(cut, shared, plateauAt + 6000)).toBeGreaterThan(plateau * 1.33);
-    expect(cubicRate(cut, lone, plateauAt + 6000)).toBeLessThan(plateau * 1.03);
-    expect(cubicRate(cut, shared, plateauAt + 8000)).toBeGreaterThan(plateau * 2);
-    // Never slower than the lone client's probe, and rising all the way.
-    let last = plateau;
-    for (let t = plateauAt; t <= plateauAt + 20_000; t += 250) {
-      const rate = cubicRate(cut, shared, t);
-      expect(rate).toBeGreaterThanOrEqual(cubicRate(cut, lone, t) - 1e-9);
-      expect(rate).toBeGreaterThanOrEqual(last - 1e-9);
-      last = rate;
-    }
-  });
-
-  it('keeps a lone client (no --shard, or 1/1) exactly as before: the same states, answer by answer', () => {
-    const run = (settings: RateSettings) => {
-      let s = steady(initialRateState(settings, 0), 0, 5000, 60, settings);
-      const states: RateState[] = [];
-      for (let round = 0; round < 4; round += 1) {
-        const at = 5000 + round * 12_000;
-        s = answer(s, { now: at, sentAt: at - 10, throttled: true, retryAfterMs: 1000 }, settings).state;
-        s = saturated(s, at + 1000, at + 12_000, settings);
-        states.push(s);
-      }
-      return states;
-    };
-    const before = run({ ...S, maxRps: 60 });
-    expect(run({ ...S, maxRps: 60, sharedBy: 1 })).toEqual(before);
-    // The shared probe is not a no-op: with n = 4 the same run goes elsewhere.
-    expect(run({ ...S, maxRps: 60, sharedBy: 4 })).not.toEqual(before);
-    // And the defaults are a lone client's, with the 64 × gentler probe.
-    expect(S.sharedBy).toBe(1);
-    expect(S.probeSlowdown).toBe(64);
-  });
-
   it('never grows past twice the rate actually sent', () => {
     const settings = { ...S, maxRps: 100 };
     let s = steady(initialRateState(settings, 0), 0, 3000, 100, settings);
