@@ -407,6 +407,40 @@ describe('orgform apply PLANFILE and the directories it leaves', () => {
     expect(JSON.stringify(emulator.store.dump())).not.toContain('evil@attacker.example');
   });
 
+  it('made from files split in a subdirectory with a configuration variable, applies where the variable is the same, and otherwise says which organisation or which variable', async () => {
+    const a = 'version: 1\nactiveOrganisation: acme\norganisations:\n  acme:\n    billing:\n      billingEmail: ${ORGFORM_VAR_FINANCE_EMAIL}\n';
+    const b = 'version: 1\norganisations:\n  globex:\n    id: org_globex\n    invitations:\n      accept: [inv_globex_ada]\n';
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'teams/a.yaml': a, 'teams/b.yaml': b });
+    const planned = { ...env, ORGFORM_VAR_FINANCE_EMAIL: 'finance@acme.example' };
+    const made = await runCli(['plan', '-f', 'a.yaml', '-f', 'b.yaml', '--out', '../plans/plan.bin'], { cwd: join(cwd, 'teams'), env: planned });
+    expect(made.code).toBe(0);
+    const elsewhere = await makeWorkspace();
+    const plan = join(cwd, 'plans', 'plan.bin');
+
+    // The variable not set where it is applied: the problem is named (never a value), as data too.
+    const unset = await runCli(['apply', plan, '--format', 'json'], { cwd: elsewhere, env });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('a.yaml:6:21: billing.billingEmail: environment variable ORGFORM_VAR_FINANCE_EMAIL is not set');
+    const refusal = JSON.parse(unset.stdout.trim().split('\n').at(-1) ?? '{}');
+    expect(refusal).toMatchObject({ type: 'refused', reason: 'stale' });
+    expect(refusal.message).toContain(`The saved plan ${plan} is stale`);
+    expect(refusal.details.join('\n')).toContain('ORGFORM_VAR_FINANCE_EMAIL is not set');
+
+    // Another value: stale, naming the organisation whose desired state differs.
+    const other = await runCli(['apply', plan], { cwd: elsewhere, env: { ...env, ORGFORM_VAR_FINANCE_EMAIL: 'other@acme.example' } });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('organisations.acme: the desired state the plan holds is not what its config files give now');
+    expect(other.stderr).not.toContain('organisations.globex');
+    expect(other.stderr).not.toContain('other@acme.example');
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+
+    const applied = await runCli(['apply', plan], { cwd: elsewhere, env: planned });
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
+
   it('run from another directory, leaves nothing behind there (no empty .orgform)', async () => {
     const { cwd, env } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
     expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
