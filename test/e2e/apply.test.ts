@@ -371,7 +371,7 @@ describe('orgform apply PLANFILE and the directories it leaves', () => {
     await writeFile(join(cwd, 'plan.json'), text);
     const result = await runCli(['apply', 'plan.json', '--auto-approve'], { cwd, env });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`${revoke}: the plan does not hold this change`);
+    expect(result.stderr).toContain(`${revoke}: the plan lists this change as done by the journal when it was made, but the journal does not record it now`);
     expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
   });
 

@@ -338,7 +338,7 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
   // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
   const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
   // The plan's word that a one-shot change was done counts only when orgform's key vouches for it.
-  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.signature === undefined ? [] : saved.plan.journaled);
+  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled, { signed: saved.signature !== undefined });
   if (staleReasons.length === 0 && made.observed.problems.length === 0) {
     if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
     staleReasons = match.missing;
