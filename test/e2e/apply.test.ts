@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ProfileName } from '../../src/emulator/behaviour.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
@@ -14,7 +14,7 @@ import { lockFileState, readJournalFile } from '../support/file-state.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
-import { tamperedText } from '../support/saved-plan-lines.js';
+import { editRecords, recordOf, tamperedText } from '../support/saved-plan-lines.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 let emulator: Emulator;
@@ -439,6 +439,24 @@ describe('orgform apply PLANFILE and the directories it leaves', () => {
     expect(applied.code).toBe(0);
     expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
     expect(await readdir(elsewhere)).toEqual([]);
+  });
+
+  it('names no value of a file outside the tree that an edited plan points its workdir at: files not as planned are only named changed', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    // A YAML file of the runner whose problems would quote its values (an unsupported version).
+    const outside = await makeWorkspace({ 'runner.yaml': 'version: SECRET_OF_THE_RUNNER\norganisations: {}\n' });
+    const text = editRecords(await readFile(join(cwd, 'plan.json'), 'utf8'), (records) => {
+      const header = recordOf(records, 'header');
+      header.workdir = relative(cwd, outside);
+      header.configFiles = [{ path: 'runner.yaml', sha256: '0'.repeat(64) }];
+    });
+    await writeFile(join(cwd, 'plan.json'), text);
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('config file runner.yaml changed since the plan');
+    expect(result.stderr + result.stdout).not.toContain('SECRET_OF_THE_RUNNER');
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
   });
 
   it('run from another directory, leaves nothing behind there (no empty .orgform)', async () => {

@@ -373,7 +373,9 @@ async function loadSavedDesired(saved: SavedPlan, workdir: string, deps: ApplyDe
     if (!(err instanceof ConfigError)) throw err;
     // Files that do not load are not the files planned: say which, as findStale would. Files as
     // planned that do not load lack what the job gave the plan (a configuration variable unset):
-    // its problems say what, never a variable's value.
+    // their problems say what, never a variable's value. Only then: a problem may quote a value of
+    // the file, and an edited plan may name any file (its workdir places the tree), but one whose
+    // SHA-256 it already holds tells nothing new.
     const changed = findChangedFiles(saved.configFiles, await hashFiles(selection.files, workdir));
     if (changed.length > 0) return { stale: changed };
     const problems = err.details.length > 0 ? err.details : [err.message];
