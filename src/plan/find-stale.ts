@@ -81,16 +81,18 @@ export interface SavedChangesMatch {
  * given exactly: same address, organisation, target, declared values and values seen. A derived
  * one-shot change the plan left out is fine when the journal records it done, now or (`journaled`,
  * the plan's own list) when the plan was made: invitations and channels cannot be read, so only
- * the journal says they are done. The caller passes the plan's list only when it is signed: anyone
- * may edit an unsigned file to leave a change out and list it there.
+ * the journal says they are done. The plan's list counts only when it is signed: anyone may edit
+ * an unsigned file to leave a change out and list it there; then the list only says why it is missing.
  */
 export function matchSavedChanges(
   saved: readonly ApplicableChange[],
   derived: readonly Change[],
   isJournaledNow: (change: Change) => boolean,
   journaled: readonly string[] = [],
+  plan: { signed: boolean } = { signed: true },
 ): SavedChangesMatch {
-  const journaledThen = new Set(journaled);
+  const listed = new Set(journaled);
+  const journaledThen = plan.signed ? listed : new Set<string>();
   const byAddress = new Map(derived.map((change) => [change.address, change]));
   const changes: Change[] = [];
   const notDerived: string[] = [];
@@ -103,9 +105,13 @@ export function matchSavedChanges(
   }
   const missing = derived
     .filter((change) => !held.has(change.address) && !journaledThen.has(change.address) && !isJournaledNow(change))
-    .map((change) => `${change.address}: the plan does not hold this change, which its desired state and the service now give`);
+    .map((change) => `${change.address}: ${listed.has(change.address) ? UNSIGNED_LIST : NOT_HELD}`);
   return { changes, notDerived, missing };
 }
+
+const NOT_HELD = 'the plan does not hold this change, which its desired state and the service now give';
+const UNSIGNED_LIST =
+  'the plan lists this change as done by the journal when it was made, but the journal does not record it now, and an unsigned plan’s list is not taken (ORGFORM_PLAN_KEY signs plans): planned again, it is applied, or found already done';
 
 /** Whether two changes would make the same writes (their displays aside). */
 function sameChange(a: ApplicableChange, b: ApplicableChange): boolean {

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ProfileName } from '../../src/emulator/behaviour.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
@@ -14,7 +14,7 @@ import { lockFileState, readJournalFile } from '../support/file-state.js';
 import { setupEmulatorWorkspace } from '../support/emulator-workspace.js';
 import { MATRIX_PROFILES } from '../support/profiles.js';
 import { runCli, spawnCli } from '../support/run-cli.js';
-import { tamperedText } from '../support/saved-plan-lines.js';
+import { editRecords, recordOf, tamperedText } from '../support/saved-plan-lines.js';
 import { CHANGING_CONFIG, makeWorkspace } from '../support/workspace.js';
 
 let emulator: Emulator;
@@ -371,7 +371,7 @@ describe('orgform apply PLANFILE and the directories it leaves', () => {
     await writeFile(join(cwd, 'plan.json'), text);
     const result = await runCli(['apply', 'plan.json', '--auto-approve'], { cwd, env });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`${revoke}: the plan does not hold this change`);
+    expect(result.stderr).toContain(`${revoke}: the plan lists this change as done by the journal when it was made, but the journal does not record it now`);
     expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
   });
 
@@ -405,6 +405,58 @@ describe('orgform apply PLANFILE and the directories it leaves', () => {
     expect(result.stderr).toContain('the desired state the plan holds is not what its config files give now');
     expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
     expect(JSON.stringify(emulator.store.dump())).not.toContain('evil@attacker.example');
+  });
+
+  it('made from files split in a subdirectory with a configuration variable, applies where the variable is the same, and otherwise says which organisation or which variable', async () => {
+    const a = 'version: 1\nactiveOrganisation: acme\norganisations:\n  acme:\n    billing:\n      billingEmail: ${ORGFORM_VAR_FINANCE_EMAIL}\n';
+    const b = 'version: 1\norganisations:\n  globex:\n    id: org_globex\n    invitations:\n      accept: [inv_globex_ada]\n';
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'teams/a.yaml': a, 'teams/b.yaml': b });
+    const planned = { ...env, ORGFORM_VAR_FINANCE_EMAIL: 'finance@acme.example' };
+    const made = await runCli(['plan', '-f', 'a.yaml', '-f', 'b.yaml', '--out', '../plans/plan.bin'], { cwd: join(cwd, 'teams'), env: planned });
+    expect(made.code).toBe(0);
+    const elsewhere = await makeWorkspace();
+    const plan = join(cwd, 'plans', 'plan.bin');
+
+    // The variable not set where it is applied: the problem is named (never a value), as data too.
+    const unset = await runCli(['apply', plan, '--format', 'json'], { cwd: elsewhere, env });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('a.yaml:6:21: billing.billingEmail: environment variable ORGFORM_VAR_FINANCE_EMAIL is not set');
+    const refusal = JSON.parse(unset.stdout.trim().split('\n').at(-1) ?? '{}');
+    expect(refusal).toMatchObject({ type: 'refused', reason: 'stale' });
+    expect(refusal.message).toContain(`The saved plan ${plan} is stale`);
+    expect(refusal.details.join('\n')).toContain('ORGFORM_VAR_FINANCE_EMAIL is not set');
+
+    // Another value: stale, naming the organisation whose desired state differs.
+    const other = await runCli(['apply', plan], { cwd: elsewhere, env: { ...env, ORGFORM_VAR_FINANCE_EMAIL: 'other@acme.example' } });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('organisations.acme: the desired state the plan holds is not what its config files give now');
+    expect(other.stderr).not.toContain('organisations.globex');
+    expect(other.stderr).not.toContain('other@acme.example');
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+
+    const applied = await runCli(['apply', plan], { cwd: elsewhere, env: planned });
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(emulator.store.dump().organisations.find((o) => o.id === 'org_acme')?.billing?.billingEmail).toBe('finance@acme.example');
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
+
+  it('names no value of a file outside the tree that an edited plan points its workdir at: files not as planned are only named changed', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    // A YAML file of the runner whose problems would quote its values (an unsupported version).
+    const outside = await makeWorkspace({ 'runner.yaml': 'version: SECRET_OF_THE_RUNNER\norganisations: {}\n' });
+    const text = editRecords(await readFile(join(cwd, 'plan.json'), 'utf8'), (records) => {
+      const header = recordOf(records, 'header');
+      header.workdir = relative(cwd, outside);
+      header.configFiles = [{ path: 'runner.yaml', sha256: '0'.repeat(64) }];
+    });
+    await writeFile(join(cwd, 'plan.json'), text);
+    const result = await runCli(['apply', 'plan.json'], { cwd, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('config file runner.yaml changed since the plan');
+    expect(result.stderr + result.stdout).not.toContain('SECRET_OF_THE_RUNNER');
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
   });
 
   it('run from another directory, leaves nothing behind there (no empty .orgform)', async () => {

@@ -148,4 +148,14 @@ describe('matchSavedChanges', () => {
     expect(matchSavedChanges([billing!], derived(), nothingJournaled, ['organisations.acme.invitations.revoke.inv_2']).missing).toEqual([]);
     expect(matchSavedChanges([revoke!], derived(), nothingJournaled).missing).toEqual(['organisations.acme.billing: the plan does not hold this change, which its desired state and the service now give']);
   });
+
+  it('takes no unsigned plan’s word that a change was journaled, and says that this is why the change it lacks is missing', () => {
+    const [billing] = derived();
+    const listed = ['organisations.acme.invitations.revoke.inv_2'];
+    expect(matchSavedChanges([billing!], derived(), nothingJournaled, listed, { signed: true }).missing).toEqual([]);
+    expect(matchSavedChanges([billing!], derived(), nothingJournaled, listed, { signed: false }).missing).toEqual([
+      'organisations.acme.invitations.revoke.inv_2: the plan lists this change as done by the journal when it was made, but the journal does not record it now, and an unsigned plan’s list is not taken (ORGFORM_PLAN_KEY signs plans): planned again, it is applied, or found already done',
+    ]);
+    expect(matchSavedChanges([billing!], derived(), (c) => c.kind === 'revoke-invitation', listed, { signed: false }).missing).toEqual([]);
+  });
 });

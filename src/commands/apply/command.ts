@@ -66,7 +66,7 @@ export async function run(flags: ApplyFlags, io: CliIO, args: string[], settings
   // Each format's view is loaded only when asked for: a text apply loads no NDJSON code.
   const view: ApplyView =
     flags.format === 'json'
-      ? (await import('./views/ndjson-apply-view.js')).createNdjsonApplyView({ out: io.stdout, err: io.stderr, review: !flags.autoApprove, color, frame: pipeline.frame })
+      ? (await import('./views/ndjson-apply-view.js')).createNdjsonApplyView({ out: io.stdout, err: io.stderr, review: !flags.autoApprove, color, frame: pipeline.frame, ...(inputs.planFile === undefined ? {} : { planFile: inputs.planFile }) })
       : (await import('./views/text-apply-view.js')).createTextApplyView({
           out: io.stdout,
           err: io.stderr,

@@ -17,6 +17,7 @@ import { stat } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { dirname, resolve } from 'node:path';
 import { applyPlan } from '../../executor/apply-plan.js';
+import { organisationAddress } from '../../model/address.js';
 import type { ApplyEvent, ApplySummary } from '../../executor/events.js';
 import type { DesiredState } from '../../model/desired-state.js';
 import { ConfigError, OrgformError } from '../../errors.js';
@@ -333,11 +334,11 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
     baseUrl: serviceKey,
   });
   // The files are as planned: the desired state the changes are derived from must be theirs.
-  if (staleReasons.length === 0 && source.notOfFiles === true) staleReasons = [DESIRED_NOT_OF_FILES];
+  if (staleReasons.length === 0 && source.notOfFiles !== undefined && source.notOfFiles.length > 0) staleReasons = source.notOfFiles;
   // The plan's own test of the journal (plan/is-recorded-done.ts), as it is now.
   const isJournaled = (c: ApplicableChange) => isRecordedDone(c, (kind, id, target) => journal.has(serviceKey, journalKey(kind, id, target)));
   // The plan's word that a one-shot change was done counts only when orgform's key vouches for it.
-  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.signature === undefined ? [] : saved.plan.journaled);
+  const match = matchSavedChanges(saved.plan.changes, made.plan.changes, isJournaled, saved.plan.journaled, { signed: saved.signature !== undefined });
   if (staleReasons.length === 0 && made.observed.problems.length === 0) {
     if (match.notDerived.length > 0) return refused(inputs, { kind: 'not-derived', changes: match.notDerived });
     staleReasons = match.missing;
@@ -349,8 +350,10 @@ async function replanSaved(inputs: ApplyInputs, deps: ApplyDeps, source: Source,
   return { plan, staleReasons, listed: made.observed.listed };
 }
 
-const DESIRED_NOT_OF_FILES =
-  'the desired state the plan holds is not what its config files give now, with its selection: the plan file was edited, or a configuration variable (ORGFORM_VAR_…) changed since the plan';
+const NOT_OF_FILES =
+  'the desired state the plan holds is not what its config files give now, with its selection: the plan file was edited, or a configuration variable (ORGFORM_VAR_…) has another value than when the plan was made (set it as the plan job did)';
+/** At most this many organisations are named; the rest are counted. */
+const NAMED_DIFFERENCES = 10;
 
 /**
  * A saved plan's desired state as its config files give it now, with its selection, and whether the
@@ -360,31 +363,48 @@ const DESIRED_NOT_OF_FILES =
  * the file's list of files says, outside the tree. So the state and the changes come from the
  * files (which must lie in the tree), and a plan that holds anything else is stale.
  */
-async function loadSavedDesired(saved: SavedPlan, workdir: string, deps: ApplyDeps): Promise<{ desired: DesiredState; selected: DesiredState; notOfFiles: boolean } | { stale: string[] }> {
+async function loadSavedDesired(saved: SavedPlan, workdir: string, deps: ApplyDeps): Promise<{ desired: DesiredState; selected: DesiredState; notOfFiles: string[] } | { stale: string[] }> {
   const { shard } = saved.selection;
   const selection: Selection = { files: saved.configFiles.map((f) => f.path), targets: saved.selection.targets, ...(shard === null ? {} : { shard }) };
   try {
     const { desired, selected } = await loadDesiredState(selection, { ...deps, cwd: workdir });
-    return { desired, selected, notOfFiles: !isSameDesired(selected, saved.desired) };
+    return { desired, selected, notOfFiles: findDesiredDifferences(selected, saved.desired) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    // Files that do not load are not the files planned: say which, as findStale would.
+    // Files that do not load are not the files planned: say which, as findStale would. Files as
+    // planned that do not load lack what the job gave the plan (a configuration variable unset):
+    // their problems say what, never a variable's value. Only then: a problem may quote a value of
+    // the file, and an edited plan may name any file (its workdir places the tree), but one whose
+    // SHA-256 it already holds tells nothing new.
     const changed = findChangedFiles(saved.configFiles, await hashFiles(selection.files, workdir));
-    return { stale: changed.length > 0 ? changed : [`the config files do not load now: ${err.message}`] };
+    if (changed.length > 0) return { stale: changed };
+    const problems = err.details.length > 0 ? err.details : [err.message];
+    return { stale: problems.map((problem) => `the config files do not load now, as the plan job loaded them: ${problem}`) };
   }
 }
 
 /**
- * Whether the files' desired state is the one the plan holds, compared as the plan file holds it
+ * Where the files' desired state is not the one the plan holds, compared as the plan file holds it
  * (JSON: no field left undefined), one organisation at a time: the whole state as one text would
- * be as large as the plan's desired state, and pass V8's longest string at a few million.
+ * be as large as the plan's desired state, and pass V8's longest string at a few million. Each
+ * organisation that differs is named (its slug, never a value: a variable's value is not shown).
  */
-function isSameDesired(fromFiles: DesiredState, held: DesiredState): boolean {
+function findDesiredDifferences(fromFiles: DesiredState, held: DesiredState): string[] {
   const asHeld = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
   const { organisations, ...rest } = fromFiles;
   const { organisations: heldOrganisations, ...heldRest } = held;
-  if (organisations.length !== heldOrganisations.length || !isDeepStrictEqual(asHeld(rest), heldRest)) return false;
-  return organisations.every((org, i) => isDeepStrictEqual(asHeld(org), heldOrganisations[i]));
+  if (organisations.length !== heldOrganisations.length || !isDeepStrictEqual(asHeld(rest), heldRest)) return [NOT_OF_FILES];
+  const differ: string[] = [];
+  organisations.forEach((org, i) => {
+    const other = heldOrganisations[i];
+    if (other === undefined || other.slug !== org.slug) differ.push('');
+    else if (!isDeepStrictEqual(asHeld(org), other)) differ.push(org.slug);
+  });
+  // Organisations in another order or of other slugs: the plan file was edited, nothing to name.
+  if (differ.includes('')) return [NOT_OF_FILES];
+  const named = differ.slice(0, NAMED_DIFFERENCES).map((slug) => `${organisationAddress(slug)}: ${NOT_OF_FILES}`);
+  const more = differ.length - named.length;
+  return more > 0 ? [...named, `and ${more} more organisation${more === 1 ? '' : 's'}`] : named;
 }
 
 interface Source {
@@ -395,8 +415,8 @@ interface Source {
   selected: DesiredState;
   /** Where the config files' paths start: the directory plan ran in, for a saved plan. */
   workdir: string;
-  /** A saved plan's desired state is not the one its config files give now (edited, or a variable changed). */
-  notOfFiles?: boolean;
+  /** Where a saved plan's desired state is not the one its config files give now (edited, or a variable changed); none when it is. */
+  notOfFiles?: string[];
 }
 
 async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source | ApplyOutcome> {
@@ -404,7 +424,15 @@ async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Prom
     const saved = await readSavedPlan(inputs.planFile, deps.cwd, inputs.planKey);
     const workdir = await savedWorkdir(saved, inputs.planFile, deps.cwd);
     const files = await loadSavedDesired(saved, workdir, deps);
-    if ('stale' in files) return refused(inputs, { kind: 'stale', changed: files.stale });
+    if ('stale' in files) {
+      // Told as a stale plan under the lock is (a `refused` line for machines), before any connection.
+      const hazard = { kind: 'stale', changed: files.stale } as const;
+      await view.planRefused?.(saved.plan, hazard, saved.desired);
+      return refused(inputs, hazard);
+    }
+    // The same state: one copy is kept (the plan's), the files' let go. At 100,000 organisations
+    // a second desired state held to the end is a fifth of apply's memory.
+    if (files.notOfFiles.length === 0) return { saved, desired: saved.desired, selected: saved.desired, workdir, notOfFiles: [] };
     return { saved, ...files, workdir };
   }
   try {

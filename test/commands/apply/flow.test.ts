@@ -362,7 +362,7 @@ describe('runApply: a saved plan', () => {
     await runPlan({ selection: { files: [] }, parallelism: 1, out: 'plan.json' }, deps, recordingPlanView());
     await rm(join(cwd, '.orgform'), { recursive: true });
     const outcome = await runApply({ ...inputs, planFile: 'plan.json' }, deps, recordingApplyView());
-    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'stale', changed: [expect.stringContaining('organisations.acme.invitations.revoke.inv_carol: the plan does not hold this change') as string] } });
+    expect(outcome).toMatchObject({ kind: 'refused', refusal: { kind: 'stale', changed: [expect.stringContaining('organisations.acme.invitations.revoke.inv_carol: the plan lists this change as done by the journal when it was made, but the journal does not record it now, and an unsigned plan’s list is not taken') as string] } });
     expect(writes(client)).toEqual([]);
   });
 

@@ -20,6 +20,8 @@ export interface NdjsonApplyViewOptions {
   review: boolean;
   color: boolean;
   frame?: LogFrame;
+  /** The saved plan applied, named in a refusal's message as the error names it. */
+  planFile?: string;
 }
 
 export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyView {
@@ -37,7 +39,7 @@ export function createNdjsonApplyView(options: NdjsonApplyViewOptions): ApplyVie
     },
     async planRefused(_plan, hazard) {
       // The refusal as data, with the words of the error that follows on standard error.
-      out.write(formatRefusalJson(hazard, refusalError(hazard)) + '\n');
+      out.write(formatRefusalJson(hazard, refusalError(hazard, options.planFile)) + '\n');
     },
     budgetChecked() {
       // The events carry no budget line: the refusal, when over, is the error.

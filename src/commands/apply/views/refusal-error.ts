@@ -17,7 +17,8 @@ export type Refusal =
   | { kind: 'not-derived'; changes: readonly string[] };
 
 export function refusalError(refusal: Refusal, planFile?: string): OrgformError {
-  const saved = `The saved plan ${planFile ?? ''}`;
+  // The machines' view tells a refusal before the command names the file: then it is "the saved plan".
+  const saved = planFile === undefined ? 'The saved plan' : `The saved plan ${planFile}`;
   switch (refusal.kind) {
     case 'cannot-confirm':
       return new UsageError(
