@@ -72,15 +72,6 @@ export class SavedPlanReader {
     if (start < chunk.length) this.keep(chunk.subarray(start));
   }
 
-  /**
-   * What the header line said, once it has been read: not yet vouched for by the checksum or the
-   * signature, so only a guide to what to read next (apply loads the files it names before the
-   * plan's bulk, and then holds the checked plan's header to be this one).
-   */
-  get unverifiedHeader(): Pick<SavedPlan, 'configFiles' | 'selection' | 'workdir'> | undefined {
-    return this.header;
-  }
-
   /** The plan, once every byte has been pushed. */
   finish(): SavedPlan {
     if (this.pendingBytes > 0) {

@@ -42,7 +42,7 @@ import { makePlan } from '../../plan/read/make-plan.js';
 import { ASSUMED_RPS, tokenExpiryWarning } from './views/token-expiry-warning.js';
 import type { Refusal } from './views/refusal-error.js';
 import { applyLockRequest, openStateFor } from '../../state/open-state-for.js';
-import { readSavedPlan, readSavedPlanHeader, type SavedPlanHeader } from '../../plan/read/read-saved-plan.js';
+import { readSavedPlan } from '../../plan/read/read-saved-plan.js';
 import { serviceKeyOf, waitEvent, type ClientHooks, type OpenClient } from '../../api/connect/open-client.js';
 import { tellIfSlow } from '../../api/wait-event.js';
 import { stateWait } from '../../state/state-settings.js';
@@ -363,11 +363,12 @@ const NAMED_DIFFERENCES = 10;
  * the file's list of files says, outside the tree. So the state and the changes come from the
  * files (which must lie in the tree), and a plan that holds anything else is stale.
  */
-async function loadSavedDesired(header: SavedPlanHeader, workdir: string, deps: ApplyDeps): Promise<{ desired: DesiredState; selected: DesiredState } | { stale: string[] }> {
-  const { shard } = header.selection;
-  const selection: Selection = { files: header.configFiles.map((f) => f.path), targets: header.selection.targets, ...(shard === null ? {} : { shard }) };
+async function loadSavedDesired(saved: SavedPlan, workdir: string, deps: ApplyDeps): Promise<{ desired: DesiredState; selected: DesiredState; notOfFiles: string[] } | { stale: string[] }> {
+  const { shard } = saved.selection;
+  const selection: Selection = { files: saved.configFiles.map((f) => f.path), targets: saved.selection.targets, ...(shard === null ? {} : { shard }) };
   try {
-    return await loadDesiredState(selection, { ...deps, cwd: workdir });
+    const { desired, selected } = await loadDesiredState(selection, { ...deps, cwd: workdir });
+    return { desired, selected, notOfFiles: findDesiredDifferences(selected, saved.desired) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // Files that do not load are not the files planned: say which, as findStale would. Files as
@@ -375,7 +376,7 @@ async function loadSavedDesired(header: SavedPlanHeader, workdir: string, deps: 
     // their problems say what, never a variable's value. Only then: a problem may quote a value of
     // the file, and an edited plan may name any file (its workdir places the tree), but one whose
     // SHA-256 it already holds tells nothing new.
-    const changed = findChangedFiles(header.configFiles, await hashFiles(selection.files, workdir));
+    const changed = findChangedFiles(saved.configFiles, await hashFiles(selection.files, workdir));
     if (changed.length > 0) return { stale: changed };
     const problems = err.details.length > 0 ? err.details : [err.message];
     return { stale: problems.map((problem) => `the config files do not load now, as the plan job loaded them: ${problem}`) };
@@ -419,7 +420,21 @@ interface Source {
 }
 
 async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Promise<Source | ApplyOutcome> {
-  if (inputs.planFile !== undefined) return loadSaved(inputs, inputs.planFile, deps, view);
+  if (inputs.planFile !== undefined) {
+    const saved = await readSavedPlan(inputs.planFile, deps.cwd, inputs.planKey);
+    const workdir = await savedWorkdir(saved, inputs.planFile, deps.cwd);
+    const files = await loadSavedDesired(saved, workdir, deps);
+    if ('stale' in files) {
+      // Told as a stale plan under the lock is (a `refused` line for machines), before any connection.
+      const hazard = { kind: 'stale', changed: files.stale } as const;
+      await view.planRefused?.(saved.plan, hazard, saved.desired);
+      return refused(inputs, hazard);
+    }
+    // The same state: one copy is kept (the plan's), the files' let go. At 100,000 organisations
+    // a second desired state held to the end is a fifth of apply's memory.
+    if (files.notOfFiles.length === 0) return { saved, desired: saved.desired, selected: saved.desired, workdir, notOfFiles: [] };
+    return { saved, ...files, workdir };
+  }
   try {
     return { ...(await loadDesiredState(inputs.selection, deps)), workdir: deps.cwd };
   } catch (err) {
@@ -429,52 +444,12 @@ async function load(inputs: ApplyInputs, deps: ApplyDeps, view: ApplyView): Prom
 }
 
 /**
- * A saved plan and the desired state its config files give now. The files are loaded first, as
- * its header names them, and the plan's bulk read after: loading files of 100,000 organisations
- * while the whole plan is held raised apply's peak by a third. The header read first is not yet
- * checked, so the checked plan must name the same files, selection and workdir.
- */
-async function loadSaved(inputs: ApplyInputs, planFile: string, deps: ApplyDeps, view: ApplyView): Promise<Source | ApplyOutcome> {
-  const header = await readSavedPlanHeader(planFile, deps.cwd);
-  const workdir = await savedWorkdir(header, planFile, deps.cwd);
-  // Whatever loading says waits for the plan to be checked: an unsigned or edited file is refused
-  // as such first, whatever files its first line names.
-  const loading = loadSavedDesired(header, workdir, deps).then(
-    (loaded) => () => loaded,
-    (err: unknown) => () => {
-      throw err;
-    },
-  );
-  const outcome = await loading;
-  const saved = await readSavedPlan(planFile, deps.cwd, inputs.planKey);
-  if (!isDeepStrictEqual(headerOf(saved), headerOf(header))) {
-    throw new OrgformError('PLAN_INVALID', `The plan file ${planFile} changed while it was read: its config files, selection or workdir are not those its first line named. Nothing was applied; run apply again once nothing writes the file.`);
-  }
-  const files = outcome();
-  if ('stale' in files) {
-    // Told as a stale plan under the lock is (a `refused` line for machines), before any connection.
-    const hazard = { kind: 'stale', changed: files.stale } as const;
-    await view.planRefused?.(saved.plan, hazard, saved.desired);
-    return refused(inputs, hazard);
-  }
-  const notOfFiles = findDesiredDifferences(files.selected, saved.desired);
-  // The same state: one copy is kept (the plan's), the files' let go. At 100,000 organisations
-  // a second desired state held to the end is a fifth of apply's memory.
-  if (notOfFiles.length === 0) return { saved, desired: saved.desired, selected: saved.desired, workdir, notOfFiles };
-  return { saved, ...files, workdir, notOfFiles };
-}
-
-function headerOf(header: SavedPlanHeader): SavedPlanHeader {
-  return { configFiles: header.configFiles, selection: header.selection, workdir: header.workdir };
-}
-
-/**
  * Where a saved plan's relative paths start: the directory plan ran in, found from the plan file's
  * place (its `workdir`), so that apply runs from anywhere in the checkout or outside it. Where the
  * files cannot all be read there (the plan file was moved on its own) but can from here, here:
  * the hashes still decide whether they are the files planned.
  */
-async function savedWorkdir(saved: SavedPlanHeader, planFile: string, cwd: string): Promise<string> {
+async function savedWorkdir(saved: SavedPlan, planFile: string, cwd: string): Promise<string> {
   if (saved.workdir === undefined) return cwd;
   const recorded = resolve(dirname(resolve(cwd, planFile)), saved.workdir);
   if (recorded === cwd) return cwd;

@@ -26,28 +26,6 @@ function notRead(reason: string): OrgformError {
 
 /** `path` as the user gave it (shown in errors), relative to `cwd`. */
 export async function readSavedPlan(path: string, cwd: string, key: string | undefined): Promise<SavedPlan> {
-  return readPlanFile(path, cwd, key, false, (reader) => reader.finish());
-}
-
-/** What a saved plan's header names, enough to load its config files first. */
-export type SavedPlanHeader = Pick<SavedPlan, 'configFiles' | 'selection' | 'workdir'>;
-
-/**
- * The header of a saved plan, read without the rest: unchecked (the checksum and signature are
- * at the end), so only a guide. Apply loads the config files it names before the plan's bulk is
- * held, then reads the plan whole and refuses it unless its checked header is this one.
- */
-export async function readSavedPlanHeader(path: string, cwd: string): Promise<SavedPlanHeader> {
-  return readPlanFile(path, cwd, undefined, true, (reader) => {
-    const header = reader.unverifiedHeader;
-    // A file with no header line: reading it whole says what is wrong with it.
-    if (header === undefined) return reader.finish();
-    return { configFiles: header.configFiles, selection: header.selection, ...(header.workdir === undefined ? {} : { workdir: header.workdir }) };
-  });
-}
-
-/** `firstLine`: the bytes up to the first line's end only (the header), none after. */
-async function readPlanFile<T>(path: string, cwd: string, key: string | undefined, firstLine: boolean, end: (reader: SavedPlanReader) => T): Promise<T> {
   let opened;
   try {
     // A plan file named in the working tree must stay in it, as every path orgform is given.
@@ -66,12 +44,10 @@ async function readPlanFile<T>(path: string, cwd: string, key: string | undefine
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null);
       if (bytesRead === 0) break;
-      const lineEnd = firstLine ? buffer.subarray(0, bytesRead).indexOf(0x0a) : -1;
       // The reader keeps only what it needs of a chunk (a line's start), so the buffer is reused.
-      reader.push(Buffer.from(buffer.subarray(0, lineEnd === -1 ? bytesRead : lineEnd + 1)));
-      if (lineEnd !== -1) break;
+      reader.push(Buffer.from(buffer.subarray(0, bytesRead)));
     }
-    return end(reader);
+    return reader.finish();
   } catch (err) {
     if (err instanceof OrgformError) throw err;
     throw cannotRead(path, err);

@@ -1,7 +1,7 @@
 import { truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSavedPlan, readSavedPlanHeader } from '../../../src/plan/read/read-saved-plan.js';
+import { readSavedPlan } from '../../../src/plan/read/read-saved-plan.js';
 import { SAVED_PLAN_VERSION, serializeSavedPlanPieces, type SavedPlanBody } from '../../../src/plan/saved-plan.js';
 import { MAX_TEXT_BYTES, findWorkTree, readTextInTree } from '../../../src/work-tree.js';
 import { BASE_URL, desiredFor, desiredOrg, desiredState, largePlan } from '../../support/plan-fixtures.js';
@@ -36,26 +36,6 @@ describe('readSavedPlan', () => {
       const message = await readSavedPlan('plan.json', cwd, undefined).catch((err: Error) => err.message);
       expect(message).toBe('The saved plan plan.json is not an orgform plan file. Make a new one with orgform plan --out plan.json.');
     }
-  });
-});
-
-describe('readSavedPlanHeader', () => {
-  it('gives the files, selection and workdir its first line names without reading the rest, which may be anything (apply checks the whole plan after)', async () => {
-    const plan = largePlan(3);
-    const desired = desiredFor(plan);
-    const body: SavedPlanBody = { orgformSavedPlan: SAVED_PLAN_VERSION, createdAt: '2026-01-01T00:00:00.000Z', baseUrl: BASE_URL, configFiles: desired.files, workdir: 'teams', desired, selection: { targets: ['acme'], shard: '1/2' }, plan };
-    const [header] = [...serializeSavedPlanPieces(body)].join('').split('\n');
-    const cwd = await makeWorkspace();
-    // Not a plan past its first line: only a whole read can tell.
-    await writeFile(join(cwd, 'plan.json'), `${header}\nnot json\n`);
-    expect(await readSavedPlanHeader('plan.json', cwd)).toEqual({ configFiles: desired.files, selection: { targets: ['acme'], shard: '1/2' }, workdir: 'teams' });
-    await expect(readSavedPlan('plan.json', cwd, undefined)).rejects.toThrow(/plan\.json:2 is not valid JSON/);
-  });
-
-  it('refuses a file that is not a plan as a whole read would', async () => {
-    const cwd = await makeWorkspace();
-    await writeFile(join(cwd, 'plan.json'), 'hello\n');
-    await expect(readSavedPlanHeader('plan.json', cwd)).rejects.toThrow('The saved plan plan.json is not an orgform plan file.');
   });
 });
 
