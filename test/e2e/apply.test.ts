@@ -407,6 +407,20 @@ describe('orgform apply PLANFILE and the directories it leaves', () => {
     expect(JSON.stringify(emulator.store.dump())).not.toContain('evil@attacker.example');
   });
 
+  it('with ORGFORM_PLAN_KEY, refuses an unsigned plan naming files that do not load as unsigned, before anything the files say', async () => {
+    const { cwd, env, emulator } = await setupEmulatorWorkspace({ 'orgs.yaml': CHANGING_CONFIG, 'other.yaml': 'version: 1\norganisations:\n  acme:\n    billing:\n      billingEmail: ${ORGFORM_VAR_UNSET}\n' });
+    expect((await runCli(['plan', '--out', 'plan.json'], { cwd, env })).code).toBe(0);
+    // Its first line (read before the rest is checked) now names a file that does not load.
+    await writeFile(join(cwd, 'plan.json'), tamperedText(await readFile(join(cwd, 'plan.json'), 'utf8'), (saved) => {
+      saved.configFiles = [{ path: 'other.yaml', sha256: saved.configFiles[0].sha256 }];
+    }));
+    const result = await runCli(['apply', 'plan.json'], { cwd, env: { ...env, ORGFORM_PLAN_KEY: 'a-plan-key-of-at-least-32-characters!' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('is not signed, and ORGFORM_PLAN_KEY is set');
+    expect(result.stderr).not.toContain('ORGFORM_VAR_UNSET');
+    expect(emulator.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
   it('made from files split in a subdirectory with a configuration variable, applies where the variable is the same, and otherwise says which organisation or which variable', async () => {
     const a = 'version: 1\nactiveOrganisation: acme\norganisations:\n  acme:\n    billing:\n      billingEmail: ${ORGFORM_VAR_FINANCE_EMAIL}\n';
     const b = 'version: 1\norganisations:\n  globex:\n    id: org_globex\n    invitations:\n      accept: [inv_globex_ada]\n';
