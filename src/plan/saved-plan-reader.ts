@@ -76,7 +76,8 @@ export class SavedPlanReader {
   finish(): SavedPlan {
     if (this.pendingBytes > 0) {
       if (this.trailer !== undefined) throw this.refuseLine(this.lineNo + 1, AFTER_TRAILER);
-      if (this.lineNo === 0) this.readLine(Buffer.concat(this.pending));
+      // A first line cut short: a plan's start says so (or which version it is), anything else is not a plan.
+      if (this.lineNo === 0) this.checkStart(Buffer.concat(this.pending).subarray(0, 64).toString('utf8'));
       throw this.refuse(`ends in the middle of line ${this.lineNo + 1} (it was cut short, or is not a plan file)`);
     }
     if (this.header === undefined) throw this.refuse(NOT_A_PLAN);

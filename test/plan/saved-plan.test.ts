@@ -129,6 +129,9 @@ describe('saved plans', () => {
       `The saved plan ${PATH} ends at line 4 without its trailer line (it was cut short). Make a new one with orgform plan --out ${PATH}.`,
     );
     expect(refusal(text.slice(0, -1)).message).toContain('ends in the middle of line 8');
+    // Cut inside its first line: still a plan that was cut short, not "not a plan file".
+    expect(refusal(text.slice(0, 100)).message).toContain('ends in the middle of line 1 (it was cut short');
+    expect(refusal('hello').message).toBe(`The saved plan ${PATH} is not an orgform plan file. Make a new one with orgform plan --out ${PATH}.`);
   });
 
   it('are refused when anything follows the trailer, even an empty line', () => {
