@@ -35,6 +35,8 @@ export const SOAK_ONLY = [
   'test/e2e/waits-service.test.ts',
   'test/e2e/shared-state.test.ts',
   'test/e2e/remote-state.test.ts',
+  'test/e2e/waits-outside.test.ts',
+  'test/e2e/shard-postgres.test.ts',
 ];
 
 /** Run in both: a few cases in `npm test`, the full run in the soak project (see test/support/soak.ts). */
