@@ -6,9 +6,10 @@
  * malformed anywhere (schemas/saved-plan.schema.json, naming the line and field), was made for
  * another service, or, when the key is set, is not signed with it. The checksum only catches
  * accidents: anyone can recompute it. What keeps an edited file from writing what no one planned is
- * that apply derives the changes again from the desired state and the service and refuses any the
- * file holds that it does not give (plan/find-stale.ts); the signature keeps the desired state
- * itself from being edited.
+ * that apply loads the desired state again from the config files the plan names (a plan that holds
+ * another is stale), derives the changes from it and the service, and refuses any the file holds
+ * that it does not give (plan/find-stale.ts, commands/apply/flow.ts); the signature vouches for
+ * what only the file says, such as its list of changes the journal recorded done.
  */
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import type { ObservedOrganisation } from '../model/observed-organisation.js';

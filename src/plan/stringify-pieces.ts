@@ -1,8 +1,9 @@
 /**
  * `JSON.stringify(value, null, space)` in pieces, byte for byte: so that a machine output of a large
  * plan (the JSON document; a saved plan is written a record a line, plan/saved-plan.ts) is written
- * as it is made, and is never one string. A single string of a plan of about a million changes would pass V8's longest string, and
- * the document and its text held together cost several times the plan.
+ * as it is made, and is never one string. A single string of a plan of about a million changes
+ * would pass V8's longest string, and the document and its text held together cost several times
+ * the plan.
  *
  * The walk descends into arrays at any depth and into plain objects near the top (OBJECT_DEPTH),
  * and leaves everything under them to JSON.stringify itself, one element at a time: a change or an
