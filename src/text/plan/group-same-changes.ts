@@ -191,13 +191,18 @@ function sectionsOf(groups: ChangeGroup[]): GroupedChanges {
     section.organisations = slugs.size;
   }
   const sections = [...bySection.values()].map((e) => e.section);
-  const singlesOnly = (x: ChangeSection) => (x.groups.length > 0 ? 0 : 1);
-  sections.sort((a, b) => singlesOnly(a) - singlesOnly(b) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
+  sortSections(sections, (x) => x.groups.length > 0);
   for (const section of sections) section.groups.sort(byCountThenValue);
   return { sections, items: sections.reduce((n, s) => n + s.items, 0) };
 }
 
 /** Most members first; among equals, by new value, then (removals) by old value (a new value of none before the empty one), in code unit order: the same whatever the input order. */
+/** GroupedChanges' order: the sections with groups first, then those of single changes only; within each, by kind in apply order, then by field. */
+function sortSections<T extends { kind: ChangeKind; field: ItemField }>(sections: T[], hasGroups: (section: T) => boolean): void {
+  const singlesOnly = (x: T) => (hasGroups(x) ? 0 : 1);
+  sections.sort((a, b) => singlesOnly(a) - singlesOnly(b) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
+}
+
 function byCountThenValue(a: ChangeGroup, b: ChangeGroup): number {
   return b.members.length - a.members.length || compare(a.after ?? '', b.after ?? '') || compare(groupKey(a), groupKey(b));
 }
@@ -263,8 +268,7 @@ export function summariseSameChanges(changes: readonly Change[], caps: { maxGrou
     for (const item of itemsOf(changes[position]!)) tallies.get(`${item.change.kind} ${item.field}`)!.gather(item, position);
   }
   const sections = [...tallies.values()].map((t) => t.summary());
-  const singlesOnly = (x: SectionSummary) => (x.groupCount > 0 ? 0 : 1);
-  sections.sort((a, b) => singlesOnly(a) - singlesOnly(b) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
+  sortSections(sections, (x) => x.groupCount > 0);
   return sections;
 }
 
